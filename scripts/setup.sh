@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package tandem's build and tests need, on a bare machine.
+# Idempotent: safe to run again. Needs root (or sudo).
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+PKGS=(
+  build-essential cmake ninja-build pkg-config git curl ca-certificates iproute2 procps
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libboost-dev libboost-system-dev
+  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev
+  libdnnl-dev
+  libpcre2-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+  libxxhash-dev libssl-dev
+  python3
+)
+# Node.js + npm for the real `openai` client: keep an existing install (e.g. NodeSource),
+# otherwise take Debian's.
+if ! command -v npm >/dev/null 2>&1; then PKGS+=(nodejs npm); fi
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update
+  $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# The real OpenAI client for e2e tests, in a test folder (never a global install).
+HERE="$(cd "$(dirname "$0")/.." && pwd)"
+NODE_DIR="$HERE/tests/e2e/node"
+if [ ! -d "$NODE_DIR/node_modules/openai" ]; then
+  (cd "$NODE_DIR" && npm install --no-audit --no-fund --silent)
+fi
+echo "setup: all packages present"

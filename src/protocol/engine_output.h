@@ -1,0 +1,68 @@
+// Messages from an engine core back to API servers (over ipc/, msgpack-encoded).
+#pragma once
+
+#include <msgpack.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tandem::protocol {
+
+enum class FinishReason : uint8_t {
+  kNone = 0,    // still running
+  kStop = 1,    // EOS or a stop_token_id (the API server also ends on stop strings)
+  kLength = 2,  // max_tokens or max_model_len reached
+  kAbort = 3,   // aborted by the API server
+  kError = 4,   // engine-side failure; `error` says what
+};
+
+struct TokenLogprob {
+  int32_t token_id = 0;
+  float logprob = 0;  // natural log of the probability after temperature / penalties
+  MSGPACK_DEFINE(token_id, logprob)
+};
+
+// Logprobs at one generated position.
+struct PositionLogprobs {
+  TokenLogprob sampled;             // the token that was chosen
+  std::vector<TokenLogprob> top;    // the `logprobs` most likely tokens, best first
+  MSGPACK_DEFINE(sampled, top)
+};
+
+// What happened to one request during one engine step.
+struct EngineOutput {
+  std::string request_id;
+  std::vector<int32_t> new_token_ids;        // tokens generated this step (usually 1)
+  std::vector<PositionLogprobs> new_logprobs; // parallel to new_token_ids when requested
+  uint8_t finish_reason = 0;                 // FinishReason
+  int32_t stop_token_id = -1;                // the id that ended it (kStop by token), else -1
+  int32_t num_cached_tokens = 0;             // prompt tokens served from the prefix cache
+  std::string error;                         // set when finish_reason == kError
+  MSGPACK_DEFINE(request_id, new_token_ids, new_logprobs, finish_reason, stop_token_id,
+                 num_cached_tokens, error)
+};
+
+// Load and health of one engine core; published with every batch of outputs and as a
+// heartbeat. Feeds /metrics and (later) DP routing.
+struct EngineStats {
+  int32_t dp_rank = 0;
+  int32_t num_running = 0;
+  int32_t num_waiting = 0;
+  float kv_cache_usage = 0;          // used blocks / total blocks, in [0, 1]
+  int32_t num_gpu_blocks = 0;        // KV blocks in the pool (CPU memory here)
+  int32_t block_size = 0;            // tokens per block
+  int64_t num_preemptions = 0;       // cumulative
+  int64_t prefix_cache_queries = 0;  // cumulative prompt tokens looked up
+  int64_t prefix_cache_hits = 0;     // cumulative prompt tokens found cached
+  MSGPACK_DEFINE(dp_rank, num_running, num_waiting, kv_cache_usage, num_gpu_blocks, block_size,
+                 num_preemptions, prefix_cache_queries, prefix_cache_hits)
+};
+
+struct EngineOutputs {
+  std::vector<EngineOutput> outputs;
+  EngineStats stats;
+  MSGPACK_DEFINE(outputs, stats)
+};
+
+}  // namespace tandem::protocol

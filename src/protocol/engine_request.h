@@ -1,0 +1,30 @@
+// Messages from an API server to an engine core (over ipc/, msgpack-encoded).
+#pragma once
+
+#include <msgpack.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "protocol/sampling_params.h"
+
+namespace tandem::protocol {
+
+// A new request, fully tokenized. Parse-at-the-edge: no JSON, no text past this point.
+struct EngineRequest {
+  std::string request_id;                // unique per engine; "cmpl-<uuid>-<choice index>"
+  std::vector<int32_t> prompt_token_ids; // [num_prompt_tokens]
+  SamplingParams sampling;
+  std::vector<int32_t> eos_token_ids;    // the model's EOS ids (end unless ignore_eos)
+  double arrival_time_s = 0;             // API server's monotonic clock, for queue metrics
+  MSGPACK_DEFINE(request_id, prompt_token_ids, sampling, eos_token_ids, arrival_time_s)
+};
+
+// Ends requests early (client gone, stop string matched): frees their blocks.
+struct AbortRequests {
+  std::vector<std::string> request_ids;
+  MSGPACK_DEFINE(request_ids)
+};
+
+}  // namespace tandem::protocol

@@ -1,0 +1,33 @@
+// SamplingParams: how one request's tokens are chosen. Crosses API server → engine → worker.
+// Reference: vLLM SamplingParams (same names and defaults; OpenAI request fields map 1:1).
+#pragma once
+
+#include <msgpack.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace tandem::protocol {
+
+struct SamplingParams {
+  float temperature = 1.0f;         // 0 = greedy (argmax); > 0 scales logits by 1/temperature
+  float top_p = 1.0f;               // nucleus mass in (0, 1]; 1 = off
+  int32_t top_k = 0;                // keep the k most likely tokens; 0 or -1 = off
+  float min_p = 0.0f;               // drop tokens with p < min_p * p_max; 0 = off
+  float presence_penalty = 0.0f;    // OpenAI: subtract once per token already generated
+  float frequency_penalty = 0.0f;   // OpenAI: subtract count(token in output) times
+  float repetition_penalty = 1.0f;  // HF/CTRL: divide positive / multiply negative logits of
+                                    // tokens seen in prompt or output; 1 = off
+  bool has_seed = false;            // true: draw from a generator seeded with `seed` only
+  uint64_t seed = 0;
+  int32_t max_tokens = 16;          // generated tokens at most (after the prompt)
+  int32_t min_tokens = 0;           // EOS / stop ids are ignored before this many tokens
+  std::vector<int32_t> stop_token_ids;  // extra ids that end the request (kept in output)
+  bool ignore_eos = false;          // true: EOS does not end the request
+  int32_t logprobs = -1;            // -1 = none; k >= 0: sampled token's logprob + top-k
+  MSGPACK_DEFINE(temperature, top_p, top_k, min_p, presence_penalty, frequency_penalty,
+                 repetition_penalty, has_seed, seed, max_tokens, min_tokens, stop_token_ids,
+                 ignore_eos, logprobs)
+};
+
+}  // namespace tandem::protocol
