@@ -1,0 +1,40 @@
+// KvCache: paged key/value storage for every attention layer, owned by the worker and
+// written/read by the model's attention layers through ForwardContext::slot_mapping and
+// block_tables.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tandem::model {
+
+// What one model needs per KV block; the worker sizes the pool from it.
+struct KvCacheSpec {
+  int32_t num_layers = 0;    // attention layers holding KV
+  int32_t num_kv_heads = 0;  // KV heads on this TP rank
+  int32_t head_dim = 0;
+  // bytes of one block over all layers, K and V, f32
+  size_t BytesPerBlock(int32_t block_size) const {
+    return static_cast<size_t>(num_layers) * 2 * block_size * num_kv_heads * head_dim *
+           sizeof(float);
+  }
+};
+
+struct KvCache {
+  int32_t num_blocks = 0;
+  int32_t block_size = 16;
+  KvCacheSpec spec;
+  // Per layer: [num_blocks, block_size, num_kv_heads, head_dim] f32, row-major.
+  std::vector<std::vector<float>> key_cache;
+  std::vector<std::vector<float>> value_cache;
+
+  // Allocates zeroed storage for `num_blocks` blocks of `block_size` tokens.
+  void Allocate(const KvCacheSpec& spec, int32_t num_blocks, int32_t block_size);
+  // f32 offset of (slot, kv_head 0) in a layer's key_cache / value_cache.
+  size_t SlotOffset(int64_t slot) const {
+    return static_cast<size_t>(slot) * spec.num_kv_heads * spec.head_dim;
+  }
+};
+
+}  // namespace tandem::model

@@ -1,0 +1,37 @@
+// EngineClient: how an API server reaches the engine core(s). The server only sees this
+// interface; MpEngineClient (ZeroMQ to engine processes) implements it.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/status.h"
+#include "protocol/engine_output.h"
+#include "protocol/engine_request.h"
+
+namespace tandem::router {
+
+// Called on the client's receive thread for every output of the request, in order; the
+// last call has finish_reason != kNone. Must not block.
+using OutputCallback = std::function<void(const protocol::EngineOutput&)>;
+
+class EngineClient {
+ public:
+  virtual ~EngineClient() = default;
+
+  // Queues `request` on an engine. Errors: kUnavailable when no engine is ready.
+  // Thread-safe.
+  virtual Status AddRequest(protocol::EngineRequest request, OutputCallback on_output) = 0;
+
+  // Ends a request early (client disconnected, stop string hit). Its callback gets no more
+  // outputs after this returns. Unknown ids are ignored. Thread-safe.
+  virtual void AbortRequest(const std::string& request_id) = 0;
+
+  // True once every engine has said READY and none has died.
+  virtual bool IsReady() const = 0;
+
+  // Latest stats of engine `dp_rank` (0 with one rank).
+  virtual protocol::EngineStats LatestStats(int dp_rank = 0) const = 0;
+};
+
+}  // namespace tandem::router
