@@ -1,0 +1,89 @@
+// kernels/ops.h: the one dispatch header of the math ops (CPU now; CUDA later behind the same
+// signatures). All tensors are dense row-major f32 given as raw pointers plus their sizes;
+// shapes are written [dim0, dim1, ...]. Every op has a plain "Naive" reference used by the
+// parity tests (tests/parity/), and is safe to call from one thread at a time per output buffer.
+// Ops parallelise internally over rows / heads with OpenMP.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tandem::kernels {
+
+// ---- matmul (cpu/matmul.cpp) ----
+// y[m, n] = x[m, k] · w[n, k]ᵀ (w row-major [out=n, in=k], the layout of every weight).
+// Uses oneDNN; primitives are cached per (m, n, k). y must not alias x or w.
+void Matmul(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k);
+void MatmulNaive(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k);
+
+// ---- rms_norm (cpu/rms_norm.cpp) ----
+// y[r, :] = x[r, :] / sqrt(mean(x[r, :]²) + eps) * weight[:], for r < rows; x, y: [rows, dim].
+// y may equal x. Reference: llama2.c rmsnorm / HF LlamaRMSNorm (f32 accumulation).
+void RmsNorm(const float* x, const float* weight, float* y, int64_t rows, int64_t dim, float eps);
+void RmsNormNaive(const float* x, const float* weight, float* y, int64_t rows, int64_t dim,
+                  float eps);
+
+// ---- rope (cpu/rope.cpp) ----
+enum class RopeStyle {
+  kNeox,         // HF rotate_half: pairs (j, j + head_dim/2)
+  kInterleaved,  // GGUF/llama.cpp ROPE_NORM, llama2.c: pairs (2j, 2j + 1)
+};
+// Rotates x[t, h, :] in place by angle positions[t] * theta^(-2j / head_dim) for pair j.
+// x: [num_tokens, num_heads, head_dim]; positions: [num_tokens]. head_dim must be even.
+void Rope(float* x, const int32_t* positions, int64_t num_tokens, int64_t num_heads,
+          int64_t head_dim, float theta, RopeStyle style);
+void RopeNaive(float* x, const int32_t* positions, int64_t num_tokens, int64_t num_heads,
+               int64_t head_dim, float theta, RopeStyle style);
+
+// ---- silu_mul (cpu/silu_mul.cpp) ----
+// SwiGLU on a fused gate|up row: out[r, j] = silu(gate_up[r, j]) * gate_up[r, ff + j];
+// gate_up: [rows, 2 * ff], out: [rows, ff]. silu(x) = x / (1 + e^-x).
+void SiluMul(const float* gate_up, float* out, int64_t rows, int64_t ff);
+void SiluMulNaive(const float* gate_up, float* out, int64_t rows, int64_t ff);
+
+// ---- softmax (cpu/softmax.cpp) ----
+// In place over the last dim of x: [rows, n] (max-subtracted, f32).
+void Softmax(float* x, int64_t rows, int64_t n);
+void SoftmaxNaive(float* x, int64_t rows, int64_t n);
+
+// ---- paged attention (cpu/paged_attention.cpp) ----
+// Metadata of one flat batch (vLLM V1 layout): the query rows of sequence s are
+// [query_start_loc[s], query_start_loc[s+1]) and are its LAST q_len tokens, so query row j of s
+// sits at position seq_lens[s] - q_len + j and sees context positions 0..that (causal).
+// Context token p of sequence s lives in block block_tables[s][p / block_size], offset
+// p % block_size.
+struct PagedAttentionParams {
+  int32_t num_heads = 0;
+  int32_t num_kv_heads = 0;  // GQA: query head h reads kv head h / (num_heads / num_kv_heads)
+  int32_t head_dim = 0;
+  int32_t block_size = 16;
+  float scale = 1.0f;  // usually 1 / sqrt(head_dim)
+};
+// q: [num_tokens, num_heads, head_dim]; key_cache/value_cache: [num_blocks, block_size,
+// num_kv_heads, head_dim]; out: [num_tokens, num_heads, head_dim].
+// Reference: vLLM paged_attention (decode) / flash-attn varlen (prefill), softmax in f32.
+void PagedAttention(const float* q, const float* key_cache, const float* value_cache,
+                    const int32_t* query_start_loc, const int32_t* seq_lens, int32_t num_seqs,
+                    const std::vector<std::vector<int32_t>>& block_tables,
+                    const PagedAttentionParams& params, float* out);
+void PagedAttentionNaive(const float* q, const float* key_cache, const float* value_cache,
+                         const int32_t* query_start_loc, const int32_t* seq_lens,
+                         int32_t num_seqs, const std::vector<std::vector<int32_t>>& block_tables,
+                         const PagedAttentionParams& params, float* out);
+
+// Writes k/v rows [num_tokens, num_kv_heads * head_dim] into the paged caches at
+// slot_mapping[t] (block_id * block_size + offset); slot -1 = padding, skipped.
+void WriteKvCache(const float* k, const float* v, const int64_t* slot_mapping, int64_t num_tokens,
+                  int64_t kv_row_size, float* key_cache, float* value_cache);
+
+// ---- MoE routing (cpu/moe_routing.cpp) ----
+// Per token: probabilities = softmax(router_logits[t, :]) over all num_experts, take the top_k
+// (ties → lower expert id), renormalise those k weights to sum 1.
+// router_logits: [num_tokens, num_experts]; expert_ids, weights: [num_tokens, top_k].
+// Reference: llama.cpp llm_build_moe_ffn (softmax gating, norm_w = true), Mixtral.
+void TopKRouting(const float* router_logits, int64_t num_tokens, int64_t num_experts,
+                 int64_t top_k, int32_t* expert_ids, float* weights);
+void TopKRoutingNaive(const float* router_logits, int64_t num_tokens, int64_t num_experts,
+                      int64_t top_k, int32_t* expert_ids, float* weights);
+
+}  // namespace tandem::kernels
