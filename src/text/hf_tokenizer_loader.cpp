@@ -1,0 +1,214 @@
+#include "text/hf_tokenizer_loader.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "text/spm_bpe_tokenizer.h"
+
+namespace tandem::text {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";  // U+2581 '▁'
+
+Result<json> ReadJsonFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot open '" + path + "'; expected a tokenizer JSON file there");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  json parsed = json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return InvalidArgument("'" + path + "' is not valid JSON");
+  return parsed;
+}
+
+std::string TypeOf(const json& node) {
+  return node.is_object() && node.contains("type") && node["type"].is_string()
+             ? node["type"].get<std::string>()
+             : std::string();
+}
+
+// The node itself, or the members of a {"type": "Sequence", <list_key>: [...]}.
+std::vector<json> Flatten(const json& node, const char* list_key) {
+  if (node.is_null()) return {};
+  if (TypeOf(node) == "Sequence" && node.contains(list_key)) {
+    return node[list_key].get<std::vector<json>>();
+  }
+  return {node};
+}
+
+bool MentionsByteLevel(const json& node, const char* list_key) {
+  for (const json& step : Flatten(node, list_key)) {
+    if (TypeOf(step) == "ByteLevel") return true;
+  }
+  return false;
+}
+
+// tokenizer_config's bos_token / eos_token: a string or an AddedToken object {"content": ...}.
+std::string TokenContent(const json& node) {
+  if (node.is_string()) return node.get<std::string>();
+  if (node.is_object() && node.contains("content") && node["content"].is_string()) {
+    return node["content"].get<std::string>();
+  }
+  return "";
+}
+
+// Decides add_space_prefix from the normalizer / pre-tokenizer. Errors name what is unsupported.
+Status ReadSpacePrefix(const json& root, const std::string& path, bool* add_space_prefix) {
+  *add_space_prefix = false;
+  for (const json& step : Flatten(root.value("normalizer", json()), "normalizers")) {
+    std::string type = TypeOf(step);
+    if (type == "Prepend" && step.value("prepend", "") == kSpaceMarker) {
+      *add_space_prefix = true;
+    } else if (type == "Replace" && step.contains("pattern") &&
+               step["pattern"].value("String", "") == " " &&
+               step.value("content", "") == kSpaceMarker) {
+      // Always applied by SpmBpeTokenizer.
+    } else {
+      return Unimplemented("'" + path + "': normalizer step '" + step.dump() +
+                           "' is not supported; expected Prepend(\"▁\") and Replace(\" \"→\"▁\")");
+    }
+  }
+  for (const json& step : Flatten(root.value("pre_tokenizer", json()), "pretokenizers")) {
+    if (TypeOf(step) == "Metaspace" && !step.value("split", false)) {
+      std::string scheme = step.value("prepend_scheme", step.value("add_prefix_space", true)
+                                                            ? "always" : "never");
+      *add_space_prefix = scheme != "never";
+    } else {
+      return Unimplemented("'" + path + "': pre_tokenizer '" + step.dump() +
+                           "' is not supported by the SentencePiece-BPE tokenizer");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ReadMerges(const json& merges, const std::string& path, SpmVocab* vocab) {
+  for (const json& merge : merges) {
+    if (merge.is_string()) {
+      std::string text = merge.get<std::string>();
+      size_t space = text.find(' ');
+      if (space == std::string::npos || text.find(' ', space + 1) != std::string::npos) {
+        return InvalidArgument("'" + path + "': merge \"" + text +
+                               "\" should be two pieces separated by one space");
+      }
+      vocab->merges.emplace_back(text.substr(0, space), text.substr(space + 1));
+    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
+               merge[1].is_string()) {
+      vocab->merges.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());
+    } else {
+      return InvalidArgument("'" + path + "': merge " + merge.dump() +
+                             " should be \"a b\" or [\"a\", \"b\"]");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ReadVocab(const json& root, const std::string& path, SpmVocab* vocab) {
+  const json& model_vocab = root["model"]["vocab"];
+  if (!model_vocab.is_object()) {
+    return InvalidArgument("'" + path + "': model.vocab should be an object {piece: id}");
+  }
+  std::vector<std::pair<std::string, int64_t>> entries;
+  for (auto it = model_vocab.begin(); it != model_vocab.end(); ++it) {
+    entries.emplace_back(it.key(), it.value().get<int64_t>());
+  }
+  std::vector<std::pair<std::string, bool>> added;  // id-indexed later
+  std::vector<int64_t> added_ids;
+  for (const json& token : root.value("added_tokens", json::array())) {
+    entries.emplace_back(token.value("content", ""), token.value("id", int64_t{-1}));
+    added.emplace_back(token.value("content", ""), token.value("special", false));
+    added_ids.push_back(token.value("id", int64_t{-1}));
+  }
+  int64_t size = 0;
+  for (const auto& [piece, id] : entries) {
+    if (id < 0 || id > (int64_t{1} << 24)) {
+      return InvalidArgument("'" + path + "': token '" + piece + "' has id " +
+                             std::to_string(id) + "; expected 0 <= id < 2^24");
+    }
+    size = std::max(size, id + 1);
+  }
+  vocab->tokens.assign(size, "");
+  vocab->token_types.assign(size, static_cast<int32_t>(TokenType::kUnused));
+  for (const auto& [piece, id] : entries) {
+    vocab->tokens[id] = piece;
+    vocab->token_types[id] = static_cast<int32_t>(TokenType::kNormal);
+  }
+  for (size_t i = 0; i < added.size(); ++i) {
+    vocab->token_types[added_ids[i]] =
+        static_cast<int32_t>(added[i].second ? TokenType::kControl : TokenType::kUserDefined);
+  }
+  vocab->scores.assign(size, 0.0f);
+  return Status::Ok();
+}
+
+int32_t FindId(const SpmVocab& vocab, const std::string& piece) {
+  if (piece.empty()) return -1;
+  for (size_t id = 0; id < vocab.tokens.size(); ++id) {
+    if (vocab.tokens[id] == piece) return static_cast<int32_t>(id);
+  }
+  return -1;
+}
+
+// BOS and add_bos as the post-processor implies: TemplateProcessing whose `single` starts with a
+// SpecialToken.
+void ReadPostProcessor(const json& root, const SpmVocab& vocab, std::string* bos, bool* add_bos) {
+  *add_bos = false;
+  for (const json& step : Flatten(root.value("post_processor", json()), "processors")) {
+    if (TypeOf(step) != "TemplateProcessing" || !step.contains("single")) continue;
+    const json& single = step["single"];
+    if (single.is_array() && !single.empty() && single[0].contains("SpecialToken")) {
+      *bos = single[0]["SpecialToken"].value("id", "");
+      *add_bos = FindId(vocab, *bos) >= 0;
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Tokenizer>> LoadHfTokenizerJson(
+    const std::string& tokenizer_json_path, const std::string& tokenizer_config_json_path) {
+  TANDEM_ASSIGN_OR_RETURN(json root, ReadJsonFile(tokenizer_json_path));
+  const std::string& path = tokenizer_json_path;
+  if (!root.is_object() || !root.contains("model") || !root["model"].is_object()) {
+    return InvalidArgument("'" + path + "' has no \"model\" object; expected an HF tokenizer.json");
+  }
+  if (MentionsByteLevel(root.value("pre_tokenizer", json()), "pretokenizers") ||
+      MentionsByteLevel(root.value("decoder", json()), "decoders")) {
+    return Unimplemented("'" + path +
+                         "' is a byte-level BPE tokenizer (ByteLevel pre-tokenizer/decoder, e.g. "
+                         "Qwen, GPT-2, Llama-3); only SentencePiece-style BPE is supported so far");
+  }
+  std::string model_type = TypeOf(root["model"]);
+  if (model_type != "BPE") {
+    return Unimplemented("'" + path + "': model.type '" + model_type +
+                         "' is not supported; expected \"BPE\" (SentencePiece-style)");
+  }
+  SpmVocab vocab;
+  TANDEM_RETURN_IF_ERROR(ReadVocab(root, path, &vocab));
+  TANDEM_RETURN_IF_ERROR(ReadMerges(root["model"].value("merges", json::array()), path, &vocab));
+  TANDEM_RETURN_IF_ERROR(ReadSpacePrefix(root, path, &vocab.add_space_prefix));
+  const json& unk = root["model"].value("unk_token", json());
+  vocab.unk_id = unk.is_string() ? FindId(vocab, unk.get<std::string>()) : -1;
+
+  std::string bos;
+  std::string eos;
+  ReadPostProcessor(root, vocab, &bos, &vocab.add_bos);
+  if (!tokenizer_config_json_path.empty()) {
+    TANDEM_ASSIGN_OR_RETURN(json config, ReadJsonFile(tokenizer_config_json_path));
+    if (config.contains("bos_token")) bos = TokenContent(config["bos_token"]);
+    if (config.contains("eos_token")) eos = TokenContent(config["eos_token"]);
+    if (config.contains("add_bos_token") && config["add_bos_token"].is_boolean()) {
+      vocab.add_bos = config["add_bos_token"].get<bool>();
+    }
+  }
+  vocab.bos_id = FindId(vocab, bos);
+  vocab.eos_id = FindId(vocab, eos);
+  if (vocab.bos_id < 0) vocab.add_bos = false;
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<SpmBpeTokenizer> tokenizer,
+                          SpmBpeTokenizer::Create(std::move(vocab)));
+  return std::unique_ptr<Tokenizer>(std::move(tokenizer));
+}
+
+}  // namespace tandem::text

@@ -1,0 +1,25 @@
+#include "text/tokenizer.h"
+
+#include "core/check.h"
+#include "text/utf8.h"
+
+namespace tandem::text {
+
+std::string Tokenizer::Decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
+  std::string bytes;
+  bool strip_pending = decode_strips_leading_space();
+  for (int32_t id : ids) {
+    TANDEM_CHECK(id >= 0 && id < vocab_size())
+        << "token id " << id << " is outside the vocab [0, " << vocab_size() << ")";
+    if (skip_special_tokens && IsSpecial(id)) continue;
+    std::string piece = TokenBytes(id);
+    if (piece.empty()) continue;
+    // HF decoder Strip(content=" ", start=1) acts once on the fused text: only its first byte.
+    if (strip_pending && piece[0] == ' ') piece.erase(0, 1);
+    strip_pending = false;
+    bytes += piece;
+  }
+  return SanitizeUtf8(bytes);
+}
+
+}  // namespace tandem::text
