@@ -1,0 +1,91 @@
+#include <cstring>
+#include <memory>
+
+#include "apps/engine_core_config.h"
+#include "core/logging.h"
+#include "engine/engine_core.h"
+#include "engine/engine_process.h"
+#include "engine/scheduler_config.h"
+#include "executor/in_process_executor.h"
+#include "model/model.h"
+#include "worker/kv_budget.h"
+#include "worker/worker.h"
+
+namespace tandem::apps {
+namespace {
+
+// Loads the model and builds the engine stack (worker → executor → core).
+// Errors are logged with their full message; the caller exits non-zero.
+Result<std::unique_ptr<engine::EngineCore>> BuildEngineCore(const EngineCoreConfig& cfg,
+                                                            int32_t* num_blocks_out) {
+  model::LoadOptions load;
+  load.dtype = cfg.dtype;
+  load.num_threads = cfg.num_threads;
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<model::Model> model,
+                          model::LoadModel(cfg.model_path, load));
+  const model::ModelInfo& info = model->info();
+  std::optional<size_t> kv_bytes;
+  if (cfg.kv_cache_memory_bytes > 0) kv_bytes = static_cast<size_t>(cfg.kv_cache_memory_bytes);
+  const int32_t num_blocks = worker::ComputeNumKvBlocks(
+      model->kv_cache_spec(), cfg.block_size, info.weight_bytes, cfg.gpu_memory_utilization,
+      kv_bytes);
+  const int64_t blocks_needed = (cfg.max_model_len + cfg.block_size - 1) / cfg.block_size;
+  if (num_blocks < blocks_needed) {
+    return InvalidArgument(
+        "the KV cache has room for " + std::to_string(num_blocks) + " blocks of " +
+        std::to_string(cfg.block_size) + " tokens (" +
+        std::to_string(int64_t{num_blocks} * cfg.block_size) +
+        " tokens), less than one sequence of --max-model-len " +
+        std::to_string(cfg.max_model_len) +
+        "; raise --gpu-memory-utilization / --kv-cache-memory-bytes or lower --max-model-len");
+  }
+  TLOG_INFO("model loaded: {} layers, hidden {}, vocab {}, {:.1f} MiB of weights",
+            info.num_layers, info.hidden_size, info.vocab_size,
+            info.weight_bytes / (1024.0 * 1024.0));
+  TLOG_INFO("KV cache: {} blocks of {} tokens ({} tokens, {:.1f} MiB)", num_blocks,
+            cfg.block_size, int64_t{num_blocks} * cfg.block_size,
+            num_blocks * model->kv_cache_spec().BytesPerBlock(cfg.block_size) / 1048576.0);
+
+  auto worker = std::make_unique<worker::Worker>(std::move(model), num_blocks, cfg.block_size,
+                                                 static_cast<uint64_t>(cfg.seed));
+  auto executor = std::make_unique<executor::InProcessExecutor>(std::move(worker));
+  engine::SchedulerConfig sched;
+  sched.max_num_seqs = cfg.max_num_seqs;
+  sched.max_num_batched_tokens = cfg.max_num_batched_tokens;
+  sched.max_model_len = cfg.max_model_len;
+  sched.block_size = cfg.block_size;
+  sched.num_gpu_blocks = num_blocks;
+  sched.enable_prefix_caching = cfg.enable_prefix_caching;
+  TANDEM_RETURN_IF_ERROR(sched.Validate());
+  *num_blocks_out = num_blocks;
+  return std::make_unique<engine::EngineCore>(sched, std::move(executor), cfg.dp_rank);
+}
+
+}  // namespace
+
+int RunEngineCoreCommand(int argc, char** argv) {
+  EngineCoreConfig cfg;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--config-json") == 0) {
+      try {
+        cfg = nlohmann::json::parse(argv[i + 1]).get<EngineCoreConfig>();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "_engine-core: bad --config-json: %s\n", e.what());
+        return 2;
+      }
+    }
+  }
+  InitLogging("engine" + std::to_string(cfg.dp_rank));
+  int32_t num_blocks = 0;
+  auto core = BuildEngineCore(cfg, &num_blocks);
+  if (!core.ok()) {
+    TLOG_ERROR("engine core failed to start: {}", core.status().message());
+    return 1;
+  }
+  engine::EngineLoopOptions loop;
+  loop.input_endpoint = cfg.input_endpoint;
+  loop.output_endpoint = cfg.output_endpoint;
+  return engine::RunEngineLoop(**core, loop);
+}
+
+}  // namespace tandem::apps

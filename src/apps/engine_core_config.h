@@ -1,0 +1,43 @@
+// EngineCoreConfig: everything an engine-core process needs, resolved by `tandem serve` and
+// handed to the child as one JSON argument (`tandem _engine-core --config-json '{...}'`).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace tandem::apps {
+
+struct EngineCoreConfig {
+  std::string model_path;
+  std::string dtype = "auto";
+  int num_threads = 0;              // 0 = all cores
+  int dp_rank = 0;
+  // scheduler
+  int max_model_len = 0;            // resolved (never 0 here)
+  int max_num_seqs = 256;
+  int max_num_batched_tokens = 2048;
+  int block_size = 16;
+  bool enable_prefix_caching = true;
+  // memory
+  double gpu_memory_utilization = 0.9;
+  int64_t kv_cache_memory_bytes = 0;  // 0 = from utilization
+  int64_t seed = 0;
+  // control-plane endpoints
+  std::string input_endpoint;       // engine binds; API server PUSHes requests
+  std::string output_endpoint;      // API server binds; engine PUSHes outputs
+};
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dtype, num_threads,
+                                                dp_rank, max_model_len, max_num_seqs,
+                                                max_num_batched_tokens, block_size,
+                                                enable_prefix_caching, gpu_memory_utilization,
+                                                kv_cache_memory_bytes, seed, input_endpoint,
+                                                output_endpoint)
+
+// Entry of the hidden `_engine-core` subcommand: loads the model, sizes the KV cache, says
+// READY, then runs the engine loop until told to shut down. Returns the process exit code.
+int RunEngineCoreCommand(int argc, char** argv);
+
+}  // namespace tandem::apps

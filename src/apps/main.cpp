@@ -1,0 +1,45 @@
+// tandem: one binary. `tandem serve MODEL [flags]` serves a model over the OpenAI API;
+// `tandem bench serve|kernels` measures; `_engine-core` is the hidden child of serve.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "apps/bench/bench_command.h"
+#include "apps/engine_core_config.h"
+#include "apps/serve_command.h"
+#include "apps/version.h"
+
+namespace {
+
+void PrintUsage() {
+  std::printf(
+      "tandem %s: serve large language models over an OpenAI-compatible API\n\n"
+      "Usage: tandem <command> [flags]\n\n"
+      "Commands:\n"
+      "  serve MODEL [flags]   Serve a GGUF file or Hugging Face folder (see `tandem serve --help`)\n"
+      "  bench serve [flags]   Load-test an OpenAI-compatible server (like `vllm bench serve`)\n"
+      "  bench kernels         Measure this machine: memory bandwidth, GEMM GFLOP/s\n"
+      "  --version             Print the version\n"
+      "  --help                This text\n\n"
+      "Every serve flag also reads an environment variable TANDEM_<FLAG_NAME>; see `tandem serve --help`.\n",
+      tandem::apps::kVersion);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    PrintUsage();
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string cmd = argv[1];
+  if (cmd == "--version" || cmd == "version") {
+    std::printf("tandem %s\n", tandem::apps::kVersion);
+    return 0;
+  }
+  if (cmd == "serve") return tandem::apps::RunServeCommand(argc - 1, argv + 1);
+  if (cmd == "bench") return RunBenchCommand(argc - 1, argv + 1);
+  if (cmd == "_engine-core") return tandem::apps::RunEngineCoreCommand(argc - 1, argv + 1);
+  std::fprintf(stderr, "tandem: unknown command '%s'; run `tandem --help`\n", cmd.c_str());
+  return 2;
+}

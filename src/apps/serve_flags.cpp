@@ -1,0 +1,176 @@
+#include "apps/serve_flags.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+
+#include "core/logging.h"
+
+namespace tandem::apps {
+namespace {
+
+// Declares `--name` with env TANDEM_<NAME> and the default shown in --help.
+std::string EnvName(const std::string& name) {
+  std::string env = "TANDEM_";
+  for (char c : name) env += (c == '-') ? '_' : static_cast<char>(std::toupper(c));
+  return env;
+}
+
+// `aliases` are extra spellings such as ",-tp" (vLLM's short forms).
+template <typename T>
+CLI::Option* Opt(CLI::App& app, const std::string& name, T& target, const std::string& help,
+                 const std::string& aliases = "") {
+  return app.add_option("--" + name + aliases, target, help)
+      ->capture_default_str()
+      ->envname(EnvName(name));
+}
+
+// Boolean with its negation: `--name` / `--no-name`.
+CLI::Option* Flag(CLI::App& app, const std::string& name, bool& target, const std::string& help) {
+  return app.add_flag("--" + name + ",!--no-" + name, target, help)
+      ->capture_default_str()
+      ->envname(EnvName(name));
+}
+
+}  // namespace
+
+void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
+  app.add_option("model_tag", f.model, "GGUF file or Hugging Face folder to serve")
+      ->envname("TANDEM_MODEL");
+  Opt(app, "model", f.model, "Same as the positional model");
+  Opt(app, "tokenizer", f.tokenizer, "Take the tokenizer from this file/folder instead");
+  Opt(app, "dtype", f.dtype, "Weight/compute dtype: auto|float32")
+      ->check(CLI::IsMember({"auto", "float32", "float"}));
+  Opt(app, "chat-template", f.chat_template, "Jinja chat template file (overrides the model's)");
+  Opt(app, "generation-config", f.generation_config,
+      "Default sampling from the model's generation_config.json: auto|vllm|PATH");
+  Opt(app, "served-model-name", f.served_model_names,
+      "Model name(s) the API accepts; the first is reported (default: the model path)");
+  Flag(app, "trust-remote-code", f.trust_remote_code, "Accepted; no effect (no model code runs)");
+
+  Opt(app, "host", f.host, "Address the HTTP server binds");
+  Opt(app, "port", f.port, "HTTP port")->check(CLI::Range(1, 65535));
+  app.add_option("--api-key", f.api_key,
+                 "Require `Authorization: Bearer KEY` on /v1 routes (env TANDEM_API_KEY or "
+                 "VLLM_API_KEY)")
+      ->envname("TANDEM_API_KEY");
+  Opt(app, "disable-access-log-for-endpoints", f.disable_access_log_for_endpoints,
+      "Comma-separated paths not written to the access log, e.g. /health,/metrics,/ping");
+  Flag(app, "disable-log-requests", f.disable_log_requests, "Do not log each request");
+  Opt(app, "api-server-count", f.api_server_count,
+      "HTTP front-end processes on one port (default: number of local DP ranks)");
+
+  Opt(app, "max-model-len", f.max_model_len,
+      "Prompt + output tokens per request at most (0 = the model's context length)");
+  Opt(app, "max-num-seqs", f.max_num_seqs, "Running sequences per step at most")
+      ->check(CLI::PositiveNumber);
+  Opt(app, "max-num-batched-tokens", f.max_num_batched_tokens,
+      "Token budget per step; long prompts are prefilled in chunks (0 = auto)");
+  Opt(app, "block-size", f.block_size, "Tokens per KV-cache block")
+      ->check(CLI::IsMember({1, 2, 4, 8, 16, 32, 64, 128}));
+  Flag(app, "enable-prefix-caching", f.enable_prefix_caching,
+       "Reuse KV blocks of shared prompt prefixes");
+  Opt(app, "gpu-memory-utilization", f.gpu_memory_utilization,
+      "Share of the memory this process may use for weights + activations + KV cache (CPU: "
+      "of available RAM)")
+      ->check(CLI::Range(0.01, 1.0));
+  Opt(app, "kv-cache-memory-bytes", f.kv_cache_memory_bytes,
+      "KV cache size in bytes; overrides --gpu-memory-utilization")
+      ->check(CLI::NonNegativeNumber);
+  Opt(app, "seed", f.seed, "Engine seed for unseeded sampling");
+  Opt(app, "max-logprobs", f.max_logprobs, "Largest logprobs/top_logprobs a request may ask");
+  Opt(app, "num-threads", f.num_threads, "CPU threads for the forward pass (0 = all cores)")
+      ->check(CLI::NonNegativeNumber);
+
+  Opt(app, "tensor-parallel-size", f.tensor_parallel_size, "TP ranks (only 1 for now; vLLM short form -tp)");
+  Opt(app, "data-parallel-size", f.data_parallel_size, "DP ranks (only 1 for now; vLLM short form -dp)");
+  Opt(app, "data-parallel-size-local", f.data_parallel_size_local, "DP ranks on this machine");
+  Opt(app, "data-parallel-start-rank", f.data_parallel_start_rank, "First DP rank of this machine");
+  Opt(app, "data-parallel-address", f.data_parallel_address, "Head's address for the DP handshake");
+  Opt(app, "data-parallel-rpc-port", f.data_parallel_rpc_port, "Head's DP handshake port");
+  Flag(app, "headless", f.headless, "Run engine cores only, no API server");
+  Flag(app, "enable-expert-parallel", f.enable_expert_parallel, "Split MoE experts over ranks");
+  Opt(app, "speculative-config", f.speculative_config, "Speculative decoding config (JSON)");
+
+  Opt(app, "compilation-config", f.compilation_config, "Accelerator graph config (JSON); no effect on CPU");
+  Opt(app, "additional-config", f.additional_config, "Platform-specific config (JSON); no effect on CPU");
+  Flag(app, "async-scheduling", f.async_scheduling, "Overlap scheduling with compute; no effect yet");
+  Flag(app, "enforce-eager", f.enforce_eager, "Accepted; no effect on CPU");
+}
+
+static Status CheckJson(const std::string& flag, const std::string& value) {
+  if (value.empty()) return Status::Ok();
+  if (!nlohmann::json::accept(value)) {
+    return InvalidArgument("--" + flag + " must be a JSON object, got '" + value + "'");
+  }
+  return Status::Ok();
+}
+
+static Status NotYet(const std::string& flag, const std::string& value) {
+  return Unimplemented("--" + flag + " " + value +
+                       " is not supported yet (this build serves one rank on CPU); remove it");
+}
+
+Status ValidateServeFlags(ServeFlags& f) {
+  if (f.api_key.empty()) {
+    if (const char* k = std::getenv("VLLM_API_KEY")) f.api_key = k;
+  }
+  if (f.model.empty()) return InvalidArgument("no model given: tandem serve MODEL [flags]");
+  TANDEM_RETURN_IF_ERROR(CheckJson("speculative-config", f.speculative_config));
+  TANDEM_RETURN_IF_ERROR(CheckJson("compilation-config", f.compilation_config));
+  TANDEM_RETURN_IF_ERROR(CheckJson("additional-config", f.additional_config));
+  if (f.max_model_len < 0) return InvalidArgument("--max-model-len must be >= 0");
+  if (f.max_num_batched_tokens < 0) return InvalidArgument("--max-num-batched-tokens must be >= 0");
+  if (f.tensor_parallel_size != 1) {
+    return NotYet("tensor-parallel-size", std::to_string(f.tensor_parallel_size));
+  }
+  if (f.data_parallel_size != 1) {
+    return NotYet("data-parallel-size", std::to_string(f.data_parallel_size));
+  }
+  if (f.data_parallel_size_local > 1) {
+    return NotYet("data-parallel-size-local", std::to_string(f.data_parallel_size_local));
+  }
+  if (f.data_parallel_start_rank != 0) {
+    return NotYet("data-parallel-start-rank", std::to_string(f.data_parallel_start_rank));
+  }
+  if (f.headless) return NotYet("headless", "");
+  if (f.enable_expert_parallel) return NotYet("enable-expert-parallel", "");
+  if (!f.speculative_config.empty()) return NotYet("speculative-config", f.speculative_config);
+  if (f.api_server_count > 1) return NotYet("api-server-count", std::to_string(f.api_server_count));
+  if (f.api_server_count == 0) {
+    return InvalidArgument("--api-server-count 0 needs --headless (no API server otherwise)");
+  }
+  return Status::Ok();
+}
+
+void LogIneffectiveFlags(const ServeFlags& f) {
+  auto note = [](const std::string& flag) {
+    TLOG_INFO("{} accepted; it has no effect on CPU", flag);
+  };
+  if (!f.compilation_config.empty()) note("--compilation-config");
+  if (!f.additional_config.empty()) note("--additional-config");
+  if (f.trust_remote_code) note("--trust-remote-code");
+  if (f.async_scheduling) note("--async-scheduling");
+  if (f.enforce_eager) note("--enforce-eager");
+  if (!f.data_parallel_address.empty()) note("--data-parallel-address (single rank)");
+}
+
+std::vector<std::string> NormalizeFlagSpellings(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-tp") a = "--tensor-parallel-size";
+    if (a == "-dp") a = "--data-parallel-size";
+    if (a.rfind("--", 0) == 0) {
+      size_t end = a.find('=');
+      if (end == std::string::npos) end = a.size();
+      for (size_t j = 2; j < end; ++j) {
+        if (a[j] == '_') a[j] = '-';
+      }
+    }
+    args.push_back(std::move(a));
+  }
+  return args;
+}
+
+}  // namespace tandem::apps

@@ -1,0 +1,74 @@
+// ServeFlags: every `tandem serve` flag, declared in one table (serve_flags.cpp) with its
+// default, env var and help; the only place flags become config.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tandem::apps {
+
+struct ServeFlags {
+  // Model and text
+  std::string model;                       // GGUF file or HF folder (positional or --model)
+  std::string tokenizer;                   // empty = from the model
+  std::string dtype = "auto";
+  std::string chat_template;               // file path; empty = the model's
+  std::string generation_config = "auto";  // auto|vllm|PATH
+  std::vector<std::string> served_model_names;
+  bool trust_remote_code = false;          // no effect: tandem runs no model code
+  // Server
+  std::string host = "0.0.0.0";
+  int port = 8000;
+  std::string api_key;                     // also TANDEM_API_KEY / VLLM_API_KEY
+  std::string disable_access_log_for_endpoints;  // comma-separated paths
+  bool disable_log_requests = false;
+  int api_server_count = -1;               // -1 = number of local DP ranks
+  // Scheduler and cache
+  int max_model_len = 0;                   // 0 = the model's context length
+  int max_num_seqs = 256;
+  int max_num_batched_tokens = 0;          // 0 = max(2048, ...) as vLLM's chunked-prefill default
+  int block_size = 16;
+  bool enable_prefix_caching = true;
+  double gpu_memory_utilization = 0.9;
+  int64_t kv_cache_memory_bytes = 0;       // 0 = from gpu_memory_utilization
+  int64_t seed = 0;
+  int max_logprobs = 20;
+  int num_threads = 0;                     // CPU threads for the forward pass; 0 = all cores
+  // Parallelism (beyond 1: not built yet)
+  int tensor_parallel_size = 1;
+  int data_parallel_size = 1;
+  int data_parallel_size_local = -1;
+  int data_parallel_start_rank = 0;
+  std::string data_parallel_address;
+  int data_parallel_rpc_port = 29550;
+  bool headless = false;
+  bool enable_expert_parallel = false;
+  std::string speculative_config;
+  // Accelerator-only knobs: accepted, logged as having no effect on CPU.
+  std::string compilation_config;
+  std::string additional_config;
+  bool async_scheduling = false;
+  bool enforce_eager = false;
+};
+
+// Adds every serve flag to `app`, bound to `flags`.
+void DeclareServeFlags(CLI::App& app, ServeFlags& flags);
+
+// After parsing: env fallbacks (VLLM_API_KEY), JSON-valued flags must parse, features not
+// built yet stop start-up naming the flag. Errors: kInvalidArgument / kUnimplemented.
+Status ValidateServeFlags(ServeFlags& flags);
+
+// Logs the accepted-but-ineffective accelerator flags.
+void LogIneffectiveFlags(const ServeFlags& flags);
+
+// vLLM spellings: `--a_b` → `--a-b` (the name part only; values are untouched);
+// `-tp` / `-dp` → `--tensor-parallel-size` / `--data-parallel-size`.
+std::vector<std::string> NormalizeFlagSpellings(int argc, char** argv);
+
+}  // namespace tandem::apps

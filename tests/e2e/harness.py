@@ -1,0 +1,142 @@
+"""Starts a real `tandem serve` process and speaks HTTP to it (stdlib only).
+
+Environment (set by CTest): TANDEM_BIN = build/tandem, TANDEM_SHARED_DIR = ../shared.
+"""
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.environ.get("TANDEM_BIN", os.path.join(os.path.dirname(__file__), "../../build/tandem"))
+SHARED = os.environ.get("TANDEM_SHARED_DIR",
+                        os.path.join(os.path.dirname(__file__), "../../../shared"))
+MODELS = os.path.join(SHARED, "models")
+STORIES_GGUF = os.path.join(MODELS, "stories260k/stories260K.gguf")
+STORIES_HF = os.path.join(MODELS, "stories260k-hf")
+STORIES_MOE_GGUF = os.path.join(MODELS, "stories260k-moe-gguf/stories260K-moe8x4.gguf")
+GOLDEN = os.path.join(MODELS, "stories260k/stories260K.golden.json")
+
+
+def load_golden():
+    with open(GOLDEN) as f:
+        return json.load(f)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """One `tandem serve` on a free loopback port; use as a context manager."""
+
+    def __init__(self, model, *args, env=None, ready_timeout_s=120):
+        self.port = free_port()
+        self.log = tempfile.NamedTemporaryFile(prefix="tandem-e2e-", suffix=".log", delete=False)
+        cmd = [BIN, "serve", model, "--host", "127.0.0.1", "--port", str(self.port),
+               "--num-threads", "1", *args]
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=full_env)
+        self.ready_timeout_s = ready_timeout_s
+
+    def __enter__(self):
+        deadline = time.time() + self.ready_timeout_s
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"tandem exited with {self.proc.returncode}:\n{self.logs()}")
+            try:
+                status, _, _ = self.request("GET", "/health")
+                if status == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"tandem not healthy after {self.ready_timeout_s}s:\n{self.logs()}")
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def logs(self):
+        self.log.flush()
+        with open(self.log.name, errors="replace") as f:
+            return f.read()[-8000:]
+
+    def request(self, method, path, body=None, headers=None, raw=None, timeout=120):
+        """Returns (status, headers dict, body bytes)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        hdrs = {"Content-Type": "application/json"}
+        hdrs.update(headers or {})
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        conn.request(method, path, body=data, headers=hdrs)
+        resp = conn.getresponse()
+        out = resp.read()
+        conn.close()
+        return resp.status, dict(resp.getheaders()), out
+
+    def post_json(self, path, body, headers=None):
+        status, _, out = self.request("POST", path, body, headers)
+        try:
+            return status, json.loads(out)
+        except ValueError:
+            return status, {"_raw": out.decode(errors="replace")}
+
+    def stream(self, path, body, headers=None, timeout=120):
+        """POSTs with stream=true; returns (status, list of parsed SSE data objects, saw_done)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        hdrs = {"Content-Type": "application/json"}
+        hdrs.update(headers or {})
+        conn.request("POST", path, body=json.dumps(body).encode(), headers=hdrs)
+        resp = conn.getresponse()
+        if resp.status != 200:
+            out = resp.read()
+            conn.close()
+            return resp.status, [json.loads(out)], False
+        events, done = [], False
+        for line in resp:
+            line = line.decode().rstrip("\r\n")
+            if not line.startswith("data: "):
+                continue
+            payload = line[len("data: "):]
+            if payload == "[DONE]":
+                done = True
+                break
+            events.append(json.loads(payload))
+        conn.close()
+        return resp.status, events, done
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def run(tests):
+    """Runs test functions, prints a line each, exits non-zero on any failure."""
+    failed = 0
+    for t in tests:
+        start = time.time()
+        try:
+            t()
+            print(f"PASS {t.__name__} ({time.time() - start:.1f}s)", flush=True)
+        except Exception as e:  # noqa: BLE001 - report every failure and go on
+            failed += 1
+            print(f"FAIL {t.__name__}: {e}", flush=True)
+    print(f"{len(tests) - failed}/{len(tests)} passed")
+    sys.exit(1 if failed else 0)

@@ -1,0 +1,58 @@
+"""Every bad input gets its 4xx in the OpenAI error shape, and the server stays up."""
+from harness import STORIES_GGUF, Server, check, run
+
+KEY = "sk-test-123"
+AUTH = {"Authorization": f"Bearer {KEY}"}
+
+
+def expect_error(srv, status_want, method, path, body=None, raw=None, headers=None, param=None,
+                 needles=()):
+    hdrs = dict(AUTH)
+    hdrs.update(headers or {})
+    status, _, out = srv.request(method, path, body=body, raw=raw, headers=hdrs)
+    check(status == status_want, f"{method} {path} {body or raw!r}: status {status}, want "
+          f"{status_want}: {out[:300]!r}")
+    import json
+    err = json.loads(out)["error"]
+    for field in ("message", "type", "param", "code"):
+        check(field in err, f"error lacks {field}: {err}")
+    check(err["message"], "empty error message")
+    if param is not None:
+        check(err["param"] == param, f"param {err['param']!r}, want {param!r}: {err}")
+    for n in needles:
+        check(n in err["message"], f"{n!r} not in {err['message']!r}")
+    return err
+
+
+def test_bad_inputs_get_4xx_and_server_stays_up():
+    with Server(STORIES_GGUF, "--api-key", KEY, "--max-model-len", "256") as srv:
+        c = "/v1/completions"
+        ok = {"model": STORIES_GGUF, "prompt": "Once", "max_tokens": 4}
+        expect_error(srv, 400, "POST", c, raw=b"{not json")
+        expect_error(srv, 400, "POST", c, raw=b'{"model": "x", "prompt": "\xff\xfe"}')
+        expect_error(srv, 400, "POST", c, {**ok, "max_tokens": "many"}, param="max_tokens")
+        expect_error(srv, 400, "POST", c, {**ok, "temperature": -1}, param="temperature")
+        expect_error(srv, 400, "POST", c, {**ok, "top_p": 1.5}, param="top_p")
+        expect_error(srv, 400, "POST", c, {**ok, "n": 0}, param="n")
+        expect_error(srv, 400, "POST", c, {**ok, "prompt": 5}, param="prompt")
+        expect_error(srv, 404, "POST", c, {**ok, "model": "no-such-model"})
+        expect_error(srv, 400, "POST", c, {**ok, "max_tokens": 300},
+                     needles=("256", "301"))
+        expect_error(srv, 401, "POST", c, ok, headers={"Authorization": ""})
+        expect_error(srv, 401, "POST", c, ok, headers={"Authorization": "Bearer wrong"})
+        expect_error(srv, 405, "GET", c)
+        expect_error(srv, 404, "GET", "/v1/nothing-here")
+        expect_error(srv, 413, "POST", c, raw=b'{"prompt": "' + b"a" * (17 << 20) + b'"}')
+        expect_error(srv, 400, "POST", "/v1/chat/completions",
+                     {"model": STORIES_GGUF, "messages": [{"role": "user", "content": "hi"}]},
+                     needles=("chat template",))
+        status, _, _ = srv.request("GET", "/health")
+        check(status == 200, f"/health {status} after bad inputs")
+        status, body = srv.post_json(c, ok, headers=AUTH)
+        check(status == 200 and body["choices"][0]["text"], f"good request after bad: {body}")
+        status, _, _ = srv.request("GET", "/health")  # no key needed outside /v1
+        check(status == 200, "health needs no key")
+
+
+if __name__ == "__main__":
+    run([test_bad_inputs_get_4xx_and_server_stays_up])
