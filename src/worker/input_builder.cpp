@@ -1,0 +1,61 @@
+#include "worker/input_builder.h"
+
+#include "core/check.h"
+
+namespace tandem::worker {
+
+InputBuilder::InputBuilder(int32_t block_size) : block_size_(block_size) {
+  TANDEM_CHECK(block_size > 0) << "KV block size must be positive, got " << block_size;
+}
+
+StepInputs InputBuilder::Build(const protocol::StepPlan& plan, RequestTable& requests) const {
+  TANDEM_CHECK(plan.scheduled_request_ids.size() == plan.num_scheduled_tokens.size())
+      << "step " << plan.step_id << ": " << plan.scheduled_request_ids.size()
+      << " scheduled ids but " << plan.num_scheduled_tokens.size() << " token counts";
+  StepInputs inputs;
+  model::ForwardContext& ctx = inputs.ctx;
+  ctx.block_size = block_size_;
+  ctx.query_start_loc.push_back(0);
+  for (size_t i = 0; i < plan.scheduled_request_ids.size(); ++i) {
+    const std::string& request_id = plan.scheduled_request_ids[i];
+    auto it = requests.find(request_id);
+    TANDEM_CHECK(it != requests.end())
+        << "step " << plan.step_id << " schedules unknown request '" << request_id << "'";
+    RequestState& state = it->second;
+    const int32_t num_scheduled = plan.num_scheduled_tokens[i];
+    AppendRequest(state, num_scheduled, ctx);
+    inputs.requests.push_back(&state);
+    const bool samples = state.num_computed_tokens + num_scheduled == state.num_tokens();
+    if (samples) {
+      inputs.logits_rows.push_back(static_cast<int32_t>(ctx.logits_indices.size()));
+      ctx.logits_indices.push_back(ctx.num_tokens() - 1);
+    } else {
+      inputs.logits_rows.push_back(-1);
+    }
+  }
+  return inputs;
+}
+
+void InputBuilder::AppendRequest(const RequestState& state, int32_t num_scheduled_tokens,
+                                 model::ForwardContext& ctx) const {
+  const int32_t begin = state.num_computed_tokens;
+  const int32_t end = begin + num_scheduled_tokens;
+  TANDEM_CHECK(num_scheduled_tokens > 0 && begin >= 0 && end <= state.num_tokens())
+      << "scheduled tokens [" << begin << ", " << end << ") outside the request's "
+      << state.num_tokens() << " tokens";
+  const int64_t num_block_tokens = static_cast<int64_t>(state.block_ids.size()) * block_size_;
+  TANDEM_CHECK(end <= num_block_tokens)
+      << "block table of " << state.block_ids.size() << " blocks (" << num_block_tokens
+      << " slots) cannot hold " << end << " tokens";
+  for (int32_t pos = begin; pos < end; ++pos) {
+    ctx.token_ids.push_back(state.token_ids[pos]);
+    ctx.positions.push_back(pos);
+    const int64_t block_id = state.block_ids[pos / block_size_];
+    ctx.slot_mapping.push_back(block_id * block_size_ + pos % block_size_);
+  }
+  ctx.query_start_loc.push_back(ctx.num_tokens());
+  ctx.seq_lens.push_back(end);
+  ctx.block_tables.push_back(state.block_ids);
+}
+
+}  // namespace tandem::worker

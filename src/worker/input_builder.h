@@ -1,0 +1,46 @@
+// InputBuilder: turns one StepPlan plus the worker's request states into the flat batch of a
+// forward pass (model::ForwardContext).
+//
+// Central rule (vLLM V1 scheduling): there is no prefill or decode phase. A scheduled request
+// computes tokens [num_computed_tokens, num_computed_tokens + num_scheduled) of its token list;
+// it samples only when that reaches the end of the list. A request still short of the end is
+// mid-prefill (a chunk of a long prompt): it runs, but asks for no logits.
+// Reference: vLLM V1 GPUModelRunner._prepare_inputs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/forward_context.h"
+#include "protocol/step_plan.h"
+#include "worker/request_state.h"
+
+namespace tandem::worker {
+
+struct StepInputs {
+  model::ForwardContext ctx;
+  // Parallel to plan.scheduled_request_ids: the request's state, and its row in the logits
+  // (index into ctx.logits_indices), or -1 when it is mid-prefill and samples nothing.
+  std::vector<RequestState*> requests;
+  std::vector<int32_t> logits_rows;
+};
+
+class InputBuilder {
+ public:
+  explicit InputBuilder(int32_t block_size);
+
+  // Builds the batch for `plan`, whose new/cached/finished parts must already be applied to
+  // `requests`. Every scheduled id must be in `requests`, its scheduled tokens must lie within
+  // its token list and its block table must cover them: the engine guarantees this (checked by
+  // ModelRunner::ValidatePlan); a violation here aborts. Thread: the worker thread.
+  StepInputs Build(const protocol::StepPlan& plan, RequestTable& requests) const;
+
+ private:
+  // Appends the rows of one request computing `num_scheduled_tokens` tokens.
+  void AppendRequest(const RequestState& state, int32_t num_scheduled_tokens,
+                     model::ForwardContext& ctx) const;
+
+  int32_t block_size_;
+};
+
+}  // namespace tandem::worker

@@ -1,0 +1,71 @@
+// ModelRunner: executes one StepPlan on one model: keeps the running requests' state and the
+// KV cache, builds the step's inputs, runs the forward pass and samples.
+//
+// Reference: vLLM V1 GPUModelRunner (_update_states, _prepare_inputs, execute_model), reduced
+// to the CPU path. The engine sends new requests in full and running ones as diffs; the
+// runner appends the token it samples to its own copy of the request (the engine appends the
+// same token to its copy from the StepResult).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+#include "protocol/step_plan.h"
+#include "worker/input_builder.h"
+#include "worker/request_state.h"
+#include "worker/sampler.h"
+
+namespace tandem::worker {
+
+class ModelRunner {
+ public:
+  // Allocates a KV cache of `num_blocks` blocks of `block_size` tokens for the model's
+  // kv_cache_spec(). engine_seed (`--seed`) seeds the streams of unseeded requests.
+  ModelRunner(std::unique_ptr<model::Model> model, int32_t num_blocks, int32_t block_size,
+              uint64_t engine_seed);
+
+  // Checks that `plan` fits the runner's state: parallel arrays of equal size, cached and
+  // scheduled ids known (or new in this plan), scheduled tokens within each request's tokens
+  // and its block table, block ids within the pool. Errors: kInternal naming the request and
+  // what was expected — the engine and this worker disagree. Does not change state.
+  Status ValidatePlan(const protocol::StepPlan& plan) const;
+
+  // Runs one step: drop finished, add new, update cached; build inputs; forward; sample;
+  // append sampled tokens. Returns one entry per scheduled request, in plan order (-1 for a
+  // request mid-prefill). The plan must pass ValidatePlan (a violation aborts).
+  // Thread: one caller at a time.
+  protocol::StepResult Execute(const protocol::StepPlan& plan);
+
+  // EOS id masked while a request is below min_tokens (the tokenizer's; -1 = none).
+  void set_eos_token_id(int32_t eos_token_id) { sampler_.set_eos_token_id(eos_token_id); }
+
+  const model::ModelInfo& model_info() const { return model_->info(); }
+  int32_t num_blocks() const { return kv_cache_.num_blocks; }
+  int32_t block_size() const { return kv_cache_.block_size; }
+  // The state of a running request, or nullptr. For tests and diagnostics.
+  const RequestState* FindRequest(const std::string& request_id) const;
+
+ private:
+  void UpdateStates(const protocol::StepPlan& plan);
+  void AddRequest(const protocol::NewRequestData& data);
+  void Forward(const StepInputs& inputs);
+  std::vector<SampledToken> SampleTokens(const StepInputs& inputs);
+  protocol::StepResult AppendAndReport(const protocol::StepPlan& plan, const StepInputs& inputs,
+                                       const std::vector<SampledToken>& sampled);
+
+  std::unique_ptr<model::Model> model_;
+  model::KvCache kv_cache_;
+  InputBuilder input_builder_;
+  Sampler sampler_;
+  RequestTable requests_;
+  uint64_t engine_seed_;
+  uint64_t num_requests_added_ = 0;  // counter mixed into unseeded requests' streams
+  std::vector<float> logits_;        // [num_logits, vocab_size] f32 of the last step
+};
+
+}  // namespace tandem::worker
