@@ -1,0 +1,59 @@
+#include "engine/engine_core.h"
+
+#include <utility>
+
+#include "core/check.h"
+#include "core/logging.h"
+
+namespace tandem::engine {
+
+EngineCore::EngineCore(SchedulerConfig config, std::unique_ptr<Executor> executor,
+                       int32_t dp_rank)
+    : scheduler_(config), executor_(std::move(executor)), dp_rank_(dp_rank) {
+  TANDEM_CHECK(executor_ != nullptr) << "EngineCore of DP rank " << dp_rank << " has no executor";
+}
+
+Status EngineCore::AddRequest(protocol::EngineRequest request) {
+  return scheduler_.AddRequest(std::move(request));
+}
+
+void EngineCore::AbortRequests(const std::vector<std::string>& request_ids) {
+  std::vector<protocol::EngineOutput> outputs = scheduler_.AbortRequests(request_ids);
+  for (protocol::EngineOutput& output : outputs) pending_outputs_.push_back(std::move(output));
+}
+
+bool EngineCore::HasWork() const {
+  return scheduler_.HasUnfinishedRequests() || !pending_outputs_.empty();
+}
+
+protocol::EngineOutputs EngineCore::Step() {
+  protocol::EngineOutputs outputs;
+  outputs.outputs.swap(pending_outputs_);
+  if (scheduler_.HasUnfinishedRequests()) {
+    const protocol::StepPlan plan = scheduler_.Schedule();
+    for (protocol::EngineOutput& output : ExecuteAndUpdate(plan)) {
+      outputs.outputs.push_back(std::move(output));
+    }
+  }
+  outputs.stats = Stats();
+  return outputs;
+}
+
+std::vector<protocol::EngineOutput> EngineCore::ExecuteAndUpdate(const protocol::StepPlan& plan) {
+  if (plan.scheduled_request_ids.empty()) return {};
+  Result<protocol::StepResult> result = executor_->ExecuteStep(plan);
+  if (!result.ok()) {
+    TLOG_ERROR("engine {}: step {} failed, failing its {} requests: {}", dp_rank_, plan.step_id,
+               plan.scheduled_request_ids.size(), result.status().ToString());
+    return scheduler_.FailScheduled(plan, result.status().ToString());
+  }
+  return scheduler_.UpdateFromOutput(plan, *result);
+}
+
+protocol::EngineStats EngineCore::Stats() const {
+  protocol::EngineStats stats = scheduler_.MakeStats();
+  stats.dp_rank = dp_rank_;
+  return stats;
+}
+
+}  // namespace tandem::engine

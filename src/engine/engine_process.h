@@ -1,0 +1,37 @@
+// The engine core's main loop over ZeroMQ, without the model: frames in (kAddRequest,
+// kAbortRequests, kShutdown) → EngineCore steps → frames out (kReady once, then kOutputs).
+// The process that owns the model builds the EngineCore (with its Executor) and calls
+// RunEngineLoop on its main thread.
+// Reference: vLLM v1 engine/core.EngineCoreProc.run_busy_loop (input/output threads folded into
+// one loop here: a step is far longer than decoding a frame).
+#pragma once
+
+#include <string>
+
+#include "engine/engine_core.h"
+
+namespace tandem::engine {
+
+struct EngineLoopOptions {
+  // PULL endpoint for API server → engine frames (kAddRequest, kAbortRequests, kShutdown).
+  std::string input_endpoint;
+  // PUSH endpoint for engine → API server frames (kReady, kOutputs).
+  std::string output_endpoint;
+  // true: bind the endpoint; false (vLLM's layout): connect to the API server's bound sockets.
+  bool bind_input = false;
+  bool bind_output = false;
+  // How long an idle loop waits for a frame before checking heartbeat / parent again.
+  int idle_poll_ms = 100;
+  // An idle engine sends an EngineOutputs with no outputs (stats only) this often.
+  double heartbeat_interval_s = 1.0;
+  // Exit when the parent process dies (getppid() changes), so no engine outlives its server.
+  bool exit_when_parent_dies = true;
+};
+
+// Runs until a kShutdown frame arrives (returns 0), the parent dies (returns 0), or a socket
+// fails (logs why, returns 1). Sends kReady with the engine's stats first. Bad frames (unknown
+// type, undecodable body) are logged and skipped; an invalid request gets an immediate
+// kOutputs with FinishReason kError and the validation message, so its caller never waits.
+int RunEngineLoop(EngineCore& core, const EngineLoopOptions& options);
+
+}  // namespace tandem::engine

@@ -1,0 +1,297 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/check.h"
+#include "engine/stop_checker.h"
+
+namespace tandem::engine {
+
+namespace {
+
+using protocol::EngineOutput;
+using protocol::FinishReason;
+
+Status ValidateRequest(const protocol::EngineRequest& request, int32_t max_model_len) {
+  const std::string& id = request.request_id;
+  const protocol::SamplingParams& sampling = request.sampling;
+  if (request.prompt_token_ids.empty()) {
+    return InvalidArgument("request '" + id + "': the prompt is empty; expected at least 1 token");
+  }
+  for (int32_t token_id : request.prompt_token_ids) {
+    if (token_id < 0) {
+      return InvalidArgument("request '" + id + "': prompt token id " + std::to_string(token_id) +
+                             " is negative; expected ids in [0, vocab_size)");
+    }
+  }
+  if (sampling.max_tokens < 1) {
+    return InvalidArgument("request '" + id + "': max_tokens is " +
+                           std::to_string(sampling.max_tokens) + "; expected at least 1");
+  }
+  if (sampling.min_tokens < 0 || sampling.min_tokens > sampling.max_tokens) {
+    return InvalidArgument("request '" + id + "': min_tokens is " +
+                           std::to_string(sampling.min_tokens) + "; expected 0 to max_tokens (" +
+                           std::to_string(sampling.max_tokens) + ")");
+  }
+  const int64_t num_prompt_tokens = static_cast<int64_t>(request.prompt_token_ids.size());
+  if (num_prompt_tokens + sampling.max_tokens > max_model_len) {
+    return InvalidArgument(
+        "This model's maximum context length is " + std::to_string(max_model_len) +
+        " tokens. However, you requested " + std::to_string(num_prompt_tokens + sampling.max_tokens) +
+        " tokens (" + std::to_string(num_prompt_tokens) + " in the prompt, " +
+        std::to_string(sampling.max_tokens) +
+        " in the completion). Please reduce the length of the prompt or max_tokens.");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Scheduler::Scheduler(const SchedulerConfig& config)
+    : config_(config),
+      kv_cache_manager_(config.num_gpu_blocks, config.block_size, config.max_model_len,
+                        config.enable_prefix_caching) {
+  Status status = config.Validate();
+  TANDEM_CHECK(status.ok()) << status.ToString();
+}
+
+Status Scheduler::AddRequest(protocol::EngineRequest request) {
+  if (request.request_id.empty()) return InvalidArgument("request id is empty");
+  if (requests_.contains(request.request_id)) {
+    return InvalidArgument("request id '" + request.request_id +
+                           "' is already in use on this engine; ids must be unique");
+  }
+  TANDEM_RETURN_IF_ERROR(ValidateRequest(request, config_.max_model_len));
+  auto owned = std::make_unique<Request>(std::move(request));
+  Request* raw = owned.get();
+  requests_.emplace(raw->request_id(), std::move(owned));
+  waiting_.push_back(raw);
+  return Status::Ok();
+}
+
+std::vector<EngineOutput> Scheduler::AbortRequests(const std::vector<std::string>& request_ids) {
+  std::vector<EngineOutput> outputs;
+  for (const std::string& id : request_ids) {
+    Request* request = FindMutable(id);
+    if (request == nullptr) continue;
+    request->status = RequestStatus::kFinishedAborted;
+    outputs.push_back(MakeOutput(*request, FinishReason::kAbort));
+    Finish(request, RequestStatus::kFinishedAborted);
+  }
+  return outputs;
+}
+
+protocol::StepPlan Scheduler::Schedule() {
+  int32_t token_budget = config_.max_num_batched_tokens;
+  std::vector<ScheduledRequest> cached_requests;
+  std::vector<ScheduledRequest> new_requests;
+  // vLLM: no admission in a step that had to preempt; the freed blocks go to running ones.
+  if (ScheduleRunning(&token_budget, &cached_requests)) {
+    ScheduleWaiting(&token_budget, &new_requests);
+  }
+  return BuildPlan(new_requests, cached_requests);
+}
+
+int32_t Scheduler::CapNewTokens(const Request& request, int32_t num_new_tokens,
+                                int32_t budget) const {
+  if (config_.long_prefill_token_threshold > 0) {
+    num_new_tokens = std::min(num_new_tokens, config_.long_prefill_token_threshold);
+  }
+  return std::min(num_new_tokens, budget);
+}
+
+bool Scheduler::ScheduleRunning(int32_t* token_budget, std::vector<ScheduledRequest>* scheduled) {
+  bool preempted_any = false;
+  size_t req_index = 0;
+  while (req_index < running_.size() && *token_budget > 0) {
+    Request* request = running_[req_index];
+    const int32_t num_new_tokens = CapNewTokens(
+        *request, request->num_tokens() - request->num_computed_tokens, *token_budget);
+    if (num_new_tokens <= 0) {
+      ++req_index;
+      continue;
+    }
+    std::optional<std::vector<int32_t>> new_block_ids;
+    bool self_preempted = false;
+    while (!(new_block_ids = kv_cache_manager_.AllocateSlots(*request, num_new_tokens))) {
+      // Out of blocks: free the newest running request and retry.
+      Request* victim = running_.back();
+      Preempt(victim);
+      preempted_any = true;
+      if (victim == request) {
+        self_preempted = true;
+        break;
+      }
+    }
+    if (self_preempted) break;
+    scheduled->push_back({request, num_new_tokens, std::move(*new_block_ids)});
+    *token_budget -= num_new_tokens;
+    ++req_index;
+  }
+  return !preempted_any;
+}
+
+void Scheduler::ScheduleWaiting(int32_t* token_budget, std::vector<ScheduledRequest>* scheduled) {
+  while (!waiting_.empty() && *token_budget > 0 &&
+         static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
+    Request* request = waiting_.front();
+    TANDEM_CHECK(request->num_computed_tokens == 0)
+        << "waiting request " << request->request_id() << " has computed tokens";
+    const ComputedBlocks computed = kv_cache_manager_.GetComputedBlocks(*request);
+    const int32_t num_new_tokens = CapNewTokens(
+        *request, request->num_tokens() - computed.num_computed_tokens, *token_budget);
+    TANDEM_CHECK(num_new_tokens > 0) << "request " << request->request_id()
+                                     << " has nothing to compute";
+    if (!kv_cache_manager_.AllocateSlots(*request, num_new_tokens, computed)) break;
+
+    waiting_.pop_front();
+    running_.push_back(request);
+    if (request->num_cached_tokens < 0) {  // first admission, not a resumption
+      request->num_cached_tokens = computed.num_computed_tokens;
+      kv_cache_manager_.RecordPrefixCacheQuery(request->num_tokens(),
+                                               computed.num_computed_tokens);
+    }
+    request->num_computed_tokens = computed.num_computed_tokens;
+    request->status = RequestStatus::kRunning;
+    scheduled->push_back({request, num_new_tokens, {}});
+    *token_budget -= num_new_tokens;
+  }
+}
+
+void Scheduler::Preempt(Request* request) {
+  TANDEM_CHECK(!running_.empty() && running_.back() == request)
+      << "only the newest running request may be preempted";
+  running_.pop_back();
+  kv_cache_manager_.Free(*request);
+  request->status = RequestStatus::kPreempted;
+  request->num_computed_tokens = 0;
+  waiting_.push_front(request);
+  finished_request_ids_.push_back(request->request_id());  // workers drop its state
+  ++num_preemptions_;
+}
+
+protocol::StepPlan Scheduler::BuildPlan(const std::vector<ScheduledRequest>& new_requests,
+                                        const std::vector<ScheduledRequest>& cached_requests) {
+  protocol::StepPlan plan;
+  plan.step_id = next_step_id_++;
+  for (const ScheduledRequest& s : new_requests) {
+    const Request& request = *s.request;
+    protocol::NewRequestData data;
+    data.request_id = request.request_id();
+    data.token_ids = request.all_token_ids();
+    data.num_prompt_tokens = request.num_prompt_tokens();
+    data.sampling = request.sampling();
+    data.block_ids = kv_cache_manager_.GetBlockIds(request.request_id());
+    data.num_computed_tokens = request.num_computed_tokens;
+    plan.new_requests.push_back(std::move(data));
+    plan.scheduled_request_ids.push_back(request.request_id());
+    plan.num_scheduled_tokens.push_back(s.num_new_tokens);
+  }
+  for (const ScheduledRequest& s : cached_requests) {
+    plan.cached_requests.push_back(
+        {s.request->request_id(), s.new_block_ids, s.request->num_computed_tokens});
+    plan.scheduled_request_ids.push_back(s.request->request_id());
+    plan.num_scheduled_tokens.push_back(s.num_new_tokens);
+  }
+  // An empty plan never reaches the workers: keep the finished ids for the next one.
+  if (!plan.scheduled_request_ids.empty()) plan.finished_request_ids.swap(finished_request_ids_);
+  return plan;
+}
+
+std::vector<EngineOutput> Scheduler::UpdateFromOutput(const protocol::StepPlan& plan,
+                                                      const protocol::StepResult& result) {
+  const size_t num_scheduled = plan.scheduled_request_ids.size();
+  TANDEM_CHECK(result.request_ids.size() == num_scheduled &&
+               result.sampled_token_ids.size() == num_scheduled)
+      << "step " << plan.step_id << ": result lists " << result.request_ids.size()
+      << " requests and " << result.sampled_token_ids.size() << " tokens; expected "
+      << num_scheduled;
+  std::vector<EngineOutput> outputs;
+  for (size_t i = 0; i < num_scheduled; ++i) {
+    const std::string& id = plan.scheduled_request_ids[i];
+    TANDEM_CHECK(result.request_ids[i] == id) << "step " << plan.step_id << ": result entry " << i
+                                              << " is '" << result.request_ids[i]
+                                              << "'; expected '" << id << "'";
+    Request* request = FindMutable(id);
+    if (request == nullptr || request->status != RequestStatus::kRunning) continue;
+    request->num_computed_tokens += plan.num_scheduled_tokens[i];
+    kv_cache_manager_.CacheComputedBlocks(*request);
+    const int32_t token_id = result.sampled_token_ids[i];
+    // A partial prefill samples nothing (vLLM discards a token sampled there).
+    if (token_id < 0 || request->num_computed_tokens < request->num_tokens()) continue;
+
+    request->AppendOutputToken(token_id);
+    const FinishReason reason = CheckStop(*request, config_.max_model_len);
+    EngineOutput output = MakeOutput(*request, reason);
+    output.new_token_ids.push_back(token_id);
+    if (request->sampling().logprobs >= 0 && i < result.logprobs.size()) {
+      output.new_logprobs.push_back(result.logprobs[i]);
+    }
+    if (reason != FinishReason::kNone) Finish(request, request->status);
+    outputs.push_back(std::move(output));
+  }
+  return outputs;
+}
+
+std::vector<EngineOutput> Scheduler::FailScheduled(const protocol::StepPlan& plan,
+                                                   const std::string& error) {
+  std::vector<EngineOutput> outputs;
+  for (const std::string& id : plan.scheduled_request_ids) {
+    Request* request = FindMutable(id);
+    if (request == nullptr) continue;
+    request->status = RequestStatus::kFinishedError;
+    EngineOutput output = MakeOutput(*request, FinishReason::kError);
+    output.error = error;
+    outputs.push_back(std::move(output));
+    Finish(request, RequestStatus::kFinishedError);
+  }
+  return outputs;
+}
+
+void Scheduler::Finish(Request* request, RequestStatus status) {
+  request->status = status;
+  kv_cache_manager_.Free(*request);
+  running_.erase(std::remove(running_.begin(), running_.end(), request), running_.end());
+  waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), request), waiting_.end());
+  std::string request_id = request->request_id();  // erase destroys *request
+  finished_request_ids_.push_back(request_id);
+  requests_.erase(request_id);
+}
+
+EngineOutput Scheduler::MakeOutput(Request& request, FinishReason reason) {
+  EngineOutput output;
+  output.request_id = request.request_id();
+  output.finish_reason = static_cast<uint8_t>(reason);
+  output.stop_token_id = reason == FinishReason::kStop ? request.stop_token_id : -1;
+  if (!request.first_output_sent) {
+    output.num_cached_tokens = std::max(request.num_cached_tokens, 0);
+    request.first_output_sent = true;
+  }
+  return output;
+}
+
+const Request* Scheduler::FindRequest(const std::string& request_id) const {
+  auto it = requests_.find(request_id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+Request* Scheduler::FindMutable(const std::string& request_id) {
+  auto it = requests_.find(request_id);
+  return it == requests_.end() ? nullptr : it->second.get();
+}
+
+protocol::EngineStats Scheduler::MakeStats() const {
+  protocol::EngineStats stats;
+  stats.num_running = num_running();
+  stats.num_waiting = num_waiting();
+  stats.kv_cache_usage = kv_cache_manager_.Usage();
+  stats.num_gpu_blocks = config_.num_gpu_blocks;
+  stats.block_size = config_.block_size;
+  stats.num_preemptions = num_preemptions_;
+  stats.prefix_cache_queries = kv_cache_manager_.prefix_cache_stats().num_query_tokens;
+  stats.prefix_cache_hits = kv_cache_manager_.prefix_cache_stats().num_hit_tokens;
+  return stats;
+}
+
+}  // namespace tandem::engine
