@@ -80,12 +80,40 @@ def test_preemption_keeps_outputs_correct():
                 lambda p: complete(srv, p, max_tokens=100)["choices"][0]["token_ids"], PROMPTS)))
         for p in PROMPTS:
             check(got[p] == want[p], f"{p!r} under preemption: {got[p][:12]} vs {want[p][:12]}")
-        status, _, metrics = srv.request("GET", "/metrics")
-        text = metrics.decode()
-        line = [l for l in text.splitlines() if l.startswith("vllm:num_preemptions_total")]
-        check(line and float(line[0].split()[-1]) > 0, f"no preemptions counted: {line}")
+        check(metric(srv, "vllm:num_preemptions_total") > 0, "no preemptions counted")
+
+
+def metric(srv, name):
+    _, _, body = srv.request("GET", "/metrics")
+    for line in body.decode().splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            return float(line.split()[-1])
+    raise AssertionError(f"{name} not in /metrics")
+
+
+def test_client_disconnect_aborts_and_frees_blocks():
+    import http.client
+    import json
+    import time
+    with Server(STORIES_GGUF, "--no-enable-prefix-caching") as srv:
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+        conn.request("POST", "/v1/completions", body=json.dumps({
+            "model": STORIES_GGUF, "prompt": "Once upon a time", "max_tokens": 2000,
+            "ignore_eos": True, "stream": True}), headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        check(resp.status == 200, f"status {resp.status}")
+        resp.fp.readline()  # first event arrived: the request is running
+        check(metric(srv, "vllm:num_requests_running") == 1, "request not running")
+        conn.sock.close()
+        conn.close()
+        deadline = time.time() + 10
+        while time.time() < deadline and metric(srv, "vllm:num_requests_running") != 0:
+            time.sleep(0.1)
+        check(metric(srv, "vllm:num_requests_running") == 0, "aborted request still running")
+        check(metric(srv, "vllm:kv_cache_usage_perc") == 0, "blocks not freed after abort")
 
 
 if __name__ == "__main__":
     run([test_16_concurrent_streams_equal_solo, test_seeded_sampling_same_alone_and_in_busy_batch,
-         test_prefix_caching_reports_cached_tokens, test_preemption_keeps_outputs_correct])
+         test_prefix_caching_reports_cached_tokens, test_preemption_keeps_outputs_correct,
+         test_client_disconnect_aborts_and_frees_blocks])
