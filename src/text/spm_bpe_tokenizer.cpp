@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <queue>
 
-#include "core/check.h"
 #include "text/utf8.h"
 
 namespace tandem::text {
@@ -114,18 +113,19 @@ std::string SpmBpeTokenizer::PieceOrEmpty(int32_t id) const {
 }
 
 std::string SpmBpeTokenizer::IdToPiece(int32_t id) const {
-  TANDEM_CHECK(id >= 0 && id < vocab_size())
-      << "token id " << id << " is outside the vocab [0, " << vocab_size() << ")";
+  if (id < 0 || id >= vocab_size()) return "";
   return vocab_.tokens[id];
 }
 
 bool SpmBpeTokenizer::IsSpecial(int32_t id) const {
+  if (id < 0 || id >= vocab_size()) return false;
   auto type = static_cast<TokenType>(vocab_.token_types[id]);
   return type == TokenType::kControl || type == TokenType::kUnknown;
 }
 
 std::string SpmBpeTokenizer::TokenBytes(int32_t id) const {
-  const std::string& piece = IdToPiece(id);
+  if (id < 0 || id >= vocab_size()) return "";
+  const std::string& piece = vocab_.tokens[id];
   if (static_cast<TokenType>(vocab_.token_types[id]) == TokenType::kByte) {
     return std::string(1, static_cast<char>(ParseBytePiece(piece)));
   }

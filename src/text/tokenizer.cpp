@@ -1,6 +1,5 @@
 #include "text/tokenizer.h"
 
-#include "core/check.h"
 #include "text/utf8.h"
 
 namespace tandem::text {
@@ -9,8 +8,9 @@ std::string Tokenizer::Decode(const std::vector<int32_t>& ids, bool skip_special
   std::string bytes;
   bool strip_pending = decode_strips_leading_space();
   for (int32_t id : ids) {
-    TANDEM_CHECK(id >= 0 && id < vocab_size())
-        << "token id " << id << " is outside the vocab [0, " << vocab_size() << ")";
+    // A model may pad its vocab past the tokenizer's (e.g. to a multiple of 64): such ids have
+    // no text, as in HF tokenizers.
+    if (id < 0 || id >= vocab_size()) continue;
     if (skip_special_tokens && IsSpecial(id)) continue;
     std::string piece = TokenBytes(id);
     if (piece.empty()) continue;

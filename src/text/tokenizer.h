@@ -22,15 +22,15 @@ class Tokenizer {
   // Text of `ids`: the concatenated TokenBytes, with one leading space removed when
   // decode_strips_leading_space() (the SentencePiece dummy prefix; HF decoder Strip(start=1)),
   // special tokens dropped when `skip_special_tokens`, invalid UTF-8 replaced by U+FFFD.
-  // Ids outside [0, vocab_size) are a broken invariant (TANDEM_CHECK).
+  // Ids outside [0, vocab_size) (a model's padded vocab) decode to nothing.
   virtual std::string Decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const;
 
-  // The raw vocab string of `id` (e.g. "▁Once", "<0x0A>", "<s>").
+  // The raw vocab string of `id` (e.g. "▁Once", "<0x0A>", "<s>"); "" outside the vocab.
   virtual std::string IdToPiece(int32_t id) const = 0;
 
   // The bytes `id` contributes to decoded text, before leading-space stripping and UTF-8
   // validation: may be a partial UTF-8 sequence (byte-fallback tokens). Special tokens give
-  // their content. Used by Decode and IncrementalDetokenizer.
+  // their content; ids outside the vocab give "". Used by Decode and IncrementalDetokenizer.
   virtual std::string TokenBytes(int32_t id) const = 0;
 
   // True when Decode removes one leading space from the start of the decoded text.
@@ -42,6 +42,7 @@ class Tokenizer {
   virtual std::string bos_token() const = 0;  // "" when none
   virtual std::string eos_token() const = 0;  // "" when none
   // True for control/special tokens (BOS, EOS, UNK, chat markers) that skip_special_tokens drops.
+  // False outside the vocab.
   virtual bool IsSpecial(int32_t id) const = 0;
   // Whether Encode(text, /*add_special_tokens=*/true) prepends BOS.
   virtual bool add_bos() const = 0;

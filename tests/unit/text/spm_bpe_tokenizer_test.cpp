@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "testing.h"
 
 namespace tandem::text {
@@ -102,8 +104,14 @@ TEST(HfTokenizerLoaderTest, MissingFileIsNotFound) {
 }
 
 TEST(HfTokenizerLoaderTest, ByteLevelBpeIsUnimplemented) {
-  auto tokenizer = LoadHfTokenizerJson(
-      testing::SharedPath("models/qwen3-tokenizer/tokenizer.json"), "");
+  // The shape of Qwen's tokenizer.json, shrunk (the real file takes ~1 s to parse).
+  std::string path = ::testing::TempDir() + "/byte_level_tokenizer.json";
+  std::ofstream(path) << R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
+      "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+          {"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "Isolated"},
+          {"type": "ByteLevel", "add_prefix_space": false}]},
+      "decoder": {"type": "ByteLevel"}})";
+  auto tokenizer = LoadHfTokenizerJson(path, "");
   ASSERT_FALSE(tokenizer.ok());
   EXPECT_EQ(tokenizer.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(tokenizer.status().message().find("byte-level"), std::string::npos);
