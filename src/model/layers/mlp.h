@@ -1,0 +1,31 @@
+// Mlp: SwiGLU feed-forward, down(silu(gate(x)) * up(x)), with gate and up fused into one
+// [2 * ff, dim] matmul. Reference: HF LlamaMLP.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/layers/linear.h"
+
+namespace tandem::model {
+
+class Mlp {
+ public:
+  Mlp() = default;
+  // gate, up: [ff, dim]; down: [dim, ff], row-major f32.
+  Mlp(const std::vector<float>& gate, const std::vector<float>& up, std::vector<float> down,
+      int64_t dim, int64_t ff);
+
+  // x, out: [rows, dim] (must not alias). Not thread-safe (scratch buffers).
+  void Forward(const float* x, float* out, int64_t rows);
+  size_t weight_bytes() const { return gate_up_.weight_bytes() + down_.weight_bytes(); }
+
+ private:
+  Linear gate_up_;  // [2 * ff, dim]: gate rows then up rows
+  Linear down_;     // [dim, ff]
+  int64_t ff_ = 0;
+  std::vector<float> gate_up_out_;  // [rows, 2 * ff]
+  std::vector<float> act_;          // [rows, ff]
+};
+
+}  // namespace tandem::model

@@ -1,0 +1,65 @@
+#include "model/layers/moe.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tandem::model {
+
+Moe::Moe(std::vector<float> router, const std::vector<float>& gate, const std::vector<float>& up,
+         std::vector<float> down, int64_t num_experts, int64_t top_k, int64_t dim, int64_t ff)
+    : router_(std::move(router), num_experts, dim),
+      down_(std::move(down)),
+      num_experts_(num_experts),
+      top_k_(top_k),
+      dim_(dim),
+      ff_(ff) {
+  const size_t slice = static_cast<size_t>(ff * dim);
+  gate_up_.resize(num_experts * 2 * slice);
+  for (int64_t e = 0; e < num_experts; ++e) {
+    std::memcpy(&gate_up_[e * 2 * slice], &gate[e * slice], slice * sizeof(float));
+    std::memcpy(&gate_up_[e * 2 * slice + slice], &up[e * slice], slice * sizeof(float));
+  }
+}
+
+size_t Moe::weight_bytes() const {
+  return router_.weight_bytes() + (gate_up_.size() + down_.size()) * sizeof(float);
+}
+
+void Moe::Forward(const float* x, float* out, int64_t rows) {
+  logits_.resize(rows * num_experts_);
+  expert_ids_.resize(rows * top_k_);
+  weights_.resize(rows * top_k_);
+  router_.Forward(x, logits_.data(), rows);
+  kernels::TopKRouting(logits_.data(), rows, num_experts_, top_k_, expert_ids_.data(),
+                       weights_.data());
+  rows_of_expert_.resize(num_experts_);
+  for (auto& r : rows_of_expert_) r.clear();
+  for (int64_t t = 0; t < rows; ++t) {
+    for (int64_t i = 0; i < top_k_; ++i) {
+      rows_of_expert_[expert_ids_[t * top_k_ + i]].emplace_back(t, weights_[t * top_k_ + i]);
+    }
+  }
+  std::fill(out, out + rows * dim_, 0.0f);
+  for (int64_t e = 0; e < num_experts_; ++e) {
+    const auto& routed = rows_of_expert_[e];
+    const int64_t n = static_cast<int64_t>(routed.size());
+    if (n == 0) continue;
+    xe_.resize(n * dim_);
+    gu_.resize(n * 2 * ff_);
+    act_.resize(n * ff_);
+    ye_.resize(n * dim_);
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(&xe_[i * dim_], x + routed[i].first * dim_, dim_ * sizeof(float));
+    }
+    kernels::Matmul(xe_.data(), &gate_up_[e * 2 * ff_ * dim_], gu_.data(), n, 2 * ff_, dim_);
+    kernels::SiluMul(gu_.data(), act_.data(), n, ff_);
+    kernels::Matmul(act_.data(), &down_[e * dim_ * ff_], ye_.data(), n, dim_, ff_);
+    for (int64_t i = 0; i < n; ++i) {
+      float* o = out + routed[i].first * dim_;
+      const float w = routed[i].second;
+      for (int64_t d = 0; d < dim_; ++d) o[d] += w * ye_[i * dim_ + d];
+    }
+  }
+}
+
+}  // namespace tandem::model

@@ -1,0 +1,21 @@
+#include "model/loader/weight_source.h"
+
+namespace tandem::model {
+
+Result<std::vector<float>> LoadWeight(const WeightSource& source, const std::string& name,
+                                      const tensor::Shape& expected) {
+  if (!source.HasTensor(name)) {
+    return InvalidArgument("weight '" + name + "' is missing from " + source.source_name() +
+                           " (expected shape " + tensor::ShapeToString(expected) + ")");
+  }
+  TANDEM_ASSIGN_OR_RETURN(tensor::Shape shape, source.TensorShape(name));
+  if (shape != expected) {
+    return InvalidArgument("weight '" + name + "' in " + source.source_name() + " has shape " +
+                           tensor::ShapeToString(shape) + "; expected " +
+                           tensor::ShapeToString(expected));
+  }
+  TANDEM_ASSIGN_OR_RETURN(tensor::Tensor t, source.ReadF32(name));
+  return t.TakeF32();
+}
+
+}  // namespace tandem::model
