@@ -50,6 +50,10 @@ void ModelRunner::UpdateStates(const protocol::StepPlan& plan) {
 }
 
 void ModelRunner::AddRequest(const protocol::NewRequestData& data) {
+  TANDEM_CHECK(data.num_prompt_tokens >= 0 &&
+               static_cast<size_t>(data.num_prompt_tokens) <= data.token_ids.size())
+      << "new request '" << data.request_id << "' has " << data.num_prompt_tokens
+      << " prompt tokens of " << data.token_ids.size();
   RequestGenerator generator =
       data.sampling.has_seed ? RequestGenerator::FromSeed(data.sampling.seed)
                              : RequestGenerator::FromEngineSeed(engine_seed_, num_requests_added_);
