@@ -1,0 +1,56 @@
+#include "apps/bench/bench_command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "apps/bench/bench_flags.h"
+#include "apps/bench/kernels_bench.h"
+#include "apps/bench/serve_bench.h"
+
+namespace tandem::apps {
+
+int RunBenchCommand(int argc, char** argv) {
+  using namespace tandem::apps::bench;
+  std::vector<std::string> args = NormalizeFlagSpellings(argc, argv);
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : args) arg_ptrs.push_back(a.data());
+
+  CLI::App app("Benchmarks: an OpenAI-API load generator and this machine's kernel speeds",
+               "tandem bench");
+  app.require_subcommand(1);
+
+  ServeBenchConfig serve_config;
+  ServeFlagStrings serve_strings;
+  CLI::App* serve = app.add_subcommand(
+      "serve", "Load-test an OpenAI-compatible server (like `vllm bench serve`)");
+  AddServeBenchFlags(*serve, serve_config, serve_strings);
+
+  KernelsBenchConfig kernels_config;
+  CLI::App* kernels = app.add_subcommand(
+      "kernels", "Memory bandwidth and oneDNN GEMM throughput of this machine");
+  AddKernelsBenchFlags(*kernels, kernels_config);
+
+  try {
+    app.parse(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  Status status;
+  if (serve->parsed()) {
+    status = ApplyServeFlagStrings(serve_strings, serve_config);
+    if (status.ok()) status = RunServeBench(serve_config);
+  } else {
+    status = RunKernelsBench(kernels_config);
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "tandem bench: %s\n", status.message().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace tandem::apps

@@ -1,0 +1,105 @@
+#include "apps/bench/kernels_bench.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "apps/bench/gemm_bench.h"
+#include "apps/bench/memory_bandwidth.h"
+
+namespace tandem::apps::bench {
+namespace {
+
+nlohmann::json GemmJson(const GemmResult& r) {
+  return {{"impl", r.impl},           {"weight_layout", r.weight_layout},
+          {"m", r.shape.m},           {"k", r.shape.k},
+          {"n", r.shape.n},           {"seconds", r.seconds},
+          {"gflop_per_s", r.gflop_per_s}, {"weight_gb_per_s", r.weight_gb_per_s}};
+}
+
+}  // namespace
+
+Status KernelsBenchConfig::Validate() const {
+  if (bandwidth_mib < 512) {
+    return InvalidArgument(fmt::format(
+        "--bandwidth-mib must be >= 512 so buffers exceed every cache; found {}", bandwidth_mib));
+  }
+  if (repeats < 1) return InvalidArgument(fmt::format("--repeats must be >= 1; found {}", repeats));
+  if (num_threads < 0) {
+    return InvalidArgument(fmt::format("--threads must be >= 0; found {}", num_threads));
+  }
+  if (gemm_m.empty() || gemm_k < 1 || gemm_n < 1) {
+    return InvalidArgument("--gemm-m needs at least one value and --gemm-k/--gemm-n must be >= 1");
+  }
+  for (int m : gemm_m) {
+    if (m < 1) return InvalidArgument(fmt::format("--gemm-m values must be >= 1; found {}", m));
+  }
+  return Status::Ok();
+}
+
+Status RunKernelsBench(const KernelsBenchConfig& config) {
+  TANDEM_RETURN_IF_ERROR(config.Validate());
+  nlohmann::json out;
+  const int threads = config.num_threads > 0
+                          ? config.num_threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+  std::printf("%s\n", fmt::format("{:=^78}", " Memory bandwidth ").c_str());
+  BandwidthResult bw = MeasureMemoryBandwidth(config.bandwidth_mib << 20, threads, config.repeats);
+  std::printf("buffer %zu MiB, %d threads, best of %d\n", bw.buffer_bytes >> 20, bw.num_threads,
+              bw.repeats);
+  std::printf("%-40s %10.2f\n", "Read bandwidth (GB/s):", bw.read_gb_per_s);
+  std::printf("%-40s %10.2f\n", "Copy bandwidth (GB/s, read+write):", bw.copy_gb_per_s);
+  out["memory"] = {{"buffer_bytes", bw.buffer_bytes}, {"num_threads", bw.num_threads},
+                   {"repeats", bw.repeats},           {"read_gb_per_s", bw.read_gb_per_s},
+                   {"copy_gb_per_s", bw.copy_gb_per_s}};
+
+  const GemmShape small{config.naive_m, config.naive_k, config.naive_n};
+  std::printf("%s\n", fmt::format("{:=^78}", " GEMM f32 (oneDNN) ").c_str());
+  GemmResult naive = BenchNaiveMatmul(small, config.repeats);
+  TANDEM_ASSIGN_OR_RETURN(double max_diff, MatmulMaxAbsDiff(small));
+  TANDEM_ASSIGN_OR_RETURN(GemmResult small_onednn, BenchOnednnMatmul(small, true, config.repeats));
+  std::printf("naive baseline (1 thread, i-j-k) M=%d K=%d N=%d: %.2f GFLOP/s; oneDNN same shape: "
+              "%.2f GFLOP/s (x%.1f), max |diff| %.2e\n",
+              small.m, small.k, small.n, naive.gflop_per_s, small_onednn.gflop_per_s,
+              small_onednn.gflop_per_s / naive.gflop_per_s, max_diff);
+  out["naive_baseline"] = GemmJson(naive);
+  out["naive_baseline_onednn"] = GemmJson(small_onednn);
+  out["naive_max_abs_diff"] = max_diff;
+
+  std::printf("%-6s %-6s %-6s %-7s %10s %9s %12s %9s %9s\n", "M", "K", "N", "W", "ms", "GFLOP/s",
+              "x naive", "W GB/s", "W/bw");
+  nlohmann::json gemms = nlohmann::json::array();
+  for (int m : config.gemm_m) {
+    for (bool packed : {true, false}) {
+      TANDEM_ASSIGN_OR_RETURN(GemmResult r, BenchOnednnMatmul({m, config.gemm_k, config.gemm_n},
+                                                              packed, config.repeats));
+      const double vs_naive = r.gflop_per_s / naive.gflop_per_s;
+      const double bw_share = r.weight_gb_per_s / bw.read_gb_per_s;
+      std::printf("%-6d %-6d %-6d %-7s %10.3f %9.1f %12.1f %9.2f %9.2f\n", m, config.gemm_k,
+                  config.gemm_n, r.weight_layout.c_str(), r.seconds * 1e3, r.gflop_per_s, vs_naive,
+                  r.weight_gb_per_s, bw_share);
+      nlohmann::json j = GemmJson(r);
+      j["speedup_vs_naive"] = vs_naive;
+      j["weight_bw_fraction"] = bw_share;
+      gemms.push_back(std::move(j));
+    }
+  }
+  out["gemm"] = std::move(gemms);
+  std::printf("W GB/s = K*N*4 bytes / time; W/bw = that over the read bandwidth above "
+              "(decode efficiency; ~1.0 is memory-bound optimum)\n");
+
+  if (!config.json_path.empty()) {
+    std::ofstream file(config.json_path);
+    if (!file) {
+      return InvalidArgument(fmt::format("--json '{}': cannot open for writing", config.json_path));
+    }
+    file << out.dump(2) << "\n";
+    std::printf("Saved result to %s\n", config.json_path.c_str());
+  }
+  return Status::Ok();
+}
+
+}  // namespace tandem::apps::bench
