@@ -1,0 +1,46 @@
+// ChatTemplate: a model's Jinja chat template (tokenizer_config.json "chat_template"), parsed
+// once and rendered per request into the prompt text.
+//
+// Rendering follows Hugging Face apply_chat_template: trim_blocks and lstrip_blocks on,
+// loop controls (break/continue) on, raise_exception() available, tojson = json.dumps with
+// ensure_ascii=False. The Jinja subset is listed in jinja/parser.h (no macros yet).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+
+namespace tandem::text {
+
+namespace jinja {
+struct Node;
+}  // namespace jinja
+
+class ChatTemplate {
+ public:
+  // Errors: kInvalidArgument "chat template line L, column C: <what was expected/found>".
+  static Result<ChatTemplate> Parse(std::string source);
+
+  // Renders with `context` (an object) as the global variables: typically `messages` (array of
+  // {role, content}), `add_generation_prompt`, `bos_token`, `eos_token`, `tools`, plus any
+  // chat_template_kwargs. Errors: kInvalidArgument with the template's own message for
+  // raise_exception('...'), else "chat template line L, column C: <error>".
+  // Thread-safe: a ChatTemplate may be rendered concurrently.
+  Result<std::string> Render(const nlohmann::json& context) const;
+  // Same, keeping the key order of dicts (what tojson prints) as the caller parsed it.
+  Result<std::string> Render(const nlohmann::ordered_json& context) const;
+
+  const std::string& source() const { return *source_; }
+
+ private:
+  ChatTemplate() = default;
+
+  std::shared_ptr<const std::string> source_;
+  std::shared_ptr<const std::vector<std::unique_ptr<jinja::Node>>> body_;
+};
+
+}  // namespace tandem::text

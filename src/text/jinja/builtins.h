@@ -1,0 +1,34 @@
+// Jinja built-ins the chat templates use: filters (| name), tests (is name), methods on values
+// (.strip(), .items(), ...) and global functions (raise_exception, namespace, range).
+// Each throws TemplateError positioned at `at` for an unknown name or bad arguments.
+// Reference: jinja2/filters.py, jinja2/tests.py; Python str/dict methods.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "text/jinja/ast.h"
+#include "text/jinja/value.h"
+
+namespace tandem::text::jinja {
+
+using Kwargs = std::vector<std::pair<std::string, Value>>;
+
+// args[0] is the filtered value.
+Value ApplyFilter(const std::string& name, const std::vector<Value>& args, const Kwargs& kwargs,
+                  const Expr& at);
+
+// args[0] is the tested value.
+bool ApplyTest(const std::string& name, const std::vector<Value>& args, const Expr& at);
+
+// object.method(args...).
+Value CallMethod(const Value& object, const std::string& method, const std::vector<Value>& args,
+                 const Kwargs& kwargs, const Expr& at);
+
+// True when `name` is a global function CallFunction knows.
+bool IsGlobalFunction(const std::string& name);
+Value CallFunction(const std::string& name, const std::vector<Value>& args, const Kwargs& kwargs,
+                   const Expr& at);
+
+}  // namespace tandem::text::jinja

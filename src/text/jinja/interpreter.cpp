@@ -1,0 +1,294 @@
+#include "text/jinja/interpreter.h"
+
+#include <cmath>
+
+#include "text/jinja/builtins.h"
+#include "text/jinja/error.h"
+
+namespace tandem::text::jinja {
+namespace {
+
+[[noreturn]] void Fail(const std::string& message, const Expr& at) {
+  throw TemplateError(message, at.line, at.column);
+}
+
+// Items a for loop walks: list elements, dict keys, string characters; undefined/None = none.
+std::vector<Json> IterationItems(const Value& value, const Expr& at) {
+  if (value.undefined || value.data.is_null()) return {};
+  const Json& d = value.data;
+  std::vector<Json> items;
+  if (d.is_array()) {
+    items.assign(d.begin(), d.end());
+  } else if (d.is_object()) {
+    for (auto it = d.begin(); it != d.end(); ++it) items.emplace_back(it.key());
+  } else if (d.is_string()) {
+    for (char c : d.get<std::string>()) items.emplace_back(std::string(1, c));
+  } else {
+    Fail("'" + TypeName(value) + "' object is not iterable", at);
+  }
+  return items;
+}
+
+int64_t NormalizeIndex(int64_t index, size_t size) {
+  return index < 0 ? index + static_cast<int64_t>(size) : index;
+}
+
+}  // namespace
+
+Interpreter::Interpreter(const Json& context) {
+  scopes_.emplace_back();
+  for (auto it = context.begin(); it != context.end(); ++it) {
+    scopes_[0][it.key()] = Value::Of(it.value());
+  }
+}
+
+std::string Interpreter::Render(const Body& body) {
+  std::string out;
+  ExecBody(body, &out);
+  return out;
+}
+
+Interpreter::Flow Interpreter::ExecBody(const Body& body, std::string* out) {
+  for (const NodePtr& node : body) {
+    Flow flow = ExecNode(*node, out);
+    if (flow != Flow::kNormal) return flow;
+  }
+  return Flow::kNormal;
+}
+
+Interpreter::Flow Interpreter::ExecNode(const Node& node, std::string* out) {
+  switch (node.kind) {
+    case Node::Kind::kText:
+      *out += node.text;
+      return Flow::kNormal;
+    case Node::Kind::kOutput:
+      *out += ToOutputString(Eval(*node.expr));
+      return Flow::kNormal;
+    case Node::Kind::kIf:
+      for (const auto& [cond, body] : node.branches) {
+        if (IsTruthy(Eval(*cond))) return ExecBody(body, out);
+      }
+      return ExecBody(node.else_body, out);
+    case Node::Kind::kFor:
+      return ExecFor(node, out);
+    case Node::Kind::kSet:
+      ExecSet(node);
+      return Flow::kNormal;
+    case Node::Kind::kBreak:
+      return Flow::kBreak;
+    case Node::Kind::kContinue:
+      return Flow::kContinue;
+  }
+  return Flow::kNormal;
+}
+
+Interpreter::Flow Interpreter::ExecFor(const Node& node, std::string* out) {
+  std::vector<Json> all_items = IterationItems(Eval(*node.expr), *node.expr);
+  auto bind = [&](const Json& item) {
+    if (node.targets.size() == 1) {
+      scopes_.back()[node.targets[0]] = Value::Of(item);
+      return;
+    }
+    if (!item.is_array() || item.size() != node.targets.size()) {
+      Fail("cannot unpack " + item.dump() + " into " + std::to_string(node.targets.size()) +
+               " loop variables", *node.expr);
+    }
+    for (size_t i = 0; i < node.targets.size(); ++i) {
+      scopes_.back()[node.targets[i]] = Value::Of(item[i]);
+    }
+  };
+  std::vector<Json> items;
+  for (const Json& item : all_items) {
+    if (node.filter) {
+      scopes_.emplace_back();
+      bind(item);
+      bool keep = IsTruthy(Eval(*node.filter));
+      scopes_.pop_back();
+      if (!keep) continue;
+    }
+    items.push_back(item);
+  }
+  if (items.empty()) return ExecBody(node.else_body, out);
+  for (size_t i = 0; i < items.size(); ++i) {
+    scopes_.emplace_back();
+    bind(items[i]);
+    Json loop = Json::object();
+    loop["index0"] = i;
+    loop["index"] = i + 1;
+    loop["revindex"] = items.size() - i;
+    loop["revindex0"] = items.size() - i - 1;
+    loop["first"] = i == 0;
+    loop["last"] = i + 1 == items.size();
+    loop["length"] = items.size();
+    if (i > 0) loop["previtem"] = items[i - 1];
+    if (i + 1 < items.size()) loop["nextitem"] = items[i + 1];
+    scopes_.back()["loop"] = Value::Of(std::move(loop));
+    Flow flow = ExecBody(node.body, out);
+    scopes_.pop_back();
+    if (flow == Flow::kBreak) break;
+  }
+  return Flow::kNormal;
+}
+
+void Interpreter::ExecSet(const Node& node) {
+  Value value = Eval(*node.expr);
+  if (node.targets.size() == 1) {
+    scopes_.back()[node.targets[0]] = std::move(value);
+    return;
+  }
+  Value* object = Lookup(node.targets[0]);
+  if (object == nullptr || !object->data.is_object()) {
+    Fail("cannot set attribute '" + node.targets[1] + "' of '" + node.targets[0] +
+             "'; expected a namespace() object", *node.expr);
+  }
+  object->data[node.targets[1]] = value.data;
+}
+
+Value* Interpreter::Lookup(const std::string& name) {
+  for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
+    auto it = scope->find(name);
+    if (it != scope->end()) return &it->second;
+  }
+  return nullptr;
+}
+
+Value Interpreter::Eval(const Expr& expr) {
+  switch (expr.kind) {
+    case Expr::Kind::kLiteral:
+      return Value::Of(expr.literal);
+    case Expr::Kind::kName: {
+      Value* value = Lookup(expr.name);
+      return value ? *value : Value::Undefined();
+    }
+    case Expr::Kind::kList:
+    case Expr::Kind::kTuple: {
+      Json list = Json::array();
+      for (const ExprPtr& arg : expr.args) list.push_back(Eval(*arg).data);
+      return Value::Of(std::move(list));
+    }
+    case Expr::Kind::kDict: {
+      Json dict = Json::object();
+      for (size_t i = 0; i + 1 < expr.args.size(); i += 2) {
+        Value key = Eval(*expr.args[i]);
+        if (!key.data.is_string()) Fail("dict keys must be strings", *expr.args[i]);
+        dict[key.data.get<std::string>()] = Eval(*expr.args[i + 1]).data;
+      }
+      return Value::Of(std::move(dict));
+    }
+    case Expr::Kind::kAttr: {
+      Value object = Eval(*expr.args[0]);
+      if (object.data.is_object() && object.data.contains(expr.name)) {
+        return Value::Of(object.data[expr.name]);
+      }
+      return Value::Undefined();
+    }
+    case Expr::Kind::kIndex:
+      return EvalIndex(Eval(*expr.args[0]), Eval(*expr.args[1]), expr);
+    case Expr::Kind::kSlice:
+      return EvalSlice(expr);
+    case Expr::Kind::kCall:
+      return EvalCall(expr);
+    case Expr::Kind::kFilter: {
+      std::vector<Value> args = EvalArgs(expr, 0);
+      return ApplyFilter(expr.name, args, EvalKwargs(expr), expr);
+    }
+    case Expr::Kind::kTest: {
+      bool result = ApplyTest(expr.name, EvalArgs(expr, 0), expr);
+      return Value::Of(result != expr.negated);
+    }
+    case Expr::Kind::kUnary: {
+      Value operand = Eval(*expr.args[0]);
+      if (expr.name == "not") return Value::Of(!IsTruthy(operand));
+      if (!operand.data.is_number()) Fail("bad operand type for unary " + expr.name + ": '" +
+                                          TypeName(operand) + "'", expr);
+      if (expr.name == "+") return operand;
+      if (operand.data.is_number_float()) return Value::Of(-operand.data.get<double>());
+      return Value::Of(-operand.data.get<int64_t>());
+    }
+    case Expr::Kind::kBinary:
+      return EvalBinary(expr);
+    case Expr::Kind::kTernary:
+      if (IsTruthy(Eval(*expr.args[1]))) return Eval(*expr.args[0]);
+      return expr.args[2] ? Eval(*expr.args[2]) : Value::Undefined();
+  }
+  Fail("unknown expression", expr);
+}
+
+Value Interpreter::EvalIndex(const Value& target, const Value& index, const Expr& at) {
+  const Json& d = target.data;
+  if (d.is_object() && index.data.is_string()) {
+    auto it = d.find(index.data.get<std::string>());
+    return it != d.end() ? Value::Of(*it) : Value::Undefined();
+  }
+  if ((d.is_array() || d.is_string()) && index.data.is_number_integer()) {
+    size_t size = d.is_array() ? d.size() : d.get_ref<const std::string&>().size();
+    int64_t i = NormalizeIndex(index.data.get<int64_t>(), size);
+    if (i < 0 || i >= static_cast<int64_t>(size)) return Value::Undefined();
+    if (d.is_array()) return Value::Of(d[i]);
+    return Value::Of(std::string(1, d.get_ref<const std::string&>()[i]));
+  }
+  if (target.undefined) return Value::Undefined();
+  Fail("cannot index '" + TypeName(target) + "' with '" + TypeName(index) + "'", at);
+}
+
+Value Interpreter::EvalSlice(const Expr& expr) {
+  Value target = Eval(*expr.args[0]);
+  const Json& d = target.data;
+  if (!d.is_array() && !d.is_string()) Fail("cannot slice '" + TypeName(target) + "'", expr);
+  auto size = static_cast<int64_t>(d.is_array() ? d.size()
+                                                : d.get_ref<const std::string&>().size());
+  auto part = [&](int k, int64_t fallback) {
+    if (!expr.args[k]) return fallback;
+    Value v = Eval(*expr.args[k]);
+    if (v.data.is_null()) return fallback;
+    if (!v.data.is_number_integer()) Fail("slice indices must be integers", *expr.args[k]);
+    return v.data.get<int64_t>();
+  };
+  int64_t step = part(3, 1);
+  if (step == 0) Fail("slice step cannot be zero", expr);
+  // Python slice semantics (PySlice_AdjustIndices).
+  auto clamp = [&](int64_t i, bool is_stop) {
+    if (i < 0) i += size;
+    if (step > 0) return std::clamp<int64_t>(i, 0, size);
+    return std::clamp<int64_t>(i, -1, size - 1);
+  };
+  int64_t start = expr.args[1] ? clamp(part(1, 0), false) : (step > 0 ? 0 : size - 1);
+  int64_t stop = expr.args[2] ? clamp(part(2, 0), true) : (step > 0 ? size : -1);
+  Json result = d.is_array() ? Json::array() : Json("");
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    if (d.is_array()) {
+      result.push_back(d[i]);
+    } else {
+      result.get_ref<std::string&>() += d.get_ref<const std::string&>()[i];
+    }
+  }
+  return Value::Of(std::move(result));
+}
+
+Value Interpreter::EvalCall(const Expr& expr) {
+  const Expr& callee = *expr.args[0];
+  std::vector<Value> args = EvalArgs(expr, 1);
+  auto kwargs = EvalKwargs(expr);
+  if (callee.kind == Expr::Kind::kAttr) {
+    return CallMethod(Eval(*callee.args[0]), callee.name, args, kwargs, expr);
+  }
+  if (callee.kind == Expr::Kind::kName && !Lookup(callee.name) && IsGlobalFunction(callee.name)) {
+    return CallFunction(callee.name, args, kwargs, expr);
+  }
+  Fail("'" + (callee.kind == Expr::Kind::kName ? callee.name : std::string("expression")) +
+           "' is not callable", expr);
+}
+
+std::vector<Value> Interpreter::EvalArgs(const Expr& expr, size_t first) {
+  std::vector<Value> args;
+  for (size_t i = first; i < expr.args.size(); ++i) args.push_back(Eval(*expr.args[i]));
+  return args;
+}
+
+std::vector<std::pair<std::string, Value>> Interpreter::EvalKwargs(const Expr& expr) {
+  std::vector<std::pair<std::string, Value>> kwargs;
+  for (const auto& [name, value] : expr.kwargs) kwargs.emplace_back(name, Eval(*value));
+  return kwargs;
+}
+
+}  // namespace tandem::text::jinja

@@ -1,0 +1,408 @@
+#include "text/jinja/parser.h"
+
+#include <set>
+#include <string>
+
+#include "text/jinja/error.h"
+
+namespace tandem::text::jinja {
+namespace {
+
+using TK = Token::Kind;
+
+class Parser {
+ public:
+  explicit Parser(const std::vector<Token>& tokens) : tokens_(tokens) {}
+
+  Body ParseTemplate() {
+    Body body = ParseBody({});
+    if (Peek().kind != TK::kEnd) Fail("unexpected '{% " + Peek().text + " %}'", Peek());
+    return body;
+  }
+
+ private:
+  // Statements until "{% <one of stop> ...": returns with the stop keyword as the next token.
+  Body ParseBody(const std::set<std::string>& stop) {
+    Body body;
+    while (true) {
+      const Token& token = Peek();
+      if (token.kind == TK::kEnd) {
+        for (const std::string& keyword : stop) {
+          if (keyword.rfind("end", 0) == 0) {
+            Fail("unexpected end of template, expected '{% " + keyword + " %}'", token);
+          }
+        }
+        return body;
+      }
+      if (token.kind == TK::kText) {
+        auto node = MakeNode(Node::Kind::kText, Next());
+        node->text = token.text;
+        body.push_back(std::move(node));
+      } else if (token.kind == TK::kVarBegin) {
+        auto node = MakeNode(Node::Kind::kOutput, Next());
+        node->expr = ParseExpression();
+        Expect(TK::kVarEnd, "'}}'");
+        body.push_back(std::move(node));
+      } else if (token.kind == TK::kBlockBegin) {
+        const Token& keyword = tokens_[pos_ + 1];
+        if (stop.count(keyword.text)) {
+          ++pos_;
+          return body;
+        }
+        ++pos_;
+        body.push_back(ParseStatement());
+      } else {
+        Fail("unexpected token '" + token.text + "'", token);
+      }
+    }
+  }
+
+  NodePtr ParseStatement() {
+    const Token& keyword = Next();
+    if (keyword.kind != TK::kName) Fail("expected a statement name after '{%'", keyword);
+    if (keyword.text == "if") return ParseIf(keyword);
+    if (keyword.text == "for") return ParseFor(keyword);
+    if (keyword.text == "set") return ParseSet(keyword);
+    if (keyword.text == "break" || keyword.text == "continue") {
+      auto node = MakeNode(keyword.text == "break" ? Node::Kind::kBreak : Node::Kind::kContinue,
+                           keyword);
+      Expect(TK::kBlockEnd, "'%}'");
+      return node;
+    }
+    Fail("unknown or unsupported tag '" + keyword.text + "'", keyword);
+  }
+
+  NodePtr ParseIf(const Token& keyword) {
+    auto node = MakeNode(Node::Kind::kIf, keyword);
+    while (true) {
+      ExprPtr cond = ParseExpression();
+      Expect(TK::kBlockEnd, "'%}'");
+      Body body = ParseBody({"elif", "else", "endif"});
+      node->branches.emplace_back(std::move(cond), std::move(body));
+      const Token& end = Next();
+      if (end.text == "elif") continue;
+      Expect(TK::kBlockEnd, "'%}'");
+      if (end.text == "else") {
+        node->else_body = ParseBody({"endif"});
+        Next();
+        Expect(TK::kBlockEnd, "'%}'");
+      }
+      return node;
+    }
+  }
+
+  NodePtr ParseFor(const Token& keyword) {
+    auto node = MakeNode(Node::Kind::kFor, keyword);
+    do {
+      node->targets.push_back(ExpectName("a loop variable"));
+    } while (Accept(","));
+    if (ExpectName("'in'") != "in") Fail("expected 'in' in for loop", tokens_[pos_ - 1]);
+    node->expr = ParseOr();  // no ternary here: "if" starts the loop filter
+    if (Peek().kind == TK::kName && Peek().text == "if") {
+      Next();
+      node->filter = ParseOr();
+    }
+    Expect(TK::kBlockEnd, "'%}'");
+    node->body = ParseBody({"else", "endfor"});
+    if (Next().text == "else") {
+      Expect(TK::kBlockEnd, "'%}'");
+      node->else_body = ParseBody({"endfor"});
+      Next();
+    }
+    Expect(TK::kBlockEnd, "'%}'");
+    return node;
+  }
+
+  NodePtr ParseSet(const Token& keyword) {
+    auto node = MakeNode(Node::Kind::kSet, keyword);
+    node->targets.push_back(ExpectName("a variable name"));
+    if (Accept(".")) node->targets.push_back(ExpectName("an attribute name"));
+    if (!Accept("=")) Fail("expected '=' in set (block sets are not supported)", Peek());
+    node->expr = ParseExpression();
+    Expect(TK::kBlockEnd, "'%}'");
+    return node;
+  }
+
+  ExprPtr ParseExpression() {
+    ExprPtr value = ParseOr();
+    while (Peek().kind == TK::kName && Peek().text == "if") {
+      auto node = MakeExpr(Expr::Kind::kTernary, Next());
+      node->args.push_back(std::move(value));
+      node->args.push_back(ParseOr());
+      node->args.push_back(AcceptName("else") ? ParseExpression() : nullptr);
+      value = std::move(node);
+    }
+    return value;
+  }
+
+  ExprPtr ParseOr() { return ParseBinaryLevel(0); }
+
+  // Levels 0..5: or, and, (not), comparisons, + -, ~, * / // %.
+  ExprPtr ParseBinaryLevel(int level) {
+    static const std::vector<std::vector<std::string>> kLevels = {
+        {"or"}, {"and"}, {}, {"==", "!=", "<", ">", "<=", ">=", "in", "not"}, {"+", "-"}, {"~"},
+        {"*", "/", "//", "%"}};
+    if (level == 2) {  // "not" is a prefix operator between "and" and comparisons
+      if (Peek().kind == TK::kName && Peek().text == "not") {
+        auto node = MakeExpr(Expr::Kind::kUnary, Next());
+        node->name = "not";
+        node->args.push_back(ParseBinaryLevel(2));
+        return node;
+      }
+      return ParseBinaryLevel(3);
+    }
+    if (level == static_cast<int>(kLevels.size())) return ParseUnary();
+    ExprPtr left = ParseBinaryLevel(level + 1);
+    while (true) {
+      const Token& op = Peek();
+      bool is_op = (op.kind == TK::kOperator || op.kind == TK::kName);
+      bool matches = false;
+      for (const std::string& candidate : kLevels[level]) matches |= is_op && op.text == candidate;
+      if (!matches) return left;
+      if (op.text == "not" && !(tokens_[pos_ + 1].kind == TK::kName &&
+                                tokens_[pos_ + 1].text == "in")) {
+        return left;
+      }
+      auto node = MakeExpr(Expr::Kind::kBinary, Next());
+      node->name = op.text;
+      if (op.text == "not") {
+        Next();
+        node->name = "not in";
+      }
+      node->args.push_back(std::move(left));
+      node->args.push_back(ParseBinaryLevel(level + 1));
+      left = std::move(node);
+    }
+  }
+
+  ExprPtr ParseUnary() {
+    if (Peek().kind == TK::kOperator && (Peek().text == "-" || Peek().text == "+")) {
+      auto node = MakeExpr(Expr::Kind::kUnary, Peek());
+      node->name = Next().text;
+      node->args.push_back(ParseUnary());
+      return node;
+    }
+    return ParsePostfix(ParsePrimary());
+  }
+
+  ExprPtr ParsePrimary() {
+    const Token& token = Next();
+    switch (token.kind) {
+      case TK::kString: {
+        auto node = MakeExpr(Expr::Kind::kLiteral, token);
+        std::string value = token.text;
+        while (Peek().kind == TK::kString) value += Next().text;  // "a" "b" concatenates
+        node->literal = value;
+        return node;
+      }
+      case TK::kInteger: return Literal(token, Json(std::stoll(token.text)));
+      case TK::kFloat: return Literal(token, Json(std::stod(token.text)));
+      case TK::kName:
+        if (token.text == "true" || token.text == "True") return Literal(token, Json(true));
+        if (token.text == "false" || token.text == "False") return Literal(token, Json(false));
+        if (token.text == "none" || token.text == "None") return Literal(token, Json(nullptr));
+        {
+          auto node = MakeExpr(Expr::Kind::kName, token);
+          node->name = token.text;
+          return node;
+        }
+      case TK::kOperator:
+        if (token.text == "(") return ParseParenthesized(token);
+        if (token.text == "[") return ParseSequence(token, Expr::Kind::kList, "]");
+        if (token.text == "{") return ParseDict(token);
+        break;
+      default:
+        break;
+    }
+    Fail("expected an expression, found " + Describe(token), token);
+  }
+
+  ExprPtr ParseParenthesized(const Token& open) {
+    if (Accept(")")) return MakeExpr(Expr::Kind::kTuple, open);
+    ExprPtr first = ParseExpression();
+    if (Accept(")")) return first;
+    auto tuple = MakeExpr(Expr::Kind::kTuple, open);
+    tuple->args.push_back(std::move(first));
+    while (Accept(",") && !(Peek().text == ")" && Peek().kind == TK::kOperator)) {
+      tuple->args.push_back(ParseExpression());
+    }
+    ExpectOperator(")");
+    return tuple;
+  }
+
+  ExprPtr ParseSequence(const Token& open, Expr::Kind kind, const std::string& close) {
+    auto node = MakeExpr(kind, open);
+    while (!Accept(close)) {
+      if (!node->args.empty()) ExpectOperator(",");
+      if (Accept(close)) break;  // trailing comma
+      node->args.push_back(ParseExpression());
+    }
+    return node;
+  }
+
+  ExprPtr ParseDict(const Token& open) {
+    auto node = MakeExpr(Expr::Kind::kDict, open);
+    while (!Accept("}")) {
+      if (!node->args.empty()) ExpectOperator(",");
+      if (Accept("}")) break;
+      node->args.push_back(ParseExpression());
+      ExpectOperator(":");
+      node->args.push_back(ParseExpression());
+    }
+    return node;
+  }
+
+  ExprPtr ParsePostfix(ExprPtr value) {
+    while (true) {
+      const Token& token = Peek();
+      if (token.kind == TK::kOperator && token.text == ".") {
+        Next();
+        auto node = MakeExpr(Expr::Kind::kAttr, token);
+        node->name = ExpectName("an attribute name");
+        node->args.push_back(std::move(value));
+        value = std::move(node);
+      } else if (token.kind == TK::kOperator && token.text == "[") {
+        Next();
+        value = ParseSubscript(token, std::move(value));
+      } else if (token.kind == TK::kOperator && token.text == "(") {
+        Next();
+        auto node = MakeExpr(Expr::Kind::kCall, token);
+        node->args.push_back(std::move(value));
+        ParseCallArgs(node.get());
+        value = std::move(node);
+      } else if (token.kind == TK::kOperator && token.text == "|") {
+        Next();
+        auto node = MakeExpr(Expr::Kind::kFilter, token);
+        node->name = ExpectName("a filter name");
+        node->args.push_back(std::move(value));
+        if (Accept("(")) ParseCallArgs(node.get());
+        value = std::move(node);
+      } else if (token.kind == TK::kName && token.text == "is") {
+        Next();
+        auto node = MakeExpr(Expr::Kind::kTest, token);
+        node->negated = AcceptName("not");
+        node->name = ExpectName("a test name");
+        node->args.push_back(std::move(value));
+        if (Accept("(")) ParseCallArgs(node.get());
+        value = std::move(node);
+      } else {
+        return value;
+      }
+    }
+  }
+
+  ExprPtr ParseSubscript(const Token& open, ExprPtr target) {
+    std::vector<ExprPtr> parts(1);
+    bool is_slice = false;
+    while (true) {
+      if (Peek().kind == TK::kOperator && (Peek().text == ":" || Peek().text == "]")) {
+        if (Accept(":")) {
+          is_slice = true;
+          parts.emplace_back();
+          continue;
+        }
+        Next();
+        break;
+      }
+      parts.back() = ParseExpression();
+    }
+    if (!is_slice && !parts[0]) Fail("expected an index inside '[]'", open);
+    auto node = MakeExpr(is_slice ? Expr::Kind::kSlice : Expr::Kind::kIndex, open);
+    node->args.push_back(std::move(target));
+    for (auto& part : parts) node->args.push_back(std::move(part));
+    if (is_slice) node->args.resize(4);
+    return node;
+  }
+
+  // After "(": positional args and name=value kwargs up to ")".
+  void ParseCallArgs(Expr* node) {
+    while (!Accept(")")) {
+      if (node->args.size() + node->kwargs.size() > 1) ExpectOperator(",");
+      if (Accept(")")) break;
+      if (Peek().kind == TK::kName && tokens_[pos_ + 1].kind == TK::kOperator &&
+          tokens_[pos_ + 1].text == "=") {
+        std::string name = Next().text;
+        Next();
+        node->kwargs.emplace_back(name, ParseExpression());
+      } else {
+        node->args.push_back(ParseExpression());
+      }
+    }
+  }
+
+  // --- token helpers ---
+  const Token& Peek() const { return tokens_[pos_]; }
+  const Token& Next() {
+    const Token& token = tokens_[pos_];
+    if (token.kind != TK::kEnd) ++pos_;
+    return token;
+  }
+  bool Accept(const std::string& op) {
+    if (Peek().kind == TK::kOperator && Peek().text == op) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  bool AcceptName(const std::string& name) {
+    if (Peek().kind == TK::kName && Peek().text == name) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  void ExpectOperator(const std::string& op) {
+    if (!Accept(op)) Fail("expected '" + op + "', found " + Describe(Peek()), Peek());
+  }
+  void Expect(TK kind, const std::string& what) {
+    if (Peek().kind != kind) Fail("expected " + what + ", found " + Describe(Peek()), Peek());
+    ++pos_;
+  }
+  std::string ExpectName(const std::string& what) {
+    if (Peek().kind != TK::kName) Fail("expected " + what + ", found " + Describe(Peek()), Peek());
+    return Next().text;
+  }
+  static std::string Describe(const Token& token) {
+    switch (token.kind) {
+      case TK::kEnd: return "end of template";
+      case TK::kText: return "template text";
+      case TK::kVarBegin: return "'{{'";
+      case TK::kVarEnd: return "'}}'";
+      case TK::kBlockBegin: return "'{%'";
+      case TK::kBlockEnd: return "'%}'";
+      case TK::kString: return "string '" + token.text + "'";
+      default: return "'" + token.text + "'";
+    }
+  }
+  ExprPtr Literal(const Token& token, Json value) {
+    auto node = MakeExpr(Expr::Kind::kLiteral, token);
+    node->literal = std::move(value);
+    return node;
+  }
+  static ExprPtr MakeExpr(Expr::Kind kind, const Token& token) {
+    auto node = std::make_unique<Expr>();
+    node->kind = kind;
+    node->line = token.line;
+    node->column = token.column;
+    return node;
+  }
+  static NodePtr MakeNode(Node::Kind kind, const Token& token) {
+    auto node = std::make_unique<Node>();
+    node->kind = kind;
+    node->line = token.line;
+    node->column = token.column;
+    return node;
+  }
+  [[noreturn]] static void Fail(const std::string& message, const Token& token) {
+    throw TemplateError(message, token.line, token.column);
+  }
+
+  const std::vector<Token>& tokens_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+Body Parse(const std::vector<Token>& tokens) { return Parser(tokens).ParseTemplate(); }
+
+}  // namespace tandem::text::jinja

@@ -1,0 +1,161 @@
+#include "text/jinja/value.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace tandem::text::jinja {
+namespace {
+
+// Python repr of a float: shortest round-trip digits, always with a '.' or exponent.
+std::string FloatRepr(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  std::string text(buffer, end);
+  if (text.find_first_of(".en") == std::string::npos) text += ".0";
+  return text;
+}
+
+std::string JsonString(const std::string& text) {
+  // nlohmann escapes like json.dumps(ensure_ascii=False): \" \\ \n \t and other controls as \uXXXX.
+  return Json(text).dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+}
+
+std::string PythonRepr(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::string: {
+      const std::string& s = value.get_ref<const std::string&>();
+      std::string out = "'";
+      for (char c : s) {
+        if (c == '\'' || c == '\\') out += '\\';
+        if (c == '\n') {
+          out += "\\n";
+        } else {
+          out += c;
+        }
+      }
+      return out + "'";
+    }
+    case Json::value_t::array: {
+      std::string out = "[";
+      for (size_t i = 0; i < value.size(); ++i) out += (i ? ", " : "") + PythonRepr(value[i]);
+      return out + "]";
+    }
+    case Json::value_t::object: {
+      std::string out = "{";
+      bool first = true;
+      for (auto it = value.begin(); it != value.end(); ++it) {
+        out += (first ? "" : ", ") + PythonRepr(Json(it.key())) + ": " + PythonRepr(it.value());
+        first = false;
+      }
+      return out + "}";
+    }
+    default:
+      return ToOutputString(Value::Of(value));
+  }
+}
+
+void AppendJson(const Json& value, int indent, int depth, std::string* out) {
+  std::string newline = indent >= 0 ? "\n" + std::string((depth + 1) * indent, ' ') : "";
+  std::string closing = indent >= 0 ? "\n" + std::string(depth * indent, ' ') : "";
+  std::string separator = indent >= 0 ? "," : ", ";
+  if (value.is_array()) {
+    if (value.empty()) {
+      *out += "[]";
+      return;
+    }
+    *out += "[";
+    for (size_t i = 0; i < value.size(); ++i) {
+      *out += (i ? separator : "") + newline;
+      AppendJson(value[i], indent, depth + 1, out);
+    }
+    *out += closing + "]";
+  } else if (value.is_object()) {
+    if (value.empty()) {
+      *out += "{}";
+      return;
+    }
+    *out += "{";
+    bool first = true;
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      *out += (first ? "" : separator) + newline + JsonString(it.key()) + ": ";
+      AppendJson(it.value(), indent, depth + 1, out);
+      first = false;
+    }
+    *out += closing + "}";
+  } else if (value.is_string()) {
+    *out += JsonString(value.get<std::string>());
+  } else if (value.is_number_float()) {
+    *out += FloatRepr(value.get<double>());
+  } else {
+    *out += value.dump();  // null, true, false, integers
+  }
+}
+
+}  // namespace
+
+bool IsTruthy(const Value& value) {
+  if (value.undefined) return false;
+  const Json& d = value.data;
+  switch (d.type()) {
+    case Json::value_t::null: return false;
+    case Json::value_t::boolean: return d.get<bool>();
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: return d.get<int64_t>() != 0;
+    case Json::value_t::number_float: return d.get<double>() != 0.0;
+    case Json::value_t::string:
+    case Json::value_t::array:
+    case Json::value_t::object: return !d.empty();
+    default: return false;
+  }
+}
+
+std::string ToOutputString(const Value& value) {
+  if (value.undefined) return "";
+  const Json& d = value.data;
+  switch (d.type()) {
+    case Json::value_t::null: return "None";
+    case Json::value_t::boolean: return d.get<bool>() ? "True" : "False";
+    case Json::value_t::number_float: return FloatRepr(d.get<double>());
+    case Json::value_t::string: return d.get<std::string>();
+    case Json::value_t::array:
+    case Json::value_t::object: return PythonRepr(d);
+    default: return d.dump();
+  }
+}
+
+bool ValuesEqual(const Value& a, const Value& b) {
+  if (a.undefined || b.undefined) return a.undefined == b.undefined;
+  if (a.data.is_number() && b.data.is_number()) {
+    if (a.data.is_number_float() || b.data.is_number_float()) {
+      return a.data.get<double>() == b.data.get<double>();
+    }
+    return a.data.get<int64_t>() == b.data.get<int64_t>();
+  }
+  return a.data == b.data;
+}
+
+std::string ToJsonText(const Json& value, int indent) {
+  std::string out;
+  AppendJson(value, indent, 0, &out);
+  return out;
+}
+
+std::string TypeName(const Value& value) {
+  if (value.undefined) return "undefined";
+  switch (value.data.type()) {
+    case Json::value_t::null: return "NoneType";
+    case Json::value_t::boolean: return "bool";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: return "int";
+    case Json::value_t::number_float: return "float";
+    case Json::value_t::string: return "str";
+    case Json::value_t::array: return "list";
+    case Json::value_t::object: return "dict";
+    default: return "unknown";
+  }
+}
+
+}  // namespace tandem::text::jinja
