@@ -87,3 +87,14 @@ void TopKRoutingNaive(const float* router_logits, int64_t num_tokens, int64_t nu
                       int64_t top_k, int32_t* expert_ids, float* weights);
 
 }  // namespace tandem::kernels
+
+namespace tandem::kernels {
+
+// ---- threading (cpu/threading.cpp) ----
+// Caps the OpenMP threads used by every op (and by oneDNN, which shares the OpenMP runtime).
+// num_threads <= 0 keeps the default (all cores, or OMP_NUM_THREADS). Process-wide; call at
+// start-up before the first forward. Tip for shared/over-subscribed hosts: OMP_WAIT_POLICY=passive.
+void SetNumThreads(int num_threads);
+int NumThreads();
+
+}  // namespace tandem::kernels

@@ -2,6 +2,7 @@
 // *.gguf → GGUF file). Architectures: llama (GGUF), LlamaForCausalLM (HF).
 #include <filesystem>
 
+#include "kernels/ops.h"
 #include "model/arch/llama.h"
 #include "model/config/model_config.h"
 #include "model/loader/gguf_reader.h"
@@ -15,6 +16,7 @@ Result<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOpti
   if (options.dtype != "auto" && options.dtype != "float32") {
     return InvalidArgument("dtype '" + options.dtype + "' is not supported; use auto or float32");
   }
+  kernels::SetNumThreads(options.num_threads);
   std::error_code ec;
   if (!fs::exists(path, ec)) return NotFound("model path '" + path + "' does not exist");
   if (fs::is_directory(path, ec)) {

@@ -50,7 +50,10 @@ void PagedAttention(const float* q, const float* key_cache, const float* value_c
   const int32_t* seq_of = row_seq.data();
   const int32_t* pos_of = row_pos.data();
   const int64_t work = num_tokens * p.num_heads;
-#pragma omp parallel for schedule(dynamic, 4) if (work >= 16)
+  // Parallel only when there is real work (a fork/join costs ~µs, more on a busy machine).
+  int64_t flops = 0;
+  for (int64_t t = 0; t < num_tokens; ++t) flops += (row_pos[t] + 1) * 4 * hd * p.num_heads;
+#pragma omp parallel for schedule(dynamic, 4) if (flops >= (1 << 18))
   for (int64_t w = 0; w < work; ++w) {
     const int64_t t = w / p.num_heads;
     const int64_t h = w % p.num_heads;
