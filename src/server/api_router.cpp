@@ -1,0 +1,71 @@
+#include "server/api_router.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "server/errors.h"
+#include "server/json_dump.h"
+#include "server/openai/chat_completions.h"
+#include "server/openai/completions.h"
+#include "server/openai/models.h"
+
+namespace tandem::server {
+
+using openai::SendError;
+
+ApiRouter::ApiRouter(const ServerContext& context)
+    : context_(context), auth_(context.config.api_keys) {
+  const ServerContext& ctx = context_;
+  Add("POST", "/v1/completions", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
+    openai::HandleCompletions(ctx, r, std::move(s));
+  });
+  Add("POST", "/v1/chat/completions",
+      [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
+        openai::HandleChatCompletions(ctx, r, std::move(s));
+      });
+  Add("GET", "/v1/models", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
+    openai::HandleModels(ctx, r, std::move(s));
+  });
+  auto health = [&ctx](const HttpRequest&, std::shared_ptr<ResponseSink> s) {
+    s->SendResponse(ctx.engine->IsReady() ? 200 : 503, "application/json", "");
+  };
+  Add("GET", "/health", health);
+  Add("GET", "/ping", health);
+  Add("POST", "/ping", health);  // SageMaker-style probes POST it (vLLM accepts both)
+  Add("GET", "/version", [&ctx](const HttpRequest&, std::shared_ptr<ResponseSink> s) {
+    s->SendResponse(200, "application/json", DumpJson({{"version", ctx.config.version}}));
+  });
+  Add("GET", "/metrics", [&ctx](const HttpRequest&, std::shared_ptr<ResponseSink> s) {
+    s->SendResponse(200, "text/plain; version=0.0.4; charset=utf-8",
+                    ctx.metrics->Render(ctx.config.default_model_name(), ctx.engine->LatestStats()));
+  });
+}
+
+void ApiRouter::Add(const std::string& method, const std::string& path, Handler handler) {
+  routes_[path][method] = std::move(handler);
+}
+
+void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) const {
+  const auto route = routes_.find(request.path);
+  if (route == routes_.end()) {
+    return SendError(*sink, {NotFound(fmt::format("no route for {} {}", request.method,
+                                                  request.path)), ""});
+  }
+  // vLLM checks the key on every /v1 path, before method dispatch.
+  if (request.path.rfind("/v1", 0) == 0 && !auth_.Check(request.authorization)) {
+    return SendError(*sink, {Status(StatusCode::kUnauthenticated,
+                                    "missing or invalid API key; send 'Authorization: Bearer "
+                                    "<key>'"), ""});
+  }
+  const auto handler = route->second.find(request.method);
+  if (handler == route->second.end()) {
+    std::string allowed;
+    for (const auto& [method, unused] : route->second) allowed += (allowed.empty() ? "" : ", ") + method;
+    return SendError(*sink, {Status(StatusCode::kMethodNotAllowed,
+                                    fmt::format("method {} is not allowed on {}; allowed: {}",
+                                                request.method, request.path, allowed)), ""});
+  }
+  handler->second(request, std::move(sink));
+}
+
+}  // namespace tandem::server

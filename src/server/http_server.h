@@ -1,0 +1,55 @@
+// HttpServer: the OpenAI-compatible HTTP/1.1 server (Boost.Beast, async, keep-alive). Accepts
+// connections on config.host:port and runs each as an HttpSession; requests go to ApiRouter.
+// Usage: HttpServer s(config, engine, tokenizer); TANDEM_RETURN_IF_ERROR(s.Start()); s.Run();
+// Stop() from any thread makes Run() return.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "core/status.h"
+#include "router/engine_client.h"
+#include "server/api_router.h"
+#include "server/http_types.h"
+#include "server/server_config.h"
+#include "server/server_context.h"
+#include "text/tokenizer.h"
+
+namespace tandem::server {
+
+class HttpServer {
+ public:
+  HttpServer(ServerConfig config, std::shared_ptr<router::EngineClient> engine,
+             std::shared_ptr<const text::Tokenizer> tokenizer);
+  ~HttpServer();
+
+  // Validates the config, parses the chat template, binds and listens. Errors:
+  // kInvalidArgument (bad config or chat template), kUnavailable naming host:port when the
+  // address cannot be bound (e.g. the port is in use).
+  Status Start();
+
+  // The bound port (the picked one when config.port was 0). Valid after Start().
+  uint16_t port() const { return bound_port_; }
+
+  // Serves until Stop(), on config.num_io_threads threads (the caller's is one of them).
+  void Run();
+
+  // Makes Run() return; open connections are dropped. Thread-safe; idempotent.
+  void Stop();
+
+ private:
+  void DoAccept();
+
+  ServerContext context_;
+  std::unique_ptr<ApiRouter> router_;
+  RequestHandler handler_;
+  boost::asio::io_context io_context_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  uint16_t bound_port_ = 0;
+};
+
+}  // namespace tandem::server

@@ -1,0 +1,271 @@
+#include "server/http_session.h"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include <mutex>
+#include <sstream>
+
+#include "core/clock.h"
+#include "core/logging.h"
+#include "server/errors.h"
+#include "server/sse.h"
+
+namespace tandem::server {
+
+namespace net = boost::asio;
+namespace http = boost::beast::http;
+using boost::beast::error_code;
+
+// ResponseSink of one exchange: hops every call onto the session's strand.
+class SessionSink : public ResponseSink {
+ public:
+  SessionSink(std::weak_ptr<HttpSession> session, uint64_t exchange_id)
+      : session_(std::move(session)), exchange_id_(exchange_id) {}
+
+  void SendResponse(int http_status, std::string content_type, std::string body) override {
+    Post([=, body = std::move(body)](HttpSession& s) mutable {
+      s.DoSendResponse(exchange_id_, http_status, content_type, std::move(body));
+    });
+  }
+  void StartStream(std::string content_type) override {
+    Post([=](HttpSession& s) { s.DoStartStream(exchange_id_, content_type); });
+  }
+  void SendStreamData(std::string data) override {
+    Post([=, data = std::move(data)](HttpSession& s) mutable {
+      s.DoStreamData(exchange_id_, std::move(data));
+    });
+  }
+  void EndStream() override {
+    Post([=](HttpSession& s) { s.DoEndStream(exchange_id_); });
+  }
+  void SetOnDisconnect(std::function<void()> on_disconnect) override {
+    std::lock_guard lock(mutex_);
+    on_disconnect_ = std::move(on_disconnect);
+  }
+  // Runs the disconnect callback at most once.
+  void FireDisconnect() {
+    std::function<void()> callback;
+    {
+      std::lock_guard lock(mutex_);
+      callback = std::move(on_disconnect_);
+      on_disconnect_ = nullptr;
+    }
+    if (callback) callback();
+  }
+
+ private:
+  template <typename F>
+  void Post(F&& f) {
+    std::shared_ptr<HttpSession> session = session_.lock();
+    if (!session) return;
+    net::post(session->socket_.get_executor(),
+              [session, f = std::forward<F>(f)]() mutable { f(*session); });
+  }
+
+  std::weak_ptr<HttpSession> session_;
+  const uint64_t exchange_id_;
+  std::mutex mutex_;
+  std::function<void()> on_disconnect_;
+};
+
+HttpSession::HttpSession(net::ip::tcp::socket socket, const ServerConfig& config,
+                         const RequestHandler& handler)
+    : socket_(std::move(socket)),
+      idle_timer_(socket_.get_executor()),
+      config_(config),
+      handler_(handler) {}
+
+HttpSession::~HttpSession() {
+  if (sink_ && exchange_active_) sink_->FireDisconnect();
+}
+
+void HttpSession::Run() {
+  net::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+    self->DoRead();
+    self->StartIdleTimer();
+  });
+}
+
+void HttpSession::DoRead() {
+  if (closed_ || reading_) return;
+  parser_.emplace();
+  parser_->body_limit(config_.max_body_bytes);
+  reading_ = true;
+  http::async_read(socket_, buffer_, *parser_,
+                   [self = shared_from_this()](error_code ec, size_t) { self->OnRead(ec); });
+}
+
+void HttpSession::OnRead(error_code ec) {
+  reading_ = false;
+  if (closed_) return;
+  if (ec) {
+    if (exchange_active_) {
+      // Whatever the cause, the client can no longer be answered on this connection.
+      if (sink_) sink_->FireDisconnect();
+      Close();
+    } else if (ec == http::error::body_limit) {
+      SendErrorAndClose(413, fmt::format("request body is larger than the limit of {} bytes",
+                                         config_.max_body_bytes));
+    } else if (ec.category() == make_error_code(http::error::bad_target).category() &&
+               ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      SendErrorAndClose(400, "malformed HTTP request: " + ec.message());
+    } else {
+      Close();
+    }
+    return;
+  }
+  auto message = parser_->release();
+  HttpRequest request;
+  request.method = std::string(message.method_string());
+  const std::string target(message.target());
+  request.path = target.substr(0, target.find('?'));
+  request.body = std::move(message.body());
+  request.authorization = std::string(message[http::field::authorization]);
+  request.arrival_time_s = MonotonicSeconds();
+  const bool keep_alive = message.keep_alive();
+  if (exchange_active_) {
+    pending_request_.emplace(std::move(request), keep_alive);  // dispatched when active ends
+    return;
+  }
+  Dispatch(std::move(request), keep_alive);
+}
+
+void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
+  idle_timer_.cancel();
+  ++exchange_id_;
+  exchange_active_ = true;
+  response_started_ = response_complete_ = false;
+  response_status_ = 0;
+  keep_alive_ = keep_alive;
+  active_request_.method = request.method;
+  active_request_.path = request.path;
+  active_request_.arrival_time_s = request.arrival_time_s;
+  sink_ = std::make_shared<SessionSink>(weak_from_this(), exchange_id_);
+  DoRead();  // watch for disconnects (and a pipelined next request)
+  handler_(std::move(request), sink_);
+}
+
+void HttpSession::StartIdleTimer() {
+  idle_timer_.expires_after(std::chrono::seconds(config_.keep_alive_timeout_s));
+  idle_timer_.async_wait([self = shared_from_this()](error_code ec) {
+    if (!ec && !self->exchange_active_) self->Close();
+  });
+}
+
+void HttpSession::Close() {
+  if (closed_) return;
+  closed_ = true;
+  idle_timer_.cancel();
+  error_code ignored;
+  socket_.shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+}
+
+void HttpSession::DoSendResponse(uint64_t exchange_id, int http_status,
+                                 const std::string& content_type, std::string body) {
+  if (exchange_id != exchange_id_ || !exchange_active_ || response_started_) return;
+  http::response<http::string_body> response{static_cast<http::status>(http_status), 11};
+  response.set(http::field::server, "tandem");
+  response.set(http::field::content_type, content_type);
+  response.keep_alive(keep_alive_);
+  response.body() = std::move(body);
+  response.prepare_payload();
+  std::ostringstream out;
+  out << response;
+  response_started_ = response_complete_ = true;
+  response_status_ = http_status;
+  QueueWrite(out.str());
+}
+
+void HttpSession::DoStartStream(uint64_t exchange_id, const std::string& content_type) {
+  if (exchange_id != exchange_id_ || !exchange_active_ || response_started_) return;
+  http::response<http::empty_body> response{http::status::ok, 11};
+  response.set(http::field::server, "tandem");
+  response.set(http::field::content_type, content_type);
+  response.set(http::field::cache_control, "no-cache");
+  response.keep_alive(keep_alive_);
+  response.chunked(true);
+  std::ostringstream out;
+  out << response.base();
+  response_started_ = true;
+  response_status_ = 200;
+  QueueWrite(out.str());
+}
+
+void HttpSession::DoStreamData(uint64_t exchange_id, std::string data) {
+  if (exchange_id != exchange_id_ || !response_started_ || response_complete_) return;
+  if (data.empty()) return;  // an empty chunk would end the body
+  QueueWrite(HttpChunk(data));
+}
+
+void HttpSession::DoEndStream(uint64_t exchange_id) {
+  if (exchange_id != exchange_id_ || !response_started_ || response_complete_) return;
+  response_complete_ = true;
+  QueueWrite(HttpLastChunk());
+}
+
+void HttpSession::SendErrorAndClose(int http_status, const std::string& message) {
+  ++exchange_id_;
+  exchange_active_ = true;
+  response_started_ = response_complete_ = false;
+  keep_alive_ = false;
+  active_request_ = HttpRequest{};
+  sink_.reset();
+  StatusCode code = http_status == 413 ? StatusCode::kPayloadTooLarge : StatusCode::kInvalidArgument;
+  DoSendResponse(exchange_id_, http_status, "application/json",
+                 ErrorBody({Status(code, message), ""}));
+}
+
+void HttpSession::QueueWrite(std::string bytes) {
+  if (closed_) return;
+  write_queue_.push_back(std::move(bytes));
+  if (!writing_) DoWrite();
+}
+
+void HttpSession::DoWrite() {
+  if (write_queue_.empty()) {
+    writing_ = false;
+    if (exchange_active_ && response_complete_) FinishExchange();
+    return;
+  }
+  writing_ = true;
+  net::async_write(socket_, net::buffer(write_queue_.front()),
+                   [self = shared_from_this()](error_code ec, size_t) {
+                     self->write_queue_.pop_front();
+                     if (ec) {
+                       if (self->sink_) self->sink_->FireDisconnect();
+                       self->Close();
+                       return;
+                     }
+                     self->DoWrite();
+                   });
+}
+
+void HttpSession::FinishExchange() {
+  exchange_active_ = false;
+  const std::string& path = active_request_.path;
+  if (!path.empty() && !config_.disable_access_log_for_endpoints.count(path)) {
+    TLOG_INFO("{} {} {} {:.1f} ms", active_request_.method, path, response_status_,
+              (MonotonicSeconds() - active_request_.arrival_time_s) * 1e3);
+  }
+  sink_.reset();
+  if (!keep_alive_) {
+    Close();
+    return;
+  }
+  if (pending_request_) {
+    auto [request, keep_alive] = std::move(*pending_request_);
+    pending_request_.reset();
+    Dispatch(std::move(request), keep_alive);
+    return;
+  }
+  DoRead();  // no-op when the watch read is still pending
+  StartIdleTimer();
+}
+
+}  // namespace tandem::server

@@ -1,0 +1,85 @@
+// HttpSession: one keep-alive HTTP/1.1 connection on a strand (no thread per connection).
+//
+// Invariant: at most one exchange (request → response) is active; while it is, the session
+// keeps reading the socket for the next request, so a client that goes away mid-response is
+// noticed at once (ResponseSink on_disconnect → the handler aborts its engine requests).
+// A request read while one is active waits until the active response is complete.
+// Reference: Boost.Beast examples advanced_server (strand per session, async read/write).
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "server/http_types.h"
+#include "server/server_config.h"
+
+namespace tandem::server {
+
+class SessionSink;
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  // `socket` must use a strand executor. `config` and `handler` outlive the session.
+  HttpSession(boost::asio::ip::tcp::socket socket, const ServerConfig& config,
+              const RequestHandler& handler);
+  ~HttpSession();
+
+  // Starts reading requests. Call once, right after construction.
+  void Run();
+
+ private:
+  friend class SessionSink;
+  using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+
+  void DoRead();
+  void OnRead(boost::beast::error_code ec);
+  void Dispatch(HttpRequest request, bool keep_alive);
+  void StartIdleTimer();
+  void Close();
+
+  // Run on the strand; `exchange_id` drops calls meant for an earlier exchange.
+  void DoSendResponse(uint64_t exchange_id, int http_status, const std::string& content_type,
+                      std::string body);
+  void DoStartStream(uint64_t exchange_id, const std::string& content_type);
+  void DoStreamData(uint64_t exchange_id, std::string data);
+  void DoEndStream(uint64_t exchange_id);
+  void SendErrorAndClose(int http_status, const std::string& message);
+
+  void QueueWrite(std::string bytes);
+  void DoWrite();
+  void FinishExchange();
+
+  boost::asio::ip::tcp::socket socket_;
+  boost::asio::steady_timer idle_timer_;
+  const ServerConfig& config_;
+  const RequestHandler& handler_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<Parser> parser_;
+  bool reading_ = false;
+  bool closed_ = false;
+
+  // The active exchange.
+  uint64_t exchange_id_ = 0;
+  bool exchange_active_ = false;
+  bool response_started_ = false;   // a status line was queued
+  bool response_complete_ = false;  // the last byte of the response was queued
+  bool keep_alive_ = true;
+  int response_status_ = 0;
+  HttpRequest active_request_;
+  std::shared_ptr<SessionSink> sink_;
+  std::optional<std::pair<HttpRequest, bool>> pending_request_;  // read while one was active
+
+  std::deque<std::string> write_queue_;
+  bool writing_ = false;
+};
+
+}  // namespace tandem::server

@@ -1,0 +1,149 @@
+#include "server/metrics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tandem::server {
+namespace {
+
+// vLLM's buckets (v1/metrics/loggers.py).
+std::vector<double> TtftBuckets() {
+  return {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
+          1.0,   2.5,   5.0,  7.5,  10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0};
+}
+std::vector<double> ItlBuckets() {
+  return {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
+          0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
+}
+std::vector<double> E2eBuckets() {
+  return {0.3,  0.5,  0.8,  1.0,  1.5,   2.0,   2.5,   5.0,   10.0,   15.0,  20.0,
+          30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+}
+
+const char* kPrefixes[] = {"tandem:", "vllm:"};
+
+// Writes one metric family under both prefixes.
+class Writer {
+ public:
+  explicit Writer(const std::string& model_name) : labels_(fmt::format("model_name=\"{}\"", model_name)) {}
+
+  void Scalar(const char* name, const char* type, const char* help, double value,
+              const std::string& extra_labels = "") {
+    for (const char* prefix : kPrefixes) {
+      Header(prefix, name, type, help);
+      out_ += fmt::format("{}{}{{{}{}}} {}\n", prefix, name, labels_, extra_labels, Num(value));
+    }
+  }
+
+  void Labelled(const char* name, const char* type, const char* help,
+                const std::vector<std::pair<std::string, double>>& series) {
+    for (const char* prefix : kPrefixes) {
+      Header(prefix, name, type, help);
+      for (const auto& [extra, value] : series) {
+        out_ += fmt::format("{}{}{{{}{}}} {}\n", prefix, name, labels_, extra, Num(value));
+      }
+    }
+  }
+
+  void Hist(const char* name, const char* help, const Histogram& h) {
+    for (const char* prefix : kPrefixes) {
+      Header(prefix, name, "histogram", help);
+      uint64_t cumulative = 0;
+      for (size_t i = 0; i < h.upper_bounds().size(); ++i) {
+        cumulative += h.bucket_counts()[i];
+        out_ += fmt::format("{}{}_bucket{{{},le=\"{}\"}} {}\n", prefix, name, labels_,
+                            Num(h.upper_bounds()[i]), cumulative);
+      }
+      out_ += fmt::format("{}{}_bucket{{{},le=\"+Inf\"}} {}\n", prefix, name, labels_, h.count());
+      out_ += fmt::format("{}{}_count{{{}}} {}\n", prefix, name, labels_, h.count());
+      out_ += fmt::format("{}{}_sum{{{}}} {}\n", prefix, name, labels_, Num(h.sum()));
+    }
+  }
+
+  std::string Take() { return std::move(out_); }
+
+ private:
+  static std::string Num(double v) { return fmt::format("{}", v); }
+  void Header(const char* prefix, const char* name, const char* type, const char* help) {
+    out_ += fmt::format("# HELP {}{} {}\n# TYPE {}{} {}\n", prefix, name, help, prefix, name, type);
+  }
+  std::string labels_;
+  std::string out_;
+};
+
+}  // namespace
+
+Histogram::Histogram(std::vector<double> upper_bounds)
+    : upper_bounds_(std::move(upper_bounds)), bucket_counts_(upper_bounds_.size() + 1, 0) {}
+
+void Histogram::Observe(double value) {
+  const auto it = std::lower_bound(upper_bounds_.begin(), upper_bounds_.end(), value);
+  ++bucket_counts_[it - upper_bounds_.begin()];  // last slot: above every bound (+Inf only)
+  ++count_;
+  sum_ += value;
+}
+
+Metrics& Metrics::Global() {
+  static Metrics* metrics = new Metrics();  // never destroyed: used until process exit
+  return *metrics;
+}
+
+Metrics::Metrics() : ttft_(TtftBuckets()), itl_(ItlBuckets()), e2e_(E2eBuckets()) {}
+
+void Metrics::AddPromptTokens(int64_t n) { std::lock_guard l(mutex_); prompt_tokens_ += n; }
+void Metrics::AddGenerationTokens(int64_t n) { std::lock_guard l(mutex_); generation_tokens_ += n; }
+void Metrics::AddRequestSuccess(const std::string& reason) {
+  std::lock_guard l(mutex_);
+  ++request_success_[reason];
+}
+void Metrics::ObserveTimeToFirstToken(double s) { std::lock_guard l(mutex_); ttft_.Observe(s); }
+void Metrics::ObserveInterTokenLatency(double s) { std::lock_guard l(mutex_); itl_.Observe(s); }
+void Metrics::ObserveE2eRequestLatency(double s) { std::lock_guard l(mutex_); e2e_.Observe(s); }
+
+void Metrics::Reset() {
+  std::lock_guard l(mutex_);
+  prompt_tokens_ = generation_tokens_ = 0;
+  request_success_.clear();
+  ttft_ = Histogram(TtftBuckets());
+  itl_ = Histogram(ItlBuckets());
+  e2e_ = Histogram(E2eBuckets());
+}
+
+std::string Metrics::Render(const std::string& model_name, const protocol::EngineStats& stats) const {
+  std::lock_guard l(mutex_);
+  Writer w(model_name);
+  w.Scalar("num_requests_running", "gauge", "Number of requests in model execution batches.",
+           stats.num_running);
+  w.Scalar("num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
+           stats.num_waiting);
+  w.Scalar("kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
+           stats.kv_cache_usage);
+  w.Scalar("num_gpu_blocks", "gauge", "Number of KV-cache blocks in the pool.",
+           stats.num_gpu_blocks);
+  w.Scalar("cache_config_info", "gauge", "Information of the KV-cache config.", 1,
+           fmt::format(",block_size=\"{}\",num_gpu_blocks=\"{}\"", stats.block_size,
+                       stats.num_gpu_blocks));
+  w.Scalar("num_preemptions_total", "counter", "Cumulative number of preemptions.",
+           static_cast<double>(stats.num_preemptions));
+  w.Scalar("prompt_tokens_total", "counter", "Number of prefill tokens processed.",
+           static_cast<double>(prompt_tokens_));
+  w.Scalar("generation_tokens_total", "counter", "Number of generation tokens processed.",
+           static_cast<double>(generation_tokens_));
+  std::vector<std::pair<std::string, double>> success;
+  for (const char* reason : {"stop", "length", "abort", "error"}) {
+    const auto it = request_success_.find(reason);
+    success.emplace_back(fmt::format(",finished_reason=\"{}\"", reason),
+                         it == request_success_.end() ? 0.0 : static_cast<double>(it->second));
+  }
+  w.Labelled("request_success_total", "counter", "Count of finished requests by finish reason.",
+             success);
+  w.Hist("time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttft_);
+  w.Hist("inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", itl_);
+  w.Hist("time_per_output_token_seconds", "Histogram of time per output token in seconds.", itl_);
+  w.Hist("e2e_request_latency_seconds", "Histogram of end-to-end request latency in seconds.",
+         e2e_);
+  return w.Take();
+}
+
+}  // namespace tandem::server

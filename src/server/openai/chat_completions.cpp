@@ -1,0 +1,225 @@
+#include "server/openai/chat_completions.h"
+
+#include "core/clock.h"
+#include "server/json_dump.h"
+#include "server/openai/chat_completions_types.h"
+#include "server/openai/completions.h"
+#include "server/openai/completions_types.h"
+#include "server/openai/generation.h"
+#include "server/sse.h"
+#if __has_include("text/chat_template.h")
+#include "text/chat_template.h"
+#define TANDEM_HAVE_CHAT_TEMPLATE 1
+#endif
+
+namespace tandem::server::openai {
+
+using nlohmann::json;
+
+#ifdef TANDEM_HAVE_CHAT_TEMPLATE
+Result<std::shared_ptr<const text::ChatTemplate>> ParseChatTemplate(const std::string& source) {
+  auto parsed = text::ChatTemplate::Parse(source);
+  if (!parsed.ok()) {
+    return InvalidArgument("cannot parse --chat-template: " + parsed.status().message());
+  }
+  return std::shared_ptr<const text::ChatTemplate>(
+      std::make_shared<text::ChatTemplate>(std::move(parsed).value()));
+}
+
+Result<std::string> RenderChatTemplate(const text::ChatTemplate& chat_template,
+                                       const json& template_context) {
+  auto rendered = chat_template.Render(template_context);
+  if (!rendered.ok()) {
+    return InvalidArgument("cannot apply the chat template to these messages: " +
+                           rendered.status().message());
+  }
+  return std::move(rendered).value();
+}
+
+#else
+// text/chat_template.h is not built yet: --chat-template is refused at start.
+Result<std::shared_ptr<const text::ChatTemplate>> ParseChatTemplate(const std::string&) {
+  return Unimplemented("chat templates are not available in this build (text/chat_template.h)");
+}
+Result<std::string> RenderChatTemplate(const text::ChatTemplate&, const json&) {
+  return Unimplemented("chat templates are not available in this build");
+}
+#endif
+
+namespace {
+
+struct ChoiceResult {
+  std::string text;
+  std::vector<int32_t> token_ids;
+  std::vector<protocol::PositionLogprobs> logprobs;
+  std::string finish_reason;
+  json stop_reason = nullptr;
+};
+
+struct ChatCall {
+  const ServerContext* context = nullptr;
+  ChatCompletionRequest request;
+  std::vector<int32_t> prompt_token_ids;
+  std::string id;
+  int64_t created = 0;
+  std::shared_ptr<ResponseSink> sink;
+  std::vector<ChoiceResult> choices;
+  std::vector<bool> role_sent;
+
+  json Envelope(const char* object) const {
+    return {{"id", id}, {"object", object}, {"created", created}, {"model", request.common.model}};
+  }
+  json Logprobs(const std::vector<int32_t>& ids,
+                const std::vector<protocol::PositionLogprobs>& logprobs) const {
+    if (!request.logprobs) return nullptr;
+    return ChatLogprobsJson(*context->tokenizer, ids, logprobs);
+  }
+  static json Finish(const std::string& reason) {
+    return reason.empty() ? json(nullptr) : json(reason);
+  }
+
+  void SendChunk(json choice, bool first) {
+    json chunk = Envelope("chat.completion.chunk");
+    if (first && request.common.return_token_ids) chunk["prompt_token_ids"] = prompt_token_ids;
+    chunk["choices"] = json::array({std::move(choice)});
+    sink->SendStreamData(SseEvent(DumpJson(chunk)));
+  }
+
+  void OnStreamDelta(const ChoiceDelta& d) {
+    const bool first = !role_sent[d.index];
+    if (first) {  // OpenAI: the first chunk of each choice carries the role
+      role_sent[d.index] = true;
+      SendChunk({{"index", d.index}, {"delta", {{"role", "assistant"}, {"content", ""}}},
+                 {"logprobs", nullptr}, {"finish_reason", nullptr}},
+                true);
+    }
+    if (d.text.empty() && d.finish_reason.empty() && !request.logprobs &&
+        !request.common.return_token_ids) {
+      return;
+    }
+    json choice = {{"index", d.index}, {"delta", json::object()},
+                   {"logprobs", Logprobs(d.token_ids, d.logprobs)},
+                   {"finish_reason", Finish(d.finish_reason)}};
+    if (!d.text.empty() || d.finish_reason.empty()) choice["delta"]["content"] = d.text;
+    if (!d.finish_reason.empty()) choice["stop_reason"] = d.stop_reason;
+    if (request.common.return_token_ids) choice["token_ids"] = d.token_ids;
+    SendChunk(std::move(choice), false);
+  }
+
+  void OnStreamDone(const GenerationUsage& usage) {
+    if (request.common.include_usage) {
+      json chunk = Envelope("chat.completion.chunk");
+      chunk["choices"] = json::array();
+      chunk["usage"] = UsageJson(usage);
+      sink->SendStreamData(SseEvent(DumpJson(chunk)));
+    }
+    sink->SendStreamData(SseDone());
+    sink->EndStream();
+  }
+
+  void OnDelta(const ChoiceDelta& d) {
+    ChoiceResult& c = choices[d.index];
+    c.text += d.text;
+    c.token_ids.insert(c.token_ids.end(), d.token_ids.begin(), d.token_ids.end());
+    c.logprobs.insert(c.logprobs.end(), d.logprobs.begin(), d.logprobs.end());
+    if (!d.finish_reason.empty()) {
+      c.finish_reason = d.finish_reason;
+      c.stop_reason = d.stop_reason;
+    }
+  }
+
+  void OnDone(const GenerationUsage& usage) {
+    json body = Envelope("chat.completion");
+    body["choices"] = json::array();
+    for (int32_t i = 0; i < static_cast<int32_t>(choices.size()); ++i) {
+      const ChoiceResult& c = choices[i];
+      json choice = {{"index", i},
+                     {"message", {{"role", "assistant"}, {"content", c.text}}},
+                     {"logprobs", Logprobs(c.token_ids, c.logprobs)},
+                     {"finish_reason", Finish(c.finish_reason)},
+                     {"stop_reason", c.stop_reason}};
+      if (request.common.return_token_ids) choice["token_ids"] = c.token_ids;
+      body["choices"].push_back(std::move(choice));
+    }
+    body["usage"] = UsageJson(usage);
+    if (request.common.return_token_ids) body["prompt_token_ids"] = prompt_token_ids;
+    sink->SendResponse(200, "application/json", DumpJson(body));
+  }
+};
+
+// Renders and tokenizes the prompt; fills call->prompt_token_ids and resolves max_tokens.
+ApiResult<bool> BuildPrompt(const ServerContext& context, ChatCall* call) {
+  if (!context.chat_template) {
+    return BadParam("messages", "the model has no chat template; start the server with "
+                                "--chat-template FILE, or use /v1/completions");
+  }
+  const text::Tokenizer& tokenizer = *context.tokenizer;
+  auto rendered = RenderChatTemplate(*context.chat_template,
+                                     ChatTemplateContext(call->request, tokenizer));
+  if (!rendered.ok()) return ApiError{rendered.status(), "messages"};
+  const std::string& prompt = rendered.value();
+  const std::string bos = tokenizer.bos_token();
+  const bool starts_with_bos = !bos.empty() && prompt.rfind(bos, 0) == 0;
+  call->prompt_token_ids = tokenizer.Encode(prompt, /*add_special_tokens=*/!starts_with_bos);
+  if (call->prompt_token_ids.empty()) {
+    return BadParam("messages", "the chat template rendered an empty prompt");
+  }
+  return ResolveMaxTokens(&call->request.common,
+                          static_cast<int32_t>(call->prompt_token_ids.size()),
+                          Endpoint::kChatCompletions, context.config);
+}
+
+}  // namespace
+
+void HandleChatCompletions(const ServerContext& context, const HttpRequest& http_request,
+                           std::shared_ptr<ResponseSink> sink) {
+  auto body = ParseJsonObject(http_request.body);
+  if (!body.ok()) return SendError(*sink, body.error());
+  auto parsed = ParseChatCompletionRequest(body.value(), context.config);
+  if (!parsed.ok()) return SendError(*sink, parsed.error());
+  auto call = std::make_shared<ChatCall>();
+  call->context = &context;
+  call->request = std::move(parsed).value();
+  auto built = BuildPrompt(context, call.get());
+  if (!built.ok()) return SendError(*sink, built.error());
+  if (!context.engine->IsReady()) {
+    return SendError(*sink, {Unavailable("the engine is not ready yet; retry later"), ""});
+  }
+  call->id = RandomRequestId("chatcmpl-");
+  call->created = UnixSeconds();
+  call->sink = sink;
+  call->choices.resize(call->request.common.n);
+  call->role_sent.assign(call->request.common.n, false);
+  const bool stream = call->request.common.stream;
+
+  Generation::Callbacks callbacks;
+  if (stream) {
+    callbacks.on_delta = [call](const ChoiceDelta& d) { call->OnStreamDelta(d); };
+    callbacks.on_done = [call](const GenerationUsage& u) { call->OnStreamDone(u); };
+    callbacks.on_error = [call](const ApiError& e) {
+      call->sink->SendStreamData(SseEvent(ErrorBody(e)));
+      call->sink->SendStreamData(SseDone());
+      call->sink->EndStream();
+    };
+  } else {
+    callbacks.on_delta = [call](const ChoiceDelta& d) { call->OnDelta(d); };
+    callbacks.on_done = [call](const GenerationUsage& u) { call->OnDone(u); };
+    callbacks.on_error = [call](const ApiError& e) { SendError(*call->sink, e); };
+  }
+  auto generation = std::make_shared<Generation>(context, call->id, call->prompt_token_ids,
+                                                 call->request.common,
+                                                 http_request.arrival_time_s, std::move(callbacks));
+  sink->SetOnDisconnect([weak = std::weak_ptr<Generation>(generation)] {
+    if (auto g = weak.lock()) g->Abort();
+  });
+  if (stream) sink->StartStream("text/event-stream");
+  Status status = generation->Start();
+  if (!status.ok()) {
+    if (!stream) return SendError(*sink, {status, ""});
+    sink->SendStreamData(SseEvent(ErrorBody({status, ""})));
+    sink->SendStreamData(SseDone());
+    sink->EndStream();
+  }
+}
+
+}  // namespace tandem::server::openai

@@ -1,0 +1,31 @@
+// POST /v1/chat/completions: messages → chat template → prompt ids → n replies, whole or
+// streamed (SSE, `chat.completion.chunk`).
+// Prompt encoding: the rendered text is encoded with add_special_tokens=false when it already
+// starts with the BOS string (templates that write `{{ bos_token }}`), else with true, so BOS
+// is never doubled nor lost. (vLLM always encodes chat prompts with add_special_tokens=False.)
+// Reference: vLLM entrypoints/openai/serving_chat.py.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+#include "server/http_types.h"
+#include "server/server_context.h"
+
+namespace tandem::server::openai {
+
+// Parses --chat-template source once at start. Errors: kInvalidArgument with the template
+// parser's message.
+Result<std::shared_ptr<const text::ChatTemplate>> ParseChatTemplate(const std::string& source);
+
+// Renders `template_context` (see ChatTemplateContext). Errors: kInvalidArgument (400).
+Result<std::string> RenderChatTemplate(const text::ChatTemplate& chat_template,
+                                       const nlohmann::json& template_context);
+
+void HandleChatCompletions(const ServerContext& context, const HttpRequest& request,
+                           std::shared_ptr<ResponseSink> sink);
+
+}  // namespace tandem::server::openai

@@ -1,0 +1,233 @@
+#include "server/openai/request_parsing.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace tandem::server::openai {
+
+using nlohmann::json;
+
+namespace {
+
+bool Absent(const json& body, const char* field) {
+  auto it = body.find(field);
+  return it == body.end() || it->is_null();
+}
+
+const char* JsonTypeName(const json& v) { return v.type_name(); }
+
+ApiError WrongType(const char* field, const char* expected, const json& found) {
+  return BadParam(field, fmt::format("'{}' must be {}; found a {}", field, expected,
+                                     JsonTypeName(found)));
+}
+
+// Fills request->stop from a string or an array of strings.
+ApiResult<bool> ParseStop(const json& body, GenerationRequest* request) {
+  if (Absent(body, "stop")) return true;
+  const json& stop = body["stop"];
+  if (stop.is_string()) {
+    request->stop.push_back(stop.get<std::string>());
+  } else if (stop.is_array()) {
+    for (const json& s : stop) {
+      if (!s.is_string()) return WrongType("stop", "a string or an array of strings", stop);
+      request->stop.push_back(s.get<std::string>());
+    }
+  } else {
+    return WrongType("stop", "a string or an array of strings", stop);
+  }
+  for (const std::string& s : request->stop) {
+    if (s.empty()) return BadParam("stop", "'stop' strings must not be empty");
+  }
+  return true;
+}
+
+ApiResult<bool> ParseStopTokenIds(const json& body, protocol::SamplingParams* sampling) {
+  if (Absent(body, "stop_token_ids")) return true;
+  const json& ids = body["stop_token_ids"];
+  if (!ids.is_array()) return WrongType("stop_token_ids", "an array of integers", ids);
+  for (const json& id : ids) {
+    if (!id.is_number_integer()) return WrongType("stop_token_ids", "an array of integers", ids);
+    sampling->stop_token_ids.push_back(id.get<int32_t>());
+  }
+  return true;
+}
+
+// Model name: absent → the default served name; unknown → 404 like vLLM.
+ApiResult<std::string> ParseModel(const json& body, const ServerConfig& config) {
+  if (Absent(body, "model")) return config.default_model_name();
+  if (!body["model"].is_string()) return WrongType("model", "a string", body["model"]);
+  const std::string model = body["model"].get<std::string>();
+  for (const std::string& name : config.served_model_names) {
+    if (name == model) return model;
+  }
+  return ApiError{NotFound(fmt::format("The model `{}` does not exist.", model)), "model"};
+}
+
+}  // namespace
+
+ApiResult<bool> GetBool(const json& body, const char* field, bool fallback) {
+  if (Absent(body, field)) return fallback;
+  if (!body[field].is_boolean()) return WrongType(field, "a boolean", body[field]);
+  return body[field].get<bool>();
+}
+
+ApiResult<int64_t> GetInt(const json& body, const char* field, int64_t fallback) {
+  if (Absent(body, field)) return fallback;
+  const json& v = body[field];
+  if (v.is_number_integer()) return v.get<int64_t>();
+  // pydantic accepts 5.0 for an int field; so do we.
+  if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() &&
+      std::abs(v.get<double>()) < 9e15) {
+    return static_cast<int64_t>(v.get<double>());
+  }
+  return WrongType(field, "an integer", v);
+}
+
+ApiResult<double> GetNumber(const json& body, const char* field, double fallback) {
+  if (Absent(body, field)) return fallback;
+  if (!body[field].is_number()) return WrongType(field, "a number", body[field]);
+  return body[field].get<double>();
+}
+
+ApiResult<json> ParseJsonObject(std::string_view body) {
+  json parsed;
+  try {
+    parsed = json::parse(body);  // rejects ill-formed UTF-8 inside strings
+  } catch (const json::parse_error& e) {
+    return BadParam("", fmt::format("request body is not valid JSON: {}", e.what()));
+  }
+  if (!parsed.is_object()) {
+    return BadParam("", fmt::format("request body must be a JSON object; found a {}",
+                                    parsed.type_name()));
+  }
+  return parsed;
+}
+
+ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint endpoint,
+                                                    const ServerConfig& config) {
+  GenerationRequest r;
+  protocol::SamplingParams& s = r.sampling;
+  TANDEM_API_ASSIGN_OR_RETURN(r.model, ParseModel(body, config));
+
+  TANDEM_API_ASSIGN_OR_RETURN(const int64_t n, GetInt(body, "n", 1));
+  if (n < 1 || n > 128) return BadParam("n", fmt::format("'n' must be in [1, 128]; got {}", n));
+  r.n = static_cast<int32_t>(n);
+
+  // max_completion_tokens (the newer OpenAI name) wins over max_tokens, as in vLLM chat.
+  const char* max_field = !Absent(body, "max_completion_tokens") ? "max_completion_tokens"
+                                                                  : "max_tokens";
+  r.max_tokens_given = !Absent(body, max_field);
+  TANDEM_API_ASSIGN_OR_RETURN(const int64_t max_tokens, GetInt(body, max_field, 0));
+  if (r.max_tokens_given && (max_tokens < 1 || max_tokens > config.max_model_len)) {
+    return BadParam(max_field, fmt::format("'{}' must be in [1, {}] (max_model_len); got {}",
+                                           max_field, config.max_model_len, max_tokens));
+  }
+  s.max_tokens = static_cast<int32_t>(max_tokens);
+
+  TANDEM_API_ASSIGN_OR_RETURN(const double temperature,
+                              GetNumber(body, "temperature", config.default_temperature.value_or(1.0)));
+  if (!(temperature >= 0) || temperature > 1e4) {
+    return BadParam("temperature", fmt::format("'temperature' must be >= 0; got {}", temperature));
+  }
+  s.temperature = static_cast<float>(temperature);
+  TANDEM_API_ASSIGN_OR_RETURN(const double top_p,
+                              GetNumber(body, "top_p", config.default_top_p.value_or(1.0)));
+  if (!(top_p > 0 && top_p <= 1)) {
+    return BadParam("top_p", fmt::format("'top_p' must be in (0, 1]; got {}", top_p));
+  }
+  s.top_p = static_cast<float>(top_p);
+  TANDEM_API_ASSIGN_OR_RETURN(const int64_t top_k,
+                              GetInt(body, "top_k", config.default_top_k.value_or(0)));
+  if (top_k < -1 || top_k > (1 << 30)) {
+    return BadParam("top_k", fmt::format("'top_k' must be -1 or 0 (off) or >= 1; got {}", top_k));
+  }
+  s.top_k = static_cast<int32_t>(top_k);
+  TANDEM_API_ASSIGN_OR_RETURN(const double min_p, GetNumber(body, "min_p", 0.0));
+  if (!(min_p >= 0 && min_p <= 1)) {
+    return BadParam("min_p", fmt::format("'min_p' must be in [0, 1]; got {}", min_p));
+  }
+  s.min_p = static_cast<float>(min_p);
+  for (const char* field : {"presence_penalty", "frequency_penalty"}) {
+    TANDEM_API_ASSIGN_OR_RETURN(const double penalty, GetNumber(body, field, 0.0));
+    if (!(penalty >= -2 && penalty <= 2)) {
+      return BadParam(field, fmt::format("'{}' must be in [-2, 2]; got {}", field, penalty));
+    }
+    (std::string_view(field) == "presence_penalty" ? s.presence_penalty : s.frequency_penalty) =
+        static_cast<float>(penalty);
+  }
+  TANDEM_API_ASSIGN_OR_RETURN(
+      const double repetition_penalty,
+      GetNumber(body, "repetition_penalty", config.default_repetition_penalty.value_or(1.0)));
+  if (!(repetition_penalty > 0) || repetition_penalty > 1e4) {
+    return BadParam("repetition_penalty",
+                    fmt::format("'repetition_penalty' must be > 0; got {}", repetition_penalty));
+  }
+  s.repetition_penalty = static_cast<float>(repetition_penalty);
+
+  if (!Absent(body, "seed")) {
+    TANDEM_API_ASSIGN_OR_RETURN(const int64_t seed, GetInt(body, "seed", 0));
+    s.has_seed = true;
+    s.seed = static_cast<uint64_t>(seed);
+  }
+  TANDEM_API_ASSIGN_OR_RETURN(const int64_t min_tokens, GetInt(body, "min_tokens", 0));
+  if (min_tokens < 0 || (r.max_tokens_given && min_tokens > max_tokens)) {
+    return BadParam("min_tokens", fmt::format("'min_tokens' must be in [0, max_tokens]; got {}",
+                                              min_tokens));
+  }
+  s.min_tokens = static_cast<int32_t>(min_tokens);
+  TANDEM_API_ASSIGN_OR_RETURN(s.ignore_eos, GetBool(body, "ignore_eos", false));
+  TANDEM_API_ASSIGN_OR_RETURN(r.stream, GetBool(body, "stream", false));
+  TANDEM_API_ASSIGN_OR_RETURN(r.skip_special_tokens, GetBool(body, "skip_special_tokens", true));
+  TANDEM_API_ASSIGN_OR_RETURN(r.include_stop_str_in_output,
+                              GetBool(body, "include_stop_str_in_output", false));
+  TANDEM_API_ASSIGN_OR_RETURN(r.return_token_ids, GetBool(body, "return_token_ids", false));
+  if (!Absent(body, "stream_options")) {
+    const json& options = body["stream_options"];
+    if (!options.is_object()) return WrongType("stream_options", "an object", options);
+    if (!r.stream) {
+      return BadParam("stream_options", "'stream_options' is only allowed when 'stream' is true");
+    }
+    auto include_usage = GetBool(options, "include_usage", false);
+    if (!include_usage.ok()) return BadParam("stream_options", include_usage.error().status.message());
+    r.include_usage = include_usage.value();
+  }
+  TANDEM_API_ASSIGN_OR_RETURN(bool stop_ok, ParseStop(body, &r));
+  TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseStopTokenIds(body, &s));
+  (void)stop_ok;
+  (void)endpoint;
+  return r;
+}
+
+ApiResult<bool> ResolveMaxTokens(GenerationRequest* request, int32_t num_prompt_tokens,
+                                 Endpoint endpoint, const ServerConfig& config) {
+  const char* prompt_param = endpoint == Endpoint::kChatCompletions ? "messages" : "prompt";
+  if (num_prompt_tokens >= config.max_model_len) {
+    return BadParam(prompt_param,
+                    fmt::format("This model's maximum context length is {} tokens. However, your "
+                                "request has {} input tokens. Please reduce the length of the "
+                                "input messages.",
+                                config.max_model_len, num_prompt_tokens));
+  }
+  if (!request->max_tokens_given) {
+    request->sampling.max_tokens = endpoint == Endpoint::kChatCompletions
+                                       ? config.max_model_len - num_prompt_tokens
+                                       : std::min(16, config.max_model_len - num_prompt_tokens);
+  }
+  const int32_t max_tokens = request->sampling.max_tokens;
+  if (num_prompt_tokens + max_tokens > config.max_model_len) {
+    return BadParam("max_tokens",
+                    fmt::format("This model's maximum context length is {} tokens. However, you "
+                                "requested {} tokens ({} in the messages, {} in the completion). "
+                                "Please reduce the length of the messages or completion.",
+                                config.max_model_len, num_prompt_tokens + max_tokens,
+                                num_prompt_tokens, max_tokens));
+  }
+  if (request->sampling.min_tokens > max_tokens) {
+    return BadParam("min_tokens", fmt::format("'min_tokens' ({}) must not exceed max_tokens ({})",
+                                              request->sampling.min_tokens, max_tokens));
+  }
+  return true;
+}
+
+}  // namespace tandem::server::openai

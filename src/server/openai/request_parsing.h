@@ -1,0 +1,57 @@
+// Parsing and validation shared by /v1/completions and /v1/chat/completions: the JSON body,
+// the model name, and the sampling fields → protocol::SamplingParams.
+// Unknown top-level fields are ignored (vLLM's default: logged, not rejected), so clients that
+// send newer OpenAI fields keep working. Every rejection is a 400 naming the field in `param`.
+// Reference: vLLM entrypoints/openai/protocol.py (CompletionRequest, ChatCompletionRequest,
+// to_sampling_params) and vllm/sampling_params.py SamplingParams._verify_args (ranges).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/sampling_params.h"
+#include "server/errors.h"
+#include "server/server_config.h"
+
+namespace tandem::server::openai {
+
+enum class Endpoint { kCompletions, kChatCompletions };
+
+// Request fields common to both endpoints, validated.
+struct GenerationRequest {
+  std::string model;                  // the served name the response carries
+  protocol::SamplingParams sampling;  // max_tokens = 0 until ResolveMaxTokens when not given
+  bool max_tokens_given = false;      // max_tokens / max_completion_tokens was in the body
+  int32_t n = 1;                      // choices; each is its own engine request
+  bool stream = false;
+  bool include_usage = false;         // stream_options.include_usage
+  std::vector<std::string> stop;      // stop strings
+  bool include_stop_str_in_output = false;
+  bool skip_special_tokens = true;
+  bool return_token_ids = false;      // vLLM extension: prompt_token_ids + choice token_ids
+};
+
+// Parses `body` as a JSON object. Errors: 400 on malformed JSON, invalid UTF-8 or a non-object.
+ApiResult<nlohmann::json> ParseJsonObject(std::string_view body);
+
+// Reads the common fields of `body` for `endpoint`. Errors: 404 (param "model") for a model
+// not in config.served_model_names; 400 naming the field for a wrong type or a value out of
+// range. Endpoint-specific fields (prompt, messages, logprobs, echo) are parsed by callers.
+ApiResult<GenerationRequest> ParseGenerationRequest(const nlohmann::json& body, Endpoint endpoint,
+                                                    const ServerConfig& config);
+
+// Sets sampling.max_tokens when it was not given (completions: 16; chat: max_model_len −
+// prompt length) and checks prompt + max_tokens <= max_model_len, with vLLM's message.
+// `prompt_param` names the prompt field ("prompt" or "messages") in errors.
+ApiResult<bool> ResolveMaxTokens(GenerationRequest* request, int32_t num_prompt_tokens,
+                                 Endpoint endpoint, const ServerConfig& config);
+
+// Typed optional getters: absent or null → `fallback`; wrong type → 400 naming `field`.
+ApiResult<bool> GetBool(const nlohmann::json& body, const char* field, bool fallback);
+ApiResult<int64_t> GetInt(const nlohmann::json& body, const char* field, int64_t fallback);
+ApiResult<double> GetNumber(const nlohmann::json& body, const char* field, double fallback);
+
+}  // namespace tandem::server::openai

@@ -1,0 +1,45 @@
+// ServerConfig: everything the OpenAI-compatible HTTP server needs, filled by apps/ from the
+// `tandem serve` flags (vLLM names in comments) and the model's generation_config.json.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tandem::server {
+
+struct ServerConfig {
+  std::string host = "0.0.0.0";                   // --host
+  uint16_t port = 8000;                           // --port; 0 = pick a free port (tests)
+  std::vector<std::string> served_model_names;    // --served-model-name; [0] is the default
+  std::string model_root;                         // the model path, shown as `root` in /v1/models
+  std::vector<std::string> api_keys;              // --api-key; empty = no authentication
+  std::set<std::string> disable_access_log_for_endpoints;  // paths never access-logged
+  int32_t max_model_len = 2048;                   // --max-model-len: prompt + output tokens
+  size_t max_body_bytes = 16u << 20;              // larger bodies get 413
+  std::optional<std::string> chat_template;       // --chat-template source text (Jinja)
+  // Defaults from generation_config.json, used when a request omits the field.
+  std::optional<float> default_temperature;
+  std::optional<float> default_top_p;
+  std::optional<int32_t> default_top_k;
+  std::optional<float> default_repetition_penalty;
+  std::vector<int32_t> eos_token_ids;             // the model's EOS ids, sent with every request
+  int32_t max_logprobs = 20;                      // --max-logprobs
+  bool reuse_port = false;                        // SO_REUSEPORT, for --api-server-count > 1
+  int32_t num_io_threads = 2;                     // threads running the io_context
+  int32_t keep_alive_timeout_s = 5;               // idle keep-alive connections close after this
+  std::string version = "0.1.0";                  // GET /version
+
+  // The model name /v1/models lists first and responses carry by default.
+  const std::string& default_model_name() const { return served_model_names.front(); }
+
+  // Errors: kInvalidArgument naming the field (no served model name, max_model_len < 1, ...).
+  Status Validate() const;
+};
+
+}  // namespace tandem::server
