@@ -1,3 +1,6 @@
+#include <signal.h>
+#include <sys/prctl.h>
+
 #include <cstring>
 #include <memory>
 
@@ -46,8 +49,12 @@ Result<std::unique_ptr<engine::EngineCore>> BuildEngineCore(const EngineCoreConf
             cfg.block_size, int64_t{num_blocks} * cfg.block_size,
             num_blocks * model->kv_cache_spec().BytesPerBlock(cfg.block_size) / 1048576.0);
 
-  auto worker = std::make_unique<worker::Worker>(std::move(model), num_blocks, cfg.block_size,
-                                                 static_cast<uint64_t>(cfg.seed));
+  worker::WorkerConfig worker_cfg;
+  worker_cfg.num_kv_blocks = num_blocks;
+  worker_cfg.block_size = cfg.block_size;
+  worker_cfg.seed = static_cast<uint64_t>(cfg.seed);
+  worker_cfg.eos_token_id = cfg.eos_token_id;
+  auto worker = std::make_unique<worker::Worker>(std::move(model), worker_cfg);
   auto executor = std::make_unique<executor::InProcessExecutor>(std::move(worker));
   engine::SchedulerConfig sched;
   sched.max_num_seqs = cfg.max_num_seqs;
@@ -76,6 +83,7 @@ int RunEngineCoreCommand(int argc, char** argv) {
     }
   }
   InitLogging("engine" + std::to_string(cfg.dp_rank));
+  prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the API server
   int32_t num_blocks = 0;
   auto core = BuildEngineCore(cfg, &num_blocks);
   if (!core.ok()) {
@@ -85,6 +93,8 @@ int RunEngineCoreCommand(int argc, char** argv) {
   engine::EngineLoopOptions loop;
   loop.input_endpoint = cfg.input_endpoint;
   loop.output_endpoint = cfg.output_endpoint;
+  loop.bind_input = true;    // the API server connects its PUSH here
+  loop.bind_output = false;  // the API server bound its PULL before spawning us
   return engine::RunEngineLoop(**core, loop);
 }
 

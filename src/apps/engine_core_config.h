@@ -24,6 +24,7 @@ struct EngineCoreConfig {
   double gpu_memory_utilization = 0.9;
   int64_t kv_cache_memory_bytes = 0;  // 0 = from utilization
   int64_t seed = 0;
+  int32_t eos_token_id = -1;        // masked in sampling below a request's min_tokens
   // control-plane endpoints
   std::string input_endpoint;       // engine binds; API server PUSHes requests
   std::string output_endpoint;      // API server binds; engine PUSHes outputs
@@ -33,7 +34,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dt
                                                 dp_rank, max_model_len, max_num_seqs,
                                                 max_num_batched_tokens, block_size,
                                                 enable_prefix_caching, gpu_memory_utilization,
-                                                kv_cache_memory_bytes, seed, input_endpoint,
+                                                kv_cache_memory_bytes, seed, eos_token_id,
+                                                input_endpoint,
                                                 output_endpoint)
 
 // Entry of the hidden `_engine-core` subcommand: loads the model, sizes the KV cache, says

@@ -194,7 +194,8 @@ Status ApplyGenerationConfig(const std::string& mode, const ModelFiles& files,
   if (mode == "auto") {
     gen = files.generation_config;
   } else {
-    const fs::path p = fs::is_directory(mode) ? fs::path(mode) / "generation_config.json" : mode;
+    const fs::path p =
+        fs::is_directory(mode) ? fs::path(mode) / "generation_config.json" : fs::path(mode);
     if (!fs::exists(p)) {
       return NotFound("--generation-config: '" + p.string() + "' does not exist (want auto, "
                       "vllm or a folder with generation_config.json)");

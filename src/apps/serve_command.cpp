@@ -34,8 +34,10 @@ std::set<std::string> SplitCommaList(const std::string& s) {
 // vLLM's default token budget with chunked prefill: 2048, but never below max_num_seqs.
 int DefaultBatchedTokens(const ServeFlags& f) { return std::max(2048, f.max_num_seqs); }
 
-EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len) {
+EngineCoreConfig MakeEngineConfig(const ServeFlags& f, const ModelFiles& files,
+                                  int max_model_len) {
   EngineCoreConfig c;
+  if (!files.eos_token_ids.empty()) c.eos_token_id = files.eos_token_ids.front();
   c.model_path = f.model;
   c.dtype = f.dtype;
   c.num_threads = f.num_threads;
@@ -134,7 +136,7 @@ int RunServeCommand(int argc, char** argv) {
     TLOG_ERROR("{}", server_cfg.status().message());
     return 1;
   }
-  const EngineCoreConfig engine_cfg = MakeEngineConfig(flags, *max_model_len);
+  const EngineCoreConfig engine_cfg = MakeEngineConfig(flags, *files, *max_model_len);
   TLOG_INFO("max_model_len {}, max_num_seqs {}, max_num_batched_tokens {}, block_size {}, "
             "prefix caching {}",
             engine_cfg.max_model_len, engine_cfg.max_num_seqs, engine_cfg.max_num_batched_tokens,

@@ -19,7 +19,8 @@ enum class FinishReason : uint8_t {
 
 struct TokenLogprob {
   int32_t token_id = 0;
-  float logprob = 0;  // natural log of the probability after temperature / penalties
+  float logprob = 0;  // natural log of the probability under the raw logits (vLLM V1
+                      // default "raw_logprobs": before penalties and temperature)
   MSGPACK_DEFINE(token_id, logprob)
 };
 

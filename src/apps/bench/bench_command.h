@@ -11,3 +11,6 @@ namespace tandem::apps {
 int RunBenchCommand(int argc, char** argv);
 
 }  // namespace tandem::apps
+
+// main.cpp calls it unqualified from the global namespace.
+using tandem::apps::RunBenchCommand;

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <memory>
+#include <functional>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <random>
+
+#include "kernels/ops.h"
 
 namespace tandem::apps::bench {
 namespace {
@@ -26,7 +28,7 @@ std::vector<float> RandomFloats(size_t count, uint64_t seed) {
   return v;
 }
 
-// C[M,N] = A[M,K] · W where w_nk is [N, K] row-major.
+// C[M,N] = A[M,K] · W where w_nk is [N, K] row-major; f32 accumulation, no blocking.
 void NaiveMatmul(const GemmShape& s, const float* a, const float* w_nk, float* c) {
   for (int i = 0; i < s.m; ++i) {
     for (int j = 0; j < s.n; ++j) {
@@ -41,22 +43,45 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// A oneDNN matmul primitive with its memories; weights_nk is [N, K] row-major.
-struct OnednnMatmul {
+int NumWeightCopies(const GemmShape& s) {
+  const size_t weight_bytes = size_t(s.k) * s.n * sizeof(float);
+  return static_cast<int>(
+      std::max<size_t>(1, (kMinRotatedWeightBytes + weight_bytes - 1) / weight_bytes));
+}
+
+// Best over `repeats` of the mean time of run(call_idx) over a >= 0.1 s window, after a warm-up.
+double TimeBest(int repeats, const std::function<void(size_t)>& run) {
+  size_t call = 0;
+  run(call++);
+  double best = 1e30;
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    int calls = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    do {
+      run(call++);
+      ++calls;
+    } while (SecondsSince(t0) < kMinTimingWindowS);
+    best = std::min(best, SecondsSince(t0) / calls);
+  }
+  return best;
+}
+
+// A oneDNN matmul whose weights were reordered once into the primitive's preferred layout.
+struct PackedOnednnMatmul {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   dnnl::matmul primitive;
   dnnl::memory src, dst;
   std::vector<dnnl::memory> weights;  // rotated copies
 
-  OnednnMatmul(const GemmShape& s, bool packed, const std::vector<float>& a,
-               const std::vector<float>& w_nk, int num_copies) {
+  PackedOnednnMatmul(const GemmShape& s, const std::vector<float>& a,
+                     const std::vector<float>& w_nk, int num_copies) {
     const dnnl::memory::dim m = s.m, k = s.k, n = s.n;
     dnnl::memory::desc src_md({m, k}, dt::f32, tag::ab);
     dnnl::memory::desc dst_md({m, n}, dt::f32, tag::ab);
     dnnl::memory::desc w_plain_md({k, n}, dt::f32, tag::ba);  // [K,N] view of [N,K] storage
-    dnnl::memory::desc w_md = packed ? dnnl::memory::desc({k, n}, dt::f32, tag::any) : w_plain_md;
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, w_md, dst_md), engine);
+    dnnl::memory::desc w_any_md({k, n}, dt::f32, tag::any);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, w_any_md, dst_md), engine);
     primitive = dnnl::matmul(pd);
     src = dnnl::memory(pd.src_desc(), engine, const_cast<float*>(a.data()));
     dst = dnnl::memory(pd.dst_desc(), engine);
@@ -77,43 +102,51 @@ struct OnednnMatmul {
   }
 };
 
-GemmResult MakeResult(const GemmShape& s, const char* impl, const char* layout, double seconds) {
+GemmResult MakeResult(const GemmShape& s, const char* impl, double seconds) {
   GemmResult r;
   r.shape = s;
   r.impl = impl;
-  r.weight_layout = layout;
   r.seconds = seconds;
   r.gflop_per_s = 2.0 * s.m * double(s.k) * s.n / seconds / 1e9;
   r.weight_gb_per_s = double(s.k) * s.n * sizeof(float) / seconds / 1e9;
   return r;
 }
 
+double MaxAbsDiff(const float* got, const std::vector<float>& expected) {
+  double max_diff = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    max_diff = std::max(max_diff, double(std::fabs(got[i] - expected[i])));
+  }
+  return max_diff;
+}
+
 }  // namespace
 
-Result<GemmResult> BenchOnednnMatmul(const GemmShape& shape, bool packed_weights, int repeats) {
+GemmResult BenchTandemMatmul(const GemmShape& shape, int repeats) {
+  const int num_copies = NumWeightCopies(shape);
+  const size_t weight_count = size_t(shape.n) * shape.k;
+  std::vector<float> a = RandomFloats(size_t(shape.m) * shape.k, 1);
+  std::vector<float> w = RandomFloats(weight_count, 2);
+  std::vector<float> copies(weight_count * num_copies);
+  for (int c = 0; c < num_copies; ++c) std::copy(w.begin(), w.end(), copies.begin() + c * weight_count);
+  std::vector<float> y(size_t(shape.m) * shape.n);
+  double best = TimeBest(repeats, [&](size_t call) {
+    kernels::Matmul(a.data(), copies.data() + (call % num_copies) * weight_count, y.data(),
+                    shape.m, shape.n, shape.k);
+  });
+  return MakeResult(shape, "tandem", best);
+}
+
+Result<GemmResult> BenchOnednnPackedMatmul(const GemmShape& shape, int repeats) {
   try {
-    const size_t weight_bytes = size_t(shape.k) * shape.n * sizeof(float);
-    const int num_copies =
-        static_cast<int>(std::max<size_t>(1, (kMinRotatedWeightBytes + weight_bytes - 1) / weight_bytes));
     std::vector<float> a = RandomFloats(size_t(shape.m) * shape.k, 1);
     std::vector<float> w = RandomFloats(size_t(shape.n) * shape.k, 2);
-    OnednnMatmul mm(shape, packed_weights, a, w, num_copies);
-    size_t call = 0;
-    mm.Run(call++);  // warm-up: first-call JIT and page faults
-    double best = 1e30;
-    for (int r = 0; r < std::max(1, repeats); ++r) {
-      int calls = 0;
-      auto t0 = std::chrono::steady_clock::now();
-      do {
-        mm.Run(call++);
-        ++calls;
-      } while (SecondsSince(t0) < kMinTimingWindowS);
-      best = std::min(best, SecondsSince(t0) / calls);
-    }
-    return MakeResult(shape, "onednn", packed_weights ? "packed" : "nk", best);
+    PackedOnednnMatmul mm(shape, a, w, NumWeightCopies(shape));
+    double best = TimeBest(repeats, [&](size_t call) { mm.Run(call); });
+    return MakeResult(shape, "onednn-packed", best);
   } catch (const dnnl::error& e) {
-    return Internal(fmt::format("oneDNN matmul M={} K={} N={} ({} weights) failed: {}", shape.m,
-                                shape.k, shape.n, packed_weights ? "packed" : "nk", e.what()));
+    return Internal(fmt::format("oneDNN packed matmul M={} K={} N={} failed: {}", shape.m,
+                                shape.k, shape.n, e.what()));
   }
 }
 
@@ -127,27 +160,28 @@ GemmResult BenchNaiveMatmul(const GemmShape& shape, int repeats) {
     NaiveMatmul(shape, a.data(), w.data(), c.data());
     best = std::min(best, SecondsSince(t0));
   }
-  return MakeResult(shape, "naive", "nk", best);
+  return MakeResult(shape, "naive", best);
 }
 
-Result<double> MatmulMaxAbsDiff(const GemmShape& shape) {
+Result<MatmulCheck> CheckMatmulsAgainstNaive(const GemmShape& shape) {
+  std::vector<float> a = RandomFloats(size_t(shape.m) * shape.k, 3);
+  std::vector<float> w = RandomFloats(size_t(shape.n) * shape.k, 4);
+  std::vector<float> expected(size_t(shape.m) * shape.n);
+  NaiveMatmul(shape, a.data(), w.data(), expected.data());
+  MatmulCheck check;
+  std::vector<float> y(expected.size());
+  kernels::Matmul(a.data(), w.data(), y.data(), shape.m, shape.n, shape.k);
+  check.tandem_max_abs_diff = MaxAbsDiff(y.data(), expected);
   try {
-    std::vector<float> a = RandomFloats(size_t(shape.m) * shape.k, 3);
-    std::vector<float> w = RandomFloats(size_t(shape.n) * shape.k, 4);
-    std::vector<float> expected(size_t(shape.m) * shape.n);
-    NaiveMatmul(shape, a.data(), w.data(), expected.data());
-    OnednnMatmul mm(shape, /*packed=*/true, a, w, 1);
+    PackedOnednnMatmul mm(shape, a, w, 1);
     mm.Run(0);
-    const float* got = static_cast<const float*>(mm.dst.get_data_handle());
-    double max_diff = 0;
-    for (size_t i = 0; i < expected.size(); ++i) {
-      max_diff = std::max(max_diff, double(std::fabs(got[i] - expected[i])));
-    }
-    return max_diff;
+    check.onednn_packed_max_abs_diff =
+        MaxAbsDiff(static_cast<const float*>(mm.dst.get_data_handle()), expected);
   } catch (const dnnl::error& e) {
-    return Internal(fmt::format("oneDNN matmul M={} K={} N={} failed: {}", shape.m, shape.k,
-                                shape.n, e.what()));
+    return Internal(fmt::format("oneDNN packed matmul M={} K={} N={} failed: {}", shape.m,
+                                shape.k, shape.n, e.what()));
   }
+  return check;
 }
 
 }  // namespace tandem::apps::bench

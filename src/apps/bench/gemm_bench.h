@@ -1,8 +1,9 @@
 // GEMM throughput of oneDNN's f32 matmul at the shapes a decoder layer runs (decode: M = batch
 // of 1..16 rows; prefill: M = 512), against a naive triple loop measured in the same run.
 //   C[M, N] = A[M, K] · W[K, N]   (f32, row-major A and C)
-// W is either oneDNN's preferred packed layout ("packed", what a loader would prepare once) or
-// [N, K] row-major as stored in HF checkpoints ("nk").
+// Two implementations: "tandem" is kernels::Matmul, what the model runs (W kept as [N, K]
+// row-major, its file layout); "onednn-packed" is a oneDNN matmul whose W was reordered once into
+// oneDNN's preferred blocked layout — the ceiling a prepacking loader could reach.
 #pragma once
 
 #include <string>
@@ -20,24 +21,31 @@ struct GemmShape {
 
 struct GemmResult {
   GemmShape shape;
-  std::string impl;           // "onednn" or "naive"
-  std::string weight_layout;  // "packed", "nk"
+  std::string impl;           // "tandem", "onednn-packed" or "naive"
   double seconds = 0;         // best time of one C = A·W
   double gflop_per_s = 0;     // 2·M·K·N / seconds / 1e9
   double weight_gb_per_s = 0; // K·N·4 bytes / seconds / 1e9 (weight streaming rate)
 };
 
-// Times oneDNN's matmul: one warm-up, then the best of `repeats` timings, each the mean over
-// enough back-to-back calls to last ~0.1 s. Weights rotate through copies totalling ≥ 512 MiB
-// so that small W is read from memory, not cache, as in a real model. Internal naming the shape
-// when oneDNN rejects it.
-Result<GemmResult> BenchOnednnMatmul(const GemmShape& shape, bool packed_weights, int repeats);
+// Both timers: one warm-up call, then the best of `repeats` timings, each the mean over enough
+// back-to-back calls to last ~0.1 s. Weights rotate through copies totalling >= 512 MiB so that
+// W is read from memory, not cache, as in a real model.
+
+// Times kernels::Matmul (runs on the oneDNN threads of the process).
+GemmResult BenchTandemMatmul(const GemmShape& shape, int repeats);
+
+// Times a oneDNN matmul with prepacked weights. Internal naming the shape when oneDNN fails.
+Result<GemmResult> BenchOnednnPackedMatmul(const GemmShape& shape, int repeats);
 
 // Times the single-threaded naive i-j-k loop (W as [N, K]) on `shape`; best of `repeats`.
 GemmResult BenchNaiveMatmul(const GemmShape& shape, int repeats);
 
-// Largest |oneDNN − naive| over C for `shape` with random inputs in [-1, 1] (sanity check that
-// the timed primitive computes the right product). Internal when oneDNN fails.
-Result<double> MatmulMaxAbsDiff(const GemmShape& shape);
+// Largest |C − naive C| of kernels::Matmul and of the prepacked oneDNN matmul for `shape` with
+// random inputs in [-1, 1]: a sanity check that the timed code computes the right product.
+struct MatmulCheck {
+  double tandem_max_abs_diff = 0;
+  double onednn_packed_max_abs_diff = 0;
+};
+Result<MatmulCheck> CheckMatmulsAgainstNaive(const GemmShape& shape);
 
 }  // namespace tandem::apps::bench

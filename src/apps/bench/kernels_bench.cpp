@@ -13,10 +13,10 @@ namespace tandem::apps::bench {
 namespace {
 
 nlohmann::json GemmJson(const GemmResult& r) {
-  return {{"impl", r.impl},           {"weight_layout", r.weight_layout},
-          {"m", r.shape.m},           {"k", r.shape.k},
-          {"n", r.shape.n},           {"seconds", r.seconds},
-          {"gflop_per_s", r.gflop_per_s}, {"weight_gb_per_s", r.weight_gb_per_s}};
+  return {{"impl", r.impl},       {"m", r.shape.m},
+          {"k", r.shape.k},       {"n", r.shape.n},
+          {"seconds", r.seconds}, {"gflop_per_s", r.gflop_per_s},
+          {"weight_gb_per_s", r.weight_gb_per_s}};
 }
 
 }  // namespace
@@ -57,29 +57,33 @@ Status RunKernelsBench(const KernelsBenchConfig& config) {
                    {"copy_gb_per_s", bw.copy_gb_per_s}};
 
   const GemmShape small{config.naive_m, config.naive_k, config.naive_n};
-  std::printf("%s\n", fmt::format("{:=^78}", " GEMM f32 (oneDNN) ").c_str());
+  std::printf("%s\n", fmt::format("{:=^78}", " GEMM f32 ").c_str());
   GemmResult naive = BenchNaiveMatmul(small, config.repeats);
-  TANDEM_ASSIGN_OR_RETURN(double max_diff, MatmulMaxAbsDiff(small));
-  TANDEM_ASSIGN_OR_RETURN(GemmResult small_onednn, BenchOnednnMatmul(small, true, config.repeats));
-  std::printf("naive baseline (1 thread, i-j-k) M=%d K=%d N=%d: %.2f GFLOP/s; oneDNN same shape: "
-              "%.2f GFLOP/s (x%.1f), max |diff| %.2e\n",
-              small.m, small.k, small.n, naive.gflop_per_s, small_onednn.gflop_per_s,
-              small_onednn.gflop_per_s / naive.gflop_per_s, max_diff);
+  TANDEM_ASSIGN_OR_RETURN(MatmulCheck check, CheckMatmulsAgainstNaive(small));
+  GemmResult small_tandem = BenchTandemMatmul(small, config.repeats);
+  std::printf("naive baseline (1 thread, i-j-k) M=%d K=%d N=%d: %.2f GFLOP/s; tandem same shape: "
+              "%.2f GFLOP/s (x%.1f)\n",
+              small.m, small.k, small.n, naive.gflop_per_s, small_tandem.gflop_per_s,
+              small_tandem.gflop_per_s / naive.gflop_per_s);
+  std::printf("max |C - naive C|: tandem %.2e, onednn-packed %.2e\n", check.tandem_max_abs_diff,
+              check.onednn_packed_max_abs_diff);
   out["naive_baseline"] = GemmJson(naive);
-  out["naive_baseline_onednn"] = GemmJson(small_onednn);
-  out["naive_max_abs_diff"] = max_diff;
+  out["naive_baseline_tandem"] = GemmJson(small_tandem);
+  out["tandem_max_abs_diff"] = check.tandem_max_abs_diff;
+  out["onednn_packed_max_abs_diff"] = check.onednn_packed_max_abs_diff;
 
-  std::printf("%-6s %-6s %-6s %-7s %10s %9s %12s %9s %9s\n", "M", "K", "N", "W", "ms", "GFLOP/s",
-              "x naive", "W GB/s", "W/bw");
+  std::printf("%-6s %-6s %-6s %-14s %10s %9s %9s %9s %7s\n", "M", "K", "N", "impl", "ms",
+              "GFLOP/s", "x naive", "W GB/s", "W/bw");
   nlohmann::json gemms = nlohmann::json::array();
   for (int m : config.gemm_m) {
-    for (bool packed : {true, false}) {
-      TANDEM_ASSIGN_OR_RETURN(GemmResult r, BenchOnednnMatmul({m, config.gemm_k, config.gemm_n},
-                                                              packed, config.repeats));
+    const GemmShape shape{m, config.gemm_k, config.gemm_n};
+    GemmResult tandem = BenchTandemMatmul(shape, config.repeats);
+    TANDEM_ASSIGN_OR_RETURN(GemmResult packed, BenchOnednnPackedMatmul(shape, config.repeats));
+    for (const GemmResult& r : {tandem, packed}) {
       const double vs_naive = r.gflop_per_s / naive.gflop_per_s;
       const double bw_share = r.weight_gb_per_s / bw.read_gb_per_s;
-      std::printf("%-6d %-6d %-6d %-7s %10.3f %9.1f %12.1f %9.2f %9.2f\n", m, config.gemm_k,
-                  config.gemm_n, r.weight_layout.c_str(), r.seconds * 1e3, r.gflop_per_s, vs_naive,
+      std::printf("%-6d %-6d %-6d %-14s %10.3f %9.1f %9.1f %9.2f %7.2f\n", m, config.gemm_k,
+                  config.gemm_n, r.impl.c_str(), r.seconds * 1e3, r.gflop_per_s, vs_naive,
                   r.weight_gb_per_s, bw_share);
       nlohmann::json j = GemmJson(r);
       j["speedup_vs_naive"] = vs_naive;
@@ -88,8 +92,8 @@ Status RunKernelsBench(const KernelsBenchConfig& config) {
     }
   }
   out["gemm"] = std::move(gemms);
-  std::printf("W GB/s = K*N*4 bytes / time; W/bw = that over the read bandwidth above "
-              "(decode efficiency; ~1.0 is memory-bound optimum)\n");
+  std::printf("W GB/s = K*N*4 weight bytes / time; W/bw = that over the read bandwidth above: the "
+              "decode efficiency (small M), ~1.0 = memory-bound optimum\n");
 
   if (!config.json_path.empty()) {
     std::ofstream file(config.json_path);
