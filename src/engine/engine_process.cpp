@@ -46,18 +46,18 @@ class EngineLoop {
         }
         timeout_ms = 0;
       }
+      if (options_.exit_when_parent_dies && getppid() != parent_pid) {
+        TLOG_WARN("engine loop: parent process {} is gone; exiting", parent_pid);
+        return 0;
+      }
       if (core_.HasWork()) {
         protocol::EngineOutputs outputs = core_.Step();
         if (!outputs.outputs.empty()) {
           if (!SendFrame(protocol::Encode(MessageType::kOutputs, outputs))) return 1;
           last_sent_s = MonotonicSeconds();
         }
-        continue;
       }
-      if (options_.exit_when_parent_dies && getppid() != parent_pid) {
-        TLOG_WARN("engine loop: parent process {} is gone; exiting", parent_pid);
-        return 0;
-      }
+      // Stats at least every heartbeat_interval_s, also while long prefills emit nothing.
       if (MonotonicSeconds() - last_sent_s >= options_.heartbeat_interval_s) {
         protocol::EngineOutputs heartbeat;
         heartbeat.stats = core_.Stats();

@@ -22,7 +22,8 @@ struct EngineLoopOptions {
   bool bind_output = false;
   // How long an idle loop waits for a frame before checking heartbeat / parent again.
   int idle_poll_ms = 100;
-  // An idle engine sends an EngineOutputs with no outputs (stats only) this often.
+  // When nothing was sent for this long (idle, or a long prefill), the loop sends an
+  // EngineOutputs with no outputs: a heartbeat carrying the stats.
   double heartbeat_interval_s = 1.0;
   // Exit when the parent process dies (getppid() changes), so no engine outlives its server.
   bool exit_when_parent_dies = true;

@@ -73,5 +73,50 @@ TEST(EngineProcessTest, ServesRequestsOverZeroMqUntilShutdown) {
   EXPECT_EQ(loop_rc, 0);
 }
 
+TEST(EngineProcessTest, AbortFrameEndsARequestAndIdleLoopSendsHeartbeats) {
+  const SchedulerConfig config = MakeConfig(/*num_gpu_blocks=*/256, 64, 16, /*max_model_len=*/1024);
+  EngineCore core(config, std::make_unique<FakeExecutor>(config.num_gpu_blocks, config.block_size),
+                  3);
+  EngineLoopOptions options;
+  options.input_endpoint = ipc::MakeIpcEndpoint("engine-test-in2");
+  options.output_endpoint = ipc::MakeIpcEndpoint("engine-test-out2");
+  options.heartbeat_interval_s = 0.05;
+  ipc::ZmqSocket to_engine(ipc::SocketKind::kPush);
+  ipc::ZmqSocket from_engine(ipc::SocketKind::kPull);
+  ASSERT_TRUE(to_engine.Bind(options.input_endpoint).ok());
+  ASSERT_TRUE(from_engine.Bind(options.output_endpoint).ok());
+  int loop_rc = -1;
+  std::thread loop([&] { loop_rc = RunEngineLoop(core, options); });
+  ASSERT_EQ(*protocol::PeekType(RecvFrame(from_engine)), MessageType::kReady);
+
+  // The abort frame arrives long before the request's 1000 steps can end it.
+  std::string add = protocol::Encode(MessageType::kAddRequest, MakeRequest("a", Iota(4), 1000));
+  protocol::AbortRequests abort{{"a"}};
+  ASSERT_TRUE(to_engine.Send(add).ok());
+  ASSERT_TRUE(to_engine.Send(protocol::Encode(MessageType::kAbortRequests, abort)).ok());
+  uint8_t finish_reason = 0;
+  int heartbeats_after_finish = 0;
+  while (heartbeats_after_finish < 2) {
+    std::string frame = RecvFrame(from_engine);
+    if (frame.empty()) break;
+    protocol::EngineOutputs outputs;
+    ASSERT_TRUE(protocol::Decode(frame, &outputs).ok());
+    EXPECT_EQ(outputs.stats.dp_rank, 3);
+    for (const protocol::EngineOutput& output : outputs.outputs) {
+      finish_reason = output.finish_reason;
+    }
+    if (finish_reason != 0 && outputs.outputs.empty()) {
+      EXPECT_EQ(outputs.stats.num_running + outputs.stats.num_waiting, 0);
+      ++heartbeats_after_finish;
+    }
+  }
+  EXPECT_EQ(heartbeats_after_finish, 2);
+  EXPECT_EQ(finish_reason, static_cast<uint8_t>(protocol::FinishReason::kAbort));
+
+  ASSERT_TRUE(to_engine.Send(protocol::Encode(MessageType::kShutdown, 0)).ok());
+  loop.join();
+  EXPECT_EQ(loop_rc, 0);
+}
+
 }  // namespace
 }  // namespace tandem::engine
