@@ -93,8 +93,7 @@ protocol::StepPlan Scheduler::Schedule() {
   return BuildPlan(new_requests, cached_requests);
 }
 
-int32_t Scheduler::CapNewTokens(const Request& request, int32_t num_new_tokens,
-                                int32_t budget) const {
+int32_t Scheduler::CapNewTokens(int32_t num_new_tokens, int32_t budget) const {
   if (config_.long_prefill_token_threshold > 0) {
     num_new_tokens = std::min(num_new_tokens, config_.long_prefill_token_threshold);
   }
@@ -107,7 +106,7 @@ bool Scheduler::ScheduleRunning(int32_t* token_budget, std::vector<ScheduledRequ
   while (req_index < running_.size() && *token_budget > 0) {
     Request* request = running_[req_index];
     const int32_t num_new_tokens = CapNewTokens(
-        *request, request->num_tokens() - request->num_computed_tokens, *token_budget);
+        request->num_tokens() - request->num_computed_tokens, *token_budget);
     if (num_new_tokens <= 0) {
       ++req_index;
       continue;
@@ -140,7 +139,7 @@ void Scheduler::ScheduleWaiting(int32_t* token_budget, std::vector<ScheduledRequ
         << "waiting request " << request->request_id() << " has computed tokens";
     const ComputedBlocks computed = kv_cache_manager_.GetComputedBlocks(*request);
     const int32_t num_new_tokens = CapNewTokens(
-        *request, request->num_tokens() - computed.num_computed_tokens, *token_budget);
+        request->num_tokens() - computed.num_computed_tokens, *token_budget);
     TANDEM_CHECK(num_new_tokens > 0) << "request " << request->request_id()
                                      << " has nothing to compute";
     if (!kv_cache_manager_.AllocateSlots(*request, num_new_tokens, computed)) break;

@@ -81,10 +81,11 @@ class Scheduler {
     std::vector<int32_t> new_block_ids;  // only for running (cached) requests
   };
 
-  // Each returns false when a preemption happened (then no waiting request is admitted).
+  // Serves running requests; returns false when it had to preempt (then, as in vLLM, no
+  // waiting request is admitted this step).
   bool ScheduleRunning(int32_t* token_budget, std::vector<ScheduledRequest>* scheduled);
   void ScheduleWaiting(int32_t* token_budget, std::vector<ScheduledRequest>* scheduled);
-  int32_t CapNewTokens(const Request& request, int32_t num_new_tokens, int32_t budget) const;
+  int32_t CapNewTokens(int32_t num_new_tokens, int32_t budget) const;
   void Preempt(Request* request);
   protocol::StepPlan BuildPlan(const std::vector<ScheduledRequest>& new_requests,
                                const std::vector<ScheduledRequest>& cached_requests);
