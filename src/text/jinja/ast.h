@@ -57,6 +57,7 @@ struct Node {
     kSet,       // {% set targets[0][.targets[1]] = expr %}
     kBreak,
     kContinue,
+    kMacro,     // {% macro text(targets[i]=defaults[i]...) %} body {% endmacro %}
   };
   Kind kind;
   int line = 0;
@@ -68,6 +69,7 @@ struct Node {
   std::vector<std::pair<ExprPtr, Body>> branches;
   Body body;
   Body else_body;
+  std::vector<ExprPtr> defaults;  // kMacro: one per parameter, null = required
 };
 
 }  // namespace tandem::text::jinja

@@ -78,6 +78,9 @@ Interpreter::Flow Interpreter::ExecNode(const Node& node, std::string* out) {
       return Flow::kBreak;
     case Node::Kind::kContinue:
       return Flow::kContinue;
+    case Node::Kind::kMacro:
+      macros_[node.text] = &node;
+      return Flow::kNormal;
   }
   return Flow::kNormal;
 }
@@ -272,11 +275,43 @@ Value Interpreter::EvalCall(const Expr& expr) {
   if (callee.kind == Expr::Kind::kAttr) {
     return CallMethod(Eval(*callee.args[0]), callee.name, args, kwargs, expr);
   }
+  if (callee.kind == Expr::Kind::kName && !Lookup(callee.name)) {
+    auto macro = macros_.find(callee.name);
+    if (macro != macros_.end()) return CallMacro(*macro->second, std::move(args), kwargs, expr);
+  }
   if (callee.kind == Expr::Kind::kName && !Lookup(callee.name) && IsGlobalFunction(callee.name)) {
     return CallFunction(callee.name, args, kwargs, expr);
   }
   Fail("'" + (callee.kind == Expr::Kind::kName ? callee.name : std::string("expression")) +
            "' is not callable", expr);
+}
+
+Value Interpreter::CallMacro(const Node& macro, std::vector<Value> args,
+                             const std::vector<std::pair<std::string, Value>>& kwargs,
+                             const Expr& at) {
+  if (args.size() > macro.targets.size()) {
+    Fail("macro '" + macro.text + "' takes " + std::to_string(macro.targets.size()) +
+             " arguments, got " + std::to_string(args.size()), at);
+  }
+  std::map<std::string, Value> scope;
+  for (size_t i = 0; i < macro.targets.size(); ++i) {
+    if (i < args.size()) {
+      scope[macro.targets[i]] = std::move(args[i]);
+    } else if (macro.defaults[i]) {
+      scope[macro.targets[i]] = Eval(*macro.defaults[i]);
+    } else {
+      scope[macro.targets[i]] = Value::Undefined();
+    }
+  }
+  for (const auto& [name, value] : kwargs) {
+    if (!scope.count(name)) Fail("macro '" + macro.text + "' has no parameter '" + name + "'", at);
+    scope[name] = value;
+  }
+  scopes_.push_back(std::move(scope));
+  std::string out;
+  ExecBody(macro.body, &out);
+  scopes_.pop_back();
+  return Value::Of(std::move(out));
 }
 
 std::vector<Value> Interpreter::EvalArgs(const Expr& expr, size_t first) {

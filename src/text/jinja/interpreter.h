@@ -3,8 +3,9 @@
 // Scoping follows Jinja: each loop iteration has its own scope, so `{% set %}` inside a loop
 // does not leak out of it (templates use namespace() for that); `if` blocks share the
 // enclosing scope.
-// Reference: jinja2 (3.1) runtime semantics, with one leniency: an attribute of an undefined
-// value is undefined instead of an error.
+// Reference: jinja2 (3.1) runtime semantics, with two leniencies: an attribute of an undefined
+// value is undefined instead of an error, and a macro body sees the caller's variables
+// (dynamic scope) besides its parameters and the globals.
 #pragma once
 
 #include <map>
@@ -36,6 +37,9 @@ class Interpreter {
   Value Eval(const Expr& expr);
   Value EvalBinary(const Expr& expr);
   Value EvalCall(const Expr& expr);
+  // Renders macro `macro` with the call's arguments bound as its parameters.
+  Value CallMacro(const Node& macro, std::vector<Value> args,
+                  const std::vector<std::pair<std::string, Value>>& kwargs, const Expr& at);
   Value EvalIndex(const Value& target, const Value& index, const Expr& at);
   Value EvalSlice(const Expr& expr);
   // Evaluates args[first..] and kwargs of a call/filter/test node.
@@ -45,6 +49,7 @@ class Interpreter {
   Value* Lookup(const std::string& name);
 
   std::vector<std::map<std::string, Value>> scopes_;  // [0] = globals
+  std::map<std::string, const Node*> macros_;         // defined so far, by name
 };
 
 }  // namespace tandem::text::jinja

@@ -63,6 +63,7 @@ class Parser {
     if (keyword.text == "if") return ParseIf(keyword);
     if (keyword.text == "for") return ParseFor(keyword);
     if (keyword.text == "set") return ParseSet(keyword);
+    if (keyword.text == "macro") return ParseMacro(keyword);
     if (keyword.text == "break" || keyword.text == "continue") {
       auto node = MakeNode(keyword.text == "break" ? Node::Kind::kBreak : Node::Kind::kContinue,
                            keyword);
@@ -119,6 +120,22 @@ class Parser {
     if (Accept(".")) node->targets.push_back(ExpectName("an attribute name"));
     if (!Accept("=")) Fail("expected '=' in set (block sets are not supported)", Peek());
     node->expr = ParseExpression();
+    Expect(TK::kBlockEnd, "'%}'");
+    return node;
+  }
+
+  NodePtr ParseMacro(const Token& keyword) {
+    auto node = MakeNode(Node::Kind::kMacro, keyword);
+    node->text = ExpectName("a macro name");
+    ExpectOperator("(");
+    while (!Accept(")")) {
+      if (!node->targets.empty()) ExpectOperator(",");
+      node->targets.push_back(ExpectName("a parameter name"));
+      node->defaults.push_back(Accept("=") ? ParseExpression() : nullptr);
+    }
+    Expect(TK::kBlockEnd, "'%}'");
+    node->body = ParseBody({"endmacro"});
+    Next();
     Expect(TK::kBlockEnd, "'%}'");
     return node;
   }

@@ -1,7 +1,7 @@
 // Jinja parser: tokens (lexer.h) -> statement tree (ast.h), by recursive descent with Jinja's
 // operator precedence: ternary < or < and < not < comparisons/in/is < + - < ~ < * / // % <
 // unary < postfix (. [] () |filter).
-// Reference: jinja2/parser.py (Jinja 3.1). Not supported yet: macros, call blocks, {% set %}
+// Reference: jinja2/parser.py (Jinja 3.1). Not supported yet: call blocks, {% set %}
 // blocks, {% raw %}, includes/extends/imports.
 #pragma once
 

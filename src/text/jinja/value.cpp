@@ -105,7 +105,8 @@ bool IsTruthy(const Value& value) {
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned: return d.get<int64_t>() != 0;
     case Json::value_t::number_float: return d.get<double>() != 0.0;
-    case Json::value_t::string:
+    // json::empty() is false for every string, so strings are checked by their size.
+    case Json::value_t::string: return !d.get_ref<const std::string&>().empty();
     case Json::value_t::array:
     case Json::value_t::object: return !d.empty();
     default: return false;

@@ -36,6 +36,7 @@ TEST(ChatTemplateTest, TextAndExpressions) {
   EXPECT_EQ(RenderOk("{{ 1 == 1.0 }} {{ 'b' in 'abc' }} {{ 3 not in [1, 2] }} {{ 1 < 2 and not 2 > 3 }}"),
             "True True True True");
   EXPECT_EQ(RenderOk("{{ 'yes' if flag else 'no' }}", {{"flag", false}}), "no");
+  EXPECT_EQ(RenderOk("{% if '' %}T{% else %}F{% endif %}{% if ' ' %}T{% endif %}"), "FT");
   EXPECT_EQ(RenderOk("{{ xs[1:] }} {{ xs[::-1] }} {{ 'abc'[:2] }}", {{"xs", {1, 2, 3}}}),
             "[2, 3] [3, 2, 1] ab");
 }
@@ -70,6 +71,13 @@ TEST(ChatTemplateTest, SetAndNamespaceScoping) {
   EXPECT_EQ(RenderOk("{% set n = 0 %}{% set ns = namespace(n=0) %}{% for i in [1, 2] %}"
                      "{% set n = n + i %}{% set ns.n = ns.n + i %}{% endfor %}{{ n }} {{ ns.n }}"),
             "0 3");
+}
+
+TEST(ChatTemplateTest, MacrosRenderWithPositionalKeywordAndDefaultArguments) {
+  EXPECT_EQ(RenderOk("{% macro tag(name, body='-', close=true) %}<{{ name }}>{{ body }}"
+                     "{% if close %}</{{ name }}>{% endif %}{% endmacro %}"
+                     "{{ tag('a') }}|{{ tag('b', 'x', close=false) }}"),
+            "<a>-</a>|<b>x");
 }
 
 TEST(ChatTemplateTest, WhitespaceControlAndHfBlockTrimming) {
