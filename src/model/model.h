@@ -41,13 +41,17 @@ class Model {
 };
 
 struct LoadOptions {
-  std::string dtype = "auto";  // auto|float32 (bf16 later)
+  // auto|float32|bfloat16. All compute is f32 for now: bf16/f16 checkpoints are upcast
+  // exactly at load; "bfloat16" is accepted, logged, and computed in f32.
+  std::string dtype = "auto";
   int32_t num_threads = 0;     // 0 = all cores
 };
 
-// Loads a model from a .gguf file or a Hugging Face folder (config.json + safetensors).
+// Loads a model from a .gguf file (llama) or a Hugging Face folder (config.json + safetensors;
+// LlamaForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen2MoeForCausalLM).
 // Errors: kNotFound (no such path), kDataLoss (truncated/corrupt file, naming file + tensor),
-// kInvalidArgument (unknown architecture, missing or misshaped tensor: name, expected, found).
+// kInvalidArgument (unknown architecture or dtype, missing or misshaped tensor: name, expected,
+// found), kUnimplemented (a config feature not supported yet, e.g. rope_scaling).
 Result<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOptions& options);
 
 }  // namespace tandem::model

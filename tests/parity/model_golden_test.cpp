@@ -12,16 +12,20 @@
 #include <nlohmann/json.hpp>
 
 #include "model/model.h"
+#include "testing.h"
 
 namespace tandem::model {
 namespace {
+
+using testing::GreedyRunner;
+using testing::Load;
+using testing::MaxAbsDiff;
+using testing::Seq;
 
 const std::string kShared = TANDEM_SHARED_DIR;
 const std::string kGguf = kShared + "/models/stories260k/stories260K.gguf";
 const std::string kHf = kShared + "/models/stories260k-hf";
 const std::string kMoe = kShared + "/models/stories260k-moe-gguf/stories260K-moe8x4.gguf";
-constexpr int32_t kBlockSize = 16;
-constexpr int32_t kNumBlocks = 64;
 constexpr int32_t kBos = 1;
 
 struct GoldenCase {
@@ -45,100 +49,6 @@ std::vector<GoldenCase> LoadCases() {
   return cases;
 }
 
-std::unique_ptr<Model> Load(const std::string& path) {
-  auto model = LoadModel(path, LoadOptions{});
-  EXPECT_TRUE(model.ok()) << model.status().ToString();
-  return model.ok() ? std::move(model).value() : nullptr;
-}
-
-// One sequence in flight: known tokens (prompt + sampled), how many have K/V, its blocks.
-struct Seq {
-  std::vector<int32_t> tokens;
-  int32_t num_computed = 0;
-  int32_t num_to_generate = 0;
-  std::vector<int32_t> generated;
-  std::vector<int32_t> blocks;
-  std::vector<float> logits;  // [rows, vocab] of every computed row when collecting
-  bool done = false;
-};
-
-// Drives the model like the worker does: every step each unfinished sequence schedules up to
-// `chunk` new tokens (all of them when 0); the step that reaches its last known token samples.
-// Blocks are handed out from the top of the pool downwards so tables are not the identity.
-class GreedyRunner {
- public:
-  explicit GreedyRunner(Model& model) : model_(model) {
-    kv_.Allocate(model.kv_cache_spec(), kNumBlocks, kBlockSize);
-  }
-
-  void Run(std::vector<Seq>& seqs, int32_t chunk, bool collect_all_logits) {
-    const int32_t vocab = model_.info().vocab_size;
-    while (true) {
-      ForwardContext ctx;
-      ctx.block_size = kBlockSize;
-      ctx.query_start_loc.push_back(0);
-      std::vector<Seq*> scheduled;
-      std::vector<bool> samples;
-      for (Seq& s : seqs) {
-        if (s.done) continue;
-        const int32_t total = static_cast<int32_t>(s.tokens.size());
-        const int32_t end = chunk > 0 ? std::min(total, s.num_computed + chunk) : total;
-        while (static_cast<int32_t>(s.blocks.size()) * kBlockSize < end) {
-          EXPECT_GT(next_block_, -1) << "test KV pool exhausted";
-          s.blocks.push_back(next_block_--);
-        }
-        const bool sample = end == total;
-        for (int32_t pos = s.num_computed; pos < end; ++pos) {
-          if (collect_all_logits || (sample && pos == end - 1)) {
-            ctx.logits_indices.push_back(ctx.num_tokens());
-          }
-          ctx.token_ids.push_back(s.tokens[pos]);
-          ctx.positions.push_back(pos);
-          ctx.slot_mapping.push_back(static_cast<int64_t>(s.blocks[pos / kBlockSize]) * kBlockSize +
-                                     pos % kBlockSize);
-        }
-        ctx.query_start_loc.push_back(ctx.num_tokens());
-        ctx.seq_lens.push_back(end);
-        ctx.block_tables.push_back(s.blocks);
-        scheduled.push_back(&s);
-        samples.push_back(sample);
-      }
-      if (scheduled.empty()) return;
-      std::vector<float> logits;
-      model_.Forward(ctx, kv_, logits);
-      EXPECT_EQ(logits.size(), ctx.logits_indices.size() * vocab);
-      size_t logit_row = 0;
-      for (size_t i = 0; i < scheduled.size(); ++i) {
-        Seq& s = *scheduled[i];
-        const int32_t q_len = ctx.query_start_loc[i + 1] - ctx.query_start_loc[i];
-        const int32_t rows = collect_all_logits ? q_len : (samples[i] ? 1 : 0);
-        if (collect_all_logits) {
-          s.logits.insert(s.logits.end(), logits.begin() + logit_row * vocab,
-                          logits.begin() + (logit_row + rows) * vocab);
-        }
-        s.num_computed += q_len;
-        if (samples[i]) {
-          const float* last = logits.data() + (logit_row + rows - 1) * vocab;
-          const int32_t next = static_cast<int32_t>(std::max_element(last, last + vocab) - last);
-          if (next == kBos) {
-            s.done = true;
-          } else {
-            s.generated.push_back(next);
-            s.tokens.push_back(next);
-            s.done = static_cast<int32_t>(s.generated.size()) >= s.num_to_generate;
-          }
-        }
-        logit_row += rows;
-      }
-    }
-  }
-
- private:
-  Model& model_;
-  KvCache kv_;
-  int32_t next_block_ = kNumBlocks - 1;
-};
-
 Seq MakeSeq(const GoldenCase& c) {
   Seq s;
   s.tokens = c.prompt_ids;
@@ -151,7 +61,7 @@ void ExpectGoldenOneByOne(const std::string& path) {
   auto model = Load(path);
   ASSERT_NE(model, nullptr);
   for (const GoldenCase& c : LoadCases()) {
-    GreedyRunner runner(*model);
+    GreedyRunner runner(*model, kBos);
     std::vector<Seq> seqs = {MakeSeq(c)};
     runner.Run(seqs, /*chunk=*/0, /*collect_all_logits=*/false);
     EXPECT_EQ(seqs[0].generated, c.generated_ids) << path << ", prompt '" << c.prompt << "'";
@@ -171,7 +81,7 @@ TEST(ModelGoldenTest, BatchedAndChunkedDecodeMatchesGoldenForAllModels) {
     for (int32_t chunk : {0, 3}) {
       std::vector<Seq> seqs;
       for (const GoldenCase& c : cases) seqs.push_back(MakeSeq(c));
-      GreedyRunner runner(*model);
+      GreedyRunner runner(*model, kBos);
       runner.Run(seqs, chunk, false);
       for (size_t i = 0; i < cases.size(); ++i) {
         EXPECT_EQ(seqs[i].generated, cases[i].generated_ids)
@@ -183,20 +93,13 @@ TEST(ModelGoldenTest, BatchedAndChunkedDecodeMatchesGoldenForAllModels) {
 
 // Logits of every prompt row, prefilling in `chunks` equal-ish steps.
 std::vector<float> PrefillLogits(Model& model, const std::vector<int32_t>& prompt, int32_t chunk) {
-  GreedyRunner runner(model);
+  GreedyRunner runner(model, kBos);
   Seq s;
   s.tokens = prompt;
   s.num_to_generate = 1;
   std::vector<Seq> seqs = {s};
   runner.Run(seqs, chunk, /*collect_all_logits=*/true);
   return seqs[0].logits;
-}
-
-float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  float m = 0.0f;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
-  return m;
 }
 
 TEST(ModelGoldenTest, PrefillLogitsMatchGoldenAndChunkedPrefillIsIdentical) {

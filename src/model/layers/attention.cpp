@@ -3,23 +3,55 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/check.h"
 #include "kernels/ops.h"
 
 namespace tandem::model {
+
+namespace {
+
+std::vector<float> Concat3(const std::vector<float>& a, const std::vector<float>& b,
+                           const std::vector<float>& c) {
+  std::vector<float> fused;
+  fused.reserve(a.size() + b.size() + c.size());
+  fused.insert(fused.end(), a.begin(), a.end());
+  fused.insert(fused.end(), b.begin(), b.end());
+  fused.insert(fused.end(), c.begin(), c.end());
+  return fused;
+}
+
+}  // namespace
 
 Attention::Attention(const AttentionDims& dims, const std::vector<float>& q,
                      const std::vector<float>& k, const std::vector<float>& v,
                      std::vector<float> o, RotaryEmbedding rope)
     : dims_(dims), rope_(rope) {
-  std::vector<float> fused;
-  fused.reserve(q.size() + k.size() + v.size());
-  fused.insert(fused.end(), q.begin(), q.end());
-  fused.insert(fused.end(), k.begin(), k.end());
-  fused.insert(fused.end(), v.begin(), v.end());
   const int64_t q_size = static_cast<int64_t>(dims.num_heads) * dims.head_dim;
   const int64_t kv_size = static_cast<int64_t>(dims.num_kv_heads) * dims.head_dim;
-  qkv_ = Linear(std::move(fused), q_size + 2 * kv_size, dims.hidden_size);
+  qkv_ = Linear(Concat3(q, k, v), q_size + 2 * kv_size, dims.hidden_size);
   o_ = Linear(std::move(o), dims.hidden_size, q_size);
+}
+
+Attention::Attention(const AttentionDims& dims, AttentionWeights w, RotaryEmbedding rope)
+    : Attention(dims, w.q, w.k, w.v, std::move(w.o), rope) {
+  const bool any_bias = !w.q_bias.empty() || !w.k_bias.empty() || !w.v_bias.empty();
+  if (any_bias) {
+    const size_t q_size = static_cast<size_t>(dims.num_heads) * dims.head_dim;
+    const size_t kv_size = static_cast<size_t>(dims.num_kv_heads) * dims.head_dim;
+    // A missing part of the bias is zero (HF: each of q/k/v may have its own bias flag).
+    if (w.q_bias.empty()) w.q_bias.assign(q_size, 0.0f);
+    if (w.k_bias.empty()) w.k_bias.assign(kv_size, 0.0f);
+    if (w.v_bias.empty()) w.v_bias.assign(kv_size, 0.0f);
+    qkv_.set_bias(Concat3(w.q_bias, w.k_bias, w.v_bias));
+  }
+  if (!w.o_bias.empty()) o_.set_bias(std::move(w.o_bias));
+  for (const auto* norm : {&w.q_norm, &w.k_norm}) {
+    TANDEM_CHECK(norm->empty() || static_cast<int32_t>(norm->size()) == dims.head_dim)
+        << "q/k norm weight has " << norm->size() << " values; expected head_dim "
+        << dims.head_dim;
+  }
+  q_norm_ = RmsNormLayer{std::move(w.q_norm), w.qk_norm_eps};
+  k_norm_ = RmsNormLayer{std::move(w.k_norm), w.qk_norm_eps};
 }
 
 void Attention::Forward(const float* x, const ForwardContext& ctx, float* key_cache,
@@ -39,6 +71,11 @@ void Attention::Forward(const float* x, const ForwardContext& ctx, float* key_ca
     std::memcpy(&q_[t * q_size], r, q_size * sizeof(float));
     std::memcpy(&k_[t * kv_size], r + q_size, kv_size * sizeof(float));
     std::memcpy(&v_[t * kv_size], r + q_size + kv_size, kv_size * sizeof(float));
+  }
+  // Qwen3: RMSNorm over head_dim of every head, before RoPE (rows = tokens × heads).
+  if (!q_norm_.weight.empty()) q_norm_.Forward(q_.data(), q_.data(), num_tokens * dims_.num_heads);
+  if (!k_norm_.weight.empty()) {
+    k_norm_.Forward(k_.data(), k_.data(), num_tokens * dims_.num_kv_heads);
   }
   rope_.Apply(q_.data(), ctx.positions.data(), num_tokens, dims_.num_heads);
   rope_.Apply(k_.data(), ctx.positions.data(), num_tokens, dims_.num_kv_heads);

@@ -1,6 +1,8 @@
-// Attention: one Llama self-attention layer over the paged KV cache:
-// fused QKV projection → RoPE on q, k → write k, v at ctx.slot_mapping → paged attention
-// (causal, GQA) → o_proj. Reference: HF LlamaAttention, vLLM Attention + PagedAttention.
+// Attention: one self-attention layer over the paged KV cache:
+// fused QKV projection (+ optional q/k/v bias, Qwen2) → optional per-head RMSNorm of q and k
+// (q_norm/k_norm, Qwen3) → RoPE on q, k → write k, v at ctx.slot_mapping → paged attention
+// (causal, GQA) → o_proj. Reference: HF LlamaAttention, Qwen2MoeAttention, Qwen3Attention;
+// vLLM Attention + PagedAttention.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +10,7 @@
 
 #include "model/forward_context.h"
 #include "model/layers/linear.h"
+#include "model/layers/rms_norm.h"
 #include "model/layers/rope.h"
 
 namespace tandem::model {
@@ -19,6 +22,21 @@ struct AttentionDims {
   int32_t head_dim = 0;
 };
 
+// Weights of one attention layer, row-major f32, q/k rows in HF (rotate_half) order.
+struct AttentionWeights {
+  std::vector<float> q;       // [num_heads * head_dim, hidden]
+  std::vector<float> k;       // [num_kv_heads * head_dim, hidden]
+  std::vector<float> v;       // [num_kv_heads * head_dim, hidden]
+  std::vector<float> o;       // [hidden, num_heads * head_dim]
+  std::vector<float> q_bias;  // [num_heads * head_dim] or empty (no bias); k_bias/v_bias alike
+  std::vector<float> k_bias;  // [num_kv_heads * head_dim] or empty
+  std::vector<float> v_bias;  // [num_kv_heads * head_dim] or empty
+  std::vector<float> o_bias;  // [hidden] or empty
+  std::vector<float> q_norm;  // [head_dim] RMSNorm scale over each q head, or empty (no norm)
+  std::vector<float> k_norm;  // [head_dim] RMSNorm scale over each k head, or empty
+  float qk_norm_eps = 1e-6f;
+};
+
 class Attention {
  public:
   Attention() = default;
@@ -26,19 +44,26 @@ class Attention {
   // o: [hidden, num_heads * head_dim]; q/k rows in HF (rotate_half) order.
   Attention(const AttentionDims& dims, const std::vector<float>& q, const std::vector<float>& k,
             const std::vector<float>& v, std::vector<float> o, RotaryEmbedding rope);
+  // Biases and q/k norms are used when present (non-empty). Sizes are checked (TANDEM_CHECK):
+  // the loader has already validated every shape against the config.
+  Attention(const AttentionDims& dims, AttentionWeights weights, RotaryEmbedding rope);
 
   // x: [num_tokens, hidden] (normed input); out: [num_tokens, hidden]; key_cache/value_cache:
   // this layer's [num_blocks, block_size, num_kv_heads, head_dim] f32.
   // Not thread-safe (scratch buffers).
   void Forward(const float* x, const ForwardContext& ctx, float* key_cache, float* value_cache,
                float* out);
-  size_t weight_bytes() const { return qkv_.weight_bytes() + o_.weight_bytes(); }
+  size_t weight_bytes() const {
+    return qkv_.weight_bytes() + o_.weight_bytes() +
+           (q_norm_.weight.size() + k_norm_.weight.size()) * sizeof(float);
+  }
 
  private:
   AttentionDims dims_;
   Linear qkv_;  // [(num_heads + 2 * num_kv_heads) * head_dim, hidden]
   Linear o_;
   RotaryEmbedding rope_;
+  RmsNormLayer q_norm_, k_norm_;  // over head_dim; empty weight = not applied
   std::vector<float> qkv_out_, q_, k_, v_, attn_out_;
 };
 

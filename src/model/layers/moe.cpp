@@ -6,13 +6,15 @@
 namespace tandem::model {
 
 Moe::Moe(std::vector<float> router, const std::vector<float>& gate, const std::vector<float>& up,
-         std::vector<float> down, int64_t num_experts, int64_t top_k, int64_t dim, int64_t ff)
+         std::vector<float> down, int64_t num_experts, int64_t top_k, int64_t dim, int64_t ff,
+         bool norm_topk_prob)
     : router_(std::move(router), num_experts, dim),
       down_(std::move(down)),
       num_experts_(num_experts),
       top_k_(top_k),
       dim_(dim),
-      ff_(ff) {
+      ff_(ff),
+      norm_topk_prob_(norm_topk_prob) {
   const size_t slice = static_cast<size_t>(ff * dim);
   gate_up_.resize(num_experts * 2 * slice);
   for (int64_t e = 0; e < num_experts; ++e) {
@@ -32,6 +34,17 @@ void Moe::Forward(const float* x, float* out, int64_t rows) {
   router_.Forward(x, logits_.data(), rows);
   kernels::TopKRouting(logits_.data(), rows, num_experts_, top_k_, expert_ids_.data(),
                        weights_.data());
+  if (!norm_topk_prob_) {
+    // TopKRouting renormalises; without norm_topk_prob the weights are the softmax
+    // probabilities themselves (same selection, same softmax, only the division is dropped).
+    probs_.assign(logits_.begin(), logits_.end());
+    kernels::Softmax(probs_.data(), rows, num_experts_);
+    for (int64_t t = 0; t < rows; ++t) {
+      for (int64_t i = 0; i < top_k_; ++i) {
+        weights_[t * top_k_ + i] = probs_[t * num_experts_ + expert_ids_[t * top_k_ + i]];
+      }
+    }
+  }
   rows_of_expert_.resize(num_experts_);
   for (auto& r : rows_of_expert_) r.clear();
   for (int64_t t = 0; t < rows; ++t) {

@@ -1,0 +1,48 @@
+// Qwen3 (dense): read config → declare + load weights → forward.
+// Reference: HF transformers modeling_qwen3.py (Qwen3ForCausalLM, Qwen3DecoderLayer,
+// Qwen3Attention, Qwen3MLP). Per layer: h += o(attn(rope(k_norm(k)), rope(q_norm(q)), v)) on
+// input_layernorm(h); h += down(silu(gate(x)) * up(x)) on post_attention_layernorm(h).
+// q_norm/k_norm: RMSNorm over head_dim applied to every head before RoPE; NeoX (rotate_half)
+// RoPE over the full head_dim with rope_theta; head_dim from config (may be ≠ hidden/heads);
+// no bias unless attention_bias; lm_head tied to the embeddings when tie_word_embeddings.
+// Deviations: none in the math; all compute is f32 (bf16 weights are upcast exactly).
+#include "model/arch/qwen.h"
+#include "model/decoder_model.h"
+#include "model/loader/hf_layer_weights.h"
+
+namespace tandem::model {
+
+Result<std::unique_ptr<Model>> LoadQwen3(const QwenConfig& c, const WeightSource& src) {
+  // 1. Config.
+  if (c.architecture != "Qwen3ForCausalLM" || c.num_experts > 0) {
+    return InvalidArgument("LoadQwen3 got a config for '" + c.architecture + "' with " +
+                           std::to_string(c.num_experts) +
+                           " experts; expected Qwen3ForCausalLM (dense)");
+  }
+  TANDEM_RETURN_IF_ERROR(c.Validate());
+  // 2. Weights.
+  DecoderWeights w;
+  TANDEM_RETURN_IF_ERROR(LoadHfEmbeddingAndHead(src, c.vocab_size, c.hidden_size,
+                                                c.tie_word_embeddings, c.rms_norm_eps, w));
+  const AttentionDims dims{c.hidden_size, c.num_heads, c.num_kv_heads, c.head_dim};
+  const RotaryEmbedding rope{c.head_dim, c.rope_theta, kernels::RopeStyle::kNeox};
+  HfAttentionOptions attn;
+  attn.qkv_bias = c.qkv_bias;
+  attn.o_bias = c.o_bias;
+  attn.qk_norm = true;
+  attn.eps = c.rms_norm_eps;
+  w.layers.resize(c.num_layers);
+  for (int32_t l = 0; l < c.num_layers; ++l) {
+    DecoderLayer& layer = w.layers[l];
+    const std::string prefix = "model.layers." + std::to_string(l);
+    TANDEM_RETURN_IF_ERROR(LoadHfLayerNorms(src, l, c.hidden_size, c.rms_norm_eps, layer));
+    TANDEM_ASSIGN_OR_RETURN(auto aw, LoadHfAttention(src, prefix + ".self_attn", dims, attn));
+    layer.attention = Attention(dims, std::move(aw), rope);
+    TANDEM_ASSIGN_OR_RETURN(layer.mlp, LoadHfMlp(src, prefix + ".mlp", c.hidden_size,
+                                                 c.intermediate_size));
+  }
+  // 3. Forward: the shared decoder stack.
+  return std::unique_ptr<Model>(std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w)));
+}
+
+}  // namespace tandem::model

@@ -1,0 +1,72 @@
+#include "model/decoder_model.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+
+namespace tandem::model {
+
+DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights)
+    : info_(std::move(info)), w_(std::move(weights)) {
+  TANDEM_CHECK(static_cast<int32_t>(w_.layers.size()) == info_.num_layers)
+      << "DecoderModel: " << w_.layers.size() << " layers, info says " << info_.num_layers;
+  size_t bytes = w_.embedding.table()->size() * sizeof(float) +
+                 w_.final_norm.weight.size() * sizeof(float);
+  if (w_.lm_head.weight() != w_.embedding.table()) bytes += w_.lm_head.weight_bytes();
+  for (const DecoderLayer& layer : w_.layers) bytes += layer.weight_bytes();
+  info_.weight_bytes = bytes;
+}
+
+KvCacheSpec DecoderModel::kv_cache_spec() const {
+  return KvCacheSpec{info_.num_layers, info_.num_kv_heads, info_.head_dim};
+}
+
+void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, std::vector<float>& logits) {
+  CheckContext(ctx, kv);
+  const int64_t n = ctx.num_tokens(), dim = info_.hidden_size;
+  hidden_.resize(n * dim);
+  normed_.resize(n * dim);
+  delta_.resize(n * dim);
+  w_.embedding.Forward(ctx.token_ids.data(), n, hidden_.data());
+  for (size_t l = 0; l < w_.layers.size(); ++l) {
+    w_.layers[l].Forward(ctx, kv.key_cache[l].data(), kv.value_cache[l].data(), hidden_.data(),
+                         normed_.data(), delta_.data(), dim);
+  }
+  // Only the rows whose logits are wanted go through the final norm and lm_head.
+  const int64_t num_logits = static_cast<int64_t>(ctx.logits_indices.size());
+  last_.resize(num_logits * dim);
+  for (int64_t i = 0; i < num_logits; ++i) {
+    const int64_t row = ctx.logits_indices[i];
+    std::copy(&hidden_[row * dim], &hidden_[row * dim] + dim, &last_[i * dim]);
+  }
+  w_.final_norm.Forward(last_.data(), last_.data(), num_logits);
+  logits.resize(num_logits * info_.vocab_size);
+  w_.lm_head.Forward(last_.data(), logits.data(), num_logits);
+}
+
+// The worker builds ctx; an inconsistent one is a bug there, not bad user input.
+void DecoderModel::CheckContext(const ForwardContext& ctx, const KvCache& kv) const {
+  const size_t n = ctx.token_ids.size();
+  TANDEM_CHECK(ctx.positions.size() == n && ctx.slot_mapping.size() == n)
+      << "ForwardContext: " << n << " tokens but " << ctx.positions.size() << " positions, "
+      << ctx.slot_mapping.size() << " slots";
+  TANDEM_CHECK(ctx.query_start_loc.size() == ctx.seq_lens.size() + 1 &&
+               ctx.block_tables.size() == ctx.seq_lens.size())
+      << "ForwardContext: " << ctx.seq_lens.size() << " seqs but " << ctx.query_start_loc.size()
+      << " query_start_loc entries and " << ctx.block_tables.size() << " block tables";
+  TANDEM_CHECK(ctx.query_start_loc.back() <= static_cast<int32_t>(n))
+      << "ForwardContext: query_start_loc ends at " << ctx.query_start_loc.back() << " > " << n;
+  TANDEM_CHECK(static_cast<int32_t>(kv.key_cache.size()) == info_.num_layers &&
+               kv.block_size == ctx.block_size)
+      << "KvCache has " << kv.key_cache.size() << " layers, block_size " << kv.block_size
+      << "; model has " << info_.num_layers << " layers, ctx block_size " << ctx.block_size;
+  const int64_t num_slots = static_cast<int64_t>(kv.num_blocks) * kv.block_size;
+  for (int64_t s : ctx.slot_mapping) {
+    TANDEM_CHECK(s < num_slots) << "slot " << s << " beyond the KV cache's " << num_slots;
+  }
+  for (int32_t r : ctx.logits_indices) {
+    TANDEM_CHECK(r >= 0 && r < static_cast<int32_t>(n)) << "logits index " << r << " of " << n;
+  }
+}
+
+}  // namespace tandem::model

@@ -1,0 +1,44 @@
+// DecoderModel: a decoder-only transformer assembled from layers/ — token embedding, a stack of
+// DecoderLayer, final RMSNorm, lm_head — behind the Model interface. Architectures in arch/
+// (Qwen3, Qwen3-MoE, Qwen2-MoE) read their config, load their weights into DecoderWeights and
+// return a DecoderModel; the forward pass is the same for all of them.
+#pragma once
+
+#include <vector>
+
+#include "model/layers/decoder_layer.h"
+#include "model/layers/embedding.h"
+#include "model/layers/linear.h"
+#include "model/layers/rms_norm.h"
+#include "model/model.h"
+
+namespace tandem::model {
+
+struct DecoderWeights {
+  Embedding embedding;              // [vocab, hidden]
+  std::vector<DecoderLayer> layers;  // num_layers, each with one attention (one KV layer)
+  RmsNormLayer final_norm;          // [hidden]
+  Linear lm_head;                   // [vocab, hidden]; may share the embedding table (tied)
+};
+
+class DecoderModel : public Model {
+ public:
+  // `info` must describe `weights` (vocab, hidden, layers, heads, head_dim); weight_bytes is
+  // computed here from the weights.
+  DecoderModel(ModelInfo info, DecoderWeights weights);
+
+  const ModelInfo& info() const override { return info_; }
+  KvCacheSpec kv_cache_spec() const override;
+  // See Model::Forward. An inconsistent ctx/kv (sizes, slots beyond the cache) is a caller bug
+  // and aborts via TANDEM_CHECK naming the mismatch.
+  void Forward(const ForwardContext& ctx, KvCache& kv, std::vector<float>& logits) override;
+
+ private:
+  void CheckContext(const ForwardContext& ctx, const KvCache& kv) const;
+
+  ModelInfo info_;
+  DecoderWeights w_;
+  std::vector<float> hidden_, normed_, delta_, last_;  // scratch, reused across steps
+};
+
+}  // namespace tandem::model

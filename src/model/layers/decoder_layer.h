@@ -1,0 +1,35 @@
+// DecoderLayer: one pre-norm transformer block over the residual stream h:
+//   h += attention(attn_norm(h));  h += ffn(ffn_norm(h))
+// where ffn is a dense SwiGLU Mlp, or a sparse Moe plus an optional sigmoid-gated SharedExpert.
+// Reference: HF LlamaDecoderLayer / Qwen3DecoderLayer / Qwen3MoeDecoderLayer / Qwen2MoeDecoderLayer.
+#pragma once
+
+#include <cstdint>
+
+#include "model/forward_context.h"
+#include "model/layers/attention.h"
+#include "model/layers/mlp.h"
+#include "model/layers/moe.h"
+#include "model/layers/rms_norm.h"
+#include "model/layers/shared_expert.h"
+
+namespace tandem::model {
+
+struct DecoderLayer {
+  RmsNormLayer attn_norm;  // input_layernorm, [hidden]
+  Attention attention;
+  RmsNormLayer ffn_norm;   // post_attention_layernorm, [hidden]
+  bool sparse = false;     // true: moe (+ shared_expert); false: mlp
+  Mlp mlp;
+  Moe moe;
+  bool has_shared_expert = false;
+  SharedExpert shared_expert;
+
+  // hidden: [num_tokens, dim] residual stream, updated in place; normed, delta: scratch of the
+  // same size; key_cache/value_cache: this layer's paged KV. Not thread-safe.
+  void Forward(const ForwardContext& ctx, float* key_cache, float* value_cache, float* hidden,
+               float* normed, float* delta, int64_t dim);
+  size_t weight_bytes() const;
+};
+
+}  // namespace tandem::model

@@ -1,0 +1,23 @@
+#include "model/layers/shared_expert.h"
+
+#include <cmath>
+
+namespace tandem::model {
+
+SharedExpert::SharedExpert(Mlp mlp, std::vector<float> gate, int64_t dim)
+    : mlp_(std::move(mlp)), gate_(std::move(gate), 1, dim), dim_(dim) {}
+
+void SharedExpert::AddForward(const float* x, float* out, int64_t rows) {
+  y_.resize(rows * dim_);
+  g_.resize(rows);
+  mlp_.Forward(x, y_.data(), rows);
+  gate_.Forward(x, g_.data(), rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float s = 1.0f / (1.0f + std::exp(-g_[r]));
+    float* o = out + r * dim_;
+    const float* y = &y_[r * dim_];
+    for (int64_t d = 0; d < dim_; ++d) o[d] += s * y[d];
+  }
+}
+
+}  // namespace tandem::model

@@ -1,0 +1,34 @@
+// SharedExpert: the always-on expert of a Qwen2-MoE block, scaled per token by a sigmoid gate:
+// out += sigmoid(x · gᵀ) · down(silu(gate(x)) * up(x)).
+// Reference: HF transformers modeling_qwen2_moe.py, Qwen2MoeSparseMoeBlock.forward
+// (shared_expert, shared_expert_gate).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/layers/linear.h"
+#include "model/layers/mlp.h"
+
+namespace tandem::model {
+
+class SharedExpert {
+ public:
+  SharedExpert() = default;
+  // mlp: the shared expert's SwiGLU MLP (intermediate = shared_expert_intermediate_size);
+  // gate: [1, dim] f32, the shared_expert_gate weight.
+  SharedExpert(Mlp mlp, std::vector<float> gate, int64_t dim);
+
+  // x: [rows, dim] (normed input); out: [rows, dim], the expert's gated output is ADDED to it.
+  // Not thread-safe (scratch buffers).
+  void AddForward(const float* x, float* out, int64_t rows);
+  size_t weight_bytes() const { return mlp_.weight_bytes() + gate_.weight_bytes(); }
+
+ private:
+  Mlp mlp_;
+  Linear gate_;  // [1, dim]
+  int64_t dim_ = 0;
+  std::vector<float> y_, g_;  // scratch: [rows, dim], [rows]
+};
+
+}  // namespace tandem::model

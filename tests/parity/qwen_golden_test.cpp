@@ -1,0 +1,199 @@
+// Qwen goldens from Hugging Face folders, driven through the paged KV cache:
+// - tiny-qwen3 (Qwen3ForCausalLM) and tiny-qwen3-moe (Qwen3MoeForCausalLM): every golden.json
+//   case's 32 greedy ids exactly (conventions: no BOS, prompt fed as ids, greedy argmax over raw
+//   logits, fp32 compute), and the top-5 logprobs of the first 4 generated positions within the
+//   golden's fp32 tolerance (1e-3); batched + chunked prefill gives the same ids.
+// - stories260k-qwen2moe-hf (Qwen2MoeForCausalLM, exact MoE re-packing of stories260K): every
+//   `generation` case of stories260K.golden.json (run.c conventions, as model_golden_test.cpp)
+//   and its prefill logits within 1e-3.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model/model.h"
+#include "testing.h"
+
+namespace tandem::model {
+namespace {
+
+using testing::GreedyRunner;
+using testing::Load;
+using testing::LogSoftmax;
+using testing::MaxAbsDiff;
+using testing::Seq;
+
+const std::string kShared = TANDEM_SHARED_DIR;
+const std::string kQwen3 = kShared + "/models/tiny-qwen3";
+const std::string kQwen3Moe = kShared + "/models/tiny-qwen3-moe";
+const std::string kQwen2Moe = kShared + "/models/stories260k-qwen2moe-hf";
+constexpr int32_t kNoStop = -1;       // the Qwen goldens always generate all 32 ids
+constexpr int32_t kNumBlocks = 128;   // 2048 KV slots: every case of one golden at once
+constexpr float kLogprobTolerance = 1e-3f;  // golden.json conventions.tolerances.logprob_fp32_engine
+
+struct QwenCase {
+  std::string name;
+  std::vector<int32_t> prompt_ids;
+  std::vector<int32_t> generated_ids;
+  std::vector<std::vector<std::pair<int32_t, double>>> top5_first4;  // [step][rank] (id, logprob)
+};
+
+std::vector<QwenCase> LoadQwenCases(const std::string& dir) {
+  std::ifstream in(dir + "/golden.json");
+  const auto golden = nlohmann::json::parse(in);
+  std::vector<QwenCase> cases;
+  for (const auto& c : golden["cases"]) {
+    QwenCase q{c["name"], c["prompt_ids"].get<std::vector<int32_t>>(),
+               c["generated_ids"].get<std::vector<int32_t>>(), {}};
+    for (const auto& step : c["top5_first4"]) {
+      std::vector<std::pair<int32_t, double>> top;
+      for (const auto& e : step) top.emplace_back(e[0].get<int32_t>(), e[1].get<double>());
+      q.top5_first4.push_back(top);
+    }
+    cases.push_back(std::move(q));
+  }
+  return cases;
+}
+
+Seq MakeQwenSeq(const QwenCase& c) {
+  Seq s;
+  s.tokens = c.prompt_ids;
+  s.num_to_generate = static_cast<int32_t>(c.generated_ids.size());
+  s.keep_sampled_logits = static_cast<int32_t>(c.top5_first4.size());
+  return s;
+}
+
+// Each case alone (one prefill, then one token per step, as llama.cpp did): exact ids and the
+// golden top-5 logprobs of the first generated positions.
+void ExpectQwenGoldenOneByOne(const std::string& dir) {
+  auto model = Load(dir);
+  ASSERT_NE(model, nullptr);
+  const int32_t vocab = model->info().vocab_size;
+  const auto cases = LoadQwenCases(dir);
+  ASSERT_FALSE(cases.empty());
+  for (const QwenCase& c : cases) {
+    GreedyRunner runner(*model, kNoStop, kNumBlocks);
+    std::vector<Seq> seqs = {MakeQwenSeq(c)};
+    runner.Run(seqs, /*chunk=*/0, /*collect_all_logits=*/false);
+    EXPECT_EQ(seqs[0].generated, c.generated_ids) << dir << ", case " << c.name;
+    ASSERT_EQ(seqs[0].sampled_logits.size(), c.top5_first4.size() * vocab) << c.name;
+    for (size_t step = 0; step < c.top5_first4.size(); ++step) {
+      const auto logprobs = LogSoftmax(&seqs[0].sampled_logits[step * vocab], vocab);
+      for (const auto& [id, want] : c.top5_first4[step]) {
+        EXPECT_NEAR(logprobs[id], want, kLogprobTolerance)
+            << dir << ", case " << c.name << ", step " << step << ", token " << id;
+      }
+    }
+  }
+}
+
+// All cases in one flat batch, prefill in chunks of `chunk` tokens, then batched decode.
+void ExpectQwenGoldenBatched(const std::string& dir, int32_t chunk) {
+  auto model = Load(dir);
+  ASSERT_NE(model, nullptr);
+  const auto cases = LoadQwenCases(dir);
+  std::vector<Seq> seqs;
+  for (const QwenCase& c : cases) seqs.push_back(MakeQwenSeq(c));
+  GreedyRunner runner(*model, kNoStop, kNumBlocks);
+  runner.Run(seqs, chunk, false);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(seqs[i].generated, cases[i].generated_ids)
+        << dir << ", chunk " << chunk << ", case " << cases[i].name;
+  }
+}
+
+TEST(QwenGoldenTest, Qwen3GreedyIdsAndTop5LogprobsMatchEveryGoldenCase) {
+  ExpectQwenGoldenOneByOne(kQwen3);
+}
+TEST(QwenGoldenTest, Qwen3MoeGreedyIdsAndTop5LogprobsMatchEveryGoldenCase) {
+  ExpectQwenGoldenOneByOne(kQwen3Moe);
+}
+TEST(QwenGoldenTest, Qwen3BatchedAndChunkedPrefillMatchesGolden) {
+  ExpectQwenGoldenBatched(kQwen3, /*chunk=*/7);
+}
+TEST(QwenGoldenTest, Qwen3MoeBatchedAndChunkedPrefillMatchesGolden) {
+  ExpectQwenGoldenBatched(kQwen3Moe, /*chunk=*/5);
+}
+
+TEST(QwenGoldenTest, ModelInfoDescribesTinyQwen3AndItsMoe) {
+  auto dense = Load(kQwen3);
+  ASSERT_NE(dense, nullptr);
+  EXPECT_EQ(dense->info().architecture, "Qwen3ForCausalLM");
+  EXPECT_EQ(dense->info().vocab_size, 151936);
+  EXPECT_EQ(dense->info().hidden_size, 16);
+  EXPECT_EQ(dense->info().num_heads, 4);
+  EXPECT_EQ(dense->info().head_dim, 16);  // != hidden / heads
+  EXPECT_EQ(dense->kv_cache_spec().BytesPerBlock(16), 3u * 2 * 16 * 2 * 16 * 4);
+  auto moe = Load(kQwen3Moe);
+  ASSERT_NE(moe, nullptr);
+  EXPECT_EQ(moe->info().num_experts, 8);
+  EXPECT_EQ(moe->info().num_experts_per_tok, 2);
+}
+
+// ---- stories260k-qwen2moe-hf against the stories260K goldens (run.c conventions) ----
+
+constexpr int32_t kBos = 1;  // sampling BOS ends a run.c generation
+
+nlohmann::json LoadStoriesGolden() {
+  std::ifstream in(kShared + "/models/stories260k/stories260K.golden.json");
+  return nlohmann::json::parse(in);
+}
+
+Seq MakeStoriesSeq(const nlohmann::json& g) {
+  Seq s;
+  s.tokens = g["prompt_ids"].get<std::vector<int32_t>>();
+  // Positions 0..steps-1 are fed; the first len-1 feed forced prompt tokens.
+  s.num_to_generate = g["steps"].get<int32_t>() - (static_cast<int32_t>(s.tokens.size()) - 1);
+  return s;
+}
+
+TEST(QwenGoldenTest, Qwen2MoeStoriesGreedyDecodeMatchesEveryGoldenCase) {
+  auto model = Load(kQwen2Moe);
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(model->info().architecture, "Qwen2MoeForCausalLM");
+  const auto golden = LoadStoriesGolden();
+  ASSERT_FALSE(golden["generation"].empty());
+  for (int32_t chunk : {0, 3}) {
+    std::vector<Seq> batch;
+    for (const auto& g : golden["generation"]) {
+      GreedyRunner runner(*model, kBos);
+      std::vector<Seq> one = {MakeStoriesSeq(g)};
+      runner.Run(one, chunk, false);
+      EXPECT_EQ(one[0].generated, g["generated_ids"].get<std::vector<int32_t>>())
+          << "chunk " << chunk << ", prompt '" << g["prompt"].get<std::string>() << "'";
+      batch.push_back(MakeStoriesSeq(g));
+    }
+    GreedyRunner runner(*model, kBos);
+    runner.Run(batch, chunk, false);
+    size_t i = 0;
+    for (const auto& g : golden["generation"]) {
+      EXPECT_EQ(batch[i++].generated, g["generated_ids"].get<std::vector<int32_t>>())
+          << "batched, chunk " << chunk << ", prompt '" << g["prompt"].get<std::string>() << "'";
+    }
+  }
+}
+
+TEST(QwenGoldenTest, Qwen2MoeStoriesPrefillLogitsMatchGolden) {
+  auto model = Load(kQwen2Moe);
+  ASSERT_NE(model, nullptr);
+  const auto golden = LoadStoriesGolden();
+  const nlohmann::json* with_logits = nullptr;
+  for (const auto& g : golden["generation"]) {
+    if (g.contains("prefill_logits")) with_logits = &g;
+  }
+  ASSERT_NE(with_logits, nullptr);
+  std::vector<float> want;
+  for (const auto& row : (*with_logits)["prefill_logits"]) {
+    for (float v : row.get<std::vector<float>>()) want.push_back(v);
+  }
+  GreedyRunner runner(*model, kBos);
+  Seq s;
+  s.tokens = (*with_logits)["prompt_ids"].get<std::vector<int32_t>>();
+  s.num_to_generate = 1;
+  std::vector<Seq> seqs = {s};
+  runner.Run(seqs, 0, /*collect_all_logits=*/true);
+  EXPECT_LT(MaxAbsDiff(seqs[0].logits, want), 1e-3f);
+}
+
+}  // namespace
+}  // namespace tandem::model
