@@ -29,10 +29,22 @@ Result<std::unique_ptr<engine::EngineCore>> BuildEngineCore(const EngineCoreConf
   const model::ModelInfo& info = model->info();
   std::optional<size_t> kv_bytes;
   if (cfg.kv_cache_memory_bytes > 0) kv_bytes = static_cast<size_t>(cfg.kv_cache_memory_bytes);
-  const int32_t num_blocks = worker::ComputeNumKvBlocks(
+  int32_t num_blocks = worker::ComputeNumKvBlocks(
       model->kv_cache_spec(), cfg.block_size, info.weight_bytes, cfg.gpu_memory_utilization,
       kv_bytes);
   const int64_t blocks_needed = (cfg.max_model_len + cfg.block_size - 1) / cfg.block_size;
+  if (!kv_bytes) {
+    // On CPU, memory the pool can never use is memory taken from everything else on the
+    // machine: without --kv-cache-memory-bytes, cap the pool at every running sequence at
+    // full length (max_num_seqs × max_model_len); prefix caching reuses what is left over.
+    const int64_t useful = blocks_needed * cfg.max_num_seqs;
+    if (num_blocks > useful) {
+      TLOG_INFO("KV cache capped at {} blocks (--max-num-seqs {} x --max-model-len {}); the "
+                "memory budget allowed {}",
+                useful, cfg.max_num_seqs, cfg.max_model_len, num_blocks);
+      num_blocks = static_cast<int32_t>(useful);
+    }
+  }
   if (num_blocks < blocks_needed) {
     return InvalidArgument(
         "the KV cache has room for " + std::to_string(num_blocks) + " blocks of " +

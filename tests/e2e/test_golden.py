@@ -14,8 +14,8 @@ def check_model(model):
                 "temperature": 0, "return_token_ids": True})
             check(status == 200, f"{model}: status {status}: {body}")
             choice = body["choices"][0]
-            check(body["prompt_token_ids"] == case["prompt_ids"],
-                  f"{model} {case['prompt']!r}: prompt ids {body['prompt_token_ids']}")
+            check(choice["prompt_token_ids"] == case["prompt_ids"],
+                  f"{model} {case['prompt']!r}: prompt ids {choice['prompt_token_ids']}")
             check(choice["token_ids"] == case["generated_ids"],
                   f"{model} {case['prompt']!r}: got {choice['token_ids'][:20]}... "
                   f"want {case['generated_ids'][:20]}...")
