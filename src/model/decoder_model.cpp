@@ -10,8 +10,8 @@ DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights)
     : info_(std::move(info)), w_(std::move(weights)) {
   TANDEM_CHECK(static_cast<int32_t>(w_.layers.size()) == info_.num_layers)
       << "DecoderModel: " << w_.layers.size() << " layers, info says " << info_.num_layers;
-  size_t bytes = w_.embedding.table()->size() * sizeof(float) +
-                 w_.final_norm.weight.size() * sizeof(float);
+  size_t bytes =
+      w_.embedding.table()->size() * sizeof(float) + w_.final_norm.weight.size() * sizeof(float);
   if (w_.lm_head.weight() != w_.embedding.table()) bytes += w_.lm_head.weight_bytes();
   for (const DecoderLayer& layer : w_.layers) bytes += layer.weight_bytes();
   info_.weight_bytes = bytes;

@@ -15,10 +15,10 @@
 namespace tandem::model {
 
 struct DecoderWeights {
-  Embedding embedding;              // [vocab, hidden]
+  Embedding embedding;               // [vocab, hidden]
   std::vector<DecoderLayer> layers;  // num_layers, each with one attention (one KV layer)
-  RmsNormLayer final_norm;          // [hidden]
-  Linear lm_head;                   // [vocab, hidden]; may share the embedding table (tied)
+  RmsNormLayer final_norm;           // [hidden]
+  Linear lm_head;                    // [vocab, hidden]; may share the embedding table (tied)
 };
 
 class DecoderModel : public Model {

@@ -22,8 +22,9 @@ namespace {
 Status CheckDtype(const std::string& dtype) {
   if (dtype == "auto" || dtype == "float32") return Status::Ok();
   if (dtype == "bfloat16") {
-    TLOG_INFO("dtype bfloat16 requested: weights are upcast and computed in float32 "
-              "(no bf16 compute path yet)");
+    TLOG_INFO(
+        "dtype bfloat16 requested: weights are upcast and computed in float32 "
+        "(no bf16 compute path yet)");
     return Status::Ok();
   }
   return InvalidArgument("dtype '" + dtype + "' is not supported; use auto, float32 or bfloat16");

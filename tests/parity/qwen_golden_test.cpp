@@ -27,9 +27,10 @@ const std::string kShared = TANDEM_SHARED_DIR;
 const std::string kQwen3 = kShared + "/models/tiny-qwen3";
 const std::string kQwen3Moe = kShared + "/models/tiny-qwen3-moe";
 const std::string kQwen2Moe = kShared + "/models/stories260k-qwen2moe-hf";
-constexpr int32_t kNoStop = -1;       // the Qwen goldens always generate all 32 ids
-constexpr int32_t kNumBlocks = 128;   // 2048 KV slots: every case of one golden at once
-constexpr float kLogprobTolerance = 1e-3f;  // golden.json conventions.tolerances.logprob_fp32_engine
+constexpr int32_t kNoStop = -1;      // the Qwen goldens always generate all 32 ids
+constexpr int32_t kNumBlocks = 128;  // 2048 KV slots: every case of one golden at once
+constexpr float kLogprobTolerance =
+    1e-3f;  // golden.json conventions.tolerances.logprob_fp32_engine
 
 struct QwenCase {
   std::string name;
@@ -43,8 +44,10 @@ std::vector<QwenCase> LoadQwenCases(const std::string& dir) {
   const auto golden = nlohmann::json::parse(in);
   std::vector<QwenCase> cases;
   for (const auto& c : golden["cases"]) {
-    QwenCase q{c["name"], c["prompt_ids"].get<std::vector<int32_t>>(),
-               c["generated_ids"].get<std::vector<int32_t>>(), {}};
+    QwenCase q{c["name"],
+               c["prompt_ids"].get<std::vector<int32_t>>(),
+               c["generated_ids"].get<std::vector<int32_t>>(),
+               {}};
     for (const auto& step : c["top5_first4"]) {
       std::vector<std::pair<int32_t, double>> top;
       for (const auto& e : step) top.emplace_back(e[0].get<int32_t>(), e[1].get<double>());

@@ -30,8 +30,8 @@ struct Seq {
   int32_t num_to_generate = 0;
   std::vector<int32_t> generated;
   std::vector<int32_t> blocks;
-  std::vector<float> logits;  // [rows, vocab] of every computed row when collecting
-  int32_t keep_sampled_logits = 0;     // keep the logits of the first this-many sampling steps
+  std::vector<float> logits;          // [rows, vocab] of every computed row when collecting
+  int32_t keep_sampled_logits = 0;    // keep the logits of the first this-many sampling steps
   std::vector<float> sampled_logits;  // [kept steps, vocab]
   bool done = false;
 };

@@ -39,13 +39,13 @@ Result<std::unique_ptr<Model>> LoadQwen2Moe(const QwenConfig& c, const WeightSou
     layer.attention = Attention(dims, std::move(aw), rope);
     layer.sparse = c.IsSparseLayer(l);
     if (!layer.sparse) {
-      TANDEM_ASSIGN_OR_RETURN(layer.mlp, LoadHfMlp(src, prefix + ".mlp", c.hidden_size,
-                                                   c.intermediate_size));
+      TANDEM_ASSIGN_OR_RETURN(layer.mlp,
+                              LoadHfMlp(src, prefix + ".mlp", c.hidden_size, c.intermediate_size));
       continue;
     }
-    TANDEM_ASSIGN_OR_RETURN(layer.moe, LoadHfMoe(src, prefix + ".mlp", c.num_experts,
-                                                 c.num_experts_per_tok, c.hidden_size,
-                                                 c.moe_intermediate_size, c.norm_topk_prob));
+    TANDEM_ASSIGN_OR_RETURN(layer.moe,
+                            LoadHfMoe(src, prefix + ".mlp", c.num_experts, c.num_experts_per_tok,
+                                      c.hidden_size, c.moe_intermediate_size, c.norm_topk_prob));
     layer.has_shared_expert = c.shared_expert_intermediate_size > 0;
     if (layer.has_shared_expert) {
       TANDEM_ASSIGN_OR_RETURN(layer.shared_expert,

@@ -38,8 +38,8 @@ Result<std::unique_ptr<Model>> LoadQwen3(const QwenConfig& c, const WeightSource
     TANDEM_RETURN_IF_ERROR(LoadHfLayerNorms(src, l, c.hidden_size, c.rms_norm_eps, layer));
     TANDEM_ASSIGN_OR_RETURN(auto aw, LoadHfAttention(src, prefix + ".self_attn", dims, attn));
     layer.attention = Attention(dims, std::move(aw), rope);
-    TANDEM_ASSIGN_OR_RETURN(layer.mlp, LoadHfMlp(src, prefix + ".mlp", c.hidden_size,
-                                                 c.intermediate_size));
+    TANDEM_ASSIGN_OR_RETURN(layer.mlp,
+                            LoadHfMlp(src, prefix + ".mlp", c.hidden_size, c.intermediate_size));
   }
   // 3. Forward: the shared decoder stack.
   return std::unique_ptr<Model>(std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w)));

@@ -143,8 +143,8 @@ Status QwenConfig::Validate() const {
   if (num_experts > 0) {
     if (num_experts_per_tok <= 0 || num_experts_per_tok > num_experts) {
       return InvalidArgument("model config num_experts_per_tok " +
-                             std::to_string(num_experts_per_tok) + " must be in [1, num_experts=" +
-                             std::to_string(num_experts) + "]");
+                             std::to_string(num_experts_per_tok) +
+                             " must be in [1, num_experts=" + std::to_string(num_experts) + "]");
     }
     TANDEM_RETURN_IF_ERROR(positive("moe_intermediate_size", moe_intermediate_size));
     TANDEM_RETURN_IF_ERROR(positive("decoder_sparse_step", decoder_sparse_step));

@@ -26,8 +26,8 @@ void DecoderLayer::Forward(const ForwardContext& ctx, float* key_cache, float* v
 }
 
 size_t DecoderLayer::weight_bytes() const {
-  size_t bytes = attention.weight_bytes() +
-                 (attn_norm.weight.size() + ffn_norm.weight.size()) * sizeof(float);
+  size_t bytes =
+      attention.weight_bytes() + (attn_norm.weight.size() + ffn_norm.weight.size()) * sizeof(float);
   if (!sparse) return bytes + mlp.weight_bytes();
   bytes += moe.weight_bytes();
   if (has_shared_expert) bytes += shared_expert.weight_bytes();

@@ -1,7 +1,8 @@
 // DecoderLayer: one pre-norm transformer block over the residual stream h:
 //   h += attention(attn_norm(h));  h += ffn(ffn_norm(h))
 // where ffn is a dense SwiGLU Mlp, or a sparse Moe plus an optional sigmoid-gated SharedExpert.
-// Reference: HF LlamaDecoderLayer / Qwen3DecoderLayer / Qwen3MoeDecoderLayer / Qwen2MoeDecoderLayer.
+// Reference: HF LlamaDecoderLayer, Qwen3DecoderLayer, Qwen3MoeDecoderLayer,
+// Qwen2MoeDecoderLayer.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +19,8 @@ namespace tandem::model {
 struct DecoderLayer {
   RmsNormLayer attn_norm;  // input_layernorm, [hidden]
   Attention attention;
-  RmsNormLayer ffn_norm;   // post_attention_layernorm, [hidden]
-  bool sparse = false;     // true: moe (+ shared_expert); false: mlp
+  RmsNormLayer ffn_norm;  // post_attention_layernorm, [hidden]
+  bool sparse = false;    // true: moe (+ shared_expert); false: mlp
   Mlp mlp;
   Moe moe;
   bool has_shared_expert = false;

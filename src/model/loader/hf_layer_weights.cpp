@@ -32,8 +32,7 @@ Result<AttentionWeights> LoadHfAttention(const WeightSource& src, const std::str
   return w;
 }
 
-Result<Mlp> LoadHfMlp(const WeightSource& src, const std::string& prefix, int64_t dim,
-                      int64_t ff) {
+Result<Mlp> LoadHfMlp(const WeightSource& src, const std::string& prefix, int64_t dim, int64_t ff) {
   TANDEM_ASSIGN_OR_RETURN(auto gate, LoadWeight(src, prefix + ".gate_proj.weight", {ff, dim}));
   TANDEM_ASSIGN_OR_RETURN(auto up, LoadWeight(src, prefix + ".up_proj.weight", {ff, dim}));
   TANDEM_ASSIGN_OR_RETURN(auto down, LoadWeight(src, prefix + ".down_proj.weight", {dim, ff}));
@@ -42,7 +41,8 @@ Result<Mlp> LoadHfMlp(const WeightSource& src, const std::string& prefix, int64_
 
 Result<Moe> LoadHfMoe(const WeightSource& src, const std::string& prefix, int64_t num_experts,
                       int64_t top_k, int64_t dim, int64_t ff, bool norm_topk_prob) {
-  TANDEM_ASSIGN_OR_RETURN(auto router, LoadWeight(src, prefix + ".gate.weight", {num_experts, dim}));
+  TANDEM_ASSIGN_OR_RETURN(auto router,
+                          LoadWeight(src, prefix + ".gate.weight", {num_experts, dim}));
   // Moe takes every expert's matrices stacked: [num_experts][ff][dim] and [num_experts][dim][ff].
   std::vector<float> gate, up, down;
   gate.reserve(num_experts * ff * dim);
@@ -64,14 +64,16 @@ Result<Moe> LoadHfMoe(const WeightSource& src, const std::string& prefix, int64_
 Result<SharedExpert> LoadHfSharedExpert(const WeightSource& src, const std::string& prefix,
                                         int64_t dim, int64_t ff) {
   TANDEM_ASSIGN_OR_RETURN(Mlp mlp, LoadHfMlp(src, prefix + ".shared_expert", dim, ff));
-  TANDEM_ASSIGN_OR_RETURN(auto gate, LoadWeight(src, prefix + ".shared_expert_gate.weight", {1, dim}));
+  TANDEM_ASSIGN_OR_RETURN(auto gate,
+                          LoadWeight(src, prefix + ".shared_expert_gate.weight", {1, dim}));
   return SharedExpert(std::move(mlp), std::move(gate), dim);
 }
 
 Status LoadHfLayerNorms(const WeightSource& src, int32_t layer, int64_t dim, float eps,
                         DecoderLayer& out) {
   const std::string p = "model.layers." + std::to_string(layer);
-  TANDEM_ASSIGN_OR_RETURN(out.attn_norm.weight, LoadWeight(src, p + ".input_layernorm.weight", {dim}));
+  TANDEM_ASSIGN_OR_RETURN(out.attn_norm.weight,
+                          LoadWeight(src, p + ".input_layernorm.weight", {dim}));
   TANDEM_ASSIGN_OR_RETURN(out.ffn_norm.weight,
                           LoadWeight(src, p + ".post_attention_layernorm.weight", {dim}));
   out.attn_norm.eps = out.ffn_norm.eps = eps;
@@ -80,7 +82,8 @@ Status LoadHfLayerNorms(const WeightSource& src, int32_t layer, int64_t dim, flo
 
 Status LoadHfEmbeddingAndHead(const WeightSource& src, int64_t vocab_size, int64_t dim, bool tied,
                               float eps, DecoderWeights& out) {
-  TANDEM_ASSIGN_OR_RETURN(auto embd, LoadWeight(src, "model.embed_tokens.weight", {vocab_size, dim}));
+  TANDEM_ASSIGN_OR_RETURN(auto embd,
+                          LoadWeight(src, "model.embed_tokens.weight", {vocab_size, dim}));
   auto table = std::make_shared<const std::vector<float>>(std::move(embd));
   out.embedding = Embedding(table, vocab_size, dim);
   if (tied) {

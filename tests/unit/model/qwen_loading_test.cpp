@@ -26,8 +26,8 @@ std::filesystem::path TempDir(const std::string& name) {
 }
 
 // A copy of `model`'s config.json with `from` replaced by `to`, next to a link to its weights.
-std::string EditedFolder(const std::string& model, const std::string& name,
-                         const std::string& from, const std::string& to) {
+std::string EditedFolder(const std::string& model, const std::string& name, const std::string& from,
+                         const std::string& to) {
   const auto dir = TempDir(name);
   std::ifstream in(kShared + "/models/" + model + "/config.json");
   std::string config((std::istreambuf_iterator<char>(in)), {});
@@ -133,7 +133,8 @@ TEST(QwenLoadTest, WrongHeadDimNamesQProjWithExpectedAndFoundShape) {
 }
 
 TEST(QwenLoadTest, WrongExpertCountNamesTheRouterWithExpectedAndFoundShape) {
-  const auto dir = EditedFolder("tiny-qwen3-moe", "experts", "\"num_experts\": 8", "\"num_experts\": 9");
+  const auto dir =
+      EditedFolder("tiny-qwen3-moe", "experts", "\"num_experts\": 8", "\"num_experts\": 9");
   auto m = LoadModel(dir, {});
   ASSERT_EQ(m.status().code(), StatusCode::kInvalidArgument) << m.status().ToString();
   const std::string& msg = m.status().message();
@@ -143,9 +144,9 @@ TEST(QwenLoadTest, WrongExpertCountNamesTheRouterWithExpectedAndFoundShape) {
 }
 
 TEST(QwenLoadTest, WrongSharedExpertWidthNamesTheSharedExpertTensor) {
-  const auto dir = EditedFolder("stories260k-qwen2moe-hf", "shared",
-                                "\"shared_expert_intermediate_size\": 43",
-                                "\"shared_expert_intermediate_size\": 44");
+  const auto dir =
+      EditedFolder("stories260k-qwen2moe-hf", "shared", "\"shared_expert_intermediate_size\": 43",
+                   "\"shared_expert_intermediate_size\": 44");
   auto m = LoadModel(dir, {});
   ASSERT_EQ(m.status().code(), StatusCode::kInvalidArgument) << m.status().ToString();
   const std::string& msg = m.status().message();
