@@ -11,7 +11,7 @@ PKGS=(
   libboost-dev libboost-system-dev
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers  # dnnl-config.cmake requires OpenCL (Debian builds oneDNN with it)
-  libpcre2-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+  libpcre2-dev libutf8proc-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libxxhash-dev libssl-dev
   python3
 )

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "text/hf_byte_level_bpe_loader.h"
 #include "text/spm_bpe_tokenizer.h"
 
 namespace tandem::text {
@@ -176,9 +177,7 @@ Result<std::unique_ptr<Tokenizer>> LoadHfTokenizerJson(
   }
   if (MentionsByteLevel(root.value("pre_tokenizer", json()), "pretokenizers") ||
       MentionsByteLevel(root.value("decoder", json()), "decoders")) {
-    return Unimplemented("'" + path +
-                         "' is a byte-level BPE tokenizer (ByteLevel pre-tokenizer/decoder, e.g. "
-                         "Qwen, GPT-2, Llama-3); only SentencePiece-style BPE is supported so far");
+    return LoadHfByteLevelBpe(root, path, tokenizer_config_json_path);
   }
   std::string model_type = TypeOf(root["model"]);
   if (model_type != "BPE") {

@@ -1,6 +1,6 @@
 // Tokenizer: the interface the API server uses to turn prompt text into token ids and generated
 // token ids back into text. Implementations: SpmBpeTokenizer (SentencePiece-BPE, Llama-2 style);
-// byte-level BPE (Qwen) comes later.
+// ByteLevelBpeTokenizer (GPT-2 style byte-level BPE: Qwen, Llama-3).
 #pragma once
 
 #include <cstdint>

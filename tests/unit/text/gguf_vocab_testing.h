@@ -1,6 +1,7 @@
-// Test-only GGUF metadata reader: pulls the SentencePiece vocab out of a GGUF v3 file so the
-// text/ tests can build an SpmBpeTokenizer without depending on model/ (which owns the real
-// GGUF reader). Reads only the KV section; tensors are ignored.
+// Test-only GGUF metadata reader: pulls the SentencePiece vocab (ReadVocab) or the byte-level
+// BPE vocab (ReadByteLevelVocab) out of a GGUF v3 file so the text/ tests can build tokenizers
+// without depending on model/ (which owns the real GGUF reader). Reads only the KV section;
+// tensors are ignored.
 // Format: magic "GGUF", u32 version, u64 n_tensors, u64 n_kv, then per kv: string key
 // (u64 length + bytes), u32 type, value. Types: 0 u8, 1 i8, 2 u16, 3 i16, 4 u32, 5 i32, 6 f32,
 // 7 bool, 8 string, 9 array (u32 elem type, u64 n, elems), 10 u64, 11 i64, 12 f64.
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "text/gguf_byte_level_vocab.h"
 #include "text/spm_bpe_tokenizer.h"
 
 namespace tandem::text::testing {
@@ -64,6 +66,45 @@ class GgufKvReader {
       }
     }
     return vocab;
+  }
+
+  // tokenizer.ggml.{pre,tokens,token_type,merges,bos/eos_token_id,add_bos_token} of a "gpt2"
+  // vocab; throws when tokenizer.ggml.model is another.
+  GgufByteLevelVocabFields ReadByteLevelVocab() {
+    if (Bytes(4) != "GGUF") throw std::runtime_error("not a GGUF file");
+    if (Pod<uint32_t>() != 3) throw std::runtime_error("expected GGUF v3");
+    Pod<uint64_t>();  // n_tensors
+    uint64_t n_kv = Pod<uint64_t>();
+    GgufByteLevelVocabFields fields;
+    for (uint64_t i = 0; i < n_kv; ++i) {
+      std::string key = String();
+      uint32_t type = Pod<uint32_t>();
+      if (key == "tokenizer.ggml.model") {
+        if (type != 8 || String() != "gpt2") throw std::runtime_error("not a gpt2 vocab");
+      } else if (key == "tokenizer.ggml.pre" && type == 8) {
+        fields.pre = String();
+      } else if (key == "tokenizer.ggml.tokens") {
+        ExpectArray(type, 8, key);
+        for (uint64_t n = Pod<uint64_t>(), j = 0; j < n; ++j) fields.tokens.push_back(String());
+      } else if (key == "tokenizer.ggml.merges") {
+        ExpectArray(type, 8, key);
+        for (uint64_t n = Pod<uint64_t>(), j = 0; j < n; ++j) fields.merges.push_back(String());
+      } else if (key == "tokenizer.ggml.token_type") {
+        ExpectArray(type, 5, key);
+        for (uint64_t n = Pod<uint64_t>(), j = 0; j < n; ++j) {
+          fields.token_types.push_back(Pod<int32_t>());
+        }
+      } else if (key == "tokenizer.ggml.bos_token_id") {
+        fields.bos_id = static_cast<int32_t>(Integer(type));
+      } else if (key == "tokenizer.ggml.eos_token_id") {
+        fields.eos_id = static_cast<int32_t>(Integer(type));
+      } else if (key == "tokenizer.ggml.add_bos_token") {
+        fields.add_bos = Integer(type) != 0;
+      } else {
+        Skip(type);
+      }
+    }
+    return fields;
   }
 
  private:

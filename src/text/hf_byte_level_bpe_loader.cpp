@@ -1,0 +1,217 @@
+#include "text/hf_byte_level_bpe_loader.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "text/byte_level_bpe_tokenizer.h"
+
+namespace tandem::text {
+namespace {
+
+using nlohmann::json;
+
+// ByteLevel(use_regex=true): the GPT-2 pattern (HF pre_tokenizers/byte_level.rs).
+constexpr const char* kGpt2Pattern =
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+
+std::string TypeOf(const json& node) {
+  return node.is_object() && node.contains("type") && node["type"].is_string()
+             ? node["type"].get<std::string>()
+             : std::string();
+}
+
+std::vector<json> Flatten(const json& node, const char* list_key) {
+  if (node.is_null()) return {};
+  if (TypeOf(node) == "Sequence" && node.contains(list_key) && node[list_key].is_array()) {
+    return node[list_key].get<std::vector<json>>();
+  }
+  return {node};
+}
+
+std::string TokenContent(const json& node) {
+  if (node.is_string()) return node.get<std::string>();
+  if (node.is_object() && node.contains("content") && node["content"].is_string()) {
+    return node["content"].get<std::string>();
+  }
+  return "";
+}
+
+Status ReadNormalizer(const json& root, const std::string& path, ByteLevelBpeVocab* vocab) {
+  for (const json& step : Flatten(root.value("normalizer", json()), "normalizers")) {
+    if (TypeOf(step) != "NFC") {
+      return Unimplemented("'" + path + "': normalizer '" + step.dump() +
+                           "' is not supported by the byte-level BPE tokenizer; expected NFC");
+    }
+    vocab->normalize_nfc = true;
+  }
+  return Status::Ok();
+}
+
+Status ReadPreTokenizer(const json& root, const std::string& path, ByteLevelBpeVocab* vocab) {
+  for (const json& step : Flatten(root.value("pre_tokenizer", json()), "pretokenizers")) {
+    std::string type = TypeOf(step);
+    if (type == "Split" && step.value("behavior", "") == "Isolated" &&
+        !step.value("invert", false) && step.contains("pattern")) {
+      const json& pattern = step["pattern"];
+      if (pattern.contains("Regex") && pattern["Regex"].is_string()) {
+        vocab->split_patterns.push_back(pattern["Regex"].get<std::string>());
+      } else if (pattern.contains("String") && pattern["String"].is_string()) {
+        vocab->split_patterns.push_back("\\Q" + pattern["String"].get<std::string>() + "\\E");
+      } else {
+        return InvalidArgument("'" + path + "': Split pattern " + pattern.dump() +
+                               " should be {\"Regex\": ...} or {\"String\": ...}");
+      }
+    } else if (type == "ByteLevel") {
+      if (step.value("add_prefix_space", false)) {
+        // HF prepends the space to every piece present when ByteLevel runs; with nothing
+        // before it, that is the whole fragment, which is all we implement.
+        if (!vocab->split_patterns.empty()) {
+          return Unimplemented("'" + path + "': ByteLevel add_prefix_space after a Split");
+        }
+        vocab->add_prefix_space = true;
+      }
+      if (step.value("use_regex", true)) vocab->split_patterns.push_back(kGpt2Pattern);
+    } else {
+      return Unimplemented("'" + path + "': pre_tokenizer step '" + step.dump() +
+                           "' is not supported; expected Split(behavior Isolated) or ByteLevel");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ReadMerges(const json& merges, const std::string& path, ByteLevelBpeVocab* vocab) {
+  if (!merges.is_array()) return InvalidArgument("'" + path + "': model.merges should be a list");
+  vocab->merges.reserve(merges.size());
+  for (const json& merge : merges) {
+    if (merge.is_string()) {
+      const std::string& text = merge.get_ref<const std::string&>();
+      size_t space = text.find(' ');
+      if (space == std::string::npos || text.find(' ', space + 1) != std::string::npos) {
+        return InvalidArgument("'" + path + "': merge \"" + text +
+                               "\" should be two pieces separated by one space");
+      }
+      vocab->merges.emplace_back(text.substr(0, space), text.substr(space + 1));
+    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
+               merge[1].is_string()) {
+      vocab->merges.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());
+    } else {
+      return InvalidArgument("'" + path + "': merge " + merge.dump() +
+                             " should be \"a b\" or [\"a\", \"b\"]");
+    }
+  }
+  return Status::Ok();
+}
+
+// model.vocab and added_tokens into id-indexed tokens/types; ids not named are kUnused.
+Status ReadVocab(const json& root, const std::string& path, ByteLevelBpeVocab* vocab) {
+  const json& model_vocab = root["model"].value("vocab", json());
+  if (!model_vocab.is_object()) {
+    return InvalidArgument("'" + path + "': model.vocab should be an object {piece: id}");
+  }
+  struct Entry {
+    std::string piece;
+    int64_t id;
+    TokenType type;
+  };
+  std::vector<Entry> entries;
+  entries.reserve(model_vocab.size());
+  for (auto it = model_vocab.begin(); it != model_vocab.end(); ++it) {
+    if (!it.value().is_number_integer()) {
+      return InvalidArgument("'" + path + "': model.vocab[\"" + it.key() + "\"] should be an id");
+    }
+    entries.push_back({it.key(), it.value().get<int64_t>(), TokenType::kNormal});
+  }
+  for (const json& token : root.value("added_tokens", json::array())) {
+    entries.push_back({token.value("content", ""), token.value("id", int64_t{-1}),
+                       token.value("special", false) ? TokenType::kControl
+                                                     : TokenType::kUserDefined});
+  }
+  int64_t size = 0;
+  for (const Entry& entry : entries) {
+    if (entry.id < 0 || entry.id >= (int64_t{1} << 24)) {
+      return InvalidArgument("'" + path + "': token '" + entry.piece + "' has id " +
+                             std::to_string(entry.id) + "; expected 0 <= id < 2^24");
+    }
+    size = std::max(size, entry.id + 1);
+  }
+  vocab->tokens.assign(size, "");
+  vocab->token_types.assign(size, static_cast<int32_t>(TokenType::kUnused));
+  for (Entry& entry : entries) {  // added tokens come last and win over a vocab entry
+    vocab->tokens[entry.id] = std::move(entry.piece);
+    vocab->token_types[entry.id] = static_cast<int32_t>(entry.type);
+  }
+  return Status::Ok();
+}
+
+Status ReadModel(const json& root, const std::string& path, ByteLevelBpeVocab* vocab) {
+  const json& model = root["model"];
+  if (TypeOf(model) != "BPE") {
+    return Unimplemented("'" + path + "': model.type '" + TypeOf(model) +
+                         "' is not supported with a ByteLevel pre-tokenizer; expected \"BPE\"");
+  }
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    if (model.contains(key) && model[key].is_string() && !model[key].get<std::string>().empty()) {
+      return Unimplemented("'" + path + "': model." + key + " is not supported");
+    }
+  }
+  vocab->ignore_merges = model.value("ignore_merges", false);
+  TANDEM_RETURN_IF_ERROR(ReadVocab(root, path, vocab));
+  return ReadMerges(model.value("merges", json::array()), path, vocab);
+}
+
+int32_t FindAddedOrPiece(const ByteLevelBpeVocab& vocab, const std::string& text) {
+  if (text.empty()) return -1;
+  for (size_t id = 0; id < vocab.tokens.size(); ++id) {
+    if (vocab.tokens[id] == text) return static_cast<int32_t>(id);
+  }
+  return -1;
+}
+
+Status ReadSpecialTokens(const json& root, const std::string& config_path,
+                         ByteLevelBpeVocab* vocab) {
+  std::string bos;
+  std::string eos;
+  for (const json& step : Flatten(root.value("post_processor", json()), "processors")) {
+    if (TypeOf(step) != "TemplateProcessing" || !step.contains("single")) continue;
+    const json& single = step["single"];
+    if (single.is_array() && !single.empty() && single[0].contains("SpecialToken")) {
+      bos = single[0]["SpecialToken"].value("id", "");
+      vocab->add_bos = true;
+    }
+  }
+  if (!config_path.empty()) {
+    std::ifstream in(config_path, std::ios::binary);
+    if (!in) return NotFound("cannot open '" + config_path + "'; expected tokenizer_config.json");
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    json config = json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
+    if (!config.is_object()) return InvalidArgument("'" + config_path + "' is not a JSON object");
+    if (config.contains("bos_token")) bos = TokenContent(config["bos_token"]);
+    if (config.contains("eos_token")) eos = TokenContent(config["eos_token"]);
+    if (config.contains("add_bos_token") && config["add_bos_token"].is_boolean()) {
+      vocab->add_bos = config["add_bos_token"].get<bool>();
+    }
+  }
+  vocab->bos_id = FindAddedOrPiece(*vocab, bos);
+  vocab->eos_id = FindAddedOrPiece(*vocab, eos);
+  if (vocab->bos_id < 0) vocab->add_bos = false;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Tokenizer>> LoadHfByteLevelBpe(const json& root, const std::string& path,
+                                                      const std::string& tokenizer_config_json_path) {
+  ByteLevelBpeVocab vocab;
+  TANDEM_RETURN_IF_ERROR(ReadNormalizer(root, path, &vocab));
+  TANDEM_RETURN_IF_ERROR(ReadPreTokenizer(root, path, &vocab));
+  TANDEM_RETURN_IF_ERROR(ReadModel(root, path, &vocab));
+  TANDEM_RETURN_IF_ERROR(ReadSpecialTokens(root, tokenizer_config_json_path, &vocab));
+  auto tokenizer = ByteLevelBpeTokenizer::Create(std::move(vocab));
+  if (!tokenizer.ok()) {
+    return Status(tokenizer.status().code(), "'" + path + "': " + tokenizer.status().message());
+  }
+  return std::unique_ptr<Tokenizer>(std::move(tokenizer).value());
+}
+
+}  // namespace tandem::text
