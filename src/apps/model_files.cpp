@@ -6,6 +6,7 @@
 
 #include "core/logging.h"
 #include "model/loader/gguf_reader.h"
+#include "text/gguf_byte_level_vocab.h"
 #include "text/hf_tokenizer_loader.h"
 #include "text/spm_bpe_tokenizer.h"
 
@@ -91,12 +92,41 @@ Status ReadHfChatTemplate(const fs::path& dir, std::string* out) {
   return Status::Ok();
 }
 
+// A "gpt2" (byte-level BPE, e.g. Qwen) GGUF vocab: tokens, token types, merges, pre-tokenizer.
+Result<std::shared_ptr<const text::Tokenizer>> ByteLevelFromGguf(const model::GgufReader& gguf,
+                                                                 const std::string& path) {
+  text::GgufByteLevelVocabFields fields;
+  if (gguf.Has("tokenizer.ggml.pre")) {
+    TANDEM_ASSIGN_OR_RETURN(fields.pre, gguf.GetString("tokenizer.ggml.pre"));
+  }
+  TANDEM_ASSIGN_OR_RETURN(fields.tokens, gguf.GetStringArray("tokenizer.ggml.tokens"));
+  if (gguf.Has("tokenizer.ggml.token_type")) {
+    TANDEM_ASSIGN_OR_RETURN(std::vector<int64_t> types,
+                            gguf.GetIntArray("tokenizer.ggml.token_type"));
+    fields.token_types.assign(types.begin(), types.end());
+  }
+  TANDEM_ASSIGN_OR_RETURN(fields.merges, gguf.GetStringArray("tokenizer.ggml.merges"));
+  TANDEM_ASSIGN_OR_RETURN(int64_t bos, gguf.GetIntOr("tokenizer.ggml.bos_token_id", -1));
+  TANDEM_ASSIGN_OR_RETURN(int64_t eos, gguf.GetIntOr("tokenizer.ggml.eos_token_id", -1));
+  fields.bos_id = static_cast<int32_t>(bos);
+  fields.eos_id = static_cast<int32_t>(eos);
+  if (gguf.Has("tokenizer.ggml.add_bos_token")) {
+    TANDEM_ASSIGN_OR_RETURN(fields.add_bos, gguf.GetBool("tokenizer.ggml.add_bos_token"));
+  }
+  auto tok = text::MakeGgufByteLevelBpeTokenizer(std::move(fields));
+  if (!tok.ok()) return Status(tok.status().code(), path + ": " + tok.status().message());
+  return std::shared_ptr<const text::Tokenizer>(std::move(tok).value());
+}
+
+// The tokenizer of a GGUF: "llama" (SentencePiece-BPE) here, "gpt2" by ByteLevelFromGguf.
 Result<std::shared_ptr<const text::Tokenizer>> SpmFromGguf(const std::string& path) {
   TANDEM_ASSIGN_OR_RETURN(auto gguf, model::GgufReader::Open(path));
   TANDEM_ASSIGN_OR_RETURN(std::string kind, gguf->GetString("tokenizer.ggml.model"));
+  if (kind == "gpt2") return ByteLevelFromGguf(*gguf, path);
   if (kind != "llama") {
     return Unimplemented(path + ": tokenizer.ggml.model '" + kind +
-                         "' is not supported yet (only 'llama' SentencePiece-BPE)");
+                         "' is not supported yet (only 'llama' SentencePiece-BPE and 'gpt2' "
+                         "byte-level BPE)");
   }
   text::SpmVocab vocab;
   TANDEM_ASSIGN_OR_RETURN(vocab.tokens, gguf->GetStringArray("tokenizer.ggml.tokens"));
