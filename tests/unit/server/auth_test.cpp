@@ -1,0 +1,27 @@
+#include "server/auth.h"
+
+#include <gtest/gtest.h>
+
+namespace tandem::server {
+namespace {
+
+TEST(ApiKeyAuthTest, NoKeysMeansEveryRequestPasses) {
+  ApiKeyAuth auth({});
+  EXPECT_FALSE(auth.enabled());
+  EXPECT_TRUE(auth.Check(""));
+}
+
+TEST(ApiKeyAuthTest, AcceptsOnlyBearerWithAConfiguredKey) {
+  ApiKeyAuth auth({"secret-1", "secret-2"});
+  EXPECT_TRUE(auth.enabled());
+  EXPECT_TRUE(auth.Check("Bearer secret-1"));
+  EXPECT_TRUE(auth.Check("Bearer secret-2"));
+  EXPECT_FALSE(auth.Check("Bearer secret-3"));
+  EXPECT_FALSE(auth.Check("Bearer secret-"));
+  EXPECT_FALSE(auth.Check("secret-1"));
+  EXPECT_FALSE(auth.Check("Basic secret-1"));
+  EXPECT_FALSE(auth.Check(""));
+}
+
+}  // namespace
+}  // namespace tandem::server

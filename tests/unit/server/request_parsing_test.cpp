@@ -1,0 +1,132 @@
+#include "server/openai/request_parsing.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "server/openai/chat_completions_types.h"
+#include "server/openai/completions_types.h"
+#include "testing.h"
+
+namespace tandem::server::openai {
+namespace {
+
+using nlohmann::json;
+
+ServerContext MakeContext() {
+  ServerContext context;
+  context.config.served_model_names = {"tiny", "alias"};
+  context.config.max_model_len = 64;
+  context.tokenizer = std::make_shared<testing::FakeTokenizer>();
+  return context;
+}
+
+struct BadCase {
+  const char* body;
+  const char* param;
+  int http_status;
+};
+
+class CompletionRejectTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(CompletionRejectTest, RejectsWithStatusAndParam) {
+  const ServerContext context = MakeContext();
+  const BadCase& c = GetParam();
+  auto result = ParseCompletionRequest(json::parse(c.body), context);
+  ASSERT_FALSE(result.ok()) << c.body;
+  EXPECT_EQ(HttpStatusFor(result.error().status.code()), c.http_status) << c.body;
+  EXPECT_EQ(result.error().param, c.param) << c.body << ": " << result.error().status.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadFields, CompletionRejectTest,
+    ::testing::Values(
+        BadCase{R"({"model":"nope","prompt":"hi"})", "model", 404},
+        BadCase{R"({"model":3,"prompt":"hi"})", "model", 400},
+        BadCase{R"({"prompt":"hi","temperature":-0.1})", "temperature", 400},
+        BadCase{R"({"prompt":"hi","temperature":"hot"})", "temperature", 400},
+        BadCase{R"({"prompt":"hi","top_p":0})", "top_p", 400},
+        BadCase{R"({"prompt":"hi","top_p":1.5})", "top_p", 400},
+        BadCase{R"({"prompt":"hi","top_k":-2})", "top_k", 400},
+        BadCase{R"({"prompt":"hi","min_p":2})", "min_p", 400},
+        BadCase{R"({"prompt":"hi","presence_penalty":3})", "presence_penalty", 400},
+        BadCase{R"({"prompt":"hi","frequency_penalty":-3})", "frequency_penalty", 400},
+        BadCase{R"({"prompt":"hi","repetition_penalty":0})", "repetition_penalty", 400},
+        BadCase{R"({"prompt":"hi","n":0})", "n", 400},
+        BadCase{R"({"prompt":"hi","max_tokens":0})", "max_tokens", 400},
+        BadCase{R"({"prompt":"hi","max_tokens":1.5})", "max_tokens", 400},
+        BadCase{R"({"prompt":"hi","logprobs":21})", "logprobs", 400},
+        BadCase{R"({"prompt":"hi","logprobs":-1})", "logprobs", 400},
+        BadCase{R"({"prompt":"hi","stop":5})", "stop", 400},
+        BadCase{R"({"prompt":"hi","stop_token_ids":["a"]})", "stop_token_ids", 400},
+        BadCase{R"({"prompt":"hi","stream":"yes"})", "stream", 400},
+        BadCase{R"({"prompt":"hi","stream_options":{"include_usage":true}})", "stream_options", 400},
+        BadCase{R"({"prompt":"hi","seed":"x"})", "seed", 400},
+        BadCase{R"({"prompt":"hi","min_tokens":-1})", "min_tokens", 400},
+        BadCase{R"({"prompt":""})", "prompt", 400},
+        BadCase{R"({})", "prompt", 400},
+        BadCase{R"({"prompt":[1, 999]})", "prompt", 400},
+        BadCase{R"({"prompt":["a","b"]})", "prompt", 400},
+        BadCase{R"({"prompt":"hi","max_tokens":63})", "max_tokens", 400}));
+
+TEST(RequestParsingTest, ContextLengthMessageHasBothNumbers) {
+  const ServerContext context = MakeContext();
+  auto result = ParseCompletionRequest(json::parse(R"({"prompt":"hello","max_tokens":60})"), context);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().status.message(),
+            "This model's maximum context length is 64 tokens. However, you requested 65 tokens "
+            "(5 in the messages, 60 in the completion). Please reduce the length of the messages "
+            "or completion.");
+}
+
+TEST(RequestParsingTest, MapsSamplingFieldsAndDefaults) {
+  ServerContext context = MakeContext();
+  context.config.default_temperature = 0.6f;
+  auto result = ParseCompletionRequest(
+      json::parse(R"({"model":"alias","prompt":[104,105],"top_k":5,"seed":7,"n":2,
+                      "stop":"x","stop_token_ids":[3],"ignore_eos":true,"unknown_field":1})"),
+      context);
+  ASSERT_TRUE(result.ok()) << result.error().status.message();
+  const CompletionRequest& r = result.value();
+  EXPECT_EQ(r.common.model, "alias");
+  EXPECT_EQ(r.prompt_token_ids, (std::vector<int32_t>{104, 105}));
+  EXPECT_FLOAT_EQ(r.common.sampling.temperature, 0.6f);
+  EXPECT_EQ(r.common.sampling.top_k, 5);
+  EXPECT_TRUE(r.common.sampling.has_seed);
+  EXPECT_EQ(r.common.sampling.seed, 7u);
+  EXPECT_EQ(r.common.sampling.max_tokens, 16);
+  EXPECT_EQ(r.common.n, 2);
+  EXPECT_EQ(r.common.stop, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(r.common.sampling.stop_token_ids, (std::vector<int32_t>{3}));
+  EXPECT_TRUE(r.common.sampling.ignore_eos);
+}
+
+TEST(RequestParsingTest, MalformedJsonAndInvalidUtf8AreRejected) {
+  EXPECT_FALSE(ParseJsonObject("{\"prompt\": ").ok());
+  EXPECT_FALSE(ParseJsonObject("{\"prompt\": \"\xff\xfe\"}").ok());
+  EXPECT_FALSE(ParseJsonObject("[1,2]").ok());
+  EXPECT_TRUE(ParseJsonObject("{\"prompt\": \"h\xc3\xa9\"}").ok());
+}
+
+TEST(RequestParsingTest, ChatTopLogprobsNeedsLogprobsAndMessagesAreRequired) {
+  const ServerContext context = MakeContext();
+  auto top = ParseChatCompletionRequest(
+      json::parse(R"({"messages":[{"role":"user","content":"hi"}],"top_logprobs":2})"), context.config);
+  ASSERT_FALSE(top.ok());
+  EXPECT_EQ(top.error().param, "top_logprobs");
+  auto none = ParseChatCompletionRequest(json::parse(R"({"messages":[]})"), context.config);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().param, "messages");
+  auto ok = ParseChatCompletionRequest(
+      json::parse(R"({"messages":[{"role":"user","content":[{"type":"text","text":"a"},
+                     {"type":"text","text":"b"}]}],"logprobs":true,"top_logprobs":3,
+                     "max_completion_tokens":5})"),
+      context.config);
+  ASSERT_TRUE(ok.ok()) << ok.error().status.message();
+  EXPECT_EQ(ok.value().messages[0]["content"], "a\nb");
+  EXPECT_EQ(ok.value().common.sampling.logprobs, 3);
+  EXPECT_EQ(ok.value().common.sampling.max_tokens, 5);
+}
+
+}  // namespace
+}  // namespace tandem::server::openai
