@@ -54,7 +54,7 @@ struct Node {
     kOutput,    // {{ expr }}
     kIf,        // branches (cond, body)...; else_body
     kFor,       // {% for targets in expr [if filter] %} body [else else_body]
-    kSet,       // {% set targets[0][.targets[1]] = expr %}
+    kSet,       // {% set targets[0][.targets[1]] = expr %}, or body: {% set x %}body{% endset %}
     kBreak,
     kContinue,
     kMacro,     // {% macro text(targets[i]=defaults[i]...) %} body {% endmacro %}

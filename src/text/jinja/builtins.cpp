@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 
 #include "text/jinja/error.h"
 
@@ -261,7 +262,8 @@ Value CallMethod(const Value& object, const std::string& method, const std::vect
 }
 
 bool IsGlobalFunction(const std::string& name) {
-  return name == "raise_exception" || name == "namespace" || name == "range";
+  return name == "raise_exception" || name == "namespace" || name == "range" ||
+         name == "strftime_now";
 }
 
 Value CallFunction(const std::string& name, const std::vector<Value>& args, const Kwargs& kwargs,
@@ -274,6 +276,18 @@ Value CallFunction(const std::string& name, const std::vector<Value>& args, cons
     Json ns = Json::object();
     for (const auto& [key, value] : kwargs) ns[key] = value.data;
     return Value::Of(std::move(ns));
+  }
+  if (name == "strftime_now") {  // HF transformers: datetime.now().strftime(format), local time
+    if (args.size() != 1 || !args[0].data.is_string()) {
+      Fail("strftime_now() expects one format string, e.g. strftime_now('%d %b %Y')", at);
+    }
+    std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char buffer[256];
+    const std::string& format = args[0].data.get_ref<const std::string&>();
+    size_t size = std::strftime(buffer, sizeof(buffer), format.c_str(), &local);
+    return Value::Of(std::string(buffer, size));
   }
   // range(stop) / range(start, stop[, step])
   std::vector<int64_t> bounds;

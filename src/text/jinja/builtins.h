@@ -1,5 +1,6 @@
 // Jinja built-ins the chat templates use: filters (| name), tests (is name), methods on values
-// (.strip(), .items(), ...) and global functions (raise_exception, namespace, range).
+// (.strip(), .items(), ...) and global functions (raise_exception, namespace, range,
+// strftime_now).
 // Each throws TemplateError positioned at `at` for an unknown name or bad arguments.
 // Reference: jinja2/filters.py, jinja2/tests.py; Python str/dict methods.
 #pragma once

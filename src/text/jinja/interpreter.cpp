@@ -134,7 +134,14 @@ Interpreter::Flow Interpreter::ExecFor(const Node& node, std::string* out) {
 }
 
 void Interpreter::ExecSet(const Node& node) {
-  Value value = Eval(*node.expr);
+  Value value;
+  if (node.expr != nullptr) {
+    value = Eval(*node.expr);
+  } else {  // block set: the rendered body, a string
+    std::string rendered;
+    ExecBody(node.body, &rendered);
+    value = Value::Of(std::move(rendered));
+  }
   if (node.targets.size() == 1) {
     scopes_.back()[node.targets[0]] = std::move(value);
     return;

@@ -118,7 +118,14 @@ class Parser {
     auto node = MakeNode(Node::Kind::kSet, keyword);
     node->targets.push_back(ExpectName("a variable name"));
     if (Accept(".")) node->targets.push_back(ExpectName("an attribute name"));
-    if (!Accept("=")) Fail("expected '=' in set (block sets are not supported)", Peek());
+    if (Peek().kind == TK::kBlockEnd) {  // {% set x %}...{% endset %}: x = the rendered body
+      Next();
+      node->body = ParseBody({"endset"});
+      Next();
+      Expect(TK::kBlockEnd, "'%}'");
+      return node;
+    }
+    if (!Accept("=")) Fail("expected '=' or '%}' after the name in set", Peek());
     node->expr = ParseExpression();
     Expect(TK::kBlockEnd, "'%}'");
     return node;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <ctime>
+
 #include "testing.h"
 
 namespace tandem::text {
@@ -152,6 +154,33 @@ TEST(ChatTemplateTest, SimpleChatMlTemplate) {
   EXPECT_EQ(RenderOk(source, context),
             "<s><|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
             "<|im_start|>assistant\n");
+}
+
+}  // namespace
+}  // namespace tandem::text
+
+namespace tandem::text {
+namespace {
+
+TEST(ChatTemplateTest, BlockSetCapturesTheRenderedBody) {
+  EXPECT_EQ(RenderOk("{% set greeting %}Hi {{ name }}!{% endset %}[{{ greeting }}]",
+                     {{"name", "Ann"}}),
+            "[Hi Ann!]");
+  EXPECT_EQ(RenderOk("{%- set x -%}\n  a{% for i in range(3) %}{{ i }}{% endfor %}\n{%- endset -%}"
+                     "{{ x | length }}"),
+            "4");
+}
+
+TEST(ChatTemplateTest, StrftimeNowFormatsTheLocalDate) {
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char year[8];
+  std::strftime(year, sizeof(year), "%Y", &local);
+  // The year changes only at New Year's midnight; a render straddling it is not worth a retry.
+  EXPECT_EQ(RenderOk("{{ strftime_now('%Y') }}"), year);
+  EXPECT_EQ(RenderOk("{{ strftime_now('%d %B %Y') | length > 8 }}"), "True");
+  EXPECT_FALSE(RenderError("{{ strftime_now(3) }}").ok());
 }
 
 }  // namespace
