@@ -1,11 +1,10 @@
 #include "apps/tokenize_command.h"
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <iostream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -46,8 +45,9 @@ int RunTokenizeCommand(int argc, char** argv) {
     return app.exit(e);
   }
   if (ids_only && pieces_only) {
-    std::fprintf(stderr, "tandem tokenize: --ids and --pieces exclude each other; give one or "
-                         "neither (neither prints both)\n");
+    std::fprintf(stderr,
+                 "tandem tokenize: --ids and --pieces exclude each other; give one or "
+                 "neither (neither prints both)\n");
     return 2;
   }
   // Only the tokenizer is needed: no config.json, context length or weights.

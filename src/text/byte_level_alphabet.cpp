@@ -47,12 +47,16 @@ const Alphabet& GetAlphabet() {
 int64_t CodePointOf(std::string_view ch) {
   auto b = [&](size_t i) { return static_cast<uint8_t>(ch[i]); };
   switch (ch.size()) {
-    case 1: return b(0) < 0x80 ? b(0) : -1;
-    case 2: return ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
-    case 3: return ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+    case 1:
+      return b(0) < 0x80 ? b(0) : -1;
+    case 2:
+      return ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
+    case 3:
+      return ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
     case 4:
       return ((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
-    default: return -1;
+    default:
+      return -1;
   }
 }
 

@@ -1,7 +1,8 @@
 // The byte-level alphabet of GPT-2 style BPE: each of the 256 byte values is shown as one
 // printable Unicode character, so a vocab piece such as "Ġthe" stands for the bytes " the".
-// Printable Latin-1 bytes ('!'..'~', '¡'..'¬', '®'..'ÿ') map to themselves; the other 68 bytes map,
-// in increasing order, to U+0100, U+0101, ... (so ' ' = 0x20 is 'Ġ' U+0120, '\n' is 'Ċ' U+010A).
+// Printable Latin-1 bytes ('!'..'~', '¡'..'¬', '®'..'ÿ') map to themselves; the other 68
+// bytes map, in increasing order, to U+0100, U+0101, ... (so ' ' is 'Ġ' U+0120, '\n' is 'Ċ'
+// U+010A).
 // Reference: OpenAI GPT-2 encoder.py bytes_to_unicode; HF tokenizers pre_tokenizers/byte_level.rs.
 #pragma once
 

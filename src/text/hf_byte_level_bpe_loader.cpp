@@ -122,9 +122,9 @@ Status ReadVocab(const json& root, const std::string& path, ByteLevelBpeVocab* v
     entries.push_back({it.key(), it.value().get<int64_t>(), TokenType::kNormal});
   }
   for (const json& token : root.value("added_tokens", json::array())) {
-    entries.push_back({token.value("content", ""), token.value("id", int64_t{-1}),
-                       token.value("special", false) ? TokenType::kControl
-                                                     : TokenType::kUserDefined});
+    entries.push_back(
+        {token.value("content", ""), token.value("id", int64_t{-1}),
+         token.value("special", false) ? TokenType::kControl : TokenType::kUserDefined});
   }
   int64_t size = 0;
   for (const Entry& entry : entries) {
@@ -200,8 +200,8 @@ Status ReadSpecialTokens(const json& root, const std::string& config_path,
 
 }  // namespace
 
-Result<std::unique_ptr<Tokenizer>> LoadHfByteLevelBpe(const json& root, const std::string& path,
-                                                      const std::string& tokenizer_config_json_path) {
+Result<std::unique_ptr<Tokenizer>> LoadHfByteLevelBpe(
+    const json& root, const std::string& path, const std::string& tokenizer_config_json_path) {
   ByteLevelBpeVocab vocab;
   TANDEM_RETURN_IF_ERROR(ReadNormalizer(root, path, &vocab));
   TANDEM_RETURN_IF_ERROR(ReadPreTokenizer(root, path, &vocab));

@@ -3,9 +3,8 @@
 #pragma once
 
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/status.h"
 #include "text/tokenizer.h"
@@ -20,8 +19,8 @@ namespace tandem::text {
 // add_bos_token / bos_token; eos_token from tokenizer_config.json.
 // Errors: kInvalidArgument (malformed fields, naming them), kUnimplemented (another normalizer,
 // pre-tokenizer step or BPE option), kNotFound (config file missing).
-Result<std::unique_ptr<Tokenizer>> LoadHfByteLevelBpe(const nlohmann::json& root,
-                                                      const std::string& path,
-                                                      const std::string& tokenizer_config_json_path);
+Result<std::unique_ptr<Tokenizer>> LoadHfByteLevelBpe(
+    const nlohmann::json& root, const std::string& path,
+    const std::string& tokenizer_config_json_path);
 
 }  // namespace tandem::text

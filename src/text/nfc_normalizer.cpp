@@ -1,8 +1,8 @@
 #include "text/nfc_normalizer.h"
 
-#include <cstdlib>
-
 #include <utf8proc.h>
+
+#include <cstdlib>
 
 #include "core/check.h"
 
@@ -20,10 +20,10 @@ std::string NormalizeNfc(std::string_view text) {
   }
   if (!maybe_changes) return std::string(text);
   utf8proc_uint8_t* normalized = nullptr;
-  utf8proc_ssize_t size = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
-                                       static_cast<utf8proc_ssize_t>(text.size()), &normalized,
-                                       static_cast<utf8proc_option_t>(UTF8PROC_STABLE |
-                                                                      UTF8PROC_COMPOSE));
+  utf8proc_ssize_t size =
+      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
+                   static_cast<utf8proc_ssize_t>(text.size()), &normalized,
+                   static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
   TANDEM_CHECK(size >= 0) << "utf8proc NFC failed on valid UTF-8 (" << utf8proc_errmsg(size)
                           << "); callers must sanitize text first";
   std::string out(reinterpret_cast<const char*>(normalized), static_cast<size_t>(size));

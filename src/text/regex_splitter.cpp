@@ -46,13 +46,13 @@ void RegexSplitter::Split(std::string_view text, std::vector<std::string_view>* 
   size_t gap_start = 0;
   size_t offset = 0;
   while (offset < text.size()) {
-    int rc = pcre2_match(Code(code_), subject, text.size(), offset, PCRE2_NO_UTF_CHECK,
-                         match.get(), nullptr);
+    int rc = pcre2_match(Code(code_), subject, text.size(), offset, PCRE2_NO_UTF_CHECK, match.get(),
+                         nullptr);
     if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
       // The JIT's default 32 KiB stack ran out (very long runs); the interpreter keeps its
       // backtracking state on the heap.
-      rc = pcre2_match(Code(code_), subject, text.size(), offset,
-                       PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, match.get(), nullptr);
+      rc = pcre2_match(Code(code_), subject, text.size(), offset, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT,
+                       match.get(), nullptr);
     }
     if (rc == PCRE2_ERROR_NOMATCH) break;
     TANDEM_CHECK(rc > 0) << "pre-tokenizer regex '" << pattern_ << "' failed: " << ErrorText(rc);

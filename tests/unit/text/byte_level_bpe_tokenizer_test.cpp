@@ -41,7 +41,7 @@ TEST(ByteLevelAlphabetTest, MapsBytesLikeGpt2) {
 }
 
 TEST(NfcNormalizerTest, ComposesCombiningMarksAndLeavesNfcTextAlone) {
-  EXPECT_EQ(NormalizeNfc("e\xCC\x81"), "\xC3\xA9");            // e + U+0301 -> é
+  EXPECT_EQ(NormalizeNfc("e\xCC\x81"), "\xC3\xA9");                     // e + U+0301 -> é
   EXPECT_EQ(NormalizeNfc("\xE1\x84\x80\xE1\x85\xA1"), "\xEA\xB0\x80");  // jamo -> 가
   EXPECT_EQ(NormalizeNfc("plain \xC3\xA9 text"), "plain \xC3\xA9 text");
 }
@@ -82,7 +82,8 @@ TEST(Qwen3TokenizerTest, EncodesGoldenStringsWithAndWithoutAddedTokenMatching) {
   const auto& byte_level = AsByteLevel(Qwen3Tokenizer());
   for (const auto& golden : Qwen3Goldens()["strings"]) {
     std::string text = golden["text"];
-    EXPECT_EQ(byte_level.Encode(text, true), golden["ids_parse_special"].get<std::vector<int32_t>>())
+    EXPECT_EQ(byte_level.Encode(text, true),
+              golden["ids_parse_special"].get<std::vector<int32_t>>())
         << text;
     EXPECT_EQ(byte_level.EncodeText(text, true, /*match_added_tokens=*/false),
               golden["ids_no_special"].get<std::vector<int32_t>>())
@@ -116,13 +117,19 @@ TEST(Qwen3TokenizerTest, DecomposedTextEncodesLikeItsNfcForm) {
 
 TEST(Qwen3TokenizerTest, InvalidUtf8IsEncodedAsReplacementCharacter) {
   const Tokenizer& tokenizer = Qwen3Tokenizer();
-  EXPECT_EQ(tokenizer.Encode("a\xFF" "b", false), tokenizer.Encode("a\xEF\xBF\xBD" "b", false));
+  EXPECT_EQ(tokenizer.Encode("a\xFF"
+                             "b",
+                             false),
+            tokenizer.Encode("a\xEF\xBF\xBD"
+                             "b",
+                             false));
 }
 
 TEST(Qwen3TokenizerTest, StreamingChineseAndEmojiTokenByTokenGivesWholeCharacters) {
   const Tokenizer& tokenizer = Qwen3Tokenizer();
-  // "你好，世界！ 🦙 llama 😀!": the llama emoji after a space is split over three byte-level
-  // tokens (golden "x**2  # 🦙" ends with " #" 671, then 11162, 99, 247), none a whole character.
+  // "你好，世界！ 🦙 llama 😀!": the llama emoji after a space is split over three
+  // byte-level tokens (golden "x**2  # 🦙" ends with " #" 671, then 11162, 99, 247), none a whole
+  // character.
   const std::string text =
       "\xE4\xBD\xA0\xE5\xA5\xBD\xEF\xBC\x8C\xE4\xB8\x96\xE7\x95\x8C\xEF\xBC\x81 "
       "\xF0\x9F\xA6\x99 llama \xF0\x9F\x98\x80!";
