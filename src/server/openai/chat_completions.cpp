@@ -7,16 +7,12 @@
 #include "server/openai/completions_types.h"
 #include "server/openai/generation.h"
 #include "server/sse.h"
-#if __has_include("text/chat_template.h")
 #include "text/chat_template.h"
-#define TANDEM_HAVE_CHAT_TEMPLATE 1
-#endif
 
 namespace tandem::server::openai {
 
 using nlohmann::json;
 
-#ifdef TANDEM_HAVE_CHAT_TEMPLATE
 Result<std::shared_ptr<const text::ChatTemplate>> ParseChatTemplate(const std::string& source) {
   auto parsed = text::ChatTemplate::Parse(source);
   if (!parsed.ok()) {
@@ -36,15 +32,6 @@ Result<std::string> RenderChatTemplate(const text::ChatTemplate& chat_template,
   return std::move(rendered).value();
 }
 
-#else
-// text/chat_template.h is not built yet: --chat-template is refused at start.
-Result<std::shared_ptr<const text::ChatTemplate>> ParseChatTemplate(const std::string&) {
-  return Unimplemented("chat templates are not available in this build (text/chat_template.h)");
-}
-Result<std::string> RenderChatTemplate(const text::ChatTemplate&, const json&) {
-  return Unimplemented("chat templates are not available in this build");
-}
-#endif
 
 namespace {
 
