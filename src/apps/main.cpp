@@ -7,6 +7,7 @@
 #include "apps/bench/bench_command.h"
 #include "apps/engine_core_config.h"
 #include "apps/serve_command.h"
+#include "apps/tokenize_command.h"
 #include "apps/version.h"
 
 namespace {
@@ -19,6 +20,8 @@ void PrintUsage() {
       "  serve MODEL [flags]   Serve a GGUF file or Hugging Face folder (see `tandem serve --help`)\n"
       "  bench serve [flags]   Load-test an OpenAI-compatible server (like `vllm bench serve`)\n"
       "  bench kernels         Measure this machine: memory bandwidth, GEMM GFLOP/s\n"
+      "  tokenize --tokenizer PATH [--ids|--pieces] [TEXT...]\n"
+      "                        Token ids / pieces of TEXT (or stdin) as JSON\n"
       "  --version             Print the version\n"
       "  --help                This text\n\n"
       "Every serve flag also reads an environment variable TANDEM_<FLAG_NAME>; see `tandem serve --help`.\n",
@@ -38,6 +41,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "serve") return tandem::apps::RunServeCommand(argc - 1, argv + 1);
+  if (cmd == "tokenize") return tandem::apps::RunTokenizeCommand(argc - 1, argv + 1);
   if (cmd == "bench") return RunBenchCommand(argc - 1, argv + 1);
   if (cmd == "_engine-core") return tandem::apps::RunEngineCoreCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "tandem: unknown command '%s'; run `tandem --help`\n", cmd.c_str());

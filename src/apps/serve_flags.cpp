@@ -47,6 +47,16 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "served-model-name", f.served_model_names,
       "Model name(s) the API accepts; the first is reported (default: the model path)");
   Flag(app, "trust-remote-code", f.trust_remote_code, "Accepted; no effect (no model code runs)");
+  Opt(app, "reasoning-parser", f.reasoning_parser,
+      "Split reasoning into reasoning_content: qwen3 (text inside <think>...</think>)")
+      ->check(CLI::IsMember({"", "qwen3", "deepseek_r1"}));
+  Flag(app, "enable-auto-tool-choice", f.enable_auto_tool_choice,
+       "Let the model call tools (tool_choice auto); needs --tool-call-parser");
+  Opt(app, "tool-call-parser", f.tool_call_parser,
+      "How tool calls appear in the model's text: hermes (<tool_call>JSON) | qwen3_coder (XML)")
+      ->check(CLI::IsMember({"", "hermes", "qwen3_coder"}));
+  Opt(app, "default-chat-template-kwargs", f.default_chat_template_kwargs,
+      "JSON object of chat template variables; a request's chat_template_kwargs override it");
 
   Opt(app, "host", f.host, "Address the HTTP server binds");
   Opt(app, "port", f.port, "HTTP port")->check(CLI::Range(1, 65535));
@@ -119,6 +129,11 @@ Status ValidateServeFlags(ServeFlags& f) {
   TANDEM_RETURN_IF_ERROR(CheckJson("speculative-config", f.speculative_config));
   TANDEM_RETURN_IF_ERROR(CheckJson("compilation-config", f.compilation_config));
   TANDEM_RETURN_IF_ERROR(CheckJson("additional-config", f.additional_config));
+  TANDEM_RETURN_IF_ERROR(CheckJson("default-chat-template-kwargs", f.default_chat_template_kwargs));
+  if (f.enable_auto_tool_choice && f.tool_call_parser.empty()) {
+    return InvalidArgument("--enable-auto-tool-choice needs --tool-call-parser (hermes or "
+                           "qwen3_coder)");
+  }
   if (f.max_model_len < 0) return InvalidArgument("--max-model-len must be >= 0");
   if (f.max_num_batched_tokens < 0) return InvalidArgument("--max-num-batched-tokens must be >= 0");
   if (f.tensor_parallel_size != 1) {

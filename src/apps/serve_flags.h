@@ -22,6 +22,10 @@ struct ServeFlags {
   std::string generation_config = "auto";  // auto|vllm|PATH
   std::vector<std::string> served_model_names;
   bool trust_remote_code = false;          // no effect: tandem runs no model code
+  std::string reasoning_parser;            // "" | qwen3: split <think>…</think> off
+  bool enable_auto_tool_choice = false;    // let the model decide to call tools
+  std::string tool_call_parser;            // "" | hermes | qwen3_coder
+  std::string default_chat_template_kwargs;  // JSON object merged under each request's
   // Server
   std::string host = "0.0.0.0";
   int port = 8000;
