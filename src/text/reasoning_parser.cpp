@@ -1,0 +1,101 @@
+#include "text/reasoning_parser.h"
+
+#include <algorithm>
+
+namespace tandem::text {
+namespace {
+
+constexpr std::string_view kThinkStart = "<think>";
+constexpr std::string_view kThinkEnd = "</think>";
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// Length of the longest suffix of `text` that is a proper prefix of `tag`.
+size_t PartialTagSuffix(std::string_view text, std::string_view tag) {
+  const size_t max_len = std::min(text.size(), tag.size() - 1);
+  for (size_t len = max_len; len > 0; --len) {
+    if (text.substr(text.size() - len) == tag.substr(0, len)) return len;
+  }
+  return 0;
+}
+
+}  // namespace
+
+ThinkState PromptThinkState(std::string_view prompt) {
+  size_t end = prompt.size();
+  while (end > 0 && IsSpace(prompt[end - 1])) --end;
+  const std::string_view trimmed = prompt.substr(0, end);
+  if (trimmed.size() >= kThinkEnd.size() &&
+      trimmed.substr(trimmed.size() - kThinkEnd.size()) == kThinkEnd) {
+    return ThinkState::kClosed;
+  }
+  const size_t last_open = prompt.rfind(kThinkStart);
+  if (last_open == std::string_view::npos) return ThinkState::kNone;
+  const size_t last_close = prompt.rfind(kThinkEnd);
+  if (last_close == std::string_view::npos || last_close < last_open) return ThinkState::kOpen;
+  return ThinkState::kNone;
+}
+
+ReasoningParser::ReasoningParser(ThinkState start) {
+  switch (start) {
+    case ThinkState::kNone: mode_ = Mode::kBeforeThink; break;
+    case ThinkState::kOpen: mode_ = Mode::kInThink; saw_reasoning_ = true; break;
+    case ThinkState::kClosed: mode_ = Mode::kAfterThink; break;
+  }
+}
+
+void ReasoningParser::Append(ReasoningDelta* out, std::string_view text) const {
+  (mode_ == Mode::kInThink ? out->reasoning : out->content).append(text);
+}
+
+ReasoningDelta ReasoningParser::Feed(std::string_view text) {
+  ReasoningDelta out;
+  std::string buffer = std::move(held_);
+  held_.clear();
+  buffer.append(text);
+  std::string_view rest = buffer;
+  while (!rest.empty()) {
+    if (mode_ == Mode::kAfterThink) {
+      out.content.append(rest);
+      break;
+    }
+    const std::string_view tag = mode_ == Mode::kInThink ? kThinkEnd : kThinkStart;
+    const size_t at = rest.find(tag);
+    if (at != std::string_view::npos) {
+      Append(&out, rest.substr(0, at));
+      rest.remove_prefix(at + tag.size());
+      if (mode_ == Mode::kInThink) {
+        mode_ = Mode::kAfterThink;
+      } else {
+        mode_ = Mode::kInThink;
+        saw_reasoning_ = true;
+      }
+      continue;
+    }
+    // Before the block a stray "</think>" is dropped as vLLM does; hold a partial of either.
+    size_t hold = PartialTagSuffix(rest, tag);
+    if (mode_ == Mode::kBeforeThink) {
+      const size_t end_at = rest.find(kThinkEnd);
+      if (end_at != std::string_view::npos) {
+        Append(&out, rest.substr(0, end_at));
+        rest.remove_prefix(end_at + kThinkEnd.size());
+        mode_ = Mode::kAfterThink;
+        continue;
+      }
+      hold = std::max(hold, PartialTagSuffix(rest, kThinkEnd));
+    }
+    Append(&out, rest.substr(0, rest.size() - hold));
+    held_ = std::string(rest.substr(rest.size() - hold));
+    break;
+  }
+  return out;
+}
+
+ReasoningDelta ReasoningParser::Finish() {
+  ReasoningDelta out;
+  Append(&out, held_);
+  held_.clear();
+  return out;
+}
+
+}  // namespace tandem::text
