@@ -4,7 +4,14 @@
 #include <cstring>
 #include <memory>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "apps/engine_core_config.h"
+#include "core/clock.h"
+#include "ipc/handshake.h"
+#include "ipc/net_address.h"
 #include "core/logging.h"
 #include "engine/engine_core.h"
 #include "engine/engine_process.h"
@@ -80,7 +87,62 @@ Result<std::unique_ptr<engine::EngineCore>> BuildEngineCore(const EngineCoreConf
   return std::make_unique<engine::EngineCore>(sched, std::move(executor), cfg.dp_rank);
 }
 
+// Data parallel: bind the request socket, say HELLO to the head, load, say READY, serve.
+int RunDpEngine(const EngineCoreConfig& cfg) {
+  const double deadline_s = MonotonicSeconds() + cfg.ready_timeout_s;
+  const std::string head = cfg.handshake_endpoint.substr(6);  // "A:P"
+  auto host = ipc::LocalAddressFor(head.substr(0, head.rfind(':')));
+  if (!host.ok()) {
+    TLOG_ERROR("{}", host.status().message());
+    return 1;
+  }
+  auto input = std::make_unique<ipc::ZmqSocket>(ipc::SocketKind::kPull);
+  if (Status st = input->Bind("tcp://" + *host + ":*"); !st.ok()) {
+    TLOG_ERROR("{}", st.message());
+    return 1;
+  }
+  protocol::EngineHello hello;
+  hello.dp_rank = cfg.dp_rank;
+  hello.host = *host;
+  hello.pid = getpid();
+  hello.input_endpoint = input->BoundEndpoint();
+  hello.settings = SharedSettings(cfg);
+  ipc::HandshakeClient handshake(cfg.handshake_endpoint);
+  TLOG_INFO("DP rank {}: dialing the head at {}", cfg.dp_rank, head);
+  auto reply = handshake.Hello(hello, deadline_s);
+  if (!reply.ok()) {
+    TLOG_ERROR("{}", reply.status().message());
+    return 1;
+  }
+  int32_t num_blocks = 0;
+  auto core = BuildEngineCore(cfg, &num_blocks);
+  if (!core.ok()) {
+    TLOG_ERROR("engine core failed to start: {}", core.status().message());
+    return 1;
+  }
+  if (Status st = handshake.Ready({cfg.dp_rank, num_blocks}); !st.ok()) {
+    TLOG_ERROR("{}", st.message());
+    return 1;
+  }
+  engine::EngineLoopOptions loop;
+  loop.output_endpoints = reply->output_endpoints;
+  loop.stats_endpoint = reply->stats_endpoint;
+  loop.heartbeat_interval_s = 0.5;
+  return engine::RunEngineLoop(**core, loop, std::move(input));
+}
+
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> SharedSettings(const EngineCoreConfig& c) {
+  return {{"model", std::filesystem::path(c.model_path).filename().string()},
+          {"--data-parallel-size", std::to_string(c.dp_size)},
+          {"--tensor-parallel-size", std::to_string(c.tensor_parallel_size)},
+          {"--enable-expert-parallel", c.enable_expert_parallel ? "true" : "false"},
+          {"--seed", std::to_string(c.seed)},
+          {"--max-model-len", std::to_string(c.max_model_len)},
+          {"--block-size", std::to_string(c.block_size)},
+          {"--dtype", c.dtype}};
+}
 
 int RunEngineCoreCommand(int argc, char** argv) {
   EngineCoreConfig cfg;
@@ -95,7 +157,8 @@ int RunEngineCoreCommand(int argc, char** argv) {
     }
   }
   InitLogging("engine" + std::to_string(cfg.dp_rank));
-  prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the API server
+  prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the process that started us
+  if (!cfg.handshake_endpoint.empty()) return RunDpEngine(cfg);
   int32_t num_blocks = 0;
   auto core = BuildEngineCore(cfg, &num_blocks);
   if (!core.ok()) {

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tandem::apps {
 
@@ -25,9 +27,16 @@ struct EngineCoreConfig {
   int64_t kv_cache_memory_bytes = 0;  // 0 = from utilization
   int64_t seed = 0;
   int32_t eos_token_id = -1;        // masked in sampling below a request's min_tokens
-  // control-plane endpoints
+  // control-plane endpoints, one rank without a coordinator
   std::string input_endpoint;       // engine binds; API server PUSHes requests
   std::string output_endpoint;      // API server binds; engine PUSHes outputs
+  // data parallel: the engine dials the head's handshake ROUTER instead, and learns where
+  // outputs and stats go from its reply
+  std::string handshake_endpoint;   // "tcp://A:P"; empty = the one-rank layout above
+  int dp_size = 1;
+  int tensor_parallel_size = 1;
+  bool enable_expert_parallel = false;
+  double ready_timeout_s = 600;     // start-up deadline, from the engine's own start
 };
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dtype, num_threads,
@@ -35,8 +44,14 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dt
                                                 max_num_batched_tokens, block_size,
                                                 enable_prefix_caching, gpu_memory_utilization,
                                                 kv_cache_memory_bytes, seed, eos_token_id,
-                                                input_endpoint,
-                                                output_endpoint)
+                                                input_endpoint, output_endpoint,
+                                                handshake_endpoint, dp_size,
+                                                tensor_parallel_size, enable_expert_parallel,
+                                                ready_timeout_s)
+
+// The settings every machine of one deployment must share, as (flag, value) pairs the DP
+// handshake compares (a difference is fatal and named).
+std::vector<std::pair<std::string, std::string>> SharedSettings(const EngineCoreConfig& config);
 
 // Entry of the hidden `_engine-core` subcommand: loads the model, sizes the KV cache, says
 // READY, then runs the engine loop until told to shut down. Returns the process exit code.

@@ -5,8 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
-#include <vector>
+#include <cstring>
 
 #include "core/clock.h"
 
@@ -14,18 +15,22 @@ extern char** environ;
 
 namespace tandem::apps {
 
-EngineLauncher::~EngineLauncher() { Stop(); }
+std::vector<std::string> EngineCoreArgs(const EngineCoreConfig& config) {
+  return {"_engine-core", "--config-json", nlohmann::json(config).dump()};
+}
 
-Status EngineLauncher::Launch(const EngineCoreConfig& config,
-                              std::function<void(const std::string&)> on_exit) {
+ChildProcess::~ChildProcess() { Stop(); }
+
+Status ChildProcess::Spawn(const std::vector<std::string>& args,
+                           std::function<void(const std::string&)> on_exit) {
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n <= 0) return Internal("cannot find this binary via /proc/self/exe");
   exe[n] = '\0';
-  const std::string json = nlohmann::json(config).dump();
-  std::vector<std::string> args = {exe, "_engine-core", "--config-json", json};
+  std::vector<std::string> full = {exe};
+  full.insert(full.end(), args.begin(), args.end());
   std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
+  for (auto& a : full) argv.push_back(a.data());
   argv.push_back(nullptr);
   // The child must not inherit the parent's blocked signals (serve blocks SIGINT/SIGTERM
   // for its sigwait thread).
@@ -37,26 +42,27 @@ Status EngineLauncher::Launch(const EngineCoreConfig& config,
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   const int rc = posix_spawn(&pid_, exe, nullptr, &attr, argv.data(), environ);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Internal("cannot spawn the engine core: " + std::string(strerror(rc)));
+  if (rc != 0) return Internal("cannot spawn '" + args[0] + "': " + std::string(strerror(rc)));
   const pid_t pid = pid_;
-  watcher_ = std::thread([pid, on_exit = std::move(on_exit)] {
+  const std::string name = args[0] == "_engine-core" ? "engine core" : args[0].substr(1);
+  watcher_ = std::thread([pid, name, on_exit = std::move(on_exit)] {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     std::string what;
     if (WIFEXITED(status)) {
-      what = "engine core exited with code " + std::to_string(WEXITSTATUS(status));
+      what = name + " exited with code " + std::to_string(WEXITSTATUS(status));
     } else if (WIFSIGNALED(status)) {
-      what = "engine core killed by signal " + std::to_string(WTERMSIG(status));
+      what = name + " killed by signal " + std::to_string(WTERMSIG(status));
     } else {
-      what = "engine core ended";
+      what = name + " ended";
     }
     on_exit(what);
   });
   return Status::Ok();
 }
 
-void EngineLauncher::Stop(double timeout_s) {
+void ChildProcess::Stop(double timeout_s) {
   if (pid_ > 0) {
     kill(pid_, SIGTERM);
     const double deadline = MonotonicSeconds() + timeout_s;

@@ -1,5 +1,5 @@
-// EngineLauncher: starts an engine-core child process (this same binary, hidden
-// `_engine-core` subcommand) and watches it.
+// ChildProcess: a child running this same binary with a hidden subcommand (`_engine-core`,
+// `_api-server`), watched by a thread that reports how it ended.
 #pragma once
 
 #include <sys/types.h>
@@ -7,25 +7,39 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "apps/engine_core_config.h"
 #include "core/status.h"
 
 namespace tandem::apps {
 
-class EngineLauncher {
+class ChildProcess {
  public:
-  ~EngineLauncher();
-  // Spawns the child with `config`. `on_exit(exit description)` runs on a watcher thread when
-  // the child ends for any reason. Errors: kInternal when the process cannot be spawned.
-  Status Launch(const EngineCoreConfig& config, std::function<void(const std::string&)> on_exit);
-  // Sends SIGTERM, waits up to timeout_s, then SIGKILL.
+  ~ChildProcess();
+  // Spawns `/proc/self/exe args...`. `on_exit(description)` runs on a watcher thread when the
+  // child ends for any reason ("... exited with code N" / "... killed by signal N").
+  // Errors: kInternal when the process cannot be spawned.
+  Status Spawn(const std::vector<std::string>& args,
+               std::function<void(const std::string&)> on_exit);
+  // Sends SIGTERM, waits up to timeout_s, then SIGKILL; joins the watcher.
   void Stop(double timeout_s = 5.0);
   pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
   std::thread watcher_;
+};
+
+// The `_engine-core --config-json ...` arguments for `config`.
+std::vector<std::string> EngineCoreArgs(const EngineCoreConfig& config);
+
+// An engine-core child.
+class EngineLauncher : public ChildProcess {
+ public:
+  Status Launch(const EngineCoreConfig& config, std::function<void(const std::string&)> on_exit) {
+    return Spawn(EngineCoreArgs(config), std::move(on_exit));
+  }
 };
 
 }  // namespace tandem::apps

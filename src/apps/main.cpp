@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "apps/api_server_runner.h"
 #include "apps/bench/bench_command.h"
 #include "apps/engine_core_config.h"
 #include "apps/serve_command.h"
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   if (cmd == "serve") return tandem::apps::RunServeCommand(argc - 1, argv + 1);
   if (cmd == "tokenize") return tandem::apps::RunTokenizeCommand(argc - 1, argv + 1);
   if (cmd == "bench") return RunBenchCommand(argc - 1, argv + 1);
+  if (cmd == "_api-server") return tandem::apps::RunApiServerCommand(argc - 1, argv + 1);
   if (cmd == "_engine-core") return tandem::apps::RunEngineCoreCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "tandem: unknown command '%s'; run `tandem --help`\n", cmd.c_str());
   return 2;

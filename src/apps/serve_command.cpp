@@ -3,41 +3,32 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
-
-#include <cstdlib>
+#include <atomic>
+#include <functional>
 #include <memory>
-#include <sstream>
 #include <thread>
+#include <vector>
 
+#include "apps/api_server_runner.h"
 #include "apps/engine_launcher.h"
 #include "apps/model_files.h"
 #include "apps/serve_flags.h"
+#include "core/clock.h"
 #include "core/logging.h"
+#include "ipc/handshake.h"
+#include "ipc/net_address.h"
 #include "ipc/zmq_socket.h"
-#include "router/mp_engine_client.h"
-#include "server/http_server.h"
+#include "router/coordinator.h"
 
 namespace tandem::apps {
 namespace {
 
-std::set<std::string> SplitCommaList(const std::string& s) {
-  std::set<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.insert(item);
-  }
-  return out;
-}
-
 // vLLM's default token budget with chunked prefill: 2048, but never below max_num_seqs.
 int DefaultBatchedTokens(const ServeFlags& f) { return std::max(2048, f.max_num_seqs); }
 
-EngineCoreConfig MakeEngineConfig(const ServeFlags& f, const ModelFiles& files,
-                                  int max_model_len) {
+EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
+                                  const std::vector<int32_t>& eos_token_ids) {
   EngineCoreConfig c;
-  if (!files.eos_token_ids.empty()) c.eos_token_id = files.eos_token_ids.front();
   c.model_path = f.model;
   c.dtype = f.dtype;
   c.num_threads = f.num_threads;
@@ -50,116 +41,104 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, const ModelFiles& files,
   c.gpu_memory_utilization = f.gpu_memory_utilization;
   c.kv_cache_memory_bytes = f.kv_cache_memory_bytes;
   c.seed = f.seed;
-  c.input_endpoint = ipc::MakeIpcEndpoint("engine0-input");
-  c.output_endpoint = ipc::MakeIpcEndpoint("engine0-output");
+  if (!eos_token_ids.empty()) c.eos_token_id = eos_token_ids.front();
+  c.dp_size = f.data_parallel_size;
+  c.tensor_parallel_size = f.tensor_parallel_size;
+  c.enable_expert_parallel = f.enable_expert_parallel;
+  c.ready_timeout_s = ipc::EngineReadyTimeoutSeconds();
   return c;
 }
 
-// Resolves everything the API server needs from the model files. Errors name the file.
-Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFiles& files,
-                                              int max_model_len) {
-  server::ServerConfig c;
-  c.host = f.host;
-  c.port = static_cast<uint16_t>(f.port);
-  c.served_model_names = f.served_model_names;
-  if (c.served_model_names.empty()) c.served_model_names.push_back(f.model);
-  c.model_root = f.model;
-  if (!f.api_key.empty()) c.api_keys.push_back(f.api_key);
-  c.disable_access_log_for_endpoints = SplitCommaList(f.disable_access_log_for_endpoints);
-  c.max_model_len = max_model_len;
-  c.max_logprobs = f.max_logprobs;
-  c.eos_token_ids = files.eos_token_ids;
-  if (!f.chat_template.empty()) {
-    TANDEM_ASSIGN_OR_RETURN(std::string source, ReadTextFile(f.chat_template, "--chat-template"));
-    c.chat_template = std::move(source);
-  } else if (!files.chat_template.empty()) {
-    c.chat_template = files.chat_template;
+// Blocks SIGINT/SIGTERM (and SIGUSR1, used to wake it at exit) in every thread; one thread
+// waits for them and calls `on_signal`.
+class SignalThread {
+ public:
+  explicit SignalThread(std::function<void(int)> on_signal) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    thread_ = std::thread([this, set, on_signal = std::move(on_signal)] {
+      int sig = 0;
+      sigwait(&set, &sig);
+      fired_ = true;
+      if (sig != SIGUSR1) on_signal(sig);
+    });
   }
-  TANDEM_RETURN_IF_ERROR(ApplyGenerationConfig(f.generation_config, files, &c));
-  TANDEM_RETURN_IF_ERROR(c.Validate());
-  return c;
+  ~SignalThread() {
+    if (!fired_) pthread_kill(thread_.native_handle(), SIGUSR1);
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> fired_{false};
+  std::thread thread_;
+};
+
+std::vector<std::string> ServeArgs(int argc, char** argv) {
+  return std::vector<std::string>(argv + 1, argv + argc);
 }
 
-// Blocks SIGINT/SIGTERM (and SIGUSR1, used to wake it at exit) in every thread; one thread waits for them and calls `on_signal`.
-std::thread StartSignalThread(std::function<void(int)> on_signal) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGUSR1);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return std::thread([set, on_signal = std::move(on_signal)] {
-    int sig = 0;
-    sigwait(&set, &sig);
-    on_signal(sig);
+// --headless: engine cores for ranks S … S+L-1 that dial the head; no API server.
+int RunHeadless(const ServeFlags& flags, const EngineCoreConfig& base) {
+  const std::string head =
+      "tcp://" + flags.data_parallel_address + ":" + std::to_string(flags.data_parallel_rpc_port);
+  std::vector<std::unique_ptr<EngineLauncher>> engines;
+  std::atomic<int> exit_code{0};
+  std::atomic<int> running{0};
+  SignalThread signals([&](int sig) {
+    TLOG_INFO("signal {}: stopping the engine cores", sig);
+    for (auto& e : engines) e->Stop(0.1);
   });
+  for (int i = 0; i < flags.data_parallel_size_local; ++i) {
+    EngineCoreConfig cfg = base;
+    cfg.dp_rank = flags.data_parallel_start_rank + i;
+    cfg.handshake_endpoint = head;
+    engines.push_back(std::make_unique<EngineLauncher>());
+    ++running;
+    Status st = engines.back()->Launch(cfg, [&, rank = cfg.dp_rank](const std::string& what) {
+      TLOG_INFO("DP rank {}: {}", rank, what);
+      if (what.find("code 0") == std::string::npos) exit_code = 1;
+      --running;
+    });
+    if (!st.ok()) {
+      TLOG_ERROR("{}", st.message());
+      return 1;
+    }
+  }
+  TLOG_INFO("headless: DP rank(s) {}..{} dial the head at {}", flags.data_parallel_start_rank,
+            flags.data_parallel_start_rank + flags.data_parallel_size_local - 1, head.substr(6));
+  while (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return exit_code;
 }
 
-}  // namespace
-
-int RunServeCommand(int argc, char** argv) {
-  ServeFlags flags;
-  CLI::App app("tandem serve: serve a model over an OpenAI-compatible API", "tandem serve");
-  app.get_formatter()->column_width(44);
-  DeclareServeFlags(app, flags);
-  std::vector<std::string> args = NormalizeFlagSpellings(argc, argv);
-  std::vector<std::string> rest(args.rbegin(), args.rend() - 1);  // CLI11 wants reversed, no argv0
-  try {
-    app.parse(rest);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  InitLogging("api");
-  if (Status st = ValidateServeFlags(flags); !st.ok()) {
-    TLOG_ERROR("{}", st.message());
-    return 2;
-  }
-  LogIneffectiveFlags(flags);
-
-  auto files = InspectModelFiles(flags.model, flags.tokenizer);
-  if (!files.ok()) {
-    TLOG_ERROR("{}", files.status().message());
-    return 1;
-  }
-  auto max_model_len = ResolveMaxModelLen(flags.max_model_len, *files);
-  if (!max_model_len.ok()) {
-    TLOG_ERROR("{}", max_model_len.status().message());
-    return 2;
-  }
-  auto tokenizer = LoadTokenizer(*files);
-  if (!tokenizer.ok()) {
-    TLOG_ERROR("{}", tokenizer.status().message());
-    return 1;
-  }
-  auto server_cfg = MakeServerConfig(flags, *files, *max_model_len);
-  if (!server_cfg.ok()) {
-    TLOG_ERROR("{}", server_cfg.status().message());
-    return 1;
-  }
-  const EngineCoreConfig engine_cfg = MakeEngineConfig(flags, *files, *max_model_len);
-  TLOG_INFO("max_model_len {}, max_num_seqs {}, max_num_batched_tokens {}, block_size {}, "
-            "prefix caching {}",
-            engine_cfg.max_model_len, engine_cfg.max_num_seqs, engine_cfg.max_num_batched_tokens,
-            engine_cfg.block_size, engine_cfg.enable_prefix_caching ? "on" : "off");
-
+// One rank, one API server: the engine binds an ipc request pipe; no handshake.
+int RunSingleRankHead(const ServeFlags& flags, EngineCoreConfig engine_cfg) {
   router::MpEngineClientOptions client_opts;
-  client_opts.input_endpoint = engine_cfg.input_endpoint;
-  client_opts.output_endpoint = engine_cfg.output_endpoint;
-  auto client = std::make_shared<router::MpEngineClient>(client_opts);
-  if (Status st = client->Start(); !st.ok()) {
+  client_opts.input_endpoint = ipc::MakeIpcEndpoint("engine0-input");
+  client_opts.output_endpoint = ipc::MakeIpcEndpoint("engine0-output");
+  client_opts.heartbeat_timeout_s = 5.0;
+  engine_cfg.input_endpoint = client_opts.input_endpoint;
+  engine_cfg.output_endpoint = client_opts.output_endpoint;
+  auto parts = BuildApiServer(flags, client_opts, /*reuse_port=*/false);
+  if (!parts.ok()) {
+    TLOG_ERROR("{}", parts.status().message());
+    return 1;
+  }
+  if (Status st = parts->client->Start(); !st.ok()) {
     TLOG_ERROR("{}", st.message());
     return 1;
   }
-  server::HttpServer http(*server_cfg, client, *tokenizer);
-  if (Status st = http.Start(); !st.ok()) {
+  if (Status st = parts->http->Start(); !st.ok()) {
     TLOG_ERROR("{}", st.message());
     return 1;
   }
   std::atomic<int> exit_code{0};
-  std::atomic<bool> signalled{false};
-  std::thread signals = StartSignalThread([&](int sig) {
-    signalled = true;
-    if (sig == SIGUSR1) return;  // our own wake-up at the end of serve
+  auto& http = *parts->http;
+  auto client = parts->client;
+  SignalThread signals([&](int sig) {
     TLOG_INFO("signal {}: shutting down", sig);
     http.Stop();
   });
@@ -177,14 +156,167 @@ int RunServeCommand(int argc, char** argv) {
     TLOG_ERROR("{}", launched.message());
     return 1;
   }
-  TLOG_INFO("API server listening on http://{}:{} (health is 503 until the model is loaded)",
-            flags.host, flags.port);
-  http.Run();  // until Stop()
+  TLOG_INFO("API server on http://{}:{} (health is 503 until the model is loaded)", flags.host,
+            flags.port);
+  http.Run();
   client->Shutdown();
   launcher.Stop();
-  if (!signalled) pthread_kill(signals.native_handle(), SIGUSR1);  // wake the sigwait thread
-  signals.join();
   return exit_code;
+}
+
+// Data parallel head: handshake ROUTER + coordinator + API server 0 here; API servers
+// 1..K-1 and the local engine cores as children. Remote ranks join with --headless.
+int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
+                        const std::vector<std::string>& serve_args) {
+  const std::string addr =
+      flags.data_parallel_address.empty() ? "127.0.0.1" : flags.data_parallel_address;
+  auto tcp = [&](int port) { return "tcp://" + addr + ":" + std::to_string(port); };
+  auto free_port = [&]() -> int {
+    auto p = ipc::PickFreeTcpPort(addr);
+    return p.ok() ? *p : -1;
+  };
+  const int stats_port = free_port(), publish_port = free_port();
+  std::vector<std::string> output_endpoints;
+  for (int i = 0; i < flags.api_server_count; ++i) output_endpoints.push_back(tcp(free_port()));
+  if (stats_port < 0 || publish_port < 0) {
+    TLOG_ERROR("--data-parallel-address {} is not an address of this machine", addr);
+    return 2;
+  }
+  router::CoordinatorOptions coord_opts;
+  coord_opts.dp_size = flags.data_parallel_size;
+  coord_opts.stats_endpoint = tcp(stats_port);
+  coord_opts.publish_endpoint = tcp(publish_port);
+  router::Coordinator coordinator(coord_opts);
+  ipc::HandshakeServerOptions hs_opts;
+  hs_opts.bind_endpoint = tcp(flags.data_parallel_rpc_port);
+  hs_opts.dp_size = flags.data_parallel_size;
+  hs_opts.host = addr;
+  hs_opts.settings = SharedSettings(base);
+  hs_opts.output_endpoints = output_endpoints;
+  hs_opts.stats_endpoint = coord_opts.stats_endpoint;
+  ipc::HandshakeServer handshake(hs_opts);
+  for (Status st : {coordinator.Start(), handshake.Bind()}) {
+    if (!st.ok()) {
+      TLOG_ERROR("{}", st.message());
+      return 1;
+    }
+  }
+  router::MpEngineClientOptions client_opts;
+  client_opts.output_endpoint = output_endpoints[0];
+  client_opts.snapshot_endpoint = coord_opts.publish_endpoint;
+  client_opts.dp_size = flags.data_parallel_size;
+  router::ParseLoadBalancePolicy(flags.data_parallel_load_balancer, &client_opts.policy);
+  auto parts = BuildApiServer(flags, client_opts, /*reuse_port=*/flags.api_server_count > 1);
+  if (!parts.ok()) {
+    TLOG_ERROR("{}", parts.status().message());
+    return 1;
+  }
+  auto& http = *parts->http;
+  auto client = parts->client;
+  for (Status st : {client->Start(), http.Start()}) {
+    if (!st.ok()) {
+      TLOG_ERROR("{}", st.message());
+      return 1;
+    }
+  }
+  std::atomic<int> exit_code{0};
+  std::atomic<bool> stopping{false};
+  SignalThread signals([&](int sig) {
+    TLOG_INFO("signal {}: shutting down", sig);
+    stopping = true;
+    http.Stop();
+  });
+  std::vector<std::unique_ptr<ChildProcess>> children;
+  for (int i = 1; i < flags.api_server_count; ++i) {
+    std::vector<std::string> args = {"_api-server", std::to_string(i), output_endpoints[i],
+                                     coord_opts.publish_endpoint};
+    args.insert(args.end(), serve_args.begin(), serve_args.end());
+    children.push_back(std::make_unique<ChildProcess>());
+    Status st = children.back()->Spawn(args, [&, i](const std::string& what) {
+      if (!stopping) TLOG_ERROR("API server {}: {}", i, what);
+    });
+    if (!st.ok()) TLOG_ERROR("{}", st.message());
+  }
+  for (int i = 0; i < flags.data_parallel_size_local; ++i) {
+    EngineCoreConfig cfg = base;
+    cfg.dp_rank = flags.data_parallel_start_rank + i;
+    cfg.handshake_endpoint = hs_opts.bind_endpoint;
+    children.push_back(std::make_unique<ChildProcess>());
+    Status st = children.back()->Spawn(
+        EngineCoreArgs(cfg), [&, rank = cfg.dp_rank](const std::string& what) {
+          if (stopping) return;
+          if (!client->IsReady()) {
+            TLOG_ERROR("DP rank {}: {} before the deployment was ready; see its error above",
+                       rank, what);
+            exit_code = 1;
+            http.Stop();
+          } else {
+            client->MarkEngineDead(what, rank);
+          }
+        });
+    if (!st.ok()) TLOG_ERROR("{}", st.message());
+  }
+  std::thread handshake_thread([&] {
+    const double deadline_s = MonotonicSeconds() + base.ready_timeout_s;
+    Status st = handshake.RunUntilAllReady(deadline_s, [&](const protocol::EngineHello& hello) {
+      coordinator.OnEngineReady(hello.dp_rank, hello.input_endpoint);
+    });
+    if (!st.ok()) {
+      if (!stopping) {
+        TLOG_ERROR("{}", st.message());
+        exit_code = 1;
+        http.Stop();
+      }
+      return;
+    }
+    TLOG_INFO("all {} DP ranks ready; API on http://{}:{}", flags.data_parallel_size, flags.host,
+              flags.port);
+    handshake.ServeLateComers([&] { return !stopping.load(); });
+  });
+  TLOG_INFO("head: {} DP rank(s) ({} here), {} API server(s); remote ranks dial {}:{}",
+            flags.data_parallel_size, flags.data_parallel_size_local, flags.api_server_count,
+            addr, flags.data_parallel_rpc_port);
+  http.Run();
+  stopping = true;
+  client->Shutdown();
+  for (auto& child : children) child->Stop(2.0);
+  handshake_thread.join();
+  coordinator.Stop();
+  return exit_code;
+}
+
+}  // namespace
+
+int RunServeCommand(int argc, char** argv) {
+  ServeFlags flags;
+  int exit_code = 0;
+  if (!ParseServeFlags(argc, argv, &flags, &exit_code)) return exit_code;
+  InitLogging(flags.headless ? "headless" : "api");
+  if (Status st = ValidateServeFlags(flags); !st.ok()) {
+    TLOG_ERROR("{}", st.message());
+    return 2;
+  }
+  LogIneffectiveFlags(flags);
+  auto files = InspectModelFiles(flags.model, flags.tokenizer);
+  if (!files.ok()) {
+    TLOG_ERROR("{}", files.status().message());
+    return 1;
+  }
+  auto max_model_len = ResolveMaxModelLen(flags.max_model_len, *files);
+  if (!max_model_len.ok()) {
+    TLOG_ERROR("{}", max_model_len.status().message());
+    return 2;
+  }
+  const EngineCoreConfig engine_cfg = MakeEngineConfig(flags, *max_model_len, files->eos_token_ids);
+  TLOG_INFO("max_model_len {}, max_num_seqs {}, max_num_batched_tokens {}, block_size {}, "
+            "prefix caching {}",
+            engine_cfg.max_model_len, engine_cfg.max_num_seqs, engine_cfg.max_num_batched_tokens,
+            engine_cfg.block_size, engine_cfg.enable_prefix_caching ? "on" : "off");
+  if (flags.headless) return RunHeadless(flags, engine_cfg);
+  if (flags.data_parallel_size == 1 && flags.api_server_count == 1) {
+    return RunSingleRankHead(flags, engine_cfg);
+  }
+  return RunDataParallelHead(flags, engine_cfg, ServeArgs(argc, argv));
 }
 
 }  // namespace tandem::apps

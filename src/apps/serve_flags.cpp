@@ -92,12 +92,16 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "num-threads", f.num_threads, "CPU threads for the forward pass (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
 
-  Opt(app, "tensor-parallel-size", f.tensor_parallel_size, "TP ranks (only 1 for now; vLLM short form -tp)");
-  Opt(app, "data-parallel-size", f.data_parallel_size, "DP ranks (only 1 for now; vLLM short form -dp)");
-  Opt(app, "data-parallel-size-local", f.data_parallel_size_local, "DP ranks on this machine");
+  Opt(app, "tensor-parallel-size", f.tensor_parallel_size, "TP ranks per DP rank (only 1 for now; vLLM short form -tp)");
+  Opt(app, "data-parallel-size", f.data_parallel_size, "DP ranks in the whole deployment (vLLM short form -dp)");
+  Opt(app, "data-parallel-size-local", f.data_parallel_size_local,
+      "DP ranks on this machine (-1 = all ranks from --data-parallel-start-rank on)");
   Opt(app, "data-parallel-start-rank", f.data_parallel_start_rank, "First DP rank of this machine");
   Opt(app, "data-parallel-address", f.data_parallel_address, "Head's address for the DP handshake");
   Opt(app, "data-parallel-rpc-port", f.data_parallel_rpc_port, "Head's DP handshake port");
+  Opt(app, "data-parallel-load-balancer", f.data_parallel_load_balancer,
+      "How API servers pick a DP rank: least-loaded (live load) | round-robin")
+      ->check(CLI::IsMember({"least-loaded", "round-robin"}));
   Flag(app, "headless", f.headless, "Run engine cores only, no API server");
   Flag(app, "enable-expert-parallel", f.enable_expert_parallel, "Split MoE experts over ranks");
   Opt(app, "speculative-config", f.speculative_config, "Speculative decoding config (JSON)");
@@ -121,6 +125,60 @@ static Status NotYet(const std::string& flag, const std::string& value) {
                        " is not supported yet (this build serves one rank on CPU); remove it");
 }
 
+// --data-parallel-*, --headless and --api-server-count together (vLLM's rules).
+static Status ValidateDataParallelFlags(ServeFlags& f) {
+  auto flag = [](const char* name, int v) { return std::string("--") + name + " " + std::to_string(v); };
+  if (f.data_parallel_size < 1) {
+    return InvalidArgument(flag("data-parallel-size", f.data_parallel_size) + " must be >= 1");
+  }
+  if (f.data_parallel_start_rank < 0 || f.data_parallel_start_rank >= f.data_parallel_size) {
+    return InvalidArgument(flag("data-parallel-start-rank", f.data_parallel_start_rank) +
+                           " must be in [0, --data-parallel-size " +
+                           std::to_string(f.data_parallel_size) + ")");
+  }
+  if (f.data_parallel_size_local < 0) {
+    f.data_parallel_size_local = f.data_parallel_size - f.data_parallel_start_rank;
+  }
+  if (f.data_parallel_size_local < 1 && !f.headless) {
+    // A head with no local rank still runs the API servers and the coordinator.
+    f.data_parallel_size_local = 0;
+  }
+  if (f.data_parallel_start_rank + f.data_parallel_size_local > f.data_parallel_size) {
+    return InvalidArgument(flag("data-parallel-start-rank", f.data_parallel_start_rank) + " + " +
+                           flag("data-parallel-size-local", f.data_parallel_size_local) +
+                           " exceeds " + flag("data-parallel-size", f.data_parallel_size));
+  }
+  if (f.headless) {
+    if (f.api_server_count > 0) {
+      return InvalidArgument("--api-server-count " + std::to_string(f.api_server_count) +
+                             " with --headless: a headless machine runs no API server; drop it");
+    }
+    if (f.data_parallel_size_local < 1) {
+      return InvalidArgument("--headless needs at least one local DP rank "
+                             "(--data-parallel-size-local)");
+    }
+    if (f.data_parallel_address.empty()) {
+      return InvalidArgument("--headless needs --data-parallel-address: the head's address");
+    }
+    return Status::Ok();
+  }
+  if (f.data_parallel_start_rank != 0) {
+    return InvalidArgument(flag("data-parallel-start-rank", f.data_parallel_start_rank) +
+                           " is for --headless machines; the head serves ranks from 0");
+  }
+  if (f.api_server_count == 0) {
+    return InvalidArgument("--api-server-count 0 needs --headless (no API server otherwise)");
+  }
+  if (f.api_server_count < 0) f.api_server_count = std::max(1, f.data_parallel_size_local);
+  if (f.data_parallel_size_local < f.data_parallel_size && f.data_parallel_address.empty()) {
+    return InvalidArgument("--data-parallel-size " + std::to_string(f.data_parallel_size) +
+                           " with " + std::to_string(f.data_parallel_size_local) +
+                           " local rank(s) needs --data-parallel-address: the address other "
+                           "machines dial to join");
+  }
+  return Status::Ok();
+}
+
 Status ValidateServeFlags(ServeFlags& f) {
   if (f.api_key.empty()) {
     if (const char* k = std::getenv("VLLM_API_KEY")) f.api_key = k;
@@ -139,23 +197,9 @@ Status ValidateServeFlags(ServeFlags& f) {
   if (f.tensor_parallel_size != 1) {
     return NotYet("tensor-parallel-size", std::to_string(f.tensor_parallel_size));
   }
-  if (f.data_parallel_size != 1) {
-    return NotYet("data-parallel-size", std::to_string(f.data_parallel_size));
-  }
-  if (f.data_parallel_size_local > 1) {
-    return NotYet("data-parallel-size-local", std::to_string(f.data_parallel_size_local));
-  }
-  if (f.data_parallel_start_rank != 0) {
-    return NotYet("data-parallel-start-rank", std::to_string(f.data_parallel_start_rank));
-  }
-  if (f.headless) return NotYet("headless", "");
   if (f.enable_expert_parallel) return NotYet("enable-expert-parallel", "");
   if (!f.speculative_config.empty()) return NotYet("speculative-config", f.speculative_config);
-  if (f.api_server_count > 1) return NotYet("api-server-count", std::to_string(f.api_server_count));
-  if (f.api_server_count == 0) {
-    return InvalidArgument("--api-server-count 0 needs --headless (no API server otherwise)");
-  }
-  return Status::Ok();
+  return ValidateDataParallelFlags(f);
 }
 
 void LogIneffectiveFlags(const ServeFlags& f) {
@@ -167,7 +211,6 @@ void LogIneffectiveFlags(const ServeFlags& f) {
   if (f.trust_remote_code) note("--trust-remote-code");
   if (f.async_scheduling) note("--async-scheduling");
   if (f.enforce_eager) note("--enforce-eager");
-  if (!f.data_parallel_address.empty()) note("--data-parallel-address (single rank)");
 }
 
 std::vector<std::string> NormalizeFlagSpellings(int argc, char** argv) {

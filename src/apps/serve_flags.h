@@ -51,6 +51,7 @@ struct ServeFlags {
   int data_parallel_start_rank = 0;
   std::string data_parallel_address;
   int data_parallel_rpc_port = 29550;
+  std::string data_parallel_load_balancer = "least-loaded";  // | round-robin
   bool headless = false;
   bool enable_expert_parallel = false;
   std::string speculative_config;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <unordered_map>
 #include <utility>
 
 #include "core/clock.h"
@@ -23,12 +24,15 @@ enum class FrameAction { kContinue, kShutdown };
 class EngineLoop {
  public:
   EngineLoop(EngineCore& core, const EngineLoopOptions& options,
-             std::unique_ptr<ipc::ZmqSocket> input, std::unique_ptr<ipc::ZmqSocket> output)
-      : core_(core), options_(options), input_(std::move(input)), output_(std::move(output)) {}
+             std::unique_ptr<ipc::ZmqSocket> input,
+             std::vector<std::unique_ptr<ipc::ZmqSocket>> outputs,
+             std::unique_ptr<ipc::ZmqSocket> stats)
+      : core_(core), options_(options), input_(std::move(input)), outputs_(std::move(outputs)),
+        stats_(std::move(stats)) {}
 
   int Run() {
     const pid_t parent_pid = getppid();
-    if (!SendFrame(protocol::Encode(MessageType::kReady, core_.Stats()))) return 1;
+    if (!SendToAll(protocol::Encode(MessageType::kReady, core_.Stats()))) return 1;
     double last_sent_s = MonotonicSeconds();
     while (true) {
       // Drain every waiting frame; block (briefly) only when there is nothing to compute.
@@ -53,15 +57,17 @@ class EngineLoop {
       if (core_.HasWork()) {
         protocol::EngineOutputs outputs = core_.Step();
         if (!outputs.outputs.empty()) {
-          if (!SendFrame(protocol::Encode(MessageType::kOutputs, outputs))) return 1;
+          if (!SendOutputs(std::move(outputs))) return 1;
           last_sent_s = MonotonicSeconds();
         }
+        MaybeSendStats(/*force=*/false);
       }
       // Stats at least every heartbeat_interval_s, also while long prefills emit nothing.
       if (MonotonicSeconds() - last_sent_s >= options_.heartbeat_interval_s) {
         protocol::EngineOutputs heartbeat;
         heartbeat.stats = core_.Stats();
-        if (!SendFrame(protocol::Encode(MessageType::kOutputs, heartbeat))) return 1;
+        if (!SendToAll(protocol::Encode(MessageType::kOutputs, heartbeat))) return 1;
+        MaybeSendStats(/*force=*/true);
         last_sent_s = MonotonicSeconds();
       }
     }
@@ -104,6 +110,13 @@ class EngineLoop {
       return;
     }
     const std::string request_id = request.request_id;
+    const int32_t client = request.client_index;
+    if (client < 0 || client >= static_cast<int32_t>(outputs_.size())) {
+      TLOG_WARN("engine loop: request '{}' names API server {}, but there are {}; dropped",
+                request_id, client, outputs_.size());
+      return;
+    }
+    client_of_request_[request_id] = client;
     status = core_.AddRequest(std::move(request));
     if (status.ok()) return;
     TLOG_WARN("engine loop: rejected request '{}': {}", request_id, status.ToString());
@@ -114,11 +127,51 @@ class EngineLoop {
     output.error = status.message();
     rejected.outputs.push_back(std::move(output));
     rejected.stats = core_.Stats();
-    SendFrame(protocol::Encode(MessageType::kOutputs, rejected));
+    SendOutputs(std::move(rejected));
   }
 
-  bool SendFrame(const std::string& frame) {
-    Status status = output_->Send(frame);
+  // Splits a step's outputs by the API server that sent each request; every API server
+  // that had outputs gets one frame with them and the stats.
+  bool SendOutputs(protocol::EngineOutputs outputs) {
+    std::vector<protocol::EngineOutputs> by_client(outputs_.size());
+    for (protocol::EngineOutput& out : outputs.outputs) {
+      auto it = client_of_request_.find(out.request_id);
+      const int32_t client = it == client_of_request_.end() ? 0 : it->second;
+      if (out.finish_reason != static_cast<uint8_t>(protocol::FinishReason::kNone) &&
+          it != client_of_request_.end()) {
+        client_of_request_.erase(it);
+      }
+      by_client[client].outputs.push_back(std::move(out));
+    }
+    for (size_t c = 0; c < by_client.size(); ++c) {
+      if (by_client[c].outputs.empty()) continue;
+      by_client[c].stats = outputs.stats;
+      if (!SendFrame(*outputs_[c], protocol::Encode(MessageType::kOutputs, by_client[c]))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool SendToAll(const std::string& frame) {
+    for (auto& out : outputs_) {
+      if (!SendFrame(*out, frame)) return false;
+    }
+    return true;
+  }
+
+  // Load for the DP coordinator: after steps at most every stats_interval_s, and always
+  // with the heartbeat (force).
+  void MaybeSendStats(bool force) {
+    if (!stats_) return;
+    const double now = MonotonicSeconds();
+    if (!force && now - last_stats_s_ < options_.stats_interval_s) return;
+    SendFrame(*stats_, protocol::Encode(MessageType::kEngineStats, core_.Stats()));
+    last_stats_s_ = now;
+  }
+
+  static bool SendFrame(ipc::ZmqSocket& socket, const std::string& frame) {
+    Status status = socket.Send(frame);
     if (!status.ok()) TLOG_ERROR("engine loop: {}", status.ToString());
     return status.ok();
   }
@@ -126,25 +179,46 @@ class EngineLoop {
   EngineCore& core_;
   const EngineLoopOptions& options_;
   std::unique_ptr<ipc::ZmqSocket> input_;
-  std::unique_ptr<ipc::ZmqSocket> output_;
+  std::vector<std::unique_ptr<ipc::ZmqSocket>> outputs_;
+  std::unique_ptr<ipc::ZmqSocket> stats_;
+  std::unordered_map<std::string, int32_t> client_of_request_;
+  double last_stats_s_ = 0;
 };
 
 }  // namespace
 
 int RunEngineLoop(EngineCore& core, const EngineLoopOptions& options) {
-  auto input = std::make_unique<ipc::ZmqSocket>(ipc::SocketKind::kPull);
-  auto output = std::make_unique<ipc::ZmqSocket>(ipc::SocketKind::kPush);
-  Status status = options.bind_input ? input->Bind(options.input_endpoint)
-                                     : input->Connect(options.input_endpoint);
-  if (status.ok()) {
-    status = options.bind_output ? output->Bind(options.output_endpoint)
-                                 : output->Connect(options.output_endpoint);
+  return RunEngineLoop(core, options, nullptr);
+}
+
+int RunEngineLoop(EngineCore& core, const EngineLoopOptions& options,
+                  std::unique_ptr<ipc::ZmqSocket> bound_input) {
+  std::unique_ptr<ipc::ZmqSocket> input = std::move(bound_input);
+  Status status;
+  if (!input) {
+    input = std::make_unique<ipc::ZmqSocket>(ipc::SocketKind::kPull);
+    status = options.bind_input ? input->Bind(options.input_endpoint)
+                                : input->Connect(options.input_endpoint);
+  }
+  std::vector<std::string> endpoints = options.output_endpoints;
+  if (endpoints.empty()) endpoints.push_back(options.output_endpoint);
+  std::vector<std::unique_ptr<ipc::ZmqSocket>> outputs;
+  for (const std::string& endpoint : endpoints) {
+    if (!status.ok()) break;
+    outputs.push_back(std::make_unique<ipc::ZmqSocket>(ipc::SocketKind::kPush));
+    status = options.bind_output && endpoints.size() == 1 ? outputs.back()->Bind(endpoint)
+                                                          : outputs.back()->Connect(endpoint);
+  }
+  std::unique_ptr<ipc::ZmqSocket> stats;
+  if (status.ok() && !options.stats_endpoint.empty()) {
+    stats = std::make_unique<ipc::ZmqSocket>(ipc::SocketKind::kPush);
+    status = stats->Connect(options.stats_endpoint);
   }
   if (!status.ok()) {
     TLOG_ERROR("engine loop: {}", status.ToString());
     return 1;
   }
-  EngineLoop loop(core, options, std::move(input), std::move(output));
+  EngineLoop loop(core, options, std::move(input), std::move(outputs), std::move(stats));
   return loop.Run();
 }
 

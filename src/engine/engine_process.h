@@ -6,17 +6,27 @@
 // one loop here: a step is far longer than decoding a frame).
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/engine_core.h"
+#include "ipc/zmq_socket.h"
 
 namespace tandem::engine {
 
 struct EngineLoopOptions {
   // PULL endpoint for API server → engine frames (kAddRequest, kAbortRequests, kShutdown).
   std::string input_endpoint;
-  // PUSH endpoint for engine → API server frames (kReady, kOutputs).
+  // PUSH endpoint for engine → API server frames (kReady, kOutputs), when there is one API
+  // server; `output_endpoints` (one per API server, indexed by EngineRequest::client_index)
+  // takes precedence when not empty.
   std::string output_endpoint;
+  std::vector<std::string> output_endpoints;
+  // The DP coordinator's stats PULL (kEngineStats after steps, at most every
+  // stats_interval_s, and with every heartbeat); empty = no coordinator.
+  std::string stats_endpoint;
+  double stats_interval_s = 0.05;
   // true: bind the endpoint; false (vLLM's layout): connect to the API server's bound sockets.
   bool bind_input = false;
   bool bind_output = false;
@@ -34,5 +44,10 @@ struct EngineLoopOptions {
 // type, undecodable body) are logged and skipped; an invalid request gets an immediate
 // kOutputs with FinishReason kError and the validation message, so its caller never waits.
 int RunEngineLoop(EngineCore& core, const EngineLoopOptions& options);
+
+// Same, over a request socket the caller already bound (the DP handshake advertises its
+// endpoint before the model is loaded).
+int RunEngineLoop(EngineCore& core, const EngineLoopOptions& options,
+                  std::unique_ptr<ipc::ZmqSocket> bound_input);
 
 }  // namespace tandem::engine

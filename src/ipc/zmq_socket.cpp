@@ -1,7 +1,11 @@
 #include "ipc/zmq_socket.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <zmq.hpp>
 
 namespace tandem::ipc {
@@ -12,21 +16,39 @@ zmq::context_t& Context() {
   return *ctx;
 }
 
+zmq::socket_type TypeOf(SocketKind kind) {
+  switch (kind) {
+    case SocketKind::kPush: return zmq::socket_type::push;
+    case SocketKind::kPull: return zmq::socket_type::pull;
+    case SocketKind::kRouter: return zmq::socket_type::router;
+    case SocketKind::kDealer: return zmq::socket_type::dealer;
+    case SocketKind::kPub: return zmq::socket_type::pub;
+    case SocketKind::kSub: return zmq::socket_type::sub;
+  }
+  return zmq::socket_type::pair;
+}
+
 }  // namespace
 
 struct ZmqSocket::Impl {
   zmq::socket_t socket;
-  explicit Impl(SocketKind kind)
-      : socket(Context(), kind == SocketKind::kPush ? zmq::socket_type::push
-                                                    : zmq::socket_type::pull) {
+  explicit Impl(SocketKind kind) : socket(Context(), TypeOf(kind)) {
     socket.set(zmq::sockopt::linger, 0);
     socket.set(zmq::sockopt::sndhwm, 0);  // control messages are small; never drop
     socket.set(zmq::sockopt::rcvhwm, 0);
+    socket.set(zmq::sockopt::reconnect_ivl, 100);       // ms; peers restart or start late
+    socket.set(zmq::sockopt::reconnect_ivl_max, 1000);
+    if (kind == SocketKind::kSub) socket.set(zmq::sockopt::subscribe, "");
+    if (kind == SocketKind::kRouter) socket.set(zmq::sockopt::router_mandatory, 1);
   }
 };
 
 ZmqSocket::ZmqSocket(SocketKind kind) : impl_(std::make_unique<Impl>(kind)) {}
 ZmqSocket::~ZmqSocket() = default;
+
+void ZmqSocket::SetIdentity(const std::string& identity) {
+  impl_->socket.set(zmq::sockopt::routing_id, identity);
+}
 
 Status ZmqSocket::Bind(const std::string& endpoint) {
   try {
@@ -46,9 +68,18 @@ Status ZmqSocket::Connect(const std::string& endpoint) {
   return Status::Ok();
 }
 
-Status ZmqSocket::Send(const std::string& frame) {
+std::string ZmqSocket::BoundEndpoint() const {
+  return impl_->socket.get(zmq::sockopt::last_endpoint);
+}
+
+Status ZmqSocket::Send(const std::string& frame) { return SendMultipart({frame}); }
+
+Status ZmqSocket::SendMultipart(const std::vector<std::string>& frames) {
   try {
-    impl_->socket.send(zmq::buffer(frame), zmq::send_flags::none);
+    for (size_t i = 0; i < frames.size(); ++i) {
+      const auto flags = i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
+      impl_->socket.send(zmq::buffer(frames[i]), flags);
+    }
   } catch (const zmq::error_t& e) {
     return Unavailable(std::string("send failed: ") + e.what());
   }
@@ -56,23 +87,70 @@ Status ZmqSocket::Send(const std::string& frame) {
 }
 
 Result<std::optional<std::string>> ZmqSocket::Recv(int timeout_ms) {
+  auto message = RecvMultipart(timeout_ms);
+  if (!message.ok()) return message.status();
+  if (!message->has_value()) return std::optional<std::string>();
+  return std::optional<std::string>((*message)->back());
+}
+
+Result<std::optional<std::vector<std::string>>> ZmqSocket::RecvMultipart(int timeout_ms) {
+  using Out = std::optional<std::vector<std::string>>;
   try {
     zmq::pollitem_t item{static_cast<void*>(impl_->socket), 0, ZMQ_POLLIN, 0};
-    if (zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) == 0) {
-      return std::optional<std::string>();
+    if (zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) == 0) return Out();
+    std::vector<std::string> frames;
+    while (true) {
+      zmq::message_t msg;
+      if (!impl_->socket.recv(msg, zmq::recv_flags::dontwait)) break;
+      frames.push_back(msg.to_string());
+      if (!msg.more()) break;
     }
-    zmq::message_t msg;
-    if (!impl_->socket.recv(msg, zmq::recv_flags::dontwait)) {
-      return std::optional<std::string>();
-    }
-    return std::optional<std::string>(msg.to_string());
+    if (frames.empty()) return Out();
+    return Out(std::move(frames));
   } catch (const zmq::error_t& e) {
     return Unavailable(std::string("recv failed: ") + e.what());
   }
 }
 
+Result<std::vector<bool>> ZmqSocket::PollReadable(const std::vector<ZmqSocket*>& sockets,
+                                                  int timeout_ms) {
+  std::vector<zmq::pollitem_t> items;
+  for (ZmqSocket* s : sockets) {
+    items.push_back({static_cast<void*>(s->impl_->socket), 0, ZMQ_POLLIN, 0});
+  }
+  try {
+    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(timeout_ms));
+  } catch (const zmq::error_t& e) {
+    return Unavailable(std::string("poll failed: ") + e.what());
+  }
+  std::vector<bool> readable;
+  for (const auto& item : items) readable.push_back((item.revents & ZMQ_POLLIN) != 0);
+  return readable;
+}
+
 std::string MakeIpcEndpoint(const std::string& name) {
   return "ipc:///tmp/tandem-" + std::to_string(getpid()) + "-" + name;
+}
+
+Result<int> PickFreeTcpPort(const std::string& host) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return Unavailable("cannot create a socket to find a free port");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = 0;
+  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+    close(fd);
+    return Unavailable("'" + host + "' is not an IPv4 address");
+  }
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    const std::string why = strerror(errno);
+    close(fd);
+    return Unavailable("cannot bind a port on " + host + ": " + why);
+  }
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return static_cast<int>(ntohs(addr.sin_port));
 }
 
 }  // namespace tandem::ipc

@@ -1,36 +1,54 @@
 // ZmqSocket: one ZeroMQ socket carrying whole control-plane frames (protocol/message.h).
-// No tensors ever travel here (that is comm/). Reference: ZeroMQ guide, PUSH/PULL pipeline.
+// No tensors ever travel here (that is comm/). Reference: ZeroMQ guide (PUSH/PULL pipelines,
+// ROUTER/DEALER for addressed handshakes, PUB/SUB for load snapshots).
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
 namespace tandem::ipc {
 
-enum class SocketKind { kPush, kPull };
+enum class SocketKind { kPush, kPull, kRouter, kDealer, kPub, kSub };
 
 class ZmqSocket {
  public:
-  // Creates a socket of `kind`. Sockets share one process-wide zmq context.
+  // Creates a socket of `kind`. Sockets share one process-wide zmq context. A kSub socket
+  // subscribes to every message.
   explicit ZmqSocket(SocketKind kind);
   ~ZmqSocket();
   ZmqSocket(const ZmqSocket&) = delete;
   ZmqSocket& operator=(const ZmqSocket&) = delete;
 
-  // endpoint: "ipc:///path" or "tcp://host:port". Errors: kUnavailable naming the endpoint.
+  // Routing id a ROUTER peer sees for this (DEALER) socket. Call before Connect.
+  void SetIdentity(const std::string& identity);
+
+  // endpoint: "ipc:///path" or "tcp://host:port" ("tcp://host:*" binds a free port; see
+  // BoundEndpoint). Errors: kUnavailable naming the endpoint.
   Status Bind(const std::string& endpoint);
   Status Connect(const std::string& endpoint);
+  // The endpoint actually bound last (with the chosen port for "tcp://host:*").
+  std::string BoundEndpoint() const;
 
   // Sends one frame; blocks while the peer's queue is full (high-water mark).
   // Errors: kUnavailable (socket closed / context terminated).
   Status Send(const std::string& frame);
+  // Sends several frames as one message (ROUTER: [peer identity, payload]).
+  Status SendMultipart(const std::vector<std::string>& frames);
 
   // Receives one frame, waiting at most timeout_ms (-1 = forever, 0 = poll).
   // Returns nullopt on timeout. Errors: kUnavailable (context terminated).
   Result<std::optional<std::string>> Recv(int timeout_ms);
+  // Receives one whole message (all its frames); nullopt on timeout.
+  Result<std::optional<std::vector<std::string>>> RecvMultipart(int timeout_ms);
+
+  // Waits up to timeout_ms until at least one of `sockets` can be read; returns, per socket,
+  // whether it can. Errors: kUnavailable.
+  static Result<std::vector<bool>> PollReadable(const std::vector<ZmqSocket*>& sockets,
+                                                int timeout_ms);
 
  private:
   struct Impl;
@@ -39,5 +57,9 @@ class ZmqSocket {
 
 // A fresh ipc:// endpoint path unique to this process: "ipc:///tmp/tandem-<pid>-<name>".
 std::string MakeIpcEndpoint(const std::string& name);
+
+// A TCP port on `host` that was free a moment ago (bind to port 0, read it, close).
+// Errors: kUnavailable naming the host.
+Result<int> PickFreeTcpPort(const std::string& host);
 
 }  // namespace tandem::ipc

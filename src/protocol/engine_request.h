@@ -18,7 +18,10 @@ struct EngineRequest {
   SamplingParams sampling;
   std::vector<int32_t> eos_token_ids;    // the model's EOS ids (end unless ignore_eos)
   double arrival_time_s = 0;             // API server's monotonic clock, for queue metrics
-  MSGPACK_DEFINE(request_id, prompt_token_ids, sampling, eos_token_ids, arrival_time_s)
+  int32_t client_index = 0;              // which API server gets the outputs
+  int32_t data_parallel_rank = -1;       // pin to this DP rank (X-data-parallel-rank); -1 = any
+  MSGPACK_DEFINE(request_id, prompt_token_ids, sampling, eos_token_ids, arrival_time_s,
+                 client_index, data_parallel_rank)
 };
 
 // Ends requests early (client gone, stop string matched): frees their blocks.

@@ -17,6 +17,11 @@ enum class MessageType : uint8_t {
   kOutputs = 3,         // EngineOutputs, engine → API server (also the heartbeat)
   kReady = 4,           // EngineStats, engine → API server once the model is loaded
   kShutdown = 5,        // empty, API server → engine
+  kEngineHello = 10,    // EngineHello, engine → head handshake ROUTER
+  kHandshakeReply = 11, // HandshakeReply, head → engine
+  kEngineReady = 12,    // EngineReadyInfo, engine → head once loaded
+  kEngineStats = 13,    // EngineStats, engine → coordinator
+  kLoadSnapshot = 14,   // LoadSnapshot, coordinator → API servers
 };
 
 // Serializes `msg` with a leading type byte.

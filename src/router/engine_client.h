@@ -19,7 +19,9 @@ class EngineClient {
  public:
   virtual ~EngineClient() = default;
 
-  // Queues `request` on an engine. Errors: kUnavailable when no engine is ready.
+  // Queues `request` on an engine (request.data_parallel_rank >= 0 pins the rank).
+  // Errors: kUnavailable when no engine (or not the pinned one) is serving;
+  // kInvalidArgument for a pinned rank out of range.
   // Thread-safe.
   virtual Status AddRequest(protocol::EngineRequest request, OutputCallback on_output) = 0;
 
@@ -32,6 +34,10 @@ class EngineClient {
 
   // Latest stats of engine `dp_rank` (0 with one rank).
   virtual protocol::EngineStats LatestStats(int dp_rank = 0) const = 0;
+
+  // Number of DP ranks behind this client, and whether `dp_rank` is serving.
+  virtual int num_ranks() const { return 1; }
+  virtual bool RankAlive(int dp_rank) const { return IsReady(); }
 };
 
 }  // namespace tandem::router

@@ -1,7 +1,7 @@
 #include "router/mp_engine_client.h"
 
 #include <chrono>
-#include <vector>
+#include <utility>
 
 #include "core/clock.h"
 #include "core/logging.h"
@@ -15,133 +15,285 @@ using protocol::FinishReason;
 using protocol::MessageType;
 
 MpEngineClient::MpEngineClient(MpEngineClientOptions options)
-    : options_(std::move(options)), input_(ipc::SocketKind::kPush),
-      output_(ipc::SocketKind::kPull) {}
+    : options_(std::move(options)), output_(ipc::SocketKind::kPull),
+      snapshots_(ipc::SocketKind::kSub), ranks_(options_.dp_size), balancer_(options_.policy) {}
 
 MpEngineClient::~MpEngineClient() { Shutdown(); }
 
 Status MpEngineClient::Start() {
   TANDEM_RETURN_IF_ERROR(output_.Bind(options_.output_endpoint));
-  TANDEM_RETURN_IF_ERROR(input_.Connect(options_.input_endpoint));
+  if (!options_.snapshot_endpoint.empty()) {
+    TANDEM_RETURN_IF_ERROR(snapshots_.Connect(options_.snapshot_endpoint));
+  } else {
+    TANDEM_RETURN_IF_ERROR(ConnectRank(0, options_.input_endpoint));
+  }
   receiver_ = std::thread([this] { ReceiveLoop(); });
   return Status::Ok();
 }
 
+Status MpEngineClient::ConnectRank(int32_t rank, const std::string& endpoint) {
+  auto socket = std::make_unique<ipc::ZmqSocket>(ipc::SocketKind::kPush);
+  TANDEM_RETURN_IF_ERROR(socket->Connect(endpoint));
+  std::lock_guard<std::mutex> send_lock(send_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
+  ranks_[rank].input = std::move(socket);
+  ranks_[rank].endpoint = endpoint;
+  return Status::Ok();
+}
+
+Result<int32_t> MpEngineClient::ChooseRank(int32_t pinned) {
+  auto serving = [](const Rank& r) { return r.ready && !r.dead && r.input != nullptr; };
+  if (pinned >= 0) {
+    if (pinned >= options_.dp_size) {
+      return InvalidArgument("X-data-parallel-rank " + std::to_string(pinned) +
+                             " is out of range: this server has DP ranks 0.." +
+                             std::to_string(options_.dp_size - 1));
+    }
+    if (!serving(ranks_[pinned])) {
+      return Unavailable("DP rank " + std::to_string(pinned) + " is not serving right now");
+    }
+    return pinned;
+  }
+  std::vector<RankView> views(ranks_.size());
+  for (size_t r = 0; r < ranks_.size(); ++r) {
+    views[r] = {serving(ranks_[r]), ranks_[r].num_waiting, ranks_[r].num_running,
+                ranks_[r].sent_since_snapshot};
+  }
+  const int32_t rank = balancer_.Pick(views);
+  if (rank < 0) {
+    bool loading = false;
+    for (const Rank& r : ranks_) loading |= !r.ready;
+    return Unavailable(loading ? "the engine is still loading the model; retry shortly"
+                               : "no engine core is serving; see the server log");
+  }
+  return rank;
+}
+
 Status MpEngineClient::AddRequest(protocol::EngineRequest request, OutputCallback on_output) {
-  if (dead_) return Unavailable("the engine core is not running; see the server log");
-  if (!ready_) return Unavailable("the engine core is still loading the model; retry shortly");
+  request.client_index = options_.client_index;
+  int32_t rank = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    auto chosen = ChooseRank(request.data_parallel_rank);
+    if (!chosen.ok()) return chosen.status();
+    rank = *chosen;
     callbacks_[request.request_id] = std::move(on_output);
+    rank_of_request_[request.request_id] = rank;
+    ranks_[rank].in_flight.insert(request.request_id);
+    ++ranks_[rank].sent_since_snapshot;
   }
-  std::lock_guard<std::mutex> lock(send_mu_);
-  Status st = input_.Send(protocol::Encode(MessageType::kAddRequest, request));
+  const std::string frame = protocol::Encode(MessageType::kAddRequest, request);
+  Status st;
+  {
+    std::lock_guard<std::mutex> send_lock(send_mu_);
+    st = ranks_[rank].input->Send(frame);
+  }
   if (!st.ok()) {
-    std::lock_guard<std::mutex> l(mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     callbacks_.erase(request.request_id);
+    rank_of_request_.erase(request.request_id);
+    ranks_[rank].in_flight.erase(request.request_id);
   }
   return st;
 }
 
 void MpEngineClient::AbortRequest(const std::string& request_id) {
+  int32_t rank = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (callbacks_.erase(request_id) == 0) return;
+    auto it = rank_of_request_.find(request_id);
+    if (it == rank_of_request_.end()) return;
+    rank = it->second;
+    rank_of_request_.erase(it);
+    callbacks_.erase(request_id);
+    ranks_[rank].in_flight.erase(request_id);
   }
   protocol::AbortRequests abort{{request_id}};
-  std::lock_guard<std::mutex> lock(send_mu_);
-  (void)input_.Send(protocol::Encode(MessageType::kAbortRequests, abort));
+  std::lock_guard<std::mutex> send_lock(send_mu_);
+  if (ranks_[rank].input) {
+    (void)ranks_[rank].input->Send(protocol::Encode(MessageType::kAbortRequests, abort));
+  }
 }
 
-bool MpEngineClient::IsReady() const { return ready_ && !dead_; }
-
-protocol::EngineStats MpEngineClient::LatestStats(int /*dp_rank*/) const {
+bool MpEngineClient::IsReady() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  for (const Rank& r : ranks_) {
+    if (r.ready && !r.dead && r.input) return true;
+  }
+  return false;
+}
+
+bool MpEngineClient::RankAlive(int dp_rank) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (dp_rank < 0 || dp_rank >= static_cast<int>(ranks_.size())) return false;
+  const Rank& r = ranks_[dp_rank];
+  return r.ready && !r.dead;
+}
+
+protocol::EngineStats MpEngineClient::LatestStats(int dp_rank) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (dp_rank < 0 || dp_rank >= static_cast<int>(ranks_.size())) return {};
+  return ranks_[dp_rank].stats;
 }
 
 bool MpEngineClient::WaitReady(double timeout_s) const {
   const double deadline = MonotonicSeconds() + timeout_s;
-  while (!ready_ && !dead_ && MonotonicSeconds() < deadline) {
+  while (!IsReady() && !stop_ && MonotonicSeconds() < deadline) {
+    bool all_dead = true;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const Rank& r : ranks_) all_dead &= r.dead;
+    }
+    if (all_dead) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return IsReady();
 }
 
-void MpEngineClient::MarkEngineDead(const std::string& reason) {
-  if (dead_.exchange(true)) return;
-  TLOG_ERROR("engine core lost: {}", reason);
-  FailAll("the engine core died (" + reason + "); the request could not finish");
+void MpEngineClient::MarkEngineDead(const std::string& reason, int dp_rank) {
+  for (int32_t r = 0; r < options_.dp_size; ++r) {
+    if (dp_rank < 0 || dp_rank == r) FailRank(r, reason);
+  }
+}
+
+void MpEngineClient::FailRank(int32_t rank, const std::string& reason) {
+  std::vector<std::pair<std::string, OutputCallback>> pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Rank& r = ranks_[rank];
+    if (r.dead) return;
+    r.dead = true;
+    for (const std::string& id : r.in_flight) {
+      auto it = callbacks_.find(id);
+      if (it != callbacks_.end()) {
+        pending.emplace_back(id, std::move(it->second));
+        callbacks_.erase(it);
+      }
+      rank_of_request_.erase(id);
+    }
+    r.in_flight.clear();
+  }
+  TLOG_ERROR("DP rank {} lost: {}; {} in-flight request(s) fail", rank, reason, pending.size());
+  for (auto& [id, callback] : pending) {
+    EngineOutput out;
+    out.request_id = id;
+    out.finish_reason = static_cast<uint8_t>(FinishReason::kError);
+    out.error = "DP rank " + std::to_string(rank) + " (its engine core) died: " + reason +
+                "; the request could not finish";
+    callback(out);
+  }
 }
 
 void MpEngineClient::Shutdown() {
   if (stop_.exchange(true)) return;
-  if (ready_ && !dead_) {
-    std::lock_guard<std::mutex> lock(send_mu_);
-    (void)input_.Send(protocol::Encode(MessageType::kShutdown, protocol::AbortRequests{}));
-  }
   if (receiver_.joinable()) receiver_.join();
+  if (!options_.shutdown_engines) return;
+  std::lock_guard<std::mutex> send_lock(send_mu_);
+  for (Rank& r : ranks_) {
+    if (r.input && r.ready && !r.dead) {
+      (void)r.input->Send(protocol::Encode(MessageType::kShutdown, protocol::AbortRequests{}));
+    }
+  }
 }
 
 void MpEngineClient::ReceiveLoop() {
+  std::vector<ipc::ZmqSocket*> sockets = {&output_};
+  if (!options_.snapshot_endpoint.empty()) sockets.push_back(&snapshots_);
   while (!stop_) {
-    auto frame = output_.Recv(100);
-    if (!frame.ok()) break;
-    if (!frame->has_value()) {
-      if (ready_ && !dead_ &&
-          MonotonicSeconds() - last_heard_s_.load() > options_.heartbeat_timeout_s) {
-        MarkEngineDead("no heartbeat for " + std::to_string(options_.heartbeat_timeout_s) + " s");
-      }
-      continue;
+    auto readable = ipc::ZmqSocket::PollReadable(sockets, 100);
+    if (!readable.ok()) break;
+    if ((*readable)[0]) {
+      auto frame = output_.Recv(0);
+      if (frame.ok() && frame->has_value()) HandleOutputs(**frame);
     }
-    last_heard_s_ = MonotonicSeconds();
-    const std::string& bytes = **frame;
-    auto type = protocol::PeekType(bytes);
-    if (!type.ok()) continue;
-    EngineOutputs outputs;
-    if (*type == MessageType::kReady) {
-      if (protocol::Decode(bytes, &outputs.stats).ok()) {
-        std::lock_guard<std::mutex> lock(mu_);
-        stats_ = outputs.stats;
-      }
-      ready_ = true;
-    } else if (*type == MessageType::kOutputs) {
-      if (!protocol::Decode(bytes, &outputs).ok()) {
-        TLOG_ERROR("dropping an undecodable engine output frame ({} bytes)", bytes.size());
-        continue;
-      }
-      Dispatch(outputs);
+    if (sockets.size() > 1 && (*readable)[1]) {
+      auto frame = snapshots_.Recv(0);
+      if (frame.ok() && frame->has_value()) HandleSnapshot(**frame);
     }
+    CheckHeartbeats();
   }
 }
 
-void MpEngineClient::Dispatch(const EngineOutputs& outputs) {
+void MpEngineClient::HandleOutputs(const std::string& frame) {
+  auto type = protocol::PeekType(frame);
+  if (!type.ok()) return;
+  EngineOutputs outputs;
+  if (*type == MessageType::kReady) {
+    if (!protocol::Decode(frame, &outputs.stats).ok()) return;
+  } else if (*type == MessageType::kOutputs) {
+    if (!protocol::Decode(frame, &outputs).ok()) {
+      TLOG_ERROR("dropping an undecodable engine output frame ({} bytes)", frame.size());
+      return;
+    }
+  } else {
+    return;
+  }
+  const int32_t rank = outputs.stats.dp_rank;
+  if (rank < 0 || rank >= options_.dp_size) return;
   std::vector<std::pair<OutputCallback, const EngineOutput*>> calls;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stats_ = outputs.stats;
+    Rank& r = ranks_[rank];
+    r.stats = outputs.stats;
+    r.last_heard_s = MonotonicSeconds();
+    if (*type == MessageType::kReady && options_.snapshot_endpoint.empty()) r.ready = true;
     for (const EngineOutput& out : outputs.outputs) {
       auto it = callbacks_.find(out.request_id);
       if (it == callbacks_.end()) continue;  // aborted by us: drop late outputs
       calls.emplace_back(it->second, &out);
-      if (out.finish_reason != static_cast<uint8_t>(FinishReason::kNone)) callbacks_.erase(it);
+      if (out.finish_reason != static_cast<uint8_t>(FinishReason::kNone)) {
+        callbacks_.erase(it);
+        rank_of_request_.erase(out.request_id);
+        r.in_flight.erase(out.request_id);
+      }
     }
   }
   for (auto& [callback, out] : calls) callback(*out);
 }
 
-void MpEngineClient::FailAll(const std::string& reason) {
-  std::unordered_map<std::string, OutputCallback> pending;
+void MpEngineClient::HandleSnapshot(const std::string& frame) {
+  protocol::LoadSnapshot snapshot;
+  if (!protocol::Decode(frame, &snapshot).ok()) return;
+  std::vector<std::pair<int32_t, std::string>> to_connect;
+  std::vector<int32_t> to_fail;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    pending.swap(callbacks_);
+    const double now = MonotonicSeconds();
+    for (const protocol::RankLoad& load : snapshot.ranks) {
+      if (load.dp_rank < 0 || load.dp_rank >= options_.dp_size) continue;
+      Rank& r = ranks_[load.dp_rank];
+      r.num_waiting = load.num_waiting;
+      r.num_running = load.num_running;
+      r.sent_since_snapshot = 0;
+      if (load.ready && !r.ready && load.alive) {
+        r.ready = true;
+        r.last_heard_s = now;  // its heartbeats start now
+        to_connect.emplace_back(load.dp_rank, load.input_endpoint);
+      }
+      if (r.ready && !load.alive && !r.dead) to_fail.push_back(load.dp_rank);
+    }
   }
-  for (auto& [id, callback] : pending) {
-    EngineOutput out;
-    out.request_id = id;
-    out.finish_reason = static_cast<uint8_t>(FinishReason::kError);
-    out.error = reason;
-    callback(out);
+  for (auto& [rank, endpoint] : to_connect) {
+    Status st = ConnectRank(rank, endpoint);
+    if (!st.ok()) TLOG_ERROR("DP rank {}: {}", rank, st.message());
+  }
+  for (int32_t rank : to_fail) FailRank(rank, "the coordinator stopped hearing from it");
+}
+
+void MpEngineClient::CheckHeartbeats() {
+  std::vector<int32_t> silent;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const double now = MonotonicSeconds();
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      if (ranks_[r].ready && !ranks_[r].dead &&
+          now - ranks_[r].last_heard_s > options_.heartbeat_timeout_s) {
+        silent.push_back(static_cast<int32_t>(r));
+      }
+    }
+  }
+  for (int32_t r : silent) {
+    FailRank(r, "no heartbeat for " + std::to_string(options_.heartbeat_timeout_s) + " s");
   }
 }
 

@@ -1,24 +1,37 @@
-// MpEngineClient: the API server's EngineClient for one engine core in another process,
-// over two ZeroMQ pipes (requests out, outputs + heartbeats in).
-// Reference: vLLM V1 AsyncMPClient (core_client.py): outputs are demultiplexed by request id
-// on a background thread.
+// MpEngineClient: an API server's EngineClient for engine cores in other processes (and on
+// other machines), over ZeroMQ: requests are PUSHed to the chosen rank's request socket;
+// outputs and heartbeats of every rank arrive on this API server's own PULL socket.
+// With one rank and no coordinator, rank 0's request endpoint is fixed and its kReady frame
+// makes it ready. With data parallel, ranks, their endpoints, liveness and load come from the
+// coordinator's snapshots (SUB), and the LoadBalancer picks a rank per request.
+// Reference: vLLM V1 AsyncMPClient / DPLBAsyncMPClient (core_client.py).
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "ipc/zmq_socket.h"
+#include "protocol/dp_messages.h"
 #include "router/engine_client.h"
+#include "router/load_balancer.h"
 
 namespace tandem::router {
 
 struct MpEngineClientOptions {
-  std::string input_endpoint;   // engine's request pipe (we PUSH, engine PULLs; engine binds)
-  std::string output_endpoint;  // engine's output pipe (engine PUSHes, we PULL; we bind)
-  double heartbeat_timeout_s = 5.0;  // silence longer than this after READY = engine dead
+  std::string output_endpoint;    // our PULL for outputs (we bind)
+  std::string input_endpoint;     // one rank, no coordinator: rank 0's request PULL
+  std::string snapshot_endpoint;  // data parallel: the coordinator's PUB (we connect)
+  int32_t dp_size = 1;
+  int32_t client_index = 0;       // which API server we are (engines route outputs by it)
+  LoadBalancePolicy policy = LoadBalancePolicy::kLeastLoaded;
+  double heartbeat_timeout_s = 3.0;  // a ready rank silent this long is dead
+  bool shutdown_engines = true;      // Shutdown() also tells the engines to exit
 };
 
 class MpEngineClient : public EngineClient {
@@ -26,7 +39,7 @@ class MpEngineClient : public EngineClient {
   explicit MpEngineClient(MpEngineClientOptions options);
   ~MpEngineClient() override;
 
-  // Binds the output pipe, connects the input pipe and starts the receive thread.
+  // Binds the output pipe, connects the request / snapshot pipes, starts the receive thread.
   // Errors: kUnavailable naming the endpoint.
   Status Start();
 
@@ -34,30 +47,49 @@ class MpEngineClient : public EngineClient {
   void AbortRequest(const std::string& request_id) override;
   bool IsReady() const override;
   protocol::EngineStats LatestStats(int dp_rank = 0) const override;
+  int num_ranks() const override { return options_.dp_size; }
+  bool RankAlive(int dp_rank) const override;
 
-  // Blocks until the engine said READY (true) or `timeout_s` passed / it died (false).
+  // Blocks until a rank is ready (true) or `timeout_s` passed / all died (false).
   bool WaitReady(double timeout_s) const;
-  // Marks the engine dead (its process exited): every in-flight request ends with kError.
-  void MarkEngineDead(const std::string& reason);
-  // Asks the engine to exit, then stops the receive thread.
+  // Marks `dp_rank` (-1: every rank) dead: its in-flight requests end with kError.
+  void MarkEngineDead(const std::string& reason, int dp_rank = -1);
+  // Stops the receive thread (and, if configured, asks the engines to exit).
   void Shutdown();
 
  private:
+  struct Rank {
+    std::unique_ptr<ipc::ZmqSocket> input;    // guarded by send_mu_
+    std::string endpoint;
+    bool ready = false;
+    bool dead = false;
+    double last_heard_s = 0;
+    int32_t num_waiting = 0;
+    int32_t num_running = 0;
+    int32_t sent_since_snapshot = 0;
+    protocol::EngineStats stats;
+    std::unordered_set<std::string> in_flight;
+  };
+
   void ReceiveLoop();
-  void Dispatch(const protocol::EngineOutputs& outputs);
-  void FailAll(const std::string& reason);
+  void HandleOutputs(const std::string& frame);
+  void HandleSnapshot(const std::string& frame);
+  void CheckHeartbeats();
+  // Ends every in-flight request of `rank` with kError. Caller must NOT hold mu_.
+  void FailRank(int32_t rank, const std::string& reason);
+  Status ConnectRank(int32_t rank, const std::string& endpoint);
+  Result<int32_t> ChooseRank(int32_t pinned);
 
   MpEngineClientOptions options_;
-  ipc::ZmqSocket input_;
   ipc::ZmqSocket output_;
-  std::mutex send_mu_;                      // guards input_ (zmq sockets are single-threaded)
-  mutable std::mutex mu_;                   // guards callbacks_ and stats_
+  ipc::ZmqSocket snapshots_;
+  std::mutex send_mu_;                      // guards every Rank::input (zmq: one thread a time)
+  mutable std::mutex mu_;                   // guards everything below
+  std::vector<Rank> ranks_;
   std::unordered_map<std::string, OutputCallback> callbacks_;
-  protocol::EngineStats stats_;
-  std::atomic<bool> ready_{false};
-  std::atomic<bool> dead_{false};
+  std::unordered_map<std::string, int32_t> rank_of_request_;
+  LoadBalancer balancer_;
   std::atomic<bool> stop_{false};
-  std::atomic<double> last_heard_s_{0};
   std::thread receiver_;
 };
 

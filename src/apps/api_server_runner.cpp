@@ -1,0 +1,147 @@
+#include "apps/api_server_runner.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+
+#include <CLI/CLI.hpp>
+
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "apps/model_files.h"
+#include "core/logging.h"
+
+namespace tandem::apps {
+namespace {
+
+std::set<std::string> SplitCommaList(const std::string& s) {
+  std::set<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.insert(item);
+  }
+  return out;
+}
+
+Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFiles& files,
+                                              int max_model_len) {
+  server::ServerConfig c;
+  c.host = f.host;
+  c.port = static_cast<uint16_t>(f.port);
+  c.served_model_names = f.served_model_names;
+  if (c.served_model_names.empty()) c.served_model_names.push_back(f.model);
+  c.model_root = f.model;
+  if (!f.api_key.empty()) c.api_keys.push_back(f.api_key);
+  c.disable_access_log_for_endpoints = SplitCommaList(f.disable_access_log_for_endpoints);
+  c.max_model_len = max_model_len;
+  c.max_logprobs = f.max_logprobs;
+  c.eos_token_ids = files.eos_token_ids;
+  if (!f.chat_template.empty()) {
+    TANDEM_ASSIGN_OR_RETURN(std::string source, ReadTextFile(f.chat_template, "--chat-template"));
+    c.chat_template = std::move(source);
+  } else if (!files.chat_template.empty()) {
+    c.chat_template = files.chat_template;
+  }
+  c.reasoning_parser = f.reasoning_parser;
+  c.enable_auto_tool_choice = f.enable_auto_tool_choice;
+  c.tool_call_parser = f.tool_call_parser;
+  if (!f.default_chat_template_kwargs.empty()) {
+    c.default_chat_template_kwargs = nlohmann::ordered_json::parse(f.default_chat_template_kwargs,
+                                                                   nullptr, false);
+    if (!c.default_chat_template_kwargs.is_object()) {
+      return InvalidArgument("--default-chat-template-kwargs must be a JSON object, got '" +
+                             f.default_chat_template_kwargs + "'");
+    }
+  }
+  TANDEM_RETURN_IF_ERROR(ApplyGenerationConfig(f.generation_config, files, &c));
+  TANDEM_RETURN_IF_ERROR(c.Validate());
+  return c;
+}
+
+}  // namespace
+
+bool ParseServeFlags(int argc, char** argv, ServeFlags* flags, int* exit_code) {
+  CLI::App app("tandem serve: serve a model over an OpenAI-compatible API", "tandem serve");
+  app.get_formatter()->column_width(44);
+  DeclareServeFlags(app, *flags);
+  std::vector<std::string> args = NormalizeFlagSpellings(argc, argv);
+  std::vector<std::string> rest(args.rbegin(), args.rend() - 1);  // CLI11: reversed, no argv0
+  try {
+    app.parse(rest);
+  } catch (const CLI::ParseError& e) {
+    *exit_code = app.exit(e);
+    return false;
+  }
+  return true;
+}
+
+Result<ApiServerParts> BuildApiServer(const ServeFlags& flags,
+                                      const router::MpEngineClientOptions& client_options,
+                                      bool reuse_port) {
+  TANDEM_ASSIGN_OR_RETURN(ModelFiles files, InspectModelFiles(flags.model, flags.tokenizer));
+  TANDEM_ASSIGN_OR_RETURN(int max_model_len, ResolveMaxModelLen(flags.max_model_len, files));
+  TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<const text::Tokenizer> tokenizer, LoadTokenizer(files));
+  TANDEM_ASSIGN_OR_RETURN(server::ServerConfig config,
+                          MakeServerConfig(flags, files, max_model_len));
+  config.reuse_port = reuse_port;
+  ApiServerParts parts;
+  parts.max_model_len = max_model_len;
+  parts.client = std::make_shared<router::MpEngineClient>(client_options);
+  parts.http = std::make_unique<server::HttpServer>(config, parts.client, tokenizer);
+  return parts;
+}
+
+int RunApiServerCommand(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "_api-server: internal subcommand of `tandem serve`\n");
+    return 2;
+  }
+  router::MpEngineClientOptions options;
+  options.client_index = std::atoi(argv[1]);
+  options.output_endpoint = argv[2];
+  options.snapshot_endpoint = argv[3];
+  options.shutdown_engines = false;  // API server 0 (the head) owns the engines' lifetime
+  ServeFlags flags;
+  int exit_code = 0;
+  // argv[3] stands in for the program name of the serve flags that follow.
+  if (!ParseServeFlags(argc - 3, argv + 3, &flags, &exit_code)) return exit_code;
+  InitLogging("api" + std::to_string(options.client_index));
+  prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the head
+  if (Status st = ValidateServeFlags(flags); !st.ok()) {
+    TLOG_ERROR("{}", st.message());
+    return 2;
+  }
+  options.dp_size = flags.data_parallel_size;
+  router::ParseLoadBalancePolicy(flags.data_parallel_load_balancer, &options.policy);
+  auto parts = BuildApiServer(flags, options, /*reuse_port=*/true);
+  if (!parts.ok()) {
+    TLOG_ERROR("{}", parts.status().message());
+    return 1;
+  }
+  if (Status st = parts->client->Start(); !st.ok()) {
+    TLOG_ERROR("{}", st.message());
+    return 1;
+  }
+  if (Status st = parts->http->Start(); !st.ok()) {
+    TLOG_ERROR("{}", st.message());
+    return 1;
+  }
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread signals([&] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    parts->http->Stop();
+  });
+  signals.detach();
+  parts->http->Run();
+  parts->client->Shutdown();
+  return 0;
+}
+
+}  // namespace tandem::apps

@@ -1,0 +1,35 @@
+// ApiServerRunner: one API server (HTTP + its EngineClient), built from the serve flags.
+// `tandem serve` runs API server 0 in its own process; with --api-server-count K > 1 the head
+// also starts K-1 `_api-server` children, which share the port (SO_REUSEPORT).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "apps/serve_flags.h"
+#include "router/mp_engine_client.h"
+#include "server/http_server.h"
+
+namespace tandem::apps {
+
+struct ApiServerParts {
+  std::shared_ptr<router::MpEngineClient> client;
+  std::unique_ptr<server::HttpServer> http;
+  int max_model_len = 0;
+};
+
+// Reads the model's tokenizer/template/config, builds the client with `client_options` and
+// the HTTP server (not started). Errors name the file or flag.
+Result<ApiServerParts> BuildApiServer(const ServeFlags& flags,
+                                      const router::MpEngineClientOptions& client_options,
+                                      bool reuse_port);
+
+// Parses serve flags (argv[0] is the subcommand name) with vLLM spellings; CLI11's exit code
+// in *exit_code when parsing ends the program (--help, bad flag).
+bool ParseServeFlags(int argc, char** argv, ServeFlags* flags, int* exit_code);
+
+// Entry of the hidden `_api-server` subcommand:
+// `tandem _api-server CLIENT_INDEX OUTPUT_ENDPOINT SNAPSHOT_ENDPOINT <serve args...>`.
+int RunApiServerCommand(int argc, char** argv);
+
+}  // namespace tandem::apps
