@@ -8,6 +8,7 @@
 #include "server/openai/chat_completions.h"
 #include "server/openai/completions.h"
 #include "server/openai/models.h"
+#include "server/openai/tokenize.h"
 
 namespace tandem::server {
 
@@ -25,6 +26,13 @@ ApiRouter::ApiRouter(const ServerContext& context)
       });
   Add("GET", "/v1/models", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
     openai::HandleModels(ctx, r, std::move(s));
+  });
+  // vLLM serves these outside /v1 (so without the API key check).
+  Add("POST", "/tokenize", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
+    openai::HandleTokenize(ctx, r, std::move(s));
+  });
+  Add("POST", "/detokenize", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
+    openai::HandleDetokenize(ctx, r, std::move(s));
   });
   auto health = [&ctx](const HttpRequest&, std::shared_ptr<ResponseSink> s) {
     s->SendResponse(ctx.engine->IsReady() ? 200 : 503, "application/json", "");

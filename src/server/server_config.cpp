@@ -18,6 +18,22 @@ Status ServerConfig::Validate() const {
     return InvalidArgument(fmt::format("ServerConfig.num_io_threads is {}; expected >= 1",
                                        num_io_threads));
   }
+  if (!reasoning_parser.empty() && reasoning_parser != "qwen3") {
+    return InvalidArgument(fmt::format("--reasoning-parser '{}' is not supported; expected qwen3",
+                                       reasoning_parser));
+  }
+  if (!tool_call_parser.empty() && tool_call_parser != "hermes" &&
+      tool_call_parser != "qwen3_coder") {
+    return InvalidArgument(fmt::format("--tool-call-parser '{}' is not supported; expected "
+                                       "hermes or qwen3_coder", tool_call_parser));
+  }
+  if (enable_auto_tool_choice && tool_call_parser.empty()) {
+    return InvalidArgument("--enable-auto-tool-choice needs --tool-call-parser");
+  }
+  if (!default_chat_template_kwargs.is_object()) {
+    return InvalidArgument(fmt::format("--default-chat-template-kwargs must be a JSON object; "
+                                       "found a {}", default_chat_template_kwargs.type_name()));
+  }
   return Status::Ok();
 }
 

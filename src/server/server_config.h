@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/status.h"
 
 namespace tandem::server {
@@ -23,6 +25,12 @@ struct ServerConfig {
   int32_t max_model_len = 2048;                   // --max-model-len: prompt + output tokens
   size_t max_body_bytes = 16u << 20;              // larger bodies get 413
   std::optional<std::string> chat_template;       // --chat-template source text (Jinja)
+  // Chat output parsing and template variables (vLLM flags of the same names).
+  std::string reasoning_parser;                   // --reasoning-parser: "" | "qwen3"
+  bool enable_auto_tool_choice = false;           // --enable-auto-tool-choice
+  std::string tool_call_parser;                   // --tool-call-parser: "" | hermes | qwen3_coder
+  // --default-chat-template-kwargs: an object; each request's chat_template_kwargs override it.
+  nlohmann::ordered_json default_chat_template_kwargs = nlohmann::ordered_json::object();
   // Defaults from generation_config.json, used when a request omits the field.
   std::optional<float> default_temperature;
   std::optional<float> default_top_p;

@@ -3,6 +3,8 @@
 #include "core/clock.h"
 #include "server/json_dump.h"
 #include "server/openai/chat_completions_types.h"
+#include "server/openai/chat_output.h"
+#include "server/openai/chat_prompt.h"
 #include "server/openai/completions.h"
 #include "server/openai/completions_types.h"
 #include "server/openai/generation.h"
@@ -46,12 +48,14 @@ struct ChoiceResult {
 struct ChatCall {
   const ServerContext* context = nullptr;
   ChatCompletionRequest request;
+  std::string prompt;
   std::vector<int32_t> prompt_token_ids;
   std::string id;
   int64_t created = 0;
   std::shared_ptr<ResponseSink> sink;
   std::vector<ChoiceResult> choices;
   std::vector<bool> role_sent;
+  std::vector<ChatOutputParser> parsers;  // one per choice (streaming)
 
   json Envelope(const char* object) const {
     return {{"id", id}, {"object", object}, {"created", created}, {"model", request.common.model}};
@@ -61,8 +65,13 @@ struct ChatCall {
     if (!request.logprobs) return nullptr;
     return ChatLogprobsJson(*context->tokenizer, ids, logprobs);
   }
-  static json Finish(const std::string& reason) {
-    return reason.empty() ? json(nullptr) : json(reason);
+  // vLLM: "tool_calls" whenever the parser found a call.
+  static json Finish(const std::string& reason, bool tool_called) {
+    if (reason.empty()) return nullptr;
+    return tool_called ? json("tool_calls") : json(reason);
+  }
+  ChatOutputParser NewParser() const {
+    return ChatOutputParser(context->config, request.input, prompt);
   }
 
   void SendChunk(json choice, bool first) {
@@ -72,6 +81,9 @@ struct ChatCall {
     sink->SendStreamData(SseEvent(DumpJson(chunk)));
   }
 
+  // One ChoiceDelta → chunks: reasoning_content, content, then per tool call one chunk with
+  // index/id/type/name and one with the arguments. Logprobs and token ids ride on the first,
+  // finish_reason on the last.
   void OnStreamDelta(const ChoiceDelta& d) {
     const bool first = !role_sent[d.index];
     if (first) {  // OpenAI: the first chunk of each choice carries the role
@@ -80,17 +92,42 @@ struct ChatCall {
                  {"logprobs", nullptr}, {"finish_reason", nullptr}},
                 true);
     }
-    if (d.text.empty() && d.finish_reason.empty() && !request.logprobs &&
-        !request.common.return_token_ids) {
-      return;
+    ChatOutputParser& parser = parsers[d.index];
+    const int32_t calls_before = parser.num_tool_calls();
+    ChatOutputParts parts = parser.Feed(d.text);
+    const bool finished = !d.finish_reason.empty();
+    if (finished) parts.Append(parser.Finish());
+    std::vector<json> deltas;
+    if (!parts.reasoning.empty()) deltas.push_back({{"reasoning_content", parts.reasoning}});
+    if (!parts.content.empty()) deltas.push_back({{"content", parts.content}});
+    for (size_t k = 0; k < parts.calls.size(); ++k) {
+      json call = ToolCallJson(parts.calls[k]);
+      const int32_t index = calls_before + static_cast<int32_t>(k);
+      deltas.push_back({{"tool_calls", json::array({{{"index", index}, {"id", call["id"]},
+                                                     {"type", "function"},
+                                                     {"function", {{"name", call["function"]["name"]},
+                                                                   {"arguments", ""}}}}})}});
+      deltas.push_back({{"tool_calls", json::array({{{"index", index},
+                                                     {"function", {{"arguments",
+                                                                    call["function"]["arguments"]}}}}})}});
     }
-    json choice = {{"index", d.index}, {"delta", json::object()},
-                   {"logprobs", Logprobs(d.token_ids, d.logprobs)},
-                   {"finish_reason", Finish(d.finish_reason)}};
-    if (!d.text.empty() || d.finish_reason.empty()) choice["delta"]["content"] = d.text;
-    if (!d.finish_reason.empty()) choice["stop_reason"] = d.stop_reason;
-    if (request.common.return_token_ids) choice["token_ids"] = d.token_ids;
-    SendChunk(std::move(choice), false);
+    if (deltas.empty()) {
+      if (!finished && !request.logprobs && !request.common.return_token_ids) return;
+      deltas.push_back(finished ? json::object() : json{{"content", ""}});
+    }
+    for (size_t k = 0; k < deltas.size(); ++k) {
+      const bool last = k + 1 == deltas.size();
+      json choice = {{"index", d.index}, {"delta", std::move(deltas[k])},
+                     {"logprobs", k == 0 ? Logprobs(d.token_ids, d.logprobs) : json(nullptr)},
+                     {"finish_reason", last ? Finish(d.finish_reason,
+                                                     parser.num_tool_calls() > 0)
+                                            : json(nullptr)}};
+      if (last && finished) choice["stop_reason"] = d.stop_reason;
+      if (request.common.return_token_ids) {
+        choice["token_ids"] = k == 0 ? d.token_ids : std::vector<int32_t>();
+      }
+      SendChunk(std::move(choice), false);
+    }
   }
 
   void OnStreamDone(const GenerationUsage& usage) {
@@ -115,15 +152,42 @@ struct ChatCall {
     }
   }
 
+  // The assistant message: content (null when empty next to reasoning or tool calls),
+  // reasoning_content with --reasoning-parser, tool_calls ([] when none, as vLLM).
+  json Message(const ChoiceResult& c, bool* tool_called) const {
+    ChatOutputParser parser = NewParser();
+    ChatOutputParts parts = parser.Feed(c.text);
+    parts.Append(parser.Finish());
+    json message = {{"role", "assistant"}};
+    const bool null_content =
+        parts.content.empty() && (!parts.reasoning.empty() || !parts.calls.empty());
+    if (!parts.calls.empty()) {  // text around the calls, without the blank lines between them
+      const size_t end = parts.content.find_last_not_of(" \n\r\t");
+      parts.content.resize(end == std::string::npos ? 0 : end + 1);
+    }
+    message["content"] = null_content || (!parts.calls.empty() && parts.content.empty())
+                             ? json(nullptr) : json(parts.content);
+    if (parser.reasoning_enabled()) {
+      message["reasoning_content"] = parts.reasoning.empty() ? json(nullptr)
+                                                             : json(parts.reasoning);
+    }
+    message["tool_calls"] = json::array();
+    for (const text::ToolCall& call : parts.calls) message["tool_calls"].push_back(ToolCallJson(call));
+    *tool_called = !parts.calls.empty();
+    return message;
+  }
+
   void OnDone(const GenerationUsage& usage) {
     json body = Envelope("chat.completion");
     body["choices"] = json::array();
     for (int32_t i = 0; i < static_cast<int32_t>(choices.size()); ++i) {
       const ChoiceResult& c = choices[i];
+      bool tool_called = false;
+      json message = Message(c, &tool_called);
       json choice = {{"index", i},
-                     {"message", {{"role", "assistant"}, {"content", c.text}}},
+                     {"message", std::move(message)},
                      {"logprobs", Logprobs(c.token_ids, c.logprobs)},
-                     {"finish_reason", Finish(c.finish_reason)},
+                     {"finish_reason", Finish(c.finish_reason, tool_called)},
                      {"stop_reason", c.stop_reason}};
       if (request.common.return_token_ids) choice["token_ids"] = c.token_ids;
       body["choices"].push_back(std::move(choice));
@@ -134,17 +198,11 @@ struct ChatCall {
   }
 };
 
-// Renders and tokenizes the prompt; fills call->prompt_token_ids and resolves max_tokens.
+// Renders and tokenizes the prompt; fills call->prompt(_token_ids) and resolves max_tokens.
 ApiResult<bool> BuildPrompt(const ServerContext& context, ChatCall* call) {
-  if (!context.chat_template) {
-    return BadParam("messages", "the model has no chat template; start the server with "
-                                "--chat-template FILE, or use /v1/completions");
-  }
+  TANDEM_API_ASSIGN_OR_RETURN(call->prompt, RenderChatPrompt(context, call->request.input));
   const text::Tokenizer& tokenizer = *context.tokenizer;
-  auto rendered = RenderChatTemplate(*context.chat_template,
-                                     ChatTemplateContext(call->request, tokenizer));
-  if (!rendered.ok()) return ApiError{rendered.status(), "messages"};
-  const std::string& prompt = rendered.value();
+  const std::string& prompt = call->prompt;
   const std::string bos = tokenizer.bos_token();
   const bool starts_with_bos = !bos.empty() && prompt.rfind(bos, 0) == 0;
   call->prompt_token_ids = tokenizer.Encode(prompt, /*add_special_tokens=*/!starts_with_bos);
@@ -162,8 +220,13 @@ void HandleChatCompletions(const ServerContext& context, const HttpRequest& http
                            std::shared_ptr<ResponseSink> sink) {
   auto body = ParseJsonObject(http_request.body);
   if (!body.ok()) return SendError(*sink, body.error());
-  auto parsed = ParseChatCompletionRequest(body.value(), context.config);
+  // Parsed again keeping key order: tojson prints tool schemas as the client sent them.
+  const auto ordered = nlohmann::ordered_json::parse(http_request.body, nullptr, false);
+  if (ordered.is_discarded()) return SendError(*sink, BadParam("", "malformed JSON body"));
+  auto parsed = ParseChatCompletionRequest(ordered, context.config);
   if (!parsed.ok()) return SendError(*sink, parsed.error());
+  auto tool_choice = CheckToolChoice(parsed.value().input, context.config);
+  if (!tool_choice.ok()) return SendError(*sink, tool_choice.error());
   auto call = std::make_shared<ChatCall>();
   call->context = &context;
   call->request = std::move(parsed).value();
@@ -177,6 +240,7 @@ void HandleChatCompletions(const ServerContext& context, const HttpRequest& http
   call->sink = sink;
   call->choices.resize(call->request.common.n);
   call->role_sent.assign(call->request.common.n, false);
+  for (int32_t i = 0; i < call->request.common.n; ++i) call->parsers.push_back(call->NewParser());
   const bool stream = call->request.common.stream;
 
   Generation::Callbacks callbacks;

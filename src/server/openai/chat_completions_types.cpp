@@ -2,76 +2,43 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
+#include "core/logging.h"
+
 namespace tandem::server::openai {
 
 using nlohmann::json;
+using OJson = nlohmann::ordered_json;
 
 namespace {
 
-// Content as one string: a string as is; an array of {"type":"text","text"} parts joined with
-// "\n" (vLLM's "string" content format); null → "".
-ApiResult<std::string> ContentText(const json& content, size_t message_index) {
-  const std::string param = "messages";
-  if (content.is_null()) return std::string();
-  if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) {
-    return BadParam(param, fmt::format("messages[{}].content must be a string or an array of "
-                                       "content parts; found a {}", message_index,
-                                       content.type_name()));
-  }
-  std::string text;
-  for (const json& part : content) {
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-        !part["text"].is_string()) {
-      return BadParam(param, fmt::format("messages[{}].content: only parts of type 'text' with "
-                                         "a string 'text' are supported", message_index));
-    }
-    if (!text.empty()) text += "\n";
-    text += part["text"].get<std::string>();
-  }
-  return text;
-}
-
-ApiResult<json> ParseMessages(const json& body) {
-  auto it = body.find("messages");
-  if (it == body.end() || it->is_null()) return BadParam("messages", "'messages' is required");
-  if (!it->is_array() || it->empty()) {
-    return BadParam("messages", "'messages' must be a non-empty array of messages");
-  }
-  json messages = json::array();
-  for (size_t i = 0; i < it->size(); ++i) {
-    const json& m = (*it)[i];
-    if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) {
-      return BadParam("messages", fmt::format("messages[{}] must be an object with a string "
-                                              "'role'", i));
-    }
-    json message = m;  // keep extra keys (name, tool_calls, ...) for the template
-    TANDEM_API_ASSIGN_OR_RETURN(message["content"],
-                                ContentText(m.contains("content") ? m["content"] : json(), i));
-    messages.push_back(std::move(message));
-  }
-  return messages;
-}
+// Top-level fields chat requests read; others are ignored (vLLM's default), logged at debug.
+const std::set<std::string> kKnownFields = {
+    "messages", "model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
+    "min_p", "presence_penalty", "frequency_penalty", "repetition_penalty", "seed", "n", "stop",
+    "stop_token_ids", "ignore_eos", "min_tokens", "stream", "stream_options",
+    "skip_special_tokens", "include_stop_str_in_output", "return_token_ids", "user", "logprobs",
+    "top_logprobs", "add_generation_prompt", "continue_final_message", "chat_template_kwargs",
+    "tools", "tool_choice"};
 
 }  // namespace
 
-ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(const json& body,
+ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(const OJson& body,
                                                             const ServerConfig& config) {
   ChatCompletionRequest request;
+  const json plain = body;
   TANDEM_API_ASSIGN_OR_RETURN(request.common,
-                              ParseGenerationRequest(body, Endpoint::kChatCompletions, config));
-  TANDEM_API_ASSIGN_OR_RETURN(request.messages, ParseMessages(body));
-  TANDEM_API_ASSIGN_OR_RETURN(request.add_generation_prompt,
-                              GetBool(body, "add_generation_prompt", true));
-  if (body.contains("chat_template_kwargs") && !body["chat_template_kwargs"].is_null()) {
-    if (!body["chat_template_kwargs"].is_object()) {
-      return BadParam("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+                              ParseGenerationRequest(plain, Endpoint::kChatCompletions, config));
+  TANDEM_API_ASSIGN_OR_RETURN(request.input, ParseChatInput(body));
+  for (const auto& [key, unused] : body.items()) {
+    if (!kKnownFields.count(key)) {
+      TLOG_DEBUG("chat request field '{}' is not used by tandem; ignored", key);
     }
-    request.chat_template_kwargs = body["chat_template_kwargs"];
   }
-  TANDEM_API_ASSIGN_OR_RETURN(request.logprobs, GetBool(body, "logprobs", false));
-  const bool has_top = body.contains("top_logprobs") && !body["top_logprobs"].is_null();
-  TANDEM_API_ASSIGN_OR_RETURN(const int64_t top_logprobs, GetInt(body, "top_logprobs", 0));
+  TANDEM_API_ASSIGN_OR_RETURN(request.logprobs, GetBool(plain, "logprobs", false));
+  const bool has_top = plain.contains("top_logprobs") && !plain["top_logprobs"].is_null();
+  TANDEM_API_ASSIGN_OR_RETURN(const int64_t top_logprobs, GetInt(plain, "top_logprobs", 0));
   if (has_top && (top_logprobs < 0 || top_logprobs > config.max_logprobs)) {
     return BadParam("top_logprobs", fmt::format("'top_logprobs' must be in [0, {}]; got {}",
                                                 config.max_logprobs, top_logprobs));
@@ -84,10 +51,15 @@ ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(const json& body,
   return request;
 }
 
-json ChatTemplateContext(const ChatCompletionRequest& request, const text::Tokenizer& tokenizer) {
-  json context = request.chat_template_kwargs;
-  context["messages"] = request.messages;
-  context["add_generation_prompt"] = request.add_generation_prompt;
+OJson ChatTemplateContext(const ChatInput& input, const ServerConfig& config,
+                          const text::Tokenizer& tokenizer) {
+  OJson context = config.default_chat_template_kwargs.is_object()
+                      ? config.default_chat_template_kwargs
+                      : OJson::object();
+  for (const auto& [key, value] : input.chat_template_kwargs.items()) context[key] = value;
+  context["messages"] = input.messages;
+  if (input.tools.is_array() && !input.tools.empty()) context["tools"] = input.tools;
+  context["add_generation_prompt"] = input.add_generation_prompt;
   context["bos_token"] = tokenizer.bos_token();
   context["eos_token"] = tokenizer.eos_token();
   return context;

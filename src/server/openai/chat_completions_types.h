@@ -15,24 +15,45 @@
 
 namespace tandem::server::openai {
 
+// tool_choice: "none" | "auto" (default when tools are given) | "required" | a named function.
+enum class ToolChoice { kNone, kAuto, kRequired, kNamed };
+
+// The messages and template arguments shared by /v1/chat/completions and /tokenize. Kept as
+// ordered JSON so tojson prints tool schemas in the request's key order.
+struct ChatInput {
+  nlohmann::ordered_json messages;  // content as one string; tool_calls arguments as objects
+  nlohmann::ordered_json tools;     // the request's `tools` array; null when absent
+  ToolChoice tool_choice = ToolChoice::kNone;
+  std::string tool_choice_name;     // kNamed: the function
+  bool add_generation_prompt = true;
+  bool continue_final_message = false;
+  nlohmann::ordered_json chat_template_kwargs = nlohmann::ordered_json::object();
+};
+
 struct ChatCompletionRequest {
   GenerationRequest common;
-  nlohmann::json messages;              // [{"role", "content": string}], content parts joined
-  bool add_generation_prompt = true;
-  nlohmann::json chat_template_kwargs = nlohmann::json::object();  // extra template variables
+  ChatInput input;
   bool logprobs = false;
   int32_t top_logprobs = 0;
 };
 
-// Parses and validates a chat body (no templating yet). Errors: 400 naming the field
-// (messages missing/empty/malformed, top_logprobs out of range or without logprobs, ...).
-ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(const nlohmann::json& body,
+// Parses messages, tools, tool_choice, add_generation_prompt, continue_final_message and
+// chat_template_kwargs. Errors: 400 naming the field (messages missing/empty, an unknown role,
+// content of the wrong type, a tool without a function name, tool_choice naming no tool, both
+// add_generation_prompt and continue_final_message, ...).
+ApiResult<ChatInput> ParseChatInput(const nlohmann::ordered_json& body);
+
+// Parses and validates a chat body (no templating yet). Unknown top-level fields are ignored
+// (logged at debug). Errors: those of ParseChatInput and ParseGenerationRequest, top_logprobs
+// out of range or without logprobs.
+ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(const nlohmann::ordered_json& body,
                                                             const ServerConfig& config);
 
-// The template context: messages, add_generation_prompt, bos_token, eos_token, then every
-// chat_template_kwargs entry as a top-level variable (as HF apply_chat_template(**kwargs)).
-nlohmann::json ChatTemplateContext(const ChatCompletionRequest& request,
-                                   const text::Tokenizer& tokenizer);
+// The template context: --default-chat-template-kwargs, overridden by the request's
+// chat_template_kwargs (each a top-level variable, as HF apply_chat_template(**kwargs)), then
+// messages, tools (when given), add_generation_prompt, bos_token, eos_token.
+nlohmann::ordered_json ChatTemplateContext(const ChatInput& input, const ServerConfig& config,
+                                           const text::Tokenizer& tokenizer);
 
 // ChatCompletionLogProbs {"content": [{"token","logprob","bytes","top_logprobs":[...]}]}.
 nlohmann::json ChatLogprobsJson(const text::Tokenizer& tokenizer,

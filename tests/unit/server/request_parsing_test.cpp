@@ -123,7 +123,7 @@ TEST(RequestParsingTest, ChatTopLogprobsNeedsLogprobsAndMessagesAreRequired) {
                      "max_completion_tokens":5})"),
       context.config);
   ASSERT_TRUE(ok.ok()) << ok.error().status.message();
-  EXPECT_EQ(ok.value().messages[0]["content"], "a\nb");
+  EXPECT_EQ(ok.value().input.messages[0]["content"], "a\nb");
   EXPECT_EQ(ok.value().common.sampling.logprobs, 3);
   EXPECT_EQ(ok.value().common.sampling.max_tokens, 5);
 }

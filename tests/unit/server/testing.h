@@ -41,6 +41,7 @@ class FakeTokenizer : public text::Tokenizer {
 
 // Step k of a request outputs prompt[k % prompt_len] + 1, on its own thread, one token per
 // `step_ms`; ends with kLength at max_tokens (or kStop on an EOS id unless ignore_eos).
+// With set_script(text): step k outputs byte text[k] instead, then EOS (257) after the last.
 class FakeEngineClient : public router::EngineClient {
  public:
   explicit FakeEngineClient(int step_ms = 1) : step_ms_(step_ms) {
@@ -80,6 +81,10 @@ class FakeEngineClient : public router::EngineClient {
   }
 
   void set_ready(bool ready) { ready_ = ready; }
+  void set_script(std::string script) {
+    std::lock_guard lock(mu_);
+    script_ = std::move(script);
+  }
   std::set<std::string> aborted() {
     std::lock_guard lock(mu_);
     return aborted_;
@@ -111,7 +116,12 @@ class FakeEngineClient : public router::EngineClient {
       for (auto it = running_.begin(); it != running_.end();) {
         Running& r = it->second;
         const auto& prompt = r.request.prompt_token_ids;
-        const int32_t token = prompt[r.num_generated % prompt.size()] + 1;
+        int32_t token = prompt[r.num_generated % prompt.size()] + 1;
+        if (!script_.empty()) {
+          token = r.num_generated < static_cast<int32_t>(script_.size())
+                      ? static_cast<unsigned char>(script_[r.num_generated])
+                      : 257;
+        }
         ++r.num_generated;
         protocol::EngineOutput out;
         out.request_id = r.request.request_id;
@@ -149,6 +159,7 @@ class FakeEngineClient : public router::EngineClient {
   std::map<std::string, Running> running_;
   std::set<std::string> aborted_;
   std::vector<protocol::EngineRequest> added_;
+  std::string script_;
   std::thread worker_;
 };
 

@@ -1,0 +1,197 @@
+// ParseChatInput: messages, tools and chat-template arguments of a chat request, validated and
+// normalized for the template the way vLLM does (entrypoints/chat_utils.py "string" content
+// format: text parts joined with "\n"; assistant tool_calls arguments JSON text → object).
+// Reference: vLLM entrypoints/openai/protocol.py ChatCompletionRequest.check_tool_usage,
+// check_generation_prompt.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "server/openai/chat_completions_types.h"
+
+namespace tandem::server::openai {
+
+using OJson = nlohmann::ordered_json;
+
+namespace {
+
+const std::set<std::string> kRoles = {"system", "developer", "user", "assistant", "tool",
+                                      "function"};
+
+// Content as one string: a string as is; text parts joined with "\n"; null → "".
+ApiResult<std::string> ContentText(const OJson& content, size_t message_index) {
+  if (content.is_null()) return std::string();
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) {
+    return BadParam("messages", fmt::format("messages[{}].content must be a string or an array "
+                                            "of content parts; found a {}", message_index,
+                                            content.type_name()));
+  }
+  std::string text;
+  for (size_t p = 0; p < content.size(); ++p) {
+    const OJson& part = content[p];
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+        !part["text"].is_string()) {
+      return BadParam("messages", fmt::format("messages[{}].content[{}]: only parts "
+                                              "{{\"type\": \"text\", \"text\": string}} are "
+                                              "supported", message_index, p));
+    }
+    if (!text.empty()) text += "\n";
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+// Assistant tool_calls: an array of {"function": {"name", "arguments"}}; string arguments that
+// parse as JSON become objects for the template (vLLM _postprocess_messages).
+ApiResult<OJson> NormalizeToolCalls(const OJson& tool_calls, size_t index) {
+  if (!tool_calls.is_array()) {
+    return BadParam("messages", fmt::format("messages[{}].tool_calls must be an array; found a {}",
+                                            index, tool_calls.type_name()));
+  }
+  OJson out = OJson::array();
+  for (size_t k = 0; k < tool_calls.size(); ++k) {
+    OJson call = tool_calls[k];
+    if (!call.is_object() || !call.contains("function") || !call["function"].is_object() ||
+        !call["function"].contains("name") || !call["function"]["name"].is_string()) {
+      return BadParam("messages", fmt::format("messages[{}].tool_calls[{}] must be "
+                                              "{{\"type\": \"function\", \"function\": {{\"name\","
+                                              " \"arguments\"}}}}", index, k));
+    }
+    OJson& arguments = call["function"]["arguments"];
+    if (arguments.is_string()) {
+      OJson parsed = OJson::parse(arguments.get<std::string>(), nullptr, false);
+      if (!parsed.is_discarded()) arguments = std::move(parsed);
+    } else if (arguments.is_null()) {
+      arguments = OJson::object();
+    }
+    out.push_back(std::move(call));
+  }
+  return out;
+}
+
+ApiResult<OJson> ParseMessages(const OJson& body) {
+  auto it = body.find("messages");
+  if (it == body.end() || it->is_null()) return BadParam("messages", "'messages' is required");
+  if (!it->is_array() || it->empty()) {
+    return BadParam("messages", "'messages' must be a non-empty array of messages");
+  }
+  OJson messages = OJson::array();
+  for (size_t i = 0; i < it->size(); ++i) {
+    const OJson& m = (*it)[i];
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) {
+      return BadParam("messages", fmt::format("messages[{}] must be an object with a string "
+                                              "'role'", i));
+    }
+    const std::string role = m["role"].get<std::string>();
+    if (!kRoles.count(role)) {
+      return BadParam("messages", fmt::format("messages[{}].role '{}' is unknown; expected one "
+                                              "of system, developer, user, assistant, tool",
+                                              i, role));
+    }
+    OJson message = m;  // keep extra keys (name, tool_call_id, reasoning_content, ...)
+    TANDEM_API_ASSIGN_OR_RETURN(message["content"],
+                                ContentText(m.contains("content") ? m["content"] : OJson(), i));
+    if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {
+      TANDEM_API_ASSIGN_OR_RETURN(message["tool_calls"], NormalizeToolCalls(m["tool_calls"], i));
+    }
+    messages.push_back(std::move(message));
+  }
+  return messages;
+}
+
+ApiResult<OJson> ParseTools(const OJson& body) {
+  auto it = body.find("tools");
+  if (it == body.end() || it->is_null()) return OJson();
+  if (!it->is_array()) return BadParam("tools", "'tools' must be an array of tools");
+  for (size_t k = 0; k < it->size(); ++k) {
+    const OJson& tool = (*it)[k];
+    if (!tool.is_object() || tool.value("type", "function") != "function" ||
+        !tool.contains("function") || !tool["function"].is_object() ||
+        !tool["function"].contains("name") || !tool["function"]["name"].is_string()) {
+      return BadParam("tools", fmt::format("tools[{}] must be {{\"type\": \"function\", "
+                                           "\"function\": {{\"name\": string, ...}}}}", k));
+    }
+  }
+  return *it;
+}
+
+// vLLM check_tool_usage: default "auto" with tools, "none" without.
+ApiResult<bool> ParseToolChoice(const OJson& body, ChatInput* input) {
+  const bool has_tools = input->tools.is_array() && !input->tools.empty();
+  auto it = body.find("tool_choice");
+  if (it == body.end() || it->is_null()) {
+    input->tool_choice = has_tools ? ToolChoice::kAuto : ToolChoice::kNone;
+    return true;
+  }
+  if (it->is_string()) {
+    const std::string value = it->get<std::string>();
+    if (value == "none") input->tool_choice = ToolChoice::kNone;
+    else if (value == "auto") input->tool_choice = ToolChoice::kAuto;
+    else if (value == "required") input->tool_choice = ToolChoice::kRequired;
+    else {
+      return BadParam("tool_choice", fmt::format("Invalid value for `tool_choice`: {}! Only "
+                                                 "named tools, \"none\", \"auto\" or \"required\" "
+                                                 "are supported.", value));
+    }
+  } else if (it->is_object() && it->contains("function") && (*it)["function"].is_object() &&
+             (*it)["function"].contains("name") && (*it)["function"]["name"].is_string()) {
+    input->tool_choice = ToolChoice::kNamed;
+    input->tool_choice_name = (*it)["function"]["name"].get<std::string>();
+  } else {
+    return BadParam("tool_choice", "'tool_choice' must be \"none\", \"auto\", \"required\" or "
+                                   "{\"type\": \"function\", \"function\": {\"name\": string}}");
+  }
+  if (input->tool_choice != ToolChoice::kNone && !has_tools) {
+    return BadParam("tool_choice", "When using `tool_choice`, `tools` must be set.");
+  }
+  if (input->tool_choice == ToolChoice::kNamed) {
+    bool found = false;
+    for (const OJson& tool : input->tools) {
+      found |= tool["function"]["name"].get<std::string>() == input->tool_choice_name;
+    }
+    if (!found) {
+      return BadParam("tool_choice", fmt::format("The tool specified in `tool_choice` ('{}') "
+                                                 "does not match any of the specified `tools`",
+                                                 input->tool_choice_name));
+    }
+  }
+  return true;
+}
+
+ApiResult<bool> GetOrderedBool(const OJson& body, const char* field, bool fallback) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) return BadParam(field, fmt::format("'{}' must be a boolean", field));
+  return it->get<bool>();
+}
+
+}  // namespace
+
+ApiResult<ChatInput> ParseChatInput(const OJson& body) {
+  ChatInput input;
+  TANDEM_API_ASSIGN_OR_RETURN(input.messages, ParseMessages(body));
+  TANDEM_API_ASSIGN_OR_RETURN(input.tools, ParseTools(body));
+  TANDEM_API_ASSIGN_OR_RETURN(bool unused, ParseToolChoice(body, &input));
+  (void)unused;
+  TANDEM_API_ASSIGN_OR_RETURN(input.continue_final_message,
+                              GetOrderedBool(body, "continue_final_message", false));
+  // vLLM: add_generation_prompt defaults to true; with continue_final_message it must be off.
+  const bool default_agp = !input.continue_final_message;
+  TANDEM_API_ASSIGN_OR_RETURN(input.add_generation_prompt,
+                              GetOrderedBool(body, "add_generation_prompt", default_agp));
+  if (input.add_generation_prompt && input.continue_final_message) {
+    return BadParam("continue_final_message", "Cannot set both `continue_final_message` and "
+                                              "`add_generation_prompt` to True.");
+  }
+  auto kwargs = body.find("chat_template_kwargs");
+  if (kwargs != body.end() && !kwargs->is_null()) {
+    if (!kwargs->is_object()) {
+      return BadParam("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+    }
+    input.chat_template_kwargs = *kwargs;
+  }
+  return input;
+}
+
+}  // namespace tandem::server::openai

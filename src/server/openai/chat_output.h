@@ -1,0 +1,58 @@
+// ChatOutputParser: one chat choice's generated text → reasoning_content, content and
+// tool_calls, as `--reasoning-parser` and `--tool-call-parser` ask, incrementally (streaming)
+// or at once. Reasoning is split first (text/reasoning_parser.h), tool calls are then looked
+// for in the content only (text/tool_call_parser.h).
+// Reference: vLLM entrypoints/openai/serving_chat.py (chat_completion_full_generator,
+// chat_completion_stream_generator).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/errors.h"
+#include "server/openai/chat_completions_types.h"
+#include "text/reasoning_parser.h"
+#include "text/tool_call_parser.h"
+
+namespace tandem::server::openai {
+
+struct ChatOutputParts {
+  std::string reasoning;
+  std::string content;
+  std::vector<text::ToolCall> calls;
+  void Append(ChatOutputParts other);
+};
+
+class ChatOutputParser {
+ public:
+  // `prompt`: the rendered prompt, whose tail decides where reasoning starts.
+  ChatOutputParser(const ServerConfig& config, const ChatInput& input, std::string_view prompt);
+
+  ChatOutputParts Feed(std::string_view text);
+  ChatOutputParts Finish();
+
+  bool reasoning_enabled() const { return reasoning_.has_value(); }
+  bool tools_enabled() const { return tools_ != nullptr; }
+  int32_t num_tool_calls() const { return tools_ ? tools_->num_calls() : 0; }
+
+ private:
+  ChatOutputParts ToTools(text::ReasoningDelta delta, bool finish);
+
+  std::optional<text::ReasoningParser> reasoning_;
+  std::unique_ptr<text::ToolCallParser> tools_;
+};
+
+// vLLM's tool_choice checks against the server flags. Errors: 400 (param "tool_choice") for
+// "auto" without --enable-auto-tool-choice/--tool-call-parser, and for "required" or a named
+// function without --tool-call-parser (tandem has no structured-output decoding to force them).
+ApiResult<bool> CheckToolChoice(const ChatInput& input, const ServerConfig& config);
+
+// {"id": "chatcmpl-tool-<32 hex>", "type": "function", "function": {"name", "arguments"}}.
+nlohmann::json ToolCallJson(const text::ToolCall& call);
+
+}  // namespace tandem::server::openai

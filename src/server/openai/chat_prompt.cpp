@@ -1,0 +1,50 @@
+#include "server/openai/chat_prompt.h"
+
+#include "server/openai/chat_completions.h"
+#include "text/chat_template.h"
+
+namespace tandem::server::openai {
+namespace {
+
+std::string_view Strip(std::string_view s, bool left, bool right) {
+  auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+  while (left && !s.empty() && space(s.front())) s.remove_prefix(1);
+  while (right && !s.empty() && space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+ApiResult<std::string> CutAfterFinalMessage(const std::string& rendered,
+                                            const std::string& final_content) {
+  const std::string_view stripped = Strip(final_content, true, true);
+  const size_t at = rendered.rfind(stripped);
+  if (stripped.empty() || at == std::string::npos) {
+    return BadParam("messages", "continue_final_message is set but the final message's content "
+                                "does not appear in the prompt the chat template rendered");
+  }
+  const std::string_view lstripped = Strip(final_content, true, false);
+  if (std::string_view(rendered).substr(at, lstripped.size()) == lstripped) {
+    return rendered.substr(0, at + lstripped.size());
+  }
+  return rendered.substr(0, at + stripped.size());
+}
+
+ApiResult<std::string> RenderChatPrompt(const ServerContext& context, const ChatInput& input) {
+  if (!context.chat_template) {
+    return BadParam("messages", "the model has no chat template; start the server with "
+                                "--chat-template FILE, or use /v1/completions");
+  }
+  const nlohmann::ordered_json template_context =
+      ChatTemplateContext(input, context.config, *context.tokenizer);
+  auto rendered = context.chat_template->Render(template_context);
+  if (!rendered.ok()) {
+    return BadParam("messages", "cannot apply the chat template to these messages: " +
+                                    rendered.status().message());
+  }
+  if (!input.continue_final_message) return std::move(rendered).value();
+  const auto& last = input.messages.back();
+  return CutAfterFinalMessage(rendered.value(), last.value("content", std::string()));
+}
+
+}  // namespace tandem::server::openai
