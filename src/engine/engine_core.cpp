@@ -35,6 +35,12 @@ protocol::EngineOutputs EngineCore::Step() {
       outputs.outputs.push_back(std::move(output));
     }
   }
+  for (const protocol::EngineOutput& output : outputs.outputs) {
+    num_generation_tokens_ += static_cast<int64_t>(output.new_token_ids.size());
+    if (output.finish_reason != static_cast<uint8_t>(protocol::FinishReason::kNone)) {
+      ++num_requests_finished_;
+    }
+  }
   outputs.stats = Stats();
   return outputs;
 }
@@ -52,6 +58,8 @@ std::vector<protocol::EngineOutput> EngineCore::ExecuteAndUpdate(const protocol:
 
 protocol::EngineStats EngineCore::Stats() const {
   protocol::EngineStats stats = scheduler_.MakeStats();
+  stats.num_requests_finished = num_requests_finished_;
+  stats.num_generation_tokens = num_generation_tokens_;
   stats.dp_rank = dp_rank_;
   return stats;
 }

@@ -49,6 +49,8 @@ class EngineCore {
   std::unique_ptr<Executor> executor_;
   int32_t dp_rank_;
   std::vector<protocol::EngineOutput> pending_outputs_;  // aborts since the last Step
+  int64_t num_requests_finished_ = 0;  // cumulative, for per-rank metrics
+  int64_t num_generation_tokens_ = 0;
 };
 
 }  // namespace tandem::engine

@@ -56,8 +56,11 @@ struct EngineStats {
   int64_t num_preemptions = 0;       // cumulative
   int64_t prefix_cache_queries = 0;  // cumulative prompt tokens looked up
   int64_t prefix_cache_hits = 0;     // cumulative prompt tokens found cached
+  int64_t num_requests_finished = 0; // cumulative requests this engine finished (any reason)
+  int64_t num_generation_tokens = 0; // cumulative tokens this engine generated
   MSGPACK_DEFINE(dp_rank, num_running, num_waiting, kv_cache_usage, num_gpu_blocks, block_size,
-                 num_preemptions, prefix_cache_queries, prefix_cache_hits)
+                 num_preemptions, prefix_cache_queries, prefix_cache_hits, num_requests_finished,
+                 num_generation_tokens)
 };
 
 struct EngineOutputs {

@@ -111,21 +111,48 @@ void Metrics::Reset() {
 }
 
 std::string Metrics::Render(const std::string& model_name, const protocol::EngineStats& stats) const {
+  return Render(model_name, std::vector<protocol::EngineStats>{stats}, std::vector<bool>{true});
+}
+
+std::string Metrics::Render(const std::string& model_name,
+                            const std::vector<protocol::EngineStats>& per_rank,
+                            const std::vector<bool>& alive) const {
   std::lock_guard l(mutex_);
   Writer w(model_name);
-  w.Scalar("num_requests_running", "gauge", "Number of requests in model execution batches.",
-           stats.num_running);
-  w.Scalar("num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
-           stats.num_waiting);
-  w.Scalar("kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
-           stats.kv_cache_usage);
-  w.Scalar("num_gpu_blocks", "gauge", "Number of KV-cache blocks in the pool.",
-           stats.num_gpu_blocks);
-  w.Scalar("cache_config_info", "gauge", "Information of the KV-cache config.", 1,
-           fmt::format(",block_size=\"{}\",num_gpu_blocks=\"{}\"", stats.block_size,
-                       stats.num_gpu_blocks));
-  w.Scalar("num_preemptions_total", "counter", "Cumulative number of preemptions.",
-           static_cast<double>(stats.num_preemptions));
+  // One series per DP rank: engine="N".
+  auto per_engine = [&](auto value_of) {
+    std::vector<std::pair<std::string, double>> series;
+    for (size_t r = 0; r < per_rank.size(); ++r) {
+      series.emplace_back(fmt::format(",engine=\"{}\"", r), static_cast<double>(value_of(per_rank[r], r)));
+    }
+    return series;
+  };
+  using S = protocol::EngineStats;
+  w.Labelled("num_requests_running", "gauge", "Number of requests in model execution batches.",
+             per_engine([](const S& s, size_t) { return s.num_running; }));
+  w.Labelled("num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
+             per_engine([](const S& s, size_t) { return s.num_waiting; }));
+  w.Labelled("kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
+             per_engine([](const S& s, size_t) { return s.kv_cache_usage; }));
+  w.Labelled("num_gpu_blocks", "gauge", "Number of KV-cache blocks in the pool.",
+             per_engine([](const S& s, size_t) { return s.num_gpu_blocks; }));
+  std::vector<std::pair<std::string, double>> cache_info;
+  for (size_t r = 0; r < per_rank.size(); ++r) {
+    cache_info.emplace_back(fmt::format(",engine=\"{}\",block_size=\"{}\",num_gpu_blocks=\"{}\"", r,
+                                        per_rank[r].block_size, per_rank[r].num_gpu_blocks),
+                            1.0);
+  }
+  w.Labelled("cache_config_info", "gauge", "Information of the KV-cache config.", cache_info);
+  w.Labelled("num_preemptions_total", "counter", "Cumulative number of preemptions.",
+             per_engine([](const S& s, size_t) { return s.num_preemptions; }));
+  w.Labelled("engine_alive", "gauge", "1 while the DP rank serves, 0 once it is lost.",
+             per_engine([&](const S&, size_t r) { return r < alive.size() && alive[r] ? 1 : 0; }));
+  w.Labelled("engine_requests_finished_total", "counter",
+             "Requests the DP rank finished (any reason), as counted by the engine.",
+             per_engine([](const S& s, size_t) { return s.num_requests_finished; }));
+  w.Labelled("engine_generation_tokens_total", "counter",
+             "Tokens the DP rank generated, as counted by the engine.",
+             per_engine([](const S& s, size_t) { return s.num_generation_tokens; }));
   w.Scalar("prompt_tokens_total", "counter", "Number of prefill tokens processed.",
            static_cast<double>(prompt_tokens_));
   w.Scalar("generation_tokens_total", "counter", "Number of generation tokens processed.",

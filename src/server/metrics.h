@@ -50,6 +50,11 @@ class Metrics {
   // Prometheus text exposition format 0.0.4, with # HELP / # TYPE for every family.
   // Engine-side gauges (running, waiting, KV usage, preemptions, blocks) come from `stats`.
   std::string Render(const std::string& model_name, const protocol::EngineStats& stats) const;
+  // Same, with the engine-side series once per DP rank, labelled engine="N" (vLLM's label),
+  // plus engine_alive{engine} (1 serving, 0 lost) and per-rank finished / generated counters.
+  std::string Render(const std::string& model_name,
+                     const std::vector<protocol::EngineStats>& per_rank,
+                     const std::vector<bool>& alive) const;
 
   // Zeroes everything (tests only).
   void Reset();

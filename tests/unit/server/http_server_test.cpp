@@ -204,8 +204,8 @@ TEST_F(HttpServerTest, ModelsVersionAndMetrics) {
   EXPECT_TRUE(Send(http::verb::get, "/version").Json().contains("version"));
   const Reply metrics = Send(http::verb::get, "/metrics");
   EXPECT_EQ(metrics.status, 200);
-  EXPECT_NE(metrics.body.find("vllm:num_requests_running{model_name=\"tiny\"} 3"), std::string::npos);
-  EXPECT_NE(metrics.body.find("tandem:kv_cache_usage_perc{model_name=\"tiny\"} 0.25"), std::string::npos);
+  EXPECT_NE(metrics.body.find("vllm:num_requests_running{model_name=\"tiny\",engine=\"0\"} 3"), std::string::npos);
+  EXPECT_NE(metrics.body.find("tandem:kv_cache_usage_perc{model_name=\"tiny\",engine=\"0\"} 0.25"), std::string::npos);
 }
 
 TEST_F(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {

@@ -21,8 +21,8 @@ TEST(MetricsTest, RendersEverySeriesUnderBothPrefixesWithModelLabel) {
   const std::string text = metrics.Render("m", stats);
   for (const std::string prefix : {"tandem:", "vllm:"}) {
     EXPECT_NE(text.find("# TYPE " + prefix + "num_requests_running gauge"), std::string::npos);
-    EXPECT_NE(text.find(prefix + "num_requests_running{model_name=\"m\"} 3\n"), std::string::npos);
-    EXPECT_NE(text.find(prefix + "kv_cache_usage_perc{model_name=\"m\"} 0.5\n"), std::string::npos);
+    EXPECT_NE(text.find(prefix + "num_requests_running{model_name=\"m\",engine=\"0\"} 3\n"), std::string::npos);
+    EXPECT_NE(text.find(prefix + "kv_cache_usage_perc{model_name=\"m\",engine=\"0\"} 0.5\n"), std::string::npos);
     EXPECT_NE(text.find(prefix + "prompt_tokens_total{model_name=\"m\"} 7\n"), std::string::npos);
     EXPECT_NE(text.find(prefix + "generation_tokens_total{model_name=\"m\"} 5\n"), std::string::npos);
     EXPECT_NE(text.find(prefix + "request_success_total{model_name=\"m\",finished_reason=\"stop\"} 1\n"),
@@ -38,7 +38,7 @@ TEST(MetricsTest, RendersEverySeriesUnderBothPrefixesWithModelLabel) {
               std::string::npos);
     EXPECT_NE(text.find(prefix + "e2e_request_latency_seconds_bucket{model_name=\"m\",le=\"+Inf\"} 1\n"),
               std::string::npos);
-    EXPECT_NE(text.find(prefix + "cache_config_info{model_name=\"m\",block_size=\"16\",num_gpu_blocks=\"64\"} 1\n"),
+    EXPECT_NE(text.find(prefix + "cache_config_info{model_name=\"m\",engine=\"0\",block_size=\"16\",num_gpu_blocks=\"64\"} 1\n"),
               std::string::npos);
   }
 }
