@@ -1,0 +1,259 @@
+"""The seed deployment in miniature: DP=2 over two "machines" (network namespaces joined by a
+veth pair), the primary with the API servers, the secondary --headless, flags as the seed's
+command lines have them (sizes scaled). Needs root; without it the test says so and is skipped.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../e2e"))
+from harness import BIN, STORIES_GGUF, Server, check, run  # noqa: E402
+from netns import TwoMachines  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PORT, RPC_PORT = 8000, 13389
+PROMPTS = ["Once upon a time", "Lily and Ben", "The cat sat on the mat.", "One day, a little",
+           "Tom had a red ball", "The sun was", "She saw a big dog", "The bird flew"]
+COMMON = ["--data-parallel-size", "2", "--tensor-parallel-size", "1",
+          "--data-parallel-size-local=1", "--data-parallel-rpc-port=13389", "--seed=1024",
+          "--max-num-seqs=16", "--max-model-len=512", "--max-num-batched-tokens=512",
+          "--gpu-memory-utilization=0.90", "--trust-remote-code", "--async-scheduling",
+          "--no-enable-prefix-caching", "--disable-access-log-for-endpoints",
+          "/health,/metrics,/ping", "--num-threads", "1"]
+
+
+class Deployment:
+    def __init__(self, m, timeout_s=60, head_extra=(), headless_extra=()):
+        self.m = m
+        self.timeout_s = timeout_s
+        self.head_extra, self.headless_extra = list(head_extra), list(headless_extra)
+        self.logs = {}
+        self.procs = {}
+
+    def env(self, iface):
+        return {**os.environ, "VLLM_ENGINE_READY_TIMEOUT_S": str(self.timeout_s),
+                "GLOO_SOCKET_IFNAME": iface, "OMP_NUM_THREADS": "1"}
+
+    def start_head(self):
+        cmd = [BIN, "serve", STORIES_GGUF, "--host", self.m.ip_a, "--port", str(PORT), *COMMON,
+               "--api-server-count=2", f"--data-parallel-address={self.m.ip_a}", *self.head_extra]
+        self._start("head", self.m.ns_a, cmd, self.m.if_a)
+
+    def start_headless(self):
+        common = [a for a in COMMON if not any(a.startswith(x.split("=")[0] + "=")
+                                               for x in self.headless_extra)]
+        cmd = [BIN, "serve", STORIES_GGUF, *common, f"--data-parallel-address={self.m.ip_a}",
+               "--data-parallel-start-rank=1", "--headless", *self.headless_extra]
+        self._start("headless", self.m.ns_b, cmd, self.m.if_b)
+
+    def _start(self, name, ns, cmd, iface):
+        log = tempfile.NamedTemporaryFile(prefix=f"tandem-{name}-", suffix=".log", delete=False)
+        self.logs[name] = log.name
+        self.procs[name] = self.m.popen(ns, cmd, self.env(iface), log)
+
+    def log(self, name):
+        with open(self.logs[name], errors="replace") as f:
+            return f.read()[-6000:]
+
+    def client(self, spec, timeout=300):
+        spec = {"base": f"http://{self.m.ip_a}:{PORT}", **spec}
+        p = self.m.run_in(self.m.ns_a, [sys.executable, os.path.join(HERE, "dp_client.py"),
+                                         json.dumps(spec)], timeout=timeout)
+        check(p.returncode == 0, f"client failed: {p.stderr[-2000:]}")
+        return json.loads(p.stdout)
+
+    def metrics(self):
+        return self.client({"get": ["/metrics"]})["/metrics"]["body"]
+
+    def metric(self, name, engine):
+        for line in self.metrics().splitlines():
+            if line.startswith(name + "{") and f'engine="{engine}"' in line:
+                return float(line.split()[-1])
+        raise AssertionError(f"{name}{{engine={engine}}} not in /metrics")
+
+    def wait_both_ranks(self, timeout=90):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            for name, p in self.procs.items():
+                check(p.poll() is None, f"{name} exited {p.returncode}:\n{self.log(name)}")
+            try:
+                if self.metric("tandem:engine_alive", 0) == 1 and \
+                        self.metric("tandem:engine_alive", 1) == 1:
+                    return
+            except (AssertionError, ValueError):
+                pass
+            time.sleep(0.3)
+        raise AssertionError(f"ranks not both up:\nHEAD\n{self.log('head')}\n"
+                             f"HEADLESS\n{self.log('headless')}")
+
+    def wait_exit(self, name, timeout):
+        try:
+            return self.procs[name].wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{name} still running after {timeout}s:\n{self.log(name)}")
+
+    def stop(self):
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.terminate()
+        for p in self.procs.values():
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def greedy(prompt, max_tokens=24, **kw):
+    return {"model": STORIES_GGUF, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0,
+            "return_token_ids": True, **kw}
+
+
+def reference_outputs():
+    with Server(STORIES_GGUF, "--seed=1024") as srv:
+        out = {}
+        for p in PROMPTS:
+            status, body = srv.post_json("/v1/completions", greedy(p))
+            check(status == 200, f"reference: {body}")
+            out[p] = body["choices"][0]["token_ids"]
+        return out
+
+
+REFERENCE = {}
+
+
+def check_64_requests(dep):
+    results = dep.client({"requests": [greedy(PROMPTS[i % len(PROMPTS)]) for i in range(64)],
+                          "concurrency": 16})
+    for i, r in enumerate(results):
+        check(r["status"] == 200 and not r["error"], f"request {i}: {r}")
+        want = REFERENCE[PROMPTS[i % len(PROMPTS)]]
+        check(r["token_ids"] == want, f"request {i}: {r['token_ids'][:8]} != {want[:8]}")
+    served = [dep.metric("tandem:engine_requests_finished_total", r) for r in (0, 1)]
+    check(all(s > 0 for s in served), f"per-rank finished counts {served}")
+    return served
+
+
+def test_seed_flags_head_first_64_requests_match_one_rank():
+    with TwoMachines("a") as m:
+        dep = Deployment(m)
+        try:
+            dep.start_head()
+            time.sleep(1)
+            dep.start_headless()
+            dep.wait_both_ranks()
+            check_64_requests(dep)
+        finally:
+            dep.stop()
+
+
+def test_headless_first_then_head_works_too_and_a_burst_splits_evenly():
+    with TwoMachines("b") as m:
+        dep = Deployment(m)
+        try:
+            dep.start_headless()
+            time.sleep(2)
+            dep.start_head()
+            dep.wait_both_ranks()
+            check_64_requests(dep)
+            before = [dep.metric("tandem:engine_requests_finished_total", r) for r in (0, 1)]
+            dep.client({"requests": [greedy("Once", max_tokens=4) for _ in range(32)],
+                        "concurrency": 32})
+            after = [dep.metric("tandem:engine_requests_finished_total", r) for r in (0, 1)]
+            split = [a - b for a, b in zip(after, before)]
+            check(sum(split) == 32 and all(15 <= s <= 17 for s in split), f"burst split {split}")
+        finally:
+            dep.stop()
+
+
+def test_kill_headless_under_load_fails_its_requests_and_rank0_serves_on():
+    with TwoMachines("c") as m:
+        dep = Deployment(m)
+        try:
+            dep.start_head()
+            dep.start_headless()
+            dep.wait_both_ranks()
+            import threading
+            box = {}
+            long_reqs = [greedy(PROMPTS[i % 8], max_tokens=480, ignore_eos=True, stream=True)
+                         for i in range(16)]
+            t = threading.Thread(target=lambda: box.update(
+                r=dep.client({"requests": long_reqs, "concurrency": 16, "timeout": 60})))
+            t.start()
+            time.sleep(1.0)
+            m.kill_all(m.ns_b)
+            t0 = time.time()
+            t.join(timeout=120)
+            check(not t.is_alive(), "requests hung after the headless node died")
+            results = box["r"]
+            failed = [r for r in results if r["error"]]
+            ok = [r for r in results if not r["error"]]
+            check(failed, "no request failed although rank 1 died")
+            check(ok, "no request finished on rank 0")
+            for r in failed:
+                check("rank 1" in r["error"] or "died" in r["error"], f"error: {r['error']}")
+            check(time.time() - t0 < 60, "failure not noticed quickly")
+            health = dep.client({"get": ["/health"]})["/health"]["status"]
+            check(health == 200, f"/health {health} with rank 0 alive")
+            check(dep.metric("tandem:engine_alive", 1) == 0, "rank 1 loss not in /metrics")
+            after = dep.client({"requests": [greedy(p) for p in PROMPTS], "concurrency": 8})
+            for p, r in zip(PROMPTS, after):
+                check(r["status"] == 200 and r["token_ids"] == REFERENCE[p], f"after kill: {r}")
+        finally:
+            dep.stop()
+
+
+def test_head_never_started_headless_gives_up_at_the_deadline():
+    with TwoMachines("d") as m:
+        dep = Deployment(m, timeout_s=3)
+        try:
+            dep.start_headless()
+            code = dep.wait_exit("headless", 30)
+            log = dep.log("headless")
+            check(code != 0, f"headless exited {code}")
+            check(f"{m.ip_a}:{RPC_PORT}" in log and "deadline" in log, log)
+        finally:
+            dep.stop()
+
+
+def test_headless_never_started_head_exits_naming_rank1_and_address():
+    with TwoMachines("e") as m:
+        dep = Deployment(m, timeout_s=3)
+        try:
+            dep.start_head()
+            code = dep.wait_exit("head", 30)
+            log = dep.log("head")
+            check(code != 0, f"head exited {code}")
+            check("rank(s) 1 " in log and f"{m.ip_a}:{RPC_PORT}" in log, log)
+        finally:
+            dep.stop()
+
+
+def test_config_mismatch_is_refused_naming_the_setting():
+    with TwoMachines("f") as m:
+        dep = Deployment(m, timeout_s=30, headless_extra=["--seed=7"])
+        try:
+            dep.start_head()
+            dep.start_headless()
+            check(dep.wait_exit("headless", 40) != 0, "headless accepted a different seed")
+            check(dep.wait_exit("head", 40) != 0, "head accepted a different seed")
+            for name in ("head", "headless"):
+                check("--seed 7" in dep.log(name) and "--seed 1024" in dep.log(name),
+                      f"{name}:\n{dep.log(name)}")
+        finally:
+            dep.stop()
+
+
+if __name__ == "__main__":
+    if os.geteuid() != 0:
+        print("SKIP: multinode tests need root to create network namespaces (ip netns)")
+        sys.exit(77)
+    REFERENCE.update(reference_outputs())
+    run([test_seed_flags_head_first_64_requests_match_one_rank,
+         test_headless_first_then_head_works_too_and_a_burst_splits_evenly,
+         test_kill_headless_under_load_fails_its_requests_and_rank0_serves_on,
+         test_head_never_started_headless_gives_up_at_the_deadline,
+         test_headless_never_started_head_exits_naming_rank1_and_address,
+         test_config_mismatch_is_refused_naming_the_setting])
