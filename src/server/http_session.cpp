@@ -126,6 +126,7 @@ void HttpSession::OnRead(error_code ec) {
   request.path = target.substr(0, target.find('?'));
   request.body = std::move(message.body());
   request.authorization = std::string(message[http::field::authorization]);
+  request.data_parallel_rank = std::string(message["X-data-parallel-rank"]);
   request.arrival_time_s = MonotonicSeconds();
   const bool keep_alive = message.keep_alive();
   if (exchange_active_) {

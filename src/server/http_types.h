@@ -13,6 +13,7 @@ struct HttpRequest {
   std::string path;           // target without the query string ("/v1/completions")
   std::string body;           // raw bytes (size <= ServerConfig.max_body_bytes)
   std::string authorization;  // the Authorization header, "" when absent
+  std::string data_parallel_rank;  // the X-data-parallel-rank header (pins a DP rank), "" = none
   double arrival_time_s = 0;  // MonotonicSeconds() when the request was fully read
 };
 

@@ -225,6 +225,9 @@ void HandleChatCompletions(const ServerContext& context, const HttpRequest& http
   if (ordered.is_discarded()) return SendError(*sink, BadParam("", "malformed JSON body"));
   auto parsed = ParseChatCompletionRequest(ordered, context.config);
   if (!parsed.ok()) return SendError(*sink, parsed.error());
+  auto pinned_rank = ParseDataParallelRankHeader(http_request.data_parallel_rank);
+  if (!pinned_rank.ok()) return SendError(*sink, pinned_rank.error());
+  parsed.value().common.data_parallel_rank = pinned_rank.value();
   auto tool_choice = CheckToolChoice(parsed.value().input, context.config);
   if (!tool_choice.ok()) return SendError(*sink, tool_choice.error());
   auto call = std::make_shared<ChatCall>();

@@ -54,6 +54,7 @@ Status Generation::Start() {
     if (engine_request.sampling.has_seed) engine_request.sampling.seed += i;
     engine_request.eos_token_ids = context_.config.eos_token_ids;
     engine_request.arrival_time_s = arrival_time_s_;
+    engine_request.data_parallel_rank = request_.data_parallel_rank;
     // The engine client owns the Generation through this callback until the choice ends.
     Status status = context_.engine->AddRequest(
         std::move(engine_request),
@@ -103,7 +104,8 @@ void Generation::OnOutput(int32_t index, const protocol::EngineOutput& output) {
       }
       context_.metrics->AddRequestSuccess("error");
       TLOG_ERROR("request {} failed in the engine: {}", choice.engine_request_id, output.error);
-      callbacks_.on_error(ApiError{Internal(fmt::format("engine error: {}", output.error)), ""});
+      // 503: the engine (e.g. a DP rank that died) could not finish it; retrying may succeed.
+      callbacks_.on_error(ApiError{Unavailable(fmt::format("engine error: {}", output.error)), ""});
     } else {
       if (index == 0 && output.num_cached_tokens > usage_.cached_tokens) {
         usage_.cached_tokens = output.num_cached_tokens;

@@ -230,4 +230,18 @@ ApiResult<bool> ResolveMaxTokens(GenerationRequest* request, int32_t num_prompt_
   return true;
 }
 
+ApiResult<int32_t> ParseDataParallelRankHeader(const std::string& value) {
+  if (value.empty()) return -1;
+  int32_t rank = 0;
+  for (char c : value) {
+    if (c < '0' || c > '9' || rank > 1000000) {
+      return ApiError{InvalidArgument("X-data-parallel-rank must be a non-negative integer, got '" +
+                                      value + "'"),
+                      ""};
+    }
+    rank = rank * 10 + (c - '0');
+  }
+  return rank;
+}
+
 }  // namespace tandem::server::openai

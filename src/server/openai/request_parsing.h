@@ -32,7 +32,12 @@ struct GenerationRequest {
   bool include_stop_str_in_output = false;
   bool skip_special_tokens = true;
   bool return_token_ids = false;      // vLLM extension: prompt_token_ids + choice token_ids
+  int32_t data_parallel_rank = -1;    // X-data-parallel-rank header: pin a DP rank; -1 = any
 };
+
+// The X-data-parallel-rank header ("" = not pinned → -1). Errors: 400 unless a non-negative
+// integer.
+ApiResult<int32_t> ParseDataParallelRankHeader(const std::string& value);
 
 // Parses `body` as a JSON object. Errors: 400 on malformed JSON, invalid UTF-8 or a non-object.
 ApiResult<nlohmann::json> ParseJsonObject(std::string_view body);
