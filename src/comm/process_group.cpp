@@ -2,6 +2,7 @@
 #include "comm/process_group.h"
 
 #include "comm/local_process_group.h"
+#include "comm/shm_process_group.h"
 
 namespace tandem::comm {
 
@@ -15,6 +16,7 @@ Result<std::unique_ptr<ProcessGroup>> CreateProcessGroup(const GroupSpec& spec) 
                            "deployment, e.g. \"tp-dp0-<port>\"");
   }
   if (spec.backend == "local") return LocalProcessGroup::Create(spec);
+  if (spec.backend == "shm") return ShmProcessGroup::Create(spec);
   return InvalidArgument("group '" + spec.name + "': unknown backend '" + spec.backend +
                          "'; expected shm, gloo or local");
 }

@@ -66,12 +66,26 @@ TEST_P(CollectivesTest, MixedSequenceOfSmallCollectivesMatchesReference) {
   });
 }
 
+// 3·2^20 + 5 elements: several shm chunks (4 MiB halves) with a ragged tail.
+TEST_P(CollectivesTest, MessagesSpanningSeveralChunksMatchReference) {
+  RunAllCounts([](ProcessGroup& pg, size_t count) -> std::string {
+    if (count != kCounts.back()) return "";
+    size_t big = 3 * count + 5;
+    for (auto* f : {testing::CheckAllReduceSum, testing::CheckAllReduceSumBf16,
+                    testing::CheckAllGather, testing::CheckBroadcast}) {
+      std::string err = f(pg, big);
+      if (!err.empty()) return err;
+    }
+    return "";
+  });
+}
+
 std::string ParamName(const ::testing::TestParamInfo<std::tuple<std::string, int>>& info) {
   return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) + "ranks";
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CollectivesTest,
-                         ::testing::Combine(::testing::Values("local"), ::testing::Values(2, 4)),
+                         ::testing::Combine(::testing::Values("local", "shm"), ::testing::Values(2, 4)),
                          ParamName);
 
 }  // namespace

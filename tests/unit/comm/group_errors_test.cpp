@@ -2,7 +2,12 @@
 // group's timeout instead of a hang.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstring>
 
 #include "comm/process_group.h"
 #include "comm_testing.h"
@@ -38,7 +43,7 @@ TEST(CreateProcessGroupTest, RankOutsideGroupIsInvalidArgument) {
 }
 
 TEST(CreateProcessGroupTest, SingleRankGroupIsIdentity) {
-  for (const char* backend : {"local"}) {
+  for (const char* backend : {"local", "shm"}) {
     GroupSpec spec = MakeSpec(backend, testing::UniqueGroupName("one"), 0, 1);
     auto pg = CreateProcessGroup(spec);
     ASSERT_TRUE(pg.ok()) << backend << ": " << pg.status().ToString();
@@ -79,7 +84,50 @@ TEST_P(MissingPeerTest, PeerThatStopsCallingGivesUnavailableInCollective) {
   EXPECT_EQ(errors, "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, MissingPeerTest, ::testing::Values("local"));
+class CrashedPeerTest : public ::testing::TestWithParam<std::string> {};
+
+// Rank 1 vanishes without any cleanup (as after kill -9): rank 0's all-reduce must give
+// kUnavailable naming the group after the timeout, not hang.
+TEST_P(CrashedPeerTest, PeerThatVanishesWithoutCleanupGivesUnavailableAfterTimeout) {
+  GroupSpec spec = MakeSpec(GetParam(), testing::UniqueGroupName("crash"), 0, 2, 1.5);
+  std::string errors = testing::RunGroup(spec, 2, [&](ProcessGroup& pg) -> std::string {
+    if (pg.rank() == 1) _exit(0);  // no destructor runs
+    float x = 1;
+    auto start = std::chrono::steady_clock::now();
+    Status st = pg.AllReduceSum(&x, 1);
+    double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (st.code() != StatusCode::kUnavailable) return "expected kUnavailable, got " + st.ToString();
+    if (st.message().find(spec.name) == std::string::npos) return "message lacks the group name: " + st.message();
+    if (elapsed_s > 10) return "took " + std::to_string(elapsed_s) + " s";
+    // The group stays failed: a later call fails fast too.
+    if (pg.Barrier().code() != StatusCode::kUnavailable) return "barrier after failure passed";
+    return "";
+  }, 30);
+  EXPECT_EQ(errors, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, CrashedPeerTest, ::testing::Values("shm"));
+
+// A segment left under the group's name by a crashed run (valid-looking header) must not stop
+// the next run with the same name from forming its group.
+TEST(ShmSegmentTest, StaleSegmentFromCrashedRunDoesNotBlockNextRun) {
+  std::string name = testing::UniqueGroupName("stale");
+  std::string shm_name = "/tandem-" + name;
+  int fd = shm_open(shm_name.c_str(), O_CREAT | O_RDWR, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 64 << 10), 0);
+  void* p = mmap(nullptr, 64 << 10, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  std::memset(p, 0x5a, 64 << 10);  // garbage, including the magic and the tokens
+  munmap(p, 64 << 10);
+  close(fd);
+  GroupSpec spec = MakeSpec("shm", name, 0, 2, 20);
+  EXPECT_EQ(testing::RunGroup(spec, 2, [](ProcessGroup& pg) { return testing::CheckAllReduceSum(pg, 7); }), "");
+  // Rank 0 removed the name at the end.
+  EXPECT_LT(shm_open(shm_name.c_str(), O_RDWR, 0600), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, MissingPeerTest, ::testing::Values("local", "shm"));
 
 }  // namespace
 }  // namespace tandem::comm
