@@ -13,6 +13,7 @@ PKGS=(
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers  # dnnl-config.cmake requires OpenCL (Debian builds oneDNN with it)
   libpcre2-dev libutf8proc-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libxxhash-dev libssl-dev
+  libgloo-dev  # comm/ "gloo" backend; pulls libhiredis-dev and libibverbs-dev (its Depends)
   python3
 )
 # Node.js + npm for the real `openai` client: keep an existing install (e.g. NodeSource),

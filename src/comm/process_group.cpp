@@ -1,6 +1,7 @@
 // CreateProcessGroup: validates the spec and hands it to the backend that `spec.backend` names.
 #include "comm/process_group.h"
 
+#include "comm/gloo_process_group.h"
 #include "comm/local_process_group.h"
 #include "comm/shm_process_group.h"
 
@@ -17,6 +18,7 @@ Result<std::unique_ptr<ProcessGroup>> CreateProcessGroup(const GroupSpec& spec) 
   }
   if (spec.backend == "local") return LocalProcessGroup::Create(spec);
   if (spec.backend == "shm") return ShmProcessGroup::Create(spec);
+  if (spec.backend == "gloo") return GlooProcessGroup::Create(spec);
   return InvalidArgument("group '" + spec.name + "': unknown backend '" + spec.backend +
                          "'; expected shm, gloo or local");
 }

@@ -43,7 +43,7 @@ TEST(CreateProcessGroupTest, RankOutsideGroupIsInvalidArgument) {
 }
 
 TEST(CreateProcessGroupTest, SingleRankGroupIsIdentity) {
-  for (const char* backend : {"local", "shm"}) {
+  for (const char* backend : {"local", "shm", "gloo"}) {
     GroupSpec spec = MakeSpec(backend, testing::UniqueGroupName("one"), 0, 1);
     auto pg = CreateProcessGroup(spec);
     ASSERT_TRUE(pg.ok()) << backend << ": " << pg.status().ToString();
@@ -106,7 +106,8 @@ TEST_P(CrashedPeerTest, PeerThatVanishesWithoutCleanupGivesUnavailableAfterTimeo
   EXPECT_EQ(errors, "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, CrashedPeerTest, ::testing::Values("shm"));
+INSTANTIATE_TEST_SUITE_P(Backends, CrashedPeerTest, ::testing::Values("shm", "gloo"),
+                         [](const auto& info) { return info.param; });
 
 // A segment left under the group's name by a crashed run (valid-looking header) must not stop
 // the next run with the same name from forming its group.
@@ -127,7 +128,8 @@ TEST(ShmSegmentTest, StaleSegmentFromCrashedRunDoesNotBlockNextRun) {
   EXPECT_LT(shm_open(shm_name.c_str(), O_RDWR, 0600), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, MissingPeerTest, ::testing::Values("local", "shm"));
+INSTANTIATE_TEST_SUITE_P(Backends, MissingPeerTest, ::testing::Values("local", "shm", "gloo"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace tandem::comm
