@@ -42,7 +42,10 @@ nlohmann::json LoadGoldenJson() {
 
 std::vector<GoldenCase> LoadCases() {
   std::vector<GoldenCase> cases;
-  for (const auto& g : LoadGoldenJson()["generation"]) {
+  // Bound to a local: a range-for over LoadGoldenJson()["generation"] would iterate a reference
+  // into a temporary destroyed before the loop body (undefined behaviour; read as no cases).
+  const nlohmann::json golden = LoadGoldenJson();
+  for (const auto& g : golden["generation"]) {
     cases.push_back({g["prompt"], g["prompt_ids"].get<std::vector<int32_t>>(), g["steps"],
                      g["generated_ids"].get<std::vector<int32_t>>()});
   }

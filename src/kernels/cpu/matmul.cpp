@@ -23,13 +23,16 @@ struct MatmulPrimitive {
 
 class MatmulCache {
  public:
+  // One cache per thread: oneDNN 2.x primitives share a library-managed scratchpad, so one
+  // primitive executed from two threads at once (TP ranks as threads of one process, "local"
+  // backend) corrupts each other's results unless built with DNNL_ENABLE_CONCURRENT_EXEC.
   static MatmulCache& Get() {
-    static MatmulCache cache;
+    static thread_local MatmulCache cache;
     return cache;
   }
   dnnl::engine& engine() { return engine_; }
 
-  // Returns the primitive for (m, n, k), creating it on first use. Thread-safe.
+  // Returns the primitive for (m, n, k), creating it on first use (this thread's cache).
   const MatmulPrimitive& Lookup(int64_t m, int64_t n, int64_t k) {
     std::lock_guard<std::mutex> lock(mu_);
     const auto key = std::make_tuple(m, n, k);
