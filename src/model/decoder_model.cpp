@@ -6,8 +6,13 @@
 
 namespace tandem::model {
 
-DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights)
-    : info_(std::move(info)), w_(std::move(weights)) {
+DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp)
+    : info_(std::move(info)), w_(std::move(weights)), tp_(tp) {
+  const LocalHeads heads = LocalHeadsOf(info_.num_heads, info_.num_kv_heads, tp_);
+  info_.num_heads = heads.num_heads;
+  info_.num_kv_heads = heads.num_kv_heads;
+  info_.tp_rank = tp_.rank;
+  info_.tp_size = tp_.size;
   TANDEM_CHECK(static_cast<int32_t>(w_.layers.size()) == info_.num_layers)
       << "DecoderModel: " << w_.layers.size() << " layers, info says " << info_.num_layers;
   size_t bytes =
@@ -28,9 +33,10 @@ void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, std::vector<f
   normed_.resize(n * dim);
   delta_.resize(n * dim);
   w_.embedding.Forward(ctx.token_ids.data(), n, hidden_.data());
+  tp_.AllReduceSum(hidden_.data(), n * dim);  // vocab-parallel: other ranks' rows were zeros
   for (size_t l = 0; l < w_.layers.size(); ++l) {
-    w_.layers[l].Forward(ctx, kv.key_cache[l].data(), kv.value_cache[l].data(), hidden_.data(),
-                         normed_.data(), delta_.data(), dim);
+    w_.layers[l].Forward(ctx, tp_, kv.key_cache[l].data(), kv.value_cache[l].data(),
+                         hidden_.data(), normed_.data(), delta_.data(), dim);
   }
   // Only the rows whose logits are wanted go through the final norm and lm_head.
   const int64_t num_logits = static_cast<int64_t>(ctx.logits_indices.size());
@@ -40,8 +46,9 @@ void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, std::vector<f
     std::copy(&hidden_[row * dim], &hidden_[row * dim] + dim, &last_[i * dim]);
   }
   w_.final_norm.Forward(last_.data(), last_.data(), num_logits);
-  logits.resize(num_logits * info_.vocab_size);
-  w_.lm_head.Forward(last_.data(), logits.data(), num_logits);
+  local_logits_.resize(num_logits * w_.lm_head.out_features());
+  w_.lm_head.Forward(last_.data(), local_logits_.data(), num_logits);
+  GatherVocabLogits(tp_, local_logits_, num_logits, info_.vocab_size, gathered_, logits);
 }
 
 // The worker builds ctx; an inconsistent one is a bug there, not bad user input.
@@ -60,6 +67,9 @@ void DecoderModel::CheckContext(const ForwardContext& ctx, const KvCache& kv) co
                kv.block_size == ctx.block_size)
       << "KvCache has " << kv.key_cache.size() << " layers, block_size " << kv.block_size
       << "; model has " << info_.num_layers << " layers, ctx block_size " << ctx.block_size;
+  TANDEM_CHECK(kv.spec.num_kv_heads == info_.num_kv_heads && kv.spec.head_dim == info_.head_dim)
+      << "KvCache has " << kv.spec.num_kv_heads << " KV heads of " << kv.spec.head_dim
+      << "; TP rank " << tp_.rank << " holds " << info_.num_kv_heads << " of " << info_.head_dim;
   const int64_t num_slots = static_cast<int64_t>(kv.num_blocks) * kv.block_size;
   for (int64_t s : ctx.slot_mapping) {
     TANDEM_CHECK(s < num_slots) << "slot " << s << " beyond the KV cache's " << num_slots;

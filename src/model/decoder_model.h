@@ -10,6 +10,7 @@
 #include "model/layers/embedding.h"
 #include "model/layers/linear.h"
 #include "model/layers/rms_norm.h"
+#include "model/layers/tensor_parallel.h"
 #include "model/model.h"
 
 namespace tandem::model {
@@ -18,14 +19,15 @@ struct DecoderWeights {
   Embedding embedding;               // [vocab, hidden]
   std::vector<DecoderLayer> layers;  // num_layers, each with one attention (one KV layer)
   RmsNormLayer final_norm;           // [hidden]
-  Linear lm_head;                    // [vocab, hidden]; may share the embedding table (tied)
+  Linear lm_head;  // [vocab slice (padded), hidden]; may share the embedding table (tied)
 };
 
 class DecoderModel : public Model {
  public:
-  // `info` must describe `weights` (vocab, hidden, layers, heads, head_dim); weight_bytes is
+  // `info` must describe the full model (vocab, hidden, layers, heads, head_dim) and `weights`
+  // hold TP rank tp.rank's shard of it; info's heads become this rank's and weight_bytes is
   // computed here from the weights.
-  DecoderModel(ModelInfo info, DecoderWeights weights);
+  DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp = {});
 
   const ModelInfo& info() const override { return info_; }
   KvCacheSpec kv_cache_spec() const override;
@@ -38,7 +40,9 @@ class DecoderModel : public Model {
 
   ModelInfo info_;
   DecoderWeights w_;
+  TpContext tp_;
   std::vector<float> hidden_, normed_, delta_, last_;  // scratch, reused across steps
+  std::vector<float> local_logits_, gathered_;          // scratch: vocab-parallel lm_head
 };
 
 }  // namespace tandem::model

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/process_group.h"
 #include "core/status.h"
 #include "model/forward_context.h"
 #include "model/kv_cache.h"
@@ -18,13 +19,15 @@ struct ModelInfo {
   int32_t vocab_size = 0;
   int32_t hidden_size = 0;
   int32_t num_layers = 0;
-  int32_t num_heads = 0;
-  int32_t num_kv_heads = 0;
+  int32_t num_heads = 0;            // query heads on this TP rank
+  int32_t num_kv_heads = 0;         // KV heads on this TP rank (KvCacheSpec's)
   int32_t head_dim = 0;
   int32_t max_position_embeddings = 0;  // context length the model was built for
   int32_t num_experts = 0;              // 0 = dense
   int32_t num_experts_per_tok = 0;
-  size_t weight_bytes = 0;              // bytes of all weights (for bandwidth ratios)
+  size_t weight_bytes = 0;              // bytes of this rank's weights (for bandwidth ratios)
+  int32_t tp_rank = 0;                  // this model instance's TP rank
+  int32_t tp_size = 1;                  // --tensor-parallel-size
 };
 
 class Model {
@@ -45,13 +48,22 @@ struct LoadOptions {
   // exactly at load; "bfloat16" is accepted, logged, and computed in f32.
   std::string dtype = "auto";
   int32_t num_threads = 0;     // 0 = all cores
+  // Tensor parallel: this instance holds TP rank tp_rank's shard of every weight (vLLM's split,
+  // see model/loader/sharded_reader.h) and its Forward enters tp_group's collectives (two
+  // all-reduces per layer, one for the embedding, one all-gather for the logits), so all
+  // tp_size ranks must call Forward in lock-step with the same ForwardContext. Logits come out
+  // full [num_logits, vocab] on every rank.
+  int32_t tp_rank = 0;
+  int32_t tp_size = 1;
+  comm::ProcessGroup* tp_group = nullptr;  // non-owning; required when tp_size > 1
 };
 
 // Loads a model from a .gguf file (llama) or a Hugging Face folder (config.json + safetensors;
 // LlamaForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen2MoeForCausalLM).
 // Errors: kNotFound (no such path), kDataLoss (truncated/corrupt file, naming file + tensor),
 // kInvalidArgument (unknown architecture or dtype, missing or misshaped tensor: name, expected,
-// found), kUnimplemented (a config feature not supported yet, e.g. rope_scaling).
+// found; a TP split that does not divide tp_size, naming the tensor and its size — reported
+// before any weight is read; a tp_group missing or of another size/rank), kUnimplemented (a config feature not supported yet, e.g. rope_scaling).
 Result<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOptions& options);
 
 }  // namespace tandem::model

@@ -1,6 +1,7 @@
 // LoadModel: picks the reader and architecture from the path (directory → HF folder,
 // *.gguf → GGUF file). Architectures: llama (GGUF); LlamaForCausalLM, Qwen3ForCausalLM,
 // Qwen3MoeForCausalLM, Qwen2MoeForCausalLM (HF, chosen by config.json architectures[0]).
+// TP: LoadOptions' tp_rank/tp_size/tp_group become the TpContext every architecture shards by.
 // dtype: every model computes in f32; "bfloat16" is accepted and computed in f32 (logged), so
 // `--dtype bfloat16` works and gives the f32 goldens (bf16 weights upcast exactly).
 #include <filesystem>
@@ -30,12 +31,33 @@ Status CheckDtype(const std::string& dtype) {
   return InvalidArgument("dtype '" + dtype + "' is not supported; use auto, float32 or bfloat16");
 }
 
-Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir) {
+// The TP rank/size/group of `options`, checked against each other.
+Result<TpContext> TpContextOf(const LoadOptions& o) {
+  if (o.tp_size < 1 || o.tp_rank < 0 || o.tp_rank >= o.tp_size) {
+    return InvalidArgument("tensor-parallel rank " + std::to_string(o.tp_rank) + " of size " +
+                           std::to_string(o.tp_size) +
+                           ": --tensor-parallel-size must be >= 1 and the rank in [0, size)");
+  }
+  if (o.tp_size > 1 && o.tp_group == nullptr) {
+    return InvalidArgument("--tensor-parallel-size " + std::to_string(o.tp_size) +
+                           " needs a TP process group (LoadOptions::tp_group is null)");
+  }
+  if (o.tp_group != nullptr &&
+      (o.tp_group->size() != o.tp_size || o.tp_group->rank() != o.tp_rank)) {
+    return InvalidArgument("TP process group is rank " + std::to_string(o.tp_group->rank()) +
+                           " of " + std::to_string(o.tp_group->size()) + "; expected rank " +
+                           std::to_string(o.tp_rank) + " of --tensor-parallel-size " +
+                           std::to_string(o.tp_size));
+  }
+  return TpContext{o.tp_rank, o.tp_size, o.tp_size > 1 ? o.tp_group : nullptr};
+}
+
+Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpContext& tp) {
   TANDEM_ASSIGN_OR_RETURN(std::string arch, ReadHfArchitecture(dir));
   if (arch == "LlamaForCausalLM") {
     TANDEM_ASSIGN_OR_RETURN(LlamaConfig config, LlamaConfigFromHf(dir));
     TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
-    return LoadLlama(config, *checkpoint, WeightFormat::kHf);
+    return LoadLlama(config, *checkpoint, WeightFormat::kHf, tp);
   }
   if (!IsQwenArchitecture(arch)) {
     return InvalidArgument("model folder '" + dir + "' names architecture '" + arch +
@@ -44,9 +66,9 @@ Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir) {
   }
   TANDEM_ASSIGN_OR_RETURN(QwenConfig config, QwenConfigFromHf(dir));
   TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
-  if (arch == "Qwen3ForCausalLM") return LoadQwen3(config, *checkpoint);
-  if (arch == "Qwen3MoeForCausalLM") return LoadQwen3Moe(config, *checkpoint);
-  return LoadQwen2Moe(config, *checkpoint);
+  if (arch == "Qwen3ForCausalLM") return LoadQwen3(config, *checkpoint, tp);
+  if (arch == "Qwen3MoeForCausalLM") return LoadQwen3Moe(config, *checkpoint, tp);
+  return LoadQwen2Moe(config, *checkpoint, tp);
 }
 
 }  // namespace
@@ -54,14 +76,15 @@ Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir) {
 Result<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOptions& options) {
   namespace fs = std::filesystem;
   TANDEM_RETURN_IF_ERROR(CheckDtype(options.dtype));
+  TANDEM_ASSIGN_OR_RETURN(TpContext tp, TpContextOf(options));
   kernels::SetNumThreads(options.num_threads);
   std::error_code ec;
   if (!fs::exists(path, ec)) return NotFound("model path '" + path + "' does not exist");
-  if (fs::is_directory(path, ec)) return LoadHfFolder(path);
+  if (fs::is_directory(path, ec)) return LoadHfFolder(path, tp);
   if (fs::path(path).extension() == ".gguf") {
     TANDEM_ASSIGN_OR_RETURN(auto gguf, GgufReader::Open(path));
     TANDEM_ASSIGN_OR_RETURN(LlamaConfig config, LlamaConfigFromGguf(*gguf));
-    return LoadLlama(config, *gguf, WeightFormat::kGguf);
+    return LoadLlama(config, *gguf, WeightFormat::kGguf, tp);
   }
   return InvalidArgument("model path '" + path +
                          "' is neither a folder (Hugging Face layout) nor a .gguf file");

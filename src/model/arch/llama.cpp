@@ -13,6 +13,8 @@
 #include "model/layers/mlp.h"
 #include "model/layers/moe.h"
 #include "model/layers/rms_norm.h"
+#include "model/layers/tensor_parallel.h"
+#include "model/loader/sharded_reader.h"
 
 namespace tandem::model {
 namespace {
@@ -50,70 +52,104 @@ std::string LayerName(WeightFormat f, int layer, const char* gguf, const char* h
 
 class LlamaModel : public Model {
  public:
-  explicit LlamaModel(const LlamaConfig& c) : config_(c) {
+  LlamaModel(const LlamaConfig& c, const TpContext& tp) : config_(c), tp_(tp) {
     info_.architecture = c.architecture;
     info_.vocab_size = c.vocab_size;
     info_.hidden_size = c.hidden_size;
     info_.num_layers = c.num_layers;
-    info_.num_heads = c.num_heads;
-    info_.num_kv_heads = c.num_kv_heads;
+    const LocalHeads heads = LocalHeadsOf(c.num_heads, c.num_kv_heads, tp);
+    info_.num_heads = heads.num_heads;  // this TP rank's
+    info_.num_kv_heads = heads.num_kv_heads;
+    info_.tp_rank = tp.rank;
+    info_.tp_size = tp.size;
     info_.head_dim = c.head_dim;
     info_.max_position_embeddings = c.max_position_embeddings;
     info_.num_experts = c.num_experts;
     info_.num_experts_per_tok = c.num_experts_per_tok;
   }
 
+  // Declares every weight with its TP split (vLLM LlamaForCausalLM / MixtralForCausalLM without
+  // expert parallel), checks them all against the file headers, then reads this rank's shards.
   Status Load(const WeightSource& src, WeightFormat f) {
     const LlamaConfig& c = config_;
     const int64_t dim = c.hidden_size, hd = c.head_dim, ff = c.intermediate_size;
-    const int64_t q_size = c.num_heads * hd, kv_size = c.num_kv_heads * hd;
+    const int64_t q_size = c.num_heads * hd, kv_size = c.num_kv_heads * hd, e = c.num_experts;
     const bool gguf = f == WeightFormat::kGguf;
+    if (c.num_experts > 0 && !gguf) return Unimplemented("MoE weights from an HF LlamaForCausalLM folder");
     const std::string embd_name = gguf ? "token_embd.weight" : "model.embed_tokens.weight";
-    TANDEM_ASSIGN_OR_RETURN(auto embd, LoadWeight(src, embd_name, {c.vocab_size, dim}));
-    auto table = std::make_shared<const std::vector<float>>(std::move(embd));
-    embedding_ = Embedding(table, c.vocab_size, dim);
     const std::string head_name = gguf ? "output.weight" : "lm_head.weight";
-    if (src.HasTensor(head_name) || !c.tie_word_embeddings) {
-      TANDEM_ASSIGN_OR_RETURN(auto head, LoadWeight(src, head_name, {c.vocab_size, dim}));
-      lm_head_ = Linear(std::move(head), c.vocab_size, dim);
-    } else {
-      lm_head_ = Linear(table, c.vocab_size, dim);
+    const std::string norm_name = gguf ? "output_norm.weight" : "model.norm.weight";
+    const bool tied = !src.HasTensor(head_name) && c.tie_word_embeddings;
+    ShardedReader r(src, tp_);
+    r.Declare(embd_name, {c.vocab_size, dim}, VocabParallel());
+    if (!tied) r.Declare(head_name, {c.vocab_size, dim}, VocabParallel());
+    r.Declare(norm_name, {dim}, Replicated());
+    for (int l = 0; l < c.num_layers; ++l) {
+      auto name = [&](const char* g, const char* h) { return LayerName(f, l, g, h); };
+      r.Declare(name("attn_norm", "input_layernorm"), {dim}, Replicated());
+      r.Declare(name("ffn_norm", "post_attention_layernorm"), {dim}, Replicated());
+      r.Declare(name("attn_q", "self_attn.q_proj"), {q_size, dim}, ColumnParallel("query heads", 0, hd));
+      r.Declare(name("attn_k", "self_attn.k_proj"), {kv_size, dim}, KvHeadParallel(hd));
+      r.Declare(name("attn_v", "self_attn.v_proj"), {kv_size, dim}, KvHeadParallel(hd));
+      r.Declare(name("attn_output", "self_attn.o_proj"), {dim, q_size}, RowParallel("query heads", hd));
+      if (e > 0) {
+        r.Declare(name("ffn_gate_inp", ""), {e, dim}, Replicated());
+        r.Declare(name("ffn_gate_exps", ""), {e, ff, dim}, ColumnParallel("intermediate rows", 1));
+        r.Declare(name("ffn_up_exps", ""), {e, ff, dim}, ColumnParallel("intermediate rows", 1));
+        r.Declare(name("ffn_down_exps", ""), {e, dim, ff}, RowParallel("intermediate columns"));
+      } else {
+        r.Declare(name("ffn_gate", "mlp.gate_proj"), {ff, dim}, ColumnParallel("intermediate rows"));
+        r.Declare(name("ffn_up", "mlp.up_proj"), {ff, dim}, ColumnParallel("intermediate rows"));
+        r.Declare(name("ffn_down", "mlp.down_proj"), {dim, ff}, RowParallel("intermediate columns"));
+      }
     }
-    TANDEM_ASSIGN_OR_RETURN(final_norm_.weight,
-                            LoadWeight(src, gguf ? "output_norm.weight" : "model.norm.weight", {dim}));
+    TANDEM_RETURN_IF_ERROR(r.CheckAll());
+
+    const LocalVocab vocab = LocalVocabOf(c.vocab_size, tp_);
+    TANDEM_ASSIGN_OR_RETURN(auto embd, r.Read(embd_name));
+    auto table = std::make_shared<const std::vector<float>>(std::move(embd));
+    embedding_ = Embedding(table, c.vocab_size, dim, vocab);
+    if (tied) {
+      lm_head_ = Linear(table, vocab.padded, dim);
+    } else {
+      TANDEM_ASSIGN_OR_RETURN(auto head, r.Read(head_name));
+      lm_head_ = Linear(std::move(head), vocab.padded, dim);
+    }
+    TANDEM_ASSIGN_OR_RETURN(final_norm_.weight, r.Read(norm_name));
     final_norm_.eps = c.rms_norm_eps;
     RotaryEmbedding rope{c.head_dim, c.rope_theta, kernels::RopeStyle::kNeox};
-    AttentionDims dims{c.hidden_size, c.num_heads, c.num_kv_heads, c.head_dim};
+    const AttentionDims dims = LocalAttentionDims(
+        AttentionDims{c.hidden_size, c.num_heads, c.num_kv_heads, c.head_dim}, tp_);
+    const int64_t local_ff = ff / tp_.size;
     layers_.resize(c.num_layers);
     for (int l = 0; l < c.num_layers; ++l) {
       LlamaLayer& L = layers_[l];
       auto name = [&](const char* g, const char* h) { return LayerName(f, l, g, h); };
-      TANDEM_ASSIGN_OR_RETURN(L.attn_norm.weight, LoadWeight(src, name("attn_norm", "input_layernorm"), {dim}));
-      TANDEM_ASSIGN_OR_RETURN(L.ffn_norm.weight, LoadWeight(src, name("ffn_norm", "post_attention_layernorm"), {dim}));
+      TANDEM_ASSIGN_OR_RETURN(L.attn_norm.weight, r.Read(name("attn_norm", "input_layernorm")));
+      TANDEM_ASSIGN_OR_RETURN(L.ffn_norm.weight, r.Read(name("ffn_norm", "post_attention_layernorm")));
       L.attn_norm.eps = L.ffn_norm.eps = c.rms_norm_eps;
-      TANDEM_ASSIGN_OR_RETURN(auto wq, LoadWeight(src, name("attn_q", "self_attn.q_proj"), {q_size, dim}));
-      TANDEM_ASSIGN_OR_RETURN(auto wk, LoadWeight(src, name("attn_k", "self_attn.k_proj"), {kv_size, dim}));
-      TANDEM_ASSIGN_OR_RETURN(auto wv, LoadWeight(src, name("attn_v", "self_attn.v_proj"), {kv_size, dim}));
-      TANDEM_ASSIGN_OR_RETURN(auto wo, LoadWeight(src, name("attn_output", "self_attn.o_proj"), {dim, q_size}));
-      if (gguf) {
-        wq = UnpermuteRope(wq, c.num_heads, hd, dim);
-        wk = UnpermuteRope(wk, c.num_kv_heads, hd, dim);
+      TANDEM_ASSIGN_OR_RETURN(auto wq, r.Read(name("attn_q", "self_attn.q_proj")));
+      TANDEM_ASSIGN_OR_RETURN(auto wk, r.Read(name("attn_k", "self_attn.k_proj")));
+      TANDEM_ASSIGN_OR_RETURN(auto wv, r.Read(name("attn_v", "self_attn.v_proj")));
+      TANDEM_ASSIGN_OR_RETURN(auto wo, r.Read(name("attn_output", "self_attn.o_proj")));
+      if (gguf) {  // the permutation is within each head, so it applies to whole-head shards
+        wq = UnpermuteRope(wq, dims.num_heads, hd, dim);
+        wk = UnpermuteRope(wk, dims.num_kv_heads, hd, dim);
       }
       L.attention = Attention(dims, wq, wk, wv, std::move(wo), rope);
-      if (c.num_experts > 0) {
-        if (!gguf) return Unimplemented("MoE weights from an HF LlamaForCausalLM folder");
-        const int64_t e = c.num_experts;
-        TANDEM_ASSIGN_OR_RETURN(auto router, LoadWeight(src, name("ffn_gate_inp", ""), {e, dim}));
-        TANDEM_ASSIGN_OR_RETURN(auto gate, LoadWeight(src, name("ffn_gate_exps", ""), {e, ff, dim}));
-        TANDEM_ASSIGN_OR_RETURN(auto up, LoadWeight(src, name("ffn_up_exps", ""), {e, ff, dim}));
-        TANDEM_ASSIGN_OR_RETURN(auto down, LoadWeight(src, name("ffn_down_exps", ""), {e, dim, ff}));
-        L.moe = Moe(std::move(router), gate, up, std::move(down), e, c.num_experts_per_tok, dim, ff);
+      if (e > 0) {
+        TANDEM_ASSIGN_OR_RETURN(auto router, r.Read(name("ffn_gate_inp", "")));
+        TANDEM_ASSIGN_OR_RETURN(auto gate, r.Read(name("ffn_gate_exps", "")));
+        TANDEM_ASSIGN_OR_RETURN(auto up, r.Read(name("ffn_up_exps", "")));
+        TANDEM_ASSIGN_OR_RETURN(auto down, r.Read(name("ffn_down_exps", "")));
+        L.moe = Moe(std::move(router), gate, up, std::move(down), e, c.num_experts_per_tok, dim,
+                    local_ff);
         info_.weight_bytes += L.moe.weight_bytes();
       } else {
-        TANDEM_ASSIGN_OR_RETURN(auto gate, LoadWeight(src, name("ffn_gate", "mlp.gate_proj"), {ff, dim}));
-        TANDEM_ASSIGN_OR_RETURN(auto up, LoadWeight(src, name("ffn_up", "mlp.up_proj"), {ff, dim}));
-        TANDEM_ASSIGN_OR_RETURN(auto down, LoadWeight(src, name("ffn_down", "mlp.down_proj"), {dim, ff}));
-        L.mlp = Mlp(gate, up, std::move(down), dim, ff);
+        TANDEM_ASSIGN_OR_RETURN(auto gate, r.Read(name("ffn_gate", "mlp.gate_proj")));
+        TANDEM_ASSIGN_OR_RETURN(auto up, r.Read(name("ffn_up", "mlp.up_proj")));
+        TANDEM_ASSIGN_OR_RETURN(auto down, r.Read(name("ffn_down", "mlp.down_proj")));
+        L.mlp = Mlp(gate, up, std::move(down), dim, local_ff);
         info_.weight_bytes += L.mlp.weight_bytes();
       }
       info_.weight_bytes += L.attention.weight_bytes() + 2 * dim * sizeof(float);
@@ -125,7 +161,7 @@ class LlamaModel : public Model {
 
   const ModelInfo& info() const override { return info_; }
   KvCacheSpec kv_cache_spec() const override {
-    return KvCacheSpec{config_.num_layers, config_.num_kv_heads, config_.head_dim};
+    return KvCacheSpec{config_.num_layers, info_.num_kv_heads, config_.head_dim};
   }
 
   void Forward(const ForwardContext& ctx, KvCache& kv, std::vector<float>& logits) override {
@@ -135,11 +171,13 @@ class LlamaModel : public Model {
     normed_.resize(n * dim);
     delta_.resize(n * dim);
     embedding_.Forward(ctx.token_ids.data(), n, hidden_.data());
+    tp_.AllReduceSum(hidden_.data(), n * dim);  // vocab-parallel: other ranks' rows were zeros
     for (int l = 0; l < config_.num_layers; ++l) {
       LlamaLayer& L = layers_[l];
       L.attn_norm.Forward(hidden_.data(), normed_.data(), n);
       L.attention.Forward(normed_.data(), ctx, kv.key_cache[l].data(), kv.value_cache[l].data(),
                           delta_.data());
+      tp_.AllReduceSum(delta_.data(), n * dim);  // o_proj is row-parallel
       AddInPlace(hidden_.data(), delta_.data(), n * dim);
       L.ffn_norm.Forward(hidden_.data(), normed_.data(), n);
       if (config_.num_experts > 0) {
@@ -147,6 +185,7 @@ class LlamaModel : public Model {
       } else {
         L.mlp.Forward(normed_.data(), delta_.data(), n);
       }
+      tp_.AllReduceSum(delta_.data(), n * dim);  // down_proj is row-parallel
       AddInPlace(hidden_.data(), delta_.data(), n * dim);
     }
     // Only the rows whose logits are wanted go through the final norm and lm_head.
@@ -157,8 +196,9 @@ class LlamaModel : public Model {
       std::copy(&hidden_[row * dim], &hidden_[row * dim] + dim, &last_[i * dim]);
     }
     final_norm_.Forward(last_.data(), last_.data(), num_logits);
-    logits.resize(num_logits * config_.vocab_size);
-    lm_head_.Forward(last_.data(), logits.data(), num_logits);
+    local_logits_.resize(num_logits * lm_head_.out_features());
+    lm_head_.Forward(last_.data(), local_logits_.data(), num_logits);
+    GatherVocabLogits(tp_, local_logits_, num_logits, config_.vocab_size, gathered_, logits);
   }
 
  private:
@@ -182,6 +222,9 @@ class LlamaModel : public Model {
                  kv.block_size == ctx.block_size)
         << "KvCache has " << kv.key_cache.size() << " layers, block_size " << kv.block_size
         << "; model has " << config_.num_layers << " layers, ctx block_size " << ctx.block_size;
+    TANDEM_CHECK(kv.spec.num_kv_heads == info_.num_kv_heads && kv.spec.head_dim == config_.head_dim)
+        << "KvCache has " << kv.spec.num_kv_heads << " KV heads of " << kv.spec.head_dim
+        << "; TP rank " << tp_.rank << " holds " << info_.num_kv_heads << " of " << config_.head_dim;
     const int64_t num_slots = static_cast<int64_t>(kv.num_blocks) * kv.block_size;
     for (int64_t s : ctx.slot_mapping) {
       TANDEM_CHECK(s < num_slots) << "slot " << s << " beyond the KV cache's " << num_slots;
@@ -192,20 +235,22 @@ class LlamaModel : public Model {
   }
 
   LlamaConfig config_;
+  TpContext tp_;
   ModelInfo info_;
   Embedding embedding_;
   std::vector<LlamaLayer> layers_;
   RmsNormLayer final_norm_;
   Linear lm_head_;
   std::vector<float> hidden_, normed_, delta_, last_;  // scratch, reused across steps
+  std::vector<float> local_logits_, gathered_;          // scratch: vocab-parallel lm_head
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Model>> LoadLlama(const LlamaConfig& config, const WeightSource& source,
-                                         WeightFormat format) {
+                                         WeightFormat format, const TpContext& tp) {
   TANDEM_RETURN_IF_ERROR(config.Validate());
-  auto model = std::make_unique<LlamaModel>(config);
+  auto model = std::make_unique<LlamaModel>(config, tp);
   TANDEM_RETURN_IF_ERROR(model->Load(source, format));
   return std::unique_ptr<Model>(std::move(model));
 }

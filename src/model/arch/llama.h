@@ -6,6 +6,7 @@
 
 #include "core/status.h"
 #include "model/config/model_config.h"
+#include "model/layers/tensor_parallel.h"
 #include "model/loader/weight_source.h"
 #include "model/model.h"
 
@@ -16,10 +17,10 @@ enum class WeightFormat {
   kHf,    // HF transformers names; rotate_half RoPE layout
 };
 
-// Builds a Llama model from `config` and the weights of `source`.
-// Errors: kInvalidArgument naming a missing or misshaped tensor (expected vs found shape),
-// kDataLoss from the source.
+// Builds TP rank tp.rank's shard of a Llama model from `config` and the weights of `source`.
+// Errors: kInvalidArgument naming a missing or misshaped tensor (expected vs found shape) or a
+// TP split that does not divide tp.size (before any weight is read), kDataLoss from the source.
 Result<std::unique_ptr<Model>> LoadLlama(const LlamaConfig& config, const WeightSource& source,
-                                         WeightFormat format);
+                                         WeightFormat format, const TpContext& tp = {});
 
 }  // namespace tandem::model

@@ -10,6 +10,7 @@
 
 #include "core/status.h"
 #include "model/config/qwen_config.h"
+#include "model/layers/tensor_parallel.h"
 #include "model/loader/weight_source.h"
 #include "model/model.h"
 
@@ -17,10 +18,14 @@ namespace tandem::model {
 
 // Each builds its architecture from `config` (whose `architecture` must name it) and the
 // HF-named weights of `source`. Errors: kInvalidArgument (config for another architecture, or
-// a missing/misshaped tensor: name, expected and found shape), kDataLoss/kUnimplemented from
-// the source (corrupt bytes, unsupported dtype).
-Result<std::unique_ptr<Model>> LoadQwen3(const QwenConfig& config, const WeightSource& source);
-Result<std::unique_ptr<Model>> LoadQwen3Moe(const QwenConfig& config, const WeightSource& source);
-Result<std::unique_ptr<Model>> LoadQwen2Moe(const QwenConfig& config, const WeightSource& source);
+// a missing/misshaped tensor: name, expected and found shape; a TP split that does not divide
+// tp.size, found before any weight is read), kDataLoss/kUnimplemented from the source (corrupt
+// bytes, unsupported dtype). The model holds TP rank tp.rank's shard (see sharded_reader.h).
+Result<std::unique_ptr<Model>> LoadQwen3(const QwenConfig& config, const WeightSource& source,
+                                         const TpContext& tp = {});
+Result<std::unique_ptr<Model>> LoadQwen3Moe(const QwenConfig& config, const WeightSource& source,
+                                            const TpContext& tp = {});
+Result<std::unique_ptr<Model>> LoadQwen2Moe(const QwenConfig& config, const WeightSource& source,
+                                            const TpContext& tp = {});
 
 }  // namespace tandem::model

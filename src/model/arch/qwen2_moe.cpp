@@ -14,7 +14,8 @@
 
 namespace tandem::model {
 
-Result<std::unique_ptr<Model>> LoadQwen2Moe(const QwenConfig& c, const WeightSource& src) {
+Result<std::unique_ptr<Model>> LoadQwen2Moe(const QwenConfig& c, const WeightSource& src,
+                                            const TpContext& tp) {
   // 1. Config.
   if (c.architecture != "Qwen2MoeForCausalLM" || c.num_experts <= 0) {
     return InvalidArgument("LoadQwen2Moe got a config for '" + c.architecture + "' with " +
@@ -22,39 +23,58 @@ Result<std::unique_ptr<Model>> LoadQwen2Moe(const QwenConfig& c, const WeightSou
                            " experts; expected Qwen2MoeForCausalLM with num_experts > 0");
   }
   TANDEM_RETURN_IF_ERROR(c.Validate());
-  // 2. Weights.
-  DecoderWeights w;
-  TANDEM_RETURN_IF_ERROR(LoadHfEmbeddingAndHead(src, c.vocab_size, c.hidden_size,
-                                                c.tie_word_embeddings, c.rms_norm_eps, w));
   const AttentionDims dims{c.hidden_size, c.num_heads, c.num_kv_heads, c.head_dim};
   const RotaryEmbedding rope{c.head_dim, c.rope_theta, kernels::RopeStyle::kNeox};
   HfAttentionOptions attn;
   attn.qkv_bias = c.qkv_bias;
+  const bool shared = c.shared_expert_intermediate_size > 0;
+  auto prefix = [](int32_t l) { return "model.layers." + std::to_string(l); };
+  // 2. Weights: declare every one with its TP split, check them all, then load this rank's.
+  ShardedReader r(src, tp);
+  DeclareHfEmbeddingAndHead(r, c.vocab_size, c.hidden_size, c.tie_word_embeddings);
+  for (int32_t l = 0; l < c.num_layers; ++l) {
+    DeclareHfLayerNorms(r, l, c.hidden_size);
+    DeclareHfAttention(r, prefix(l) + ".self_attn", dims, attn);
+    if (!c.IsSparseLayer(l)) {
+      DeclareHfMlp(r, prefix(l) + ".mlp", c.hidden_size, c.intermediate_size);
+      continue;
+    }
+    DeclareHfMoe(r, prefix(l) + ".mlp", c.num_experts, c.hidden_size, c.moe_intermediate_size);
+    if (shared) {
+      DeclareHfSharedExpert(r, prefix(l) + ".mlp", c.hidden_size,
+                            c.shared_expert_intermediate_size);
+    }
+  }
+  TANDEM_RETURN_IF_ERROR(r.CheckAll());
+  DecoderWeights w;
+  TANDEM_RETURN_IF_ERROR(LoadHfEmbeddingAndHead(r, c.vocab_size, c.hidden_size,
+                                                c.tie_word_embeddings, c.rms_norm_eps, w));
+  const AttentionDims local = LocalAttentionDims(dims, tp);
   w.layers.resize(c.num_layers);
   for (int32_t l = 0; l < c.num_layers; ++l) {
     DecoderLayer& layer = w.layers[l];
-    const std::string prefix = "model.layers." + std::to_string(l);
-    TANDEM_RETURN_IF_ERROR(LoadHfLayerNorms(src, l, c.hidden_size, c.rms_norm_eps, layer));
-    TANDEM_ASSIGN_OR_RETURN(auto aw, LoadHfAttention(src, prefix + ".self_attn", dims, attn));
-    layer.attention = Attention(dims, std::move(aw), rope);
+    TANDEM_RETURN_IF_ERROR(LoadHfLayerNorms(r, l, c.rms_norm_eps, layer));
+    TANDEM_ASSIGN_OR_RETURN(auto aw, LoadHfAttention(r, prefix(l) + ".self_attn", attn));
+    layer.attention = Attention(local, std::move(aw), rope);
     layer.sparse = c.IsSparseLayer(l);
     if (!layer.sparse) {
-      TANDEM_ASSIGN_OR_RETURN(layer.mlp,
-                              LoadHfMlp(src, prefix + ".mlp", c.hidden_size, c.intermediate_size));
+      TANDEM_ASSIGN_OR_RETURN(
+          layer.mlp, LoadHfMlp(r, prefix(l) + ".mlp", c.hidden_size, c.intermediate_size));
       continue;
     }
-    TANDEM_ASSIGN_OR_RETURN(layer.moe,
-                            LoadHfMoe(src, prefix + ".mlp", c.num_experts, c.num_experts_per_tok,
-                                      c.hidden_size, c.moe_intermediate_size, c.norm_topk_prob));
-    layer.has_shared_expert = c.shared_expert_intermediate_size > 0;
-    if (layer.has_shared_expert) {
+    TANDEM_ASSIGN_OR_RETURN(layer.moe, LoadHfMoe(r, prefix(l) + ".mlp", c.num_experts,
+                                                 c.num_experts_per_tok, c.hidden_size,
+                                                 c.moe_intermediate_size, c.norm_topk_prob));
+    layer.has_shared_expert = shared;
+    if (shared) {
       TANDEM_ASSIGN_OR_RETURN(layer.shared_expert,
-                              LoadHfSharedExpert(src, prefix + ".mlp", c.hidden_size,
+                              LoadHfSharedExpert(r, prefix(l) + ".mlp", c.hidden_size,
                                                  c.shared_expert_intermediate_size));
     }
   }
   // 3. Forward: the shared decoder stack.
-  return std::unique_ptr<Model>(std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w)));
+  return std::unique_ptr<Model>(
+      std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w), tp));
 }
 
 }  // namespace tandem::model

@@ -12,7 +12,8 @@
 
 namespace tandem::model {
 
-Result<std::unique_ptr<Model>> LoadQwen3(const QwenConfig& c, const WeightSource& src) {
+Result<std::unique_ptr<Model>> LoadQwen3(const QwenConfig& c, const WeightSource& src,
+                                         const TpContext& tp) {
   // 1. Config.
   if (c.architecture != "Qwen3ForCausalLM" || c.num_experts > 0) {
     return InvalidArgument("LoadQwen3 got a config for '" + c.architecture + "' with " +
@@ -20,10 +21,6 @@ Result<std::unique_ptr<Model>> LoadQwen3(const QwenConfig& c, const WeightSource
                            " experts; expected Qwen3ForCausalLM (dense)");
   }
   TANDEM_RETURN_IF_ERROR(c.Validate());
-  // 2. Weights.
-  DecoderWeights w;
-  TANDEM_RETURN_IF_ERROR(LoadHfEmbeddingAndHead(src, c.vocab_size, c.hidden_size,
-                                                c.tie_word_embeddings, c.rms_norm_eps, w));
   const AttentionDims dims{c.hidden_size, c.num_heads, c.num_kv_heads, c.head_dim};
   const RotaryEmbedding rope{c.head_dim, c.rope_theta, kernels::RopeStyle::kNeox};
   HfAttentionOptions attn;
@@ -31,18 +28,32 @@ Result<std::unique_ptr<Model>> LoadQwen3(const QwenConfig& c, const WeightSource
   attn.o_bias = c.o_bias;
   attn.qk_norm = true;
   attn.eps = c.rms_norm_eps;
+  auto prefix = [](int32_t l) { return "model.layers." + std::to_string(l); };
+  // 2. Weights: declare every one with its TP split, check them all, then load this rank's.
+  ShardedReader r(src, tp);
+  DeclareHfEmbeddingAndHead(r, c.vocab_size, c.hidden_size, c.tie_word_embeddings);
+  for (int32_t l = 0; l < c.num_layers; ++l) {
+    DeclareHfLayerNorms(r, l, c.hidden_size);
+    DeclareHfAttention(r, prefix(l) + ".self_attn", dims, attn);
+    DeclareHfMlp(r, prefix(l) + ".mlp", c.hidden_size, c.intermediate_size);
+  }
+  TANDEM_RETURN_IF_ERROR(r.CheckAll());
+  DecoderWeights w;
+  TANDEM_RETURN_IF_ERROR(LoadHfEmbeddingAndHead(r, c.vocab_size, c.hidden_size,
+                                                c.tie_word_embeddings, c.rms_norm_eps, w));
+  const AttentionDims local = LocalAttentionDims(dims, tp);
   w.layers.resize(c.num_layers);
   for (int32_t l = 0; l < c.num_layers; ++l) {
     DecoderLayer& layer = w.layers[l];
-    const std::string prefix = "model.layers." + std::to_string(l);
-    TANDEM_RETURN_IF_ERROR(LoadHfLayerNorms(src, l, c.hidden_size, c.rms_norm_eps, layer));
-    TANDEM_ASSIGN_OR_RETURN(auto aw, LoadHfAttention(src, prefix + ".self_attn", dims, attn));
-    layer.attention = Attention(dims, std::move(aw), rope);
+    TANDEM_RETURN_IF_ERROR(LoadHfLayerNorms(r, l, c.rms_norm_eps, layer));
+    TANDEM_ASSIGN_OR_RETURN(auto aw, LoadHfAttention(r, prefix(l) + ".self_attn", attn));
+    layer.attention = Attention(local, std::move(aw), rope);
     TANDEM_ASSIGN_OR_RETURN(layer.mlp,
-                            LoadHfMlp(src, prefix + ".mlp", c.hidden_size, c.intermediate_size));
+                            LoadHfMlp(r, prefix(l) + ".mlp", c.hidden_size, c.intermediate_size));
   }
   // 3. Forward: the shared decoder stack.
-  return std::unique_ptr<Model>(std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w)));
+  return std::unique_ptr<Model>(
+      std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w), tp));
 }
 
 }  // namespace tandem::model

@@ -12,6 +12,7 @@
 #include "model/layers/linear.h"
 #include "model/layers/rms_norm.h"
 #include "model/layers/rope.h"
+#include "model/layers/tensor_parallel.h"
 
 namespace tandem::model {
 
@@ -21,6 +22,12 @@ struct AttentionDims {
   int32_t num_kv_heads = 0;
   int32_t head_dim = 0;
 };
+
+// `dims` of the full model → the dims of TP rank tp.rank's shard (its query and KV heads).
+inline AttentionDims LocalAttentionDims(const AttentionDims& dims, const TpContext& tp) {
+  const LocalHeads h = LocalHeadsOf(dims.num_heads, dims.num_kv_heads, tp);
+  return AttentionDims{dims.hidden_size, h.num_heads, h.num_kv_heads, dims.head_dim};
+}
 
 // Weights of one attention layer, row-major f32, q/k rows in HF (rotate_half) order.
 struct AttentionWeights {

@@ -9,11 +9,13 @@ void AddInPlace(float* x, const float* d, int64_t n) {
 
 }  // namespace
 
-void DecoderLayer::Forward(const ForwardContext& ctx, float* key_cache, float* value_cache,
-                           float* hidden, float* normed, float* delta, int64_t dim) {
+void DecoderLayer::Forward(const ForwardContext& ctx, const TpContext& tp, float* key_cache,
+                           float* value_cache, float* hidden, float* normed, float* delta,
+                           int64_t dim) {
   const int64_t n = ctx.num_tokens();
   attn_norm.Forward(hidden, normed, n);
   attention.Forward(normed, ctx, key_cache, value_cache, delta);
+  tp.AllReduceSum(delta, n * dim);
   AddInPlace(hidden, delta, n * dim);
   ffn_norm.Forward(hidden, normed, n);
   if (sparse) {
@@ -22,6 +24,7 @@ void DecoderLayer::Forward(const ForwardContext& ctx, float* key_cache, float* v
   } else {
     mlp.Forward(normed, delta, n);
   }
+  tp.AllReduceSum(delta, n * dim);
   AddInPlace(hidden, delta, n * dim);
 }
 

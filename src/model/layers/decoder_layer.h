@@ -13,6 +13,7 @@
 #include "model/layers/moe.h"
 #include "model/layers/rms_norm.h"
 #include "model/layers/shared_expert.h"
+#include "model/layers/tensor_parallel.h"
 
 namespace tandem::model {
 
@@ -27,9 +28,11 @@ struct DecoderLayer {
   SharedExpert shared_expert;
 
   // hidden: [num_tokens, dim] residual stream, updated in place; normed, delta: scratch of the
-  // same size; key_cache/value_cache: this layer's paged KV. Not thread-safe.
-  void Forward(const ForwardContext& ctx, float* key_cache, float* value_cache, float* hidden,
-               float* normed, float* delta, int64_t dim);
+  // same size; key_cache/value_cache: this layer's paged KV (this TP rank's KV heads). Under TP
+  // the attention's and the FFN's partial outputs are each summed by ONE all-reduce over `tp`
+  // (for a sparse layer: after the experts and the shared expert). Not thread-safe.
+  void Forward(const ForwardContext& ctx, const TpContext& tp, float* key_cache,
+               float* value_cache, float* hidden, float* normed, float* delta, int64_t dim);
   size_t weight_bytes() const;
 };
 

@@ -1,4 +1,7 @@
 // Embedding: token id → row of the [vocab, dim] f32 table (shared with a tied lm_head).
+// Vocab-parallel (vLLM VocabParallelEmbedding): a TP rank holds rows [begin, begin + count) of
+// the table (zero-padded to `padded` rows); ids outside its slice give zero rows, and the caller
+// all-reduces over the TP group so every rank ends with the full embedding.
 #pragma once
 
 #include <cstdint>
@@ -7,14 +10,24 @@
 #include <vector>
 
 #include "core/check.h"
+#include "model/layers/tensor_parallel.h"
 
 namespace tandem::model {
 
 class Embedding {
  public:
   Embedding() = default;
+  // table: [vocab_size, dim], the whole vocabulary (TP = 1).
   Embedding(std::shared_ptr<const std::vector<float>> table, int64_t vocab_size, int64_t dim)
-      : table_(std::move(table)), vocab_size_(vocab_size), dim_(dim) {}
+      : Embedding(std::move(table), vocab_size, dim, LocalVocab{0, vocab_size, vocab_size}) {}
+  // table: [slice.padded, dim], rows slice.begin … slice.begin + slice.count - 1 of the vocab.
+  Embedding(std::shared_ptr<const std::vector<float>> table, int64_t vocab_size, int64_t dim,
+            LocalVocab slice)
+      : table_(std::move(table)), vocab_size_(vocab_size), dim_(dim), slice_(slice) {
+    TANDEM_CHECK(static_cast<int64_t>(table_->size()) == slice.padded * dim)
+        << "embedding table has " << table_->size() << " values; expected " << slice.padded
+        << " x " << dim;
+  }
 
   // out: [num_tokens, dim]. A token id outside [0, vocab) is a caller bug (the engine
   // validates prompts against the vocab before scheduling).
@@ -22,7 +35,12 @@ class Embedding {
     for (int64_t t = 0; t < num_tokens; ++t) {
       TANDEM_CHECK(token_ids[t] >= 0 && token_ids[t] < vocab_size_)
           << "token id " << token_ids[t] << " outside vocab of " << vocab_size_;
-      std::memcpy(out + t * dim_, table_->data() + token_ids[t] * dim_, dim_ * sizeof(float));
+      const int64_t local = token_ids[t] - slice_.begin;
+      if (local < 0 || local >= slice_.count) {
+        std::memset(out + t * dim_, 0, dim_ * sizeof(float));
+      } else {
+        std::memcpy(out + t * dim_, table_->data() + local * dim_, dim_ * sizeof(float));
+      }
     }
   }
   const std::shared_ptr<const std::vector<float>>& table() const { return table_; }
@@ -31,6 +49,7 @@ class Embedding {
   std::shared_ptr<const std::vector<float>> table_;
   int64_t vocab_size_ = 0;
   int64_t dim_ = 0;
+  LocalVocab slice_;
 };
 
 }  // namespace tandem::model

@@ -6,93 +6,138 @@
 
 namespace tandem::model {
 
-Result<AttentionWeights> LoadHfAttention(const WeightSource& src, const std::string& prefix,
-                                         const AttentionDims& dims,
-                                         const HfAttentionOptions& options) {
+void DeclareHfAttention(ShardedReader& r, const std::string& prefix, const AttentionDims& dims,
+                        const HfAttentionOptions& options) {
   const int64_t hidden = dims.hidden_size, hd = dims.head_dim;
   const int64_t q_size = dims.num_heads * hd, kv_size = dims.num_kv_heads * hd;
-  AttentionWeights w;
-  TANDEM_ASSIGN_OR_RETURN(w.q, LoadWeight(src, prefix + ".q_proj.weight", {q_size, hidden}));
-  TANDEM_ASSIGN_OR_RETURN(w.k, LoadWeight(src, prefix + ".k_proj.weight", {kv_size, hidden}));
-  TANDEM_ASSIGN_OR_RETURN(w.v, LoadWeight(src, prefix + ".v_proj.weight", {kv_size, hidden}));
-  TANDEM_ASSIGN_OR_RETURN(w.o, LoadWeight(src, prefix + ".o_proj.weight", {hidden, q_size}));
+  r.Declare(prefix + ".q_proj.weight", {q_size, hidden}, ColumnParallel("query heads", 0, hd));
+  r.Declare(prefix + ".k_proj.weight", {kv_size, hidden}, KvHeadParallel(hd));
+  r.Declare(prefix + ".v_proj.weight", {kv_size, hidden}, KvHeadParallel(hd));
+  r.Declare(prefix + ".o_proj.weight", {hidden, q_size}, RowParallel("query heads", hd));
   if (options.qkv_bias) {
-    TANDEM_ASSIGN_OR_RETURN(w.q_bias, LoadWeight(src, prefix + ".q_proj.bias", {q_size}));
-    TANDEM_ASSIGN_OR_RETURN(w.k_bias, LoadWeight(src, prefix + ".k_proj.bias", {kv_size}));
-    TANDEM_ASSIGN_OR_RETURN(w.v_bias, LoadWeight(src, prefix + ".v_proj.bias", {kv_size}));
+    r.Declare(prefix + ".q_proj.bias", {q_size}, ColumnParallel("query heads", 0, hd));
+    r.Declare(prefix + ".k_proj.bias", {kv_size}, KvHeadParallel(hd));
+    r.Declare(prefix + ".v_proj.bias", {kv_size}, KvHeadParallel(hd));
+  }
+  if (options.o_bias) r.Declare(prefix + ".o_proj.bias", {hidden}, RowParallelBias());
+  if (options.qk_norm) {
+    r.Declare(prefix + ".q_norm.weight", {hd}, Replicated());
+    r.Declare(prefix + ".k_norm.weight", {hd}, Replicated());
+  }
+}
+
+Result<AttentionWeights> LoadHfAttention(const ShardedReader& r, const std::string& prefix,
+                                         const HfAttentionOptions& options) {
+  AttentionWeights w;
+  TANDEM_ASSIGN_OR_RETURN(w.q, r.Read(prefix + ".q_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(w.k, r.Read(prefix + ".k_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(w.v, r.Read(prefix + ".v_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(w.o, r.Read(prefix + ".o_proj.weight"));
+  if (options.qkv_bias) {
+    TANDEM_ASSIGN_OR_RETURN(w.q_bias, r.Read(prefix + ".q_proj.bias"));
+    TANDEM_ASSIGN_OR_RETURN(w.k_bias, r.Read(prefix + ".k_proj.bias"));
+    TANDEM_ASSIGN_OR_RETURN(w.v_bias, r.Read(prefix + ".v_proj.bias"));
   }
   if (options.o_bias) {
-    TANDEM_ASSIGN_OR_RETURN(w.o_bias, LoadWeight(src, prefix + ".o_proj.bias", {hidden}));
+    TANDEM_ASSIGN_OR_RETURN(w.o_bias, r.Read(prefix + ".o_proj.bias"));
   }
   if (options.qk_norm) {
-    TANDEM_ASSIGN_OR_RETURN(w.q_norm, LoadWeight(src, prefix + ".q_norm.weight", {hd}));
-    TANDEM_ASSIGN_OR_RETURN(w.k_norm, LoadWeight(src, prefix + ".k_norm.weight", {hd}));
+    TANDEM_ASSIGN_OR_RETURN(w.q_norm, r.Read(prefix + ".q_norm.weight"));
+    TANDEM_ASSIGN_OR_RETURN(w.k_norm, r.Read(prefix + ".k_norm.weight"));
     w.qk_norm_eps = options.eps;
   }
   return w;
 }
 
-Result<Mlp> LoadHfMlp(const WeightSource& src, const std::string& prefix, int64_t dim, int64_t ff) {
-  TANDEM_ASSIGN_OR_RETURN(auto gate, LoadWeight(src, prefix + ".gate_proj.weight", {ff, dim}));
-  TANDEM_ASSIGN_OR_RETURN(auto up, LoadWeight(src, prefix + ".up_proj.weight", {ff, dim}));
-  TANDEM_ASSIGN_OR_RETURN(auto down, LoadWeight(src, prefix + ".down_proj.weight", {dim, ff}));
-  return Mlp(gate, up, std::move(down), dim, ff);
+void DeclareHfMlp(ShardedReader& r, const std::string& prefix, int64_t dim, int64_t ff) {
+  r.Declare(prefix + ".gate_proj.weight", {ff, dim}, ColumnParallel("intermediate rows"));
+  r.Declare(prefix + ".up_proj.weight", {ff, dim}, ColumnParallel("intermediate rows"));
+  r.Declare(prefix + ".down_proj.weight", {dim, ff}, RowParallel("intermediate columns"));
 }
 
-Result<Moe> LoadHfMoe(const WeightSource& src, const std::string& prefix, int64_t num_experts,
+Result<Mlp> LoadHfMlp(const ShardedReader& r, const std::string& prefix, int64_t dim, int64_t ff) {
+  TANDEM_ASSIGN_OR_RETURN(auto gate, r.Read(prefix + ".gate_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(auto up, r.Read(prefix + ".up_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(auto down, r.Read(prefix + ".down_proj.weight"));
+  return Mlp(gate, up, std::move(down), dim, ff / r.tp().size);
+}
+
+void DeclareHfMoe(ShardedReader& r, const std::string& prefix, int64_t num_experts, int64_t dim,
+                  int64_t ff) {
+  r.Declare(prefix + ".gate.weight", {num_experts, dim}, Replicated());
+  for (int64_t e = 0; e < num_experts; ++e) {
+    DeclareHfMlp(r, prefix + ".experts." + std::to_string(e), dim, ff);
+  }
+}
+
+Result<Moe> LoadHfMoe(const ShardedReader& r, const std::string& prefix, int64_t num_experts,
                       int64_t top_k, int64_t dim, int64_t ff, bool norm_topk_prob) {
-  TANDEM_ASSIGN_OR_RETURN(auto router,
-                          LoadWeight(src, prefix + ".gate.weight", {num_experts, dim}));
-  // Moe takes every expert's matrices stacked: [num_experts][ff][dim] and [num_experts][dim][ff].
+  TANDEM_ASSIGN_OR_RETURN(auto router, r.Read(prefix + ".gate.weight"));
+  // Moe takes every expert's matrices stacked: [num_experts][ff][dim] and [num_experts][dim][ff],
+  // ff = this rank's share of each expert's intermediate size.
+  const int64_t local_ff = ff / r.tp().size;
   std::vector<float> gate, up, down;
-  gate.reserve(num_experts * ff * dim);
-  up.reserve(num_experts * ff * dim);
-  down.reserve(num_experts * dim * ff);
+  gate.reserve(num_experts * local_ff * dim);
+  up.reserve(num_experts * local_ff * dim);
+  down.reserve(num_experts * dim * local_ff);
   for (int64_t e = 0; e < num_experts; ++e) {
     const std::string p = prefix + ".experts." + std::to_string(e);
-    TANDEM_ASSIGN_OR_RETURN(auto g, LoadWeight(src, p + ".gate_proj.weight", {ff, dim}));
-    TANDEM_ASSIGN_OR_RETURN(auto u, LoadWeight(src, p + ".up_proj.weight", {ff, dim}));
-    TANDEM_ASSIGN_OR_RETURN(auto d, LoadWeight(src, p + ".down_proj.weight", {dim, ff}));
+    TANDEM_ASSIGN_OR_RETURN(auto g, r.Read(p + ".gate_proj.weight"));
+    TANDEM_ASSIGN_OR_RETURN(auto u, r.Read(p + ".up_proj.weight"));
+    TANDEM_ASSIGN_OR_RETURN(auto d, r.Read(p + ".down_proj.weight"));
     gate.insert(gate.end(), g.begin(), g.end());
     up.insert(up.end(), u.begin(), u.end());
     down.insert(down.end(), d.begin(), d.end());
   }
-  return Moe(std::move(router), gate, up, std::move(down), num_experts, top_k, dim, ff,
+  return Moe(std::move(router), gate, up, std::move(down), num_experts, top_k, dim, local_ff,
              norm_topk_prob);
 }
 
-Result<SharedExpert> LoadHfSharedExpert(const WeightSource& src, const std::string& prefix,
+void DeclareHfSharedExpert(ShardedReader& r, const std::string& prefix, int64_t dim, int64_t ff) {
+  DeclareHfMlp(r, prefix + ".shared_expert", dim, ff);
+  r.Declare(prefix + ".shared_expert_gate.weight", {1, dim}, Replicated());
+}
+
+Result<SharedExpert> LoadHfSharedExpert(const ShardedReader& r, const std::string& prefix,
                                         int64_t dim, int64_t ff) {
-  TANDEM_ASSIGN_OR_RETURN(Mlp mlp, LoadHfMlp(src, prefix + ".shared_expert", dim, ff));
-  TANDEM_ASSIGN_OR_RETURN(auto gate,
-                          LoadWeight(src, prefix + ".shared_expert_gate.weight", {1, dim}));
+  TANDEM_ASSIGN_OR_RETURN(Mlp mlp, LoadHfMlp(r, prefix + ".shared_expert", dim, ff));
+  TANDEM_ASSIGN_OR_RETURN(auto gate, r.Read(prefix + ".shared_expert_gate.weight"));
   return SharedExpert(std::move(mlp), std::move(gate), dim);
 }
 
-Status LoadHfLayerNorms(const WeightSource& src, int32_t layer, int64_t dim, float eps,
-                        DecoderLayer& out) {
+void DeclareHfLayerNorms(ShardedReader& r, int32_t layer, int64_t dim) {
   const std::string p = "model.layers." + std::to_string(layer);
-  TANDEM_ASSIGN_OR_RETURN(out.attn_norm.weight,
-                          LoadWeight(src, p + ".input_layernorm.weight", {dim}));
-  TANDEM_ASSIGN_OR_RETURN(out.ffn_norm.weight,
-                          LoadWeight(src, p + ".post_attention_layernorm.weight", {dim}));
+  r.Declare(p + ".input_layernorm.weight", {dim}, Replicated());
+  r.Declare(p + ".post_attention_layernorm.weight", {dim}, Replicated());
+}
+
+Status LoadHfLayerNorms(const ShardedReader& r, int32_t layer, float eps, DecoderLayer& out) {
+  const std::string p = "model.layers." + std::to_string(layer);
+  TANDEM_ASSIGN_OR_RETURN(out.attn_norm.weight, r.Read(p + ".input_layernorm.weight"));
+  TANDEM_ASSIGN_OR_RETURN(out.ffn_norm.weight, r.Read(p + ".post_attention_layernorm.weight"));
   out.attn_norm.eps = out.ffn_norm.eps = eps;
   return Status::Ok();
 }
 
-Status LoadHfEmbeddingAndHead(const WeightSource& src, int64_t vocab_size, int64_t dim, bool tied,
+void DeclareHfEmbeddingAndHead(ShardedReader& r, int64_t vocab_size, int64_t dim, bool tied) {
+  r.Declare("model.embed_tokens.weight", {vocab_size, dim}, VocabParallel());
+  if (!tied) r.Declare("lm_head.weight", {vocab_size, dim}, VocabParallel());
+  r.Declare("model.norm.weight", {dim}, Replicated());
+}
+
+Status LoadHfEmbeddingAndHead(const ShardedReader& r, int64_t vocab_size, int64_t dim, bool tied,
                               float eps, DecoderWeights& out) {
-  TANDEM_ASSIGN_OR_RETURN(auto embd,
-                          LoadWeight(src, "model.embed_tokens.weight", {vocab_size, dim}));
+  const LocalVocab v = LocalVocabOf(vocab_size, r.tp());
+  TANDEM_ASSIGN_OR_RETURN(auto embd, r.Read("model.embed_tokens.weight"));
   auto table = std::make_shared<const std::vector<float>>(std::move(embd));
-  out.embedding = Embedding(table, vocab_size, dim);
+  out.embedding = Embedding(table, vocab_size, dim, v);
   if (tied) {
-    out.lm_head = Linear(table, vocab_size, dim);
+    out.lm_head = Linear(table, v.padded, dim);
   } else {
-    TANDEM_ASSIGN_OR_RETURN(auto head, LoadWeight(src, "lm_head.weight", {vocab_size, dim}));
-    out.lm_head = Linear(std::move(head), vocab_size, dim);
+    TANDEM_ASSIGN_OR_RETURN(auto head, r.Read("lm_head.weight"));
+    out.lm_head = Linear(std::move(head), v.padded, dim);
   }
-  TANDEM_ASSIGN_OR_RETURN(out.final_norm.weight, LoadWeight(src, "model.norm.weight", {dim}));
+  TANDEM_ASSIGN_OR_RETURN(out.final_norm.weight, r.Read("model.norm.weight"));
   out.final_norm.eps = eps;
   return Status::Ok();
 }

@@ -1,0 +1,111 @@
+#include "model/loader/sharded_reader.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+
+namespace tandem::model {
+
+ShardRule Replicated() { return ShardRule{}; }
+ShardRule ColumnParallel(std::string unit_name, int32_t axis, int64_t unit) {
+  return ShardRule{ShardKind::kColumn, axis, unit, std::move(unit_name)};
+}
+ShardRule RowParallel(std::string unit_name, int64_t unit) {
+  return ShardRule{ShardKind::kRow, -1, unit, std::move(unit_name)};
+}
+ShardRule RowParallelBias() { return ShardRule{ShardKind::kRowBias, 0, 1, ""}; }
+ShardRule KvHeadParallel(int64_t head_dim) {
+  return ShardRule{ShardKind::kKvHeads, 0, head_dim, "KV heads"};
+}
+ShardRule VocabParallel() { return ShardRule{ShardKind::kVocab, 0, 1, "vocab rows"}; }
+
+void ShardedReader::Declare(const std::string& name, tensor::Shape shape, ShardRule rule) {
+  if (decls_.find(name) == decls_.end()) order_.push_back(name);
+  decls_[name] = Decl{std::move(shape), std::move(rule)};
+}
+
+Result<ShardedReader::Slice> ShardedReader::SliceOf(const std::string& name,
+                                                    const Decl& d) const {
+  const ShardRule& r = d.rule;
+  Slice s;
+  s.axis = r.kind == ShardKind::kRow ? static_cast<int32_t>(d.shape.size()) - 1 : r.axis;
+  const int64_t extent = d.shape.empty() ? 1 : d.shape[s.axis];
+  s.begin = 0;
+  s.count = s.padded = extent;
+  const int64_t tp = tp_.size;
+  if (tp == 1 || r.kind == ShardKind::kReplicated || r.kind == ShardKind::kRowBias) return s;
+  auto not_divisible = [&](const std::string& why) {
+    return InvalidArgument("weight '" + name + "' in " + source_.source_name() + " has shape " +
+                           tensor::ShapeToString(d.shape) + ": " + why +
+                           " --tensor-parallel-size " + std::to_string(tp) +
+                           "; choose a TP size that divides it");
+  };
+  if (r.kind == ShardKind::kVocab) {
+    const LocalVocab v = LocalVocabOf(extent, tp_);
+    s.begin = v.begin;
+    s.count = v.count;
+    s.padded = v.padded;
+    return s;
+  }
+  const int64_t units = extent / r.unit;
+  if (r.kind == ShardKind::kKvHeads && units < tp) {
+    if (tp % units != 0) {
+      return not_divisible("its " + std::to_string(units) + " " + r.unit_name +
+                           " neither divide nor are a multiple of");
+    }
+    s.begin = (tp_.rank / (tp / units)) * r.unit;
+    s.count = s.padded = r.unit;
+    return s;
+  }
+  if (units % tp != 0) {
+    return not_divisible("its " + std::to_string(units) + " " + r.unit_name +
+                         " do not divide by");
+  }
+  s.count = s.padded = units / tp * r.unit;
+  s.begin = tp_.rank * s.count;
+  return s;
+}
+
+Status ShardedReader::CheckAll() const {
+  for (const std::string& name : order_) {
+    const Decl& d = decls_.at(name);
+    if (!source_.HasTensor(name)) {
+      return InvalidArgument("weight '" + name + "' is missing from " + source_.source_name() +
+                             " (expected shape " + tensor::ShapeToString(d.shape) + ")");
+    }
+    TANDEM_ASSIGN_OR_RETURN(tensor::Shape shape, source_.TensorShape(name));
+    if (shape != d.shape) {
+      return InvalidArgument("weight '" + name + "' in " + source_.source_name() +
+                             " has shape " + tensor::ShapeToString(shape) + "; expected " +
+                             tensor::ShapeToString(d.shape));
+    }
+    TANDEM_RETURN_IF_ERROR(SliceOf(name, d).status());
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<float>> ShardedReader::Read(const std::string& name) const {
+  auto it = decls_.find(name);
+  TANDEM_CHECK(it != decls_.end()) << "weight '" << name << "' read but never declared";
+  const Decl& d = it->second;
+  TANDEM_ASSIGN_OR_RETURN(Slice s, SliceOf(name, d));
+  TANDEM_ASSIGN_OR_RETURN(std::vector<float> full, LoadWeight(source_, name, d.shape));
+  if (d.rule.kind == ShardKind::kRowBias && tp_.rank != 0) {
+    std::fill(full.begin(), full.end(), 0.0f);
+    return full;
+  }
+  const int64_t extent = d.shape.empty() ? 1 : d.shape[s.axis];
+  if (s.begin == 0 && s.count == extent && s.padded == extent) return full;
+  // [outer, extent, inner] → [outer, padded, inner], rows [begin, begin + count) of the axis.
+  int64_t outer = 1, inner = 1;
+  for (int32_t a = 0; a < s.axis; ++a) outer *= d.shape[a];
+  for (size_t a = s.axis + 1; a < d.shape.size(); ++a) inner *= d.shape[a];
+  std::vector<float> out(outer * s.padded * inner, 0.0f);
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* src = &full[(o * extent + s.begin) * inner];
+    std::copy(src, src + s.count * inner, &out[o * s.padded * inner]);
+  }
+  return out;
+}
+
+}  // namespace tandem::model
