@@ -37,6 +37,11 @@ struct EngineCoreConfig {
   int tensor_parallel_size = 1;
   bool enable_expert_parallel = false;
   double ready_timeout_s = 600;     // start-up deadline, from the engine's own start
+  // tensor parallel: TP ranks 1..T-1 are `_tp-worker` children of the engine core (rank 0)
+  int tp_rank = 0;
+  std::string tp_group_name;        // the shared-memory collectives group of this DP rank
+  std::string tp_plan_endpoint;     // worker: where its plans come from
+  std::string tp_ack_endpoint;      // worker: where its acks go
 };
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dtype, num_threads,
@@ -47,7 +52,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dt
                                                 input_endpoint, output_endpoint,
                                                 handshake_endpoint, dp_size,
                                                 tensor_parallel_size, enable_expert_parallel,
-                                                ready_timeout_s)
+                                                ready_timeout_s, tp_rank, tp_group_name,
+                                                tp_plan_endpoint, tp_ack_endpoint)
 
 // The settings every machine of one deployment must share, as (flag, value) pairs the DP
 // handshake compares (a difference is fatal and named).
@@ -56,5 +62,8 @@ std::vector<std::pair<std::string, std::string>> SharedSettings(const EngineCore
 // Entry of the hidden `_engine-core` subcommand: loads the model, sizes the KV cache, says
 // READY, then runs the engine loop until told to shut down. Returns the process exit code.
 int RunEngineCoreCommand(int argc, char** argv);
+
+// Entry of the hidden `_tp-worker` subcommand: TP rank ≥ 1 of one DP rank's engine core.
+int RunTpWorkerCommand(int argc, char** argv);
 
 }  // namespace tandem::apps

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   if (cmd == "tokenize") return tandem::apps::RunTokenizeCommand(argc - 1, argv + 1);
   if (cmd == "bench") return RunBenchCommand(argc - 1, argv + 1);
   if (cmd == "_api-server") return tandem::apps::RunApiServerCommand(argc - 1, argv + 1);
+  if (cmd == "_tp-worker") return tandem::apps::RunTpWorkerCommand(argc - 1, argv + 1);
   if (cmd == "_engine-core") return tandem::apps::RunEngineCoreCommand(argc - 1, argv + 1);
   std::fprintf(stderr, "tandem: unknown command '%s'; run `tandem --help`\n", cmd.c_str());
   return 2;

@@ -151,7 +151,7 @@ static Status ValidateDataParallelFlags(ServeFlags& f) {
                            " exceeds " + flag("data-parallel-size", f.data_parallel_size));
   }
   if (f.headless) {
-    if (f.api_server_count > 0) {
+    if (f.api_server_count > 1) {  // vLLM tolerates 1 (its default) and ignores it
       return InvalidArgument("--api-server-count " + std::to_string(f.api_server_count) +
                              " with --headless: a headless machine runs no API server; drop it");
     }

@@ -80,8 +80,10 @@ class Result {
 
 #define TANDEM_CONCAT_INNER(a, b) a##b
 #define TANDEM_CONCAT(a, b) TANDEM_CONCAT_INNER(a, b)
-#define TANDEM_ASSIGN_OR_RETURN(lhs, expr)                              \
-  auto TANDEM_CONCAT(_res_, __LINE__) = (expr);                         \
-  if (!TANDEM_CONCAT(_res_, __LINE__).ok())                             \
-    return TANDEM_CONCAT(_res_, __LINE__).status();                     \
-  lhs = std::move(TANDEM_CONCAT(_res_, __LINE__)).value()
+// (__COUNTER__, not __LINE__: an invocation spread over several lines must name one temporary.)
+#define TANDEM_ASSIGN_OR_RETURN(lhs, expr) \
+  TANDEM_ASSIGN_OR_RETURN_IMPL(TANDEM_CONCAT(_res_, __COUNTER__), lhs, expr)
+#define TANDEM_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                                 \
+  if (!tmp.ok()) return tmp.status();                \
+  lhs = std::move(tmp).value()

@@ -57,4 +57,19 @@ struct StepResult {
   MSGPACK_DEFINE(step_id, request_ids, sampled_token_ids, logprobs)
 };
 
+// Engine → TP workers once, before the first plan: the KV pool size rank 0 decided.
+struct WorkerInit {
+  int32_t num_kv_blocks = 0;
+  MSGPACK_DEFINE(num_kv_blocks)
+};
+
+// TP worker → engine: after init (step_id -1) and after every plan.
+struct WorkerAck {
+  int32_t tp_rank = 0;
+  int64_t step_id = -1;
+  bool ok = true;
+  std::string error;     // why the step failed, when !ok
+  MSGPACK_DEFINE(tp_rank, step_id, ok, error)
+};
+
 }  // namespace tandem::protocol

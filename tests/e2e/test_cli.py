@@ -23,14 +23,28 @@ def test_help_lists_flags_defaults_and_env():
 
 def test_unsupported_parallel_flags_are_refused_by_name():
     for args, flag in ((["--tensor-parallel-size", "2"], "--tensor-parallel-size"),
-                       (["--data-parallel-size=2"], "--data-parallel-size"),
-                       (["--headless"], "--headless"),
+                       (["-tp", "2"], "--tensor-parallel-size"),
                        (["--enable-expert-parallel"], "--enable-expert-parallel"),
                        (["--speculative_config", '{"method":"qwen3_5_mtp"}'],
                         "--speculative-config")):
         code, out = serve_fails(STORIES_GGUF, *args)
         check(code != 0 and flag in out and "not supported yet" in out,
               f"{args}: code {code}: {out[-300:]}")
+
+
+def test_inconsistent_data_parallel_flags_are_refused_by_name():
+    for args, needle in ((["--headless"], "--data-parallel-address"),
+                         (["--headless", "--data-parallel-address", "127.0.0.1",
+                           "--data-parallel-size", "2", "--data-parallel-start-rank", "1",
+                           "--api-server-count", "2"], "--api-server-count"),
+                         (["--data-parallel-size", "2", "--data-parallel-size-local", "1"],
+                          "--data-parallel-address"),
+                         (["--data-parallel-size", "2", "--data-parallel-start-rank", "2",
+                           "--headless", "--data-parallel-address", "127.0.0.1"],
+                          "--data-parallel-start-rank"),
+                         (["--api-server-count", "0"], "--api-server-count")):
+        code, out = serve_fails(STORIES_GGUF, *args)
+        check(code != 0 and needle in out, f"{args}: code {code}: {out[-300:]}")
 
 
 def test_seed_flags_parse_in_all_spellings():
@@ -63,4 +77,5 @@ def test_bad_model_file_stops_startup_naming_it():
 
 if __name__ == "__main__":
     run([test_help_lists_flags_defaults_and_env, test_unsupported_parallel_flags_are_refused_by_name,
+         test_inconsistent_data_parallel_flags_are_refused_by_name,
          test_seed_flags_parse_in_all_spellings, test_bad_model_file_stops_startup_naming_it])

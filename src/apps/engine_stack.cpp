@@ -1,0 +1,154 @@
+#include "apps/engine_stack.h"
+
+#include <unistd.h>
+
+#include <optional>
+
+#include "core/logging.h"
+#include "executor/in_process_executor.h"
+#include "executor/multiproc_executor.h"
+#include "ipc/zmq_socket.h"
+#include "worker/kv_budget.h"
+#include "worker/worker.h"
+
+namespace tandem::apps {
+namespace {
+
+Result<engine::SchedulerConfig> MakeSchedulerConfig(const EngineCoreConfig& cfg,
+                                                    int32_t num_blocks) {
+  engine::SchedulerConfig sched;
+  sched.max_num_seqs = cfg.max_num_seqs;
+  sched.max_num_batched_tokens = cfg.max_num_batched_tokens;
+  sched.max_model_len = cfg.max_model_len;
+  sched.block_size = cfg.block_size;
+  sched.num_gpu_blocks = num_blocks;
+  sched.enable_prefix_caching = cfg.enable_prefix_caching;
+  TANDEM_RETURN_IF_ERROR(sched.Validate());
+  return sched;
+}
+
+void LogModel(const EngineCoreConfig& cfg, const model::Model& model, int32_t num_blocks) {
+  const model::ModelInfo& info = model.info();
+  TLOG_INFO("model loaded: {} layers, hidden {}, vocab {}, {:.1f} MiB of weights{}",
+            info.num_layers, info.hidden_size, info.vocab_size,
+            info.weight_bytes / (1024.0 * 1024.0),
+            cfg.tensor_parallel_size > 1
+                ? " (TP rank 0 of " + std::to_string(cfg.tensor_parallel_size) + ")"
+                : "");
+  TLOG_INFO("KV cache: {} blocks of {} tokens ({} tokens, {:.1f} MiB)", num_blocks,
+            cfg.block_size, int64_t{num_blocks} * cfg.block_size,
+            num_blocks * model.kv_cache_spec().BytesPerBlock(cfg.block_size) / 1048576.0);
+}
+
+}  // namespace
+
+worker::WorkerConfig MakeWorkerConfig(const EngineCoreConfig& cfg, int32_t num_blocks) {
+  worker::WorkerConfig w;
+  w.num_kv_blocks = num_blocks;
+  w.block_size = cfg.block_size;
+  w.seed = static_cast<uint64_t>(cfg.seed);
+  w.eos_token_id = cfg.eos_token_id;
+  return w;
+}
+
+EngineStack::~EngineStack() {
+  core.reset();  // the executor tells the TP workers to shut down
+  for (auto& w : tp_workers) w->Stop(2.0);
+}
+
+model::LoadOptions MakeLoadOptions(const EngineCoreConfig& cfg, comm::ProcessGroup* group) {
+  model::LoadOptions load;
+  load.dtype = cfg.dtype;
+  load.num_threads = cfg.num_threads;
+  load.tp_rank = cfg.tp_rank;
+  load.tp_size = cfg.tensor_parallel_size;
+  load.tp_group = group;
+  return load;
+}
+
+Result<int32_t> ComputeKvBlocks(const EngineCoreConfig& cfg, const model::Model& model) {
+  std::optional<size_t> kv_bytes;
+  if (cfg.kv_cache_memory_bytes > 0) kv_bytes = static_cast<size_t>(cfg.kv_cache_memory_bytes);
+  int32_t num_blocks =
+      worker::ComputeNumKvBlocks(model.kv_cache_spec(), cfg.block_size, model.info().weight_bytes,
+                                 cfg.gpu_memory_utilization, kv_bytes);
+  const int64_t blocks_needed = (cfg.max_model_len + cfg.block_size - 1) / cfg.block_size;
+  if (!kv_bytes) {
+    // On CPU, memory the pool can never use is memory taken from everything else on the
+    // machine: without --kv-cache-memory-bytes, cap the pool at every running sequence at
+    // full length (max_num_seqs × max_model_len); prefix caching reuses what is left over.
+    const int64_t useful = blocks_needed * cfg.max_num_seqs;
+    if (num_blocks > useful) {
+      TLOG_INFO("KV cache capped at {} blocks (--max-num-seqs {} x --max-model-len {}); the "
+                "memory budget allowed {}",
+                useful, cfg.max_num_seqs, cfg.max_model_len, num_blocks);
+      num_blocks = static_cast<int32_t>(useful);
+    }
+  }
+  if (num_blocks < blocks_needed) {
+    return InvalidArgument(
+        "the KV cache has room for " + std::to_string(num_blocks) + " blocks of " +
+        std::to_string(cfg.block_size) + " tokens (" +
+        std::to_string(int64_t{num_blocks} * cfg.block_size) +
+        " tokens), less than one sequence of --max-model-len " +
+        std::to_string(cfg.max_model_len) +
+        "; raise --gpu-memory-utilization / --kv-cache-memory-bytes or lower --max-model-len");
+  }
+  return num_blocks;
+}
+
+Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& cfg) {
+  auto stack = std::make_unique<EngineStack>();
+  const int tp = cfg.tensor_parallel_size;
+  std::unique_ptr<executor::MultiprocExecutor> mp;
+  if (tp > 1) {
+    // Start ranks 1..T-1 first: joining the collectives group waits for all of them.
+    const std::string tag = std::to_string(getpid()) + "-dp" + std::to_string(cfg.dp_rank);
+    executor::MultiprocExecutorOptions opts;
+    opts.ack_endpoint = ipc::MakeIpcEndpoint("dp" + std::to_string(cfg.dp_rank) + "-tp-acks");
+    for (int r = 1; r < tp; ++r) {
+      opts.plan_endpoints.push_back(
+          ipc::MakeIpcEndpoint("dp" + std::to_string(cfg.dp_rank) + "-tp" + std::to_string(r)));
+    }
+    mp = std::make_unique<executor::MultiprocExecutor>(opts);
+    TANDEM_RETURN_IF_ERROR(mp->Bind());
+    for (int r = 1; r < tp; ++r) {
+      EngineCoreConfig wcfg = cfg;
+      wcfg.tp_rank = r;
+      wcfg.tp_group_name = "tandem-tp-" + tag;
+      wcfg.tp_plan_endpoint = opts.plan_endpoints[r - 1];
+      wcfg.tp_ack_endpoint = opts.ack_endpoint;
+      stack->tp_workers.push_back(std::make_unique<ChildProcess>());
+      TANDEM_RETURN_IF_ERROR(stack->tp_workers.back()->Spawn(
+          {"_tp-worker", "--config-json", nlohmann::json(wcfg).dump()},
+          [r](const std::string& what) { TLOG_INFO("TP rank {}: {}", r, what); }));
+    }
+    comm::GroupSpec spec;
+    spec.backend = "shm";
+    spec.name = "tandem-tp-" + tag;
+    spec.rank = 0;
+    spec.size = tp;
+    spec.timeout_s = cfg.ready_timeout_s;
+    TANDEM_ASSIGN_OR_RETURN(stack->tp_group, comm::CreateProcessGroup(spec));
+  }
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<model::Model> model,
+                          model::LoadModel(cfg.model_path, MakeLoadOptions(cfg, stack->tp_group.get())));
+  TANDEM_ASSIGN_OR_RETURN(stack->num_kv_blocks, ComputeKvBlocks(cfg, *model));
+  LogModel(cfg, *model, stack->num_kv_blocks);
+  auto rank0 = std::make_unique<worker::Worker>(std::move(model),
+                                                MakeWorkerConfig(cfg, stack->num_kv_blocks));
+  std::unique_ptr<engine::Executor> executor;
+  if (mp) {
+    TANDEM_RETURN_IF_ERROR(mp->InitWorkers(stack->num_kv_blocks));
+    mp->set_rank0(std::move(rank0));
+    executor = std::move(mp);
+  } else {
+    executor = std::make_unique<executor::InProcessExecutor>(std::move(rank0));
+  }
+  TANDEM_ASSIGN_OR_RETURN(engine::SchedulerConfig sched,
+                          MakeSchedulerConfig(cfg, stack->num_kv_blocks));
+  stack->core = std::make_unique<engine::EngineCore>(sched, std::move(executor), cfg.dp_rank);
+  return stack;
+}
+
+}  // namespace tandem::apps
