@@ -63,7 +63,8 @@ struct LoadOptions {
 // Errors: kNotFound (no such path), kDataLoss (truncated/corrupt file, naming file + tensor),
 // kInvalidArgument (unknown architecture or dtype, missing or misshaped tensor: name, expected,
 // found; a TP split that does not divide tp_size, naming the tensor and its size — reported
-// before any weight is read; a tp_group missing or of another size/rank), kUnimplemented (a config feature not supported yet, e.g. rope_scaling).
+// before any weight is read; a tp_group missing or of another size/rank), kUnimplemented (a
+// config feature not supported yet, e.g. rope_scaling).
 Result<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOptions& options);
 
 }  // namespace tandem::model
