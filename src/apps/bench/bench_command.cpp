@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "apps/bench/bench_flags.h"
+#include "apps/bench/comm_bench.h"
 #include "apps/bench/kernels_bench.h"
 #include "apps/bench/serve_bench.h"
 
@@ -33,6 +34,16 @@ int RunBenchCommand(int argc, char** argv) {
       "kernels", "Memory bandwidth and oneDNN GEMM throughput of this machine");
   AddKernelsBenchFlags(*kernels, kernels_config);
 
+  CommBenchConfig comm_config;
+  CLI::App* comm = app.add_subcommand(
+      "comm", "All-reduce latency and bandwidth per collectives backend (shm, gloo)");
+  comm->add_option("--backends", comm_config.backends, "Backends to measure (shm, gloo)")
+      ->delimiter(',');
+  comm->add_option("--ranks", comm_config.ranks, "Processes per group");
+  comm->add_option("--min-bytes", comm_config.min_bytes, "Smallest message, bytes");
+  comm->add_option("--max-bytes", comm_config.max_bytes, "Largest message, bytes (sizes step x4)");
+  comm->add_option("--seconds-per-size", comm_config.seconds_per_size, "Time budget per size");
+
   try {
     app.parse(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
   } catch (const CLI::ParseError& e) {
@@ -43,6 +54,8 @@ int RunBenchCommand(int argc, char** argv) {
   if (serve->parsed()) {
     status = ApplyServeFlagStrings(serve_strings, serve_config);
     if (status.ok()) status = RunServeBench(serve_config);
+  } else if (comm->parsed()) {
+    status = RunCommBench(comm_config);
   } else {
     status = RunKernelsBench(kernels_config);
   }
