@@ -196,8 +196,9 @@ Status ValidateServeFlags(ServeFlags& f) {
   }
   if (f.max_model_len < 0) return InvalidArgument("--max-model-len must be >= 0");
   if (f.max_num_batched_tokens < 0) return InvalidArgument("--max-num-batched-tokens must be >= 0");
-  if (f.tensor_parallel_size != 1) {
-    return NotYet("tensor-parallel-size", std::to_string(f.tensor_parallel_size));
+  if (f.tensor_parallel_size < 1) {
+    return InvalidArgument("--tensor-parallel-size " + std::to_string(f.tensor_parallel_size) +
+                           " must be >= 1");
   }
   if (f.enable_expert_parallel) return NotYet("enable-expert-parallel", "");
   if (!f.speculative_config.empty()) return NotYet("speculative-config", f.speculative_config);

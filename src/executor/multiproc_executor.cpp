@@ -11,7 +11,8 @@ MultiprocExecutor::MultiprocExecutor(MultiprocExecutorOptions options)
     : options_(std::move(options)), acks_(ipc::SocketKind::kPull) {}
 
 MultiprocExecutor::~MultiprocExecutor() {
-  for (auto& p : plans_) (void)p->Send(protocol::Encode(MessageType::kShutdown, protocol::WorkerInit{}));
+  // Never block here: a worker that already died has no socket to take the frame.
+  for (auto& p : plans_) (void)p->TrySend(protocol::Encode(MessageType::kShutdown, protocol::WorkerInit{}));
 }
 
 Status MultiprocExecutor::Bind() {

@@ -74,6 +74,14 @@ std::string ZmqSocket::BoundEndpoint() const {
 
 Status ZmqSocket::Send(const std::string& frame) { return SendMultipart({frame}); }
 
+bool ZmqSocket::TrySend(const std::string& frame) {
+  try {
+    return impl_->socket.send(zmq::buffer(frame), zmq::send_flags::dontwait).has_value();
+  } catch (const zmq::error_t&) {
+    return false;
+  }
+}
+
 Status ZmqSocket::SendMultipart(const std::vector<std::string>& frames) {
   try {
     for (size_t i = 0; i < frames.size(); ++i) {

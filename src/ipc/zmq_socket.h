@@ -36,6 +36,9 @@ class ZmqSocket {
   // Sends one frame; blocks while the peer's queue is full (high-water mark).
   // Errors: kUnavailable (socket closed / context terminated).
   Status Send(const std::string& frame);
+  // Sends one frame only if it can go at once (a PUSH with no connected peer would block);
+  // false when it could not.
+  bool TrySend(const std::string& frame);
   // Sends several frames as one message (ROUTER: [peer identity, payload]).
   Status SendMultipart(const std::vector<std::string>& frames);
 
