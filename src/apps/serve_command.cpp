@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -171,9 +172,14 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
   const std::string addr =
       flags.data_parallel_address.empty() ? "127.0.0.1" : flags.data_parallel_address;
   auto tcp = [&](int port) { return "tcp://" + addr + ":" + std::to_string(port); };
-  auto free_port = [&]() -> int {
-    auto p = ipc::PickFreeTcpPort(addr);
-    return p.ok() ? *p : -1;
+  std::set<int> taken = {flags.data_parallel_rpc_port, flags.port};
+  auto free_port = [&]() -> int {  // distinct ports: the kernel may hand one out twice
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      auto p = ipc::PickFreeTcpPort(addr);
+      if (!p.ok()) return -1;
+      if (taken.insert(*p).second) return *p;
+    }
+    return -1;
   };
   const int stats_port = free_port(), publish_port = free_port();
   std::vector<std::string> output_endpoints;

@@ -1,5 +1,7 @@
 #include "engine/engine_process.h"
 
+#include "engine/heartbeat_thread.h"
+
 #include <unistd.h>
 
 #include <memory>
@@ -33,6 +35,18 @@ class EngineLoop {
   int Run() {
     const pid_t parent_pid = getppid();
     if (!SendToAll(protocol::Encode(MessageType::kReady, core_.Stats()))) return 1;
+    if (!options_.bind_output) {
+      // Liveness from its own thread: a long step must not look like a dead engine.
+      std::vector<std::string> endpoints = options_.output_endpoints;
+      if (endpoints.empty()) endpoints.push_back(options_.output_endpoint);
+      auto hb = HeartbeatThread::Start(endpoints, options_.stats_endpoint,
+                                       options_.heartbeat_interval_s, core_.Stats());
+      if (!hb.ok()) {
+        TLOG_ERROR("engine loop: {}", hb.status().ToString());
+        return 1;
+      }
+      heartbeat_ = std::move(hb).value();
+    }
     double last_sent_s = MonotonicSeconds();
     while (true) {
       // Drain every waiting frame; block (briefly) only when there is nothing to compute.
@@ -62,7 +76,12 @@ class EngineLoop {
         }
         MaybeSendStats(/*force=*/false);
       }
-      // Stats at least every heartbeat_interval_s, also while long prefills emit nothing.
+      if (heartbeat_) {
+        heartbeat_->Publish(core_.Stats());
+        continue;
+      }
+      // Without a heartbeat thread (a bound output socket): stats at least every
+      // heartbeat_interval_s from this loop.
       if (MonotonicSeconds() - last_sent_s >= options_.heartbeat_interval_s) {
         protocol::EngineOutputs heartbeat;
         heartbeat.stats = core_.Stats();
@@ -183,6 +202,7 @@ class EngineLoop {
   std::unique_ptr<ipc::ZmqSocket> stats_;
   std::unordered_map<std::string, int32_t> client_of_request_;
   double last_stats_s_ = 0;
+  std::unique_ptr<HeartbeatThread> heartbeat_;  // null when the output socket is bound
 };
 
 }  // namespace
