@@ -11,6 +11,7 @@
 
 #include "apps/model_files.h"
 #include "core/logging.h"
+#include "server/openai/request_parsing.h"
 
 namespace tandem::apps {
 namespace {
@@ -48,8 +49,8 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   c.enable_auto_tool_choice = f.enable_auto_tool_choice;
   c.tool_call_parser = f.tool_call_parser;
   if (!f.default_chat_template_kwargs.empty()) {
-    c.default_chat_template_kwargs = nlohmann::ordered_json::parse(f.default_chat_template_kwargs,
-                                                                   nullptr, false);
+    c.default_chat_template_kwargs = server::openai::ParseOrderedOrDiscarded(
+        f.default_chat_template_kwargs);
     if (!c.default_chat_template_kwargs.is_object()) {
       return InvalidArgument("--default-chat-template-kwargs must be a JSON object, got '" +
                              f.default_chat_template_kwargs + "'");

@@ -20,7 +20,12 @@ bool IsGgufPath(const std::string& path) {
 
 Result<nlohmann::json> ReadJsonFile(const std::string& path) {
   TANDEM_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path, "model file"));
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j;
+  try {  // allow_exceptions=false still throws out_of_range for numbers beyond double range
+    j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument(path + " is not valid JSON: " + e.what());
+  }
   if (j.is_discarded()) return InvalidArgument(path + " is not valid JSON");
   return j;
 }

@@ -116,7 +116,12 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
 
 static Status CheckJson(const std::string& flag, const std::string& value) {
   if (value.empty()) return Status::Ok();
-  if (!nlohmann::json::accept(value)) {
+  bool valid = false;
+  try {
+    valid = nlohmann::json::accept(value);
+  } catch (const nlohmann::json::exception&) {  // e.g. a number beyond double range
+  }
+  if (!valid) {
     return InvalidArgument("--" + flag + " must be a JSON object, got '" + value + "'");
   }
   return Status::Ok();

@@ -1,14 +1,49 @@
 #include "model/kv_cache.h"
 
+#include <sys/mman.h>
+
+#include <utility>
+
+#include "core/check.h"
+
 namespace tandem::model {
+
+LazyZeroBuffer::LazyZeroBuffer(size_t num_floats) : size_(num_floats) {
+  if (num_floats == 0) return;
+  void* p = mmap(nullptr, num_floats * sizeof(float), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  TANDEM_CHECK(p != MAP_FAILED) << "cannot map " << num_floats * sizeof(float)
+                                << " bytes for the KV cache";
+  data_ = static_cast<float*>(p);
+}
+
+LazyZeroBuffer::~LazyZeroBuffer() {
+  if (data_ != nullptr) munmap(data_, size_ * sizeof(float));
+}
+
+LazyZeroBuffer::LazyZeroBuffer(LazyZeroBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+LazyZeroBuffer& LazyZeroBuffer::operator=(LazyZeroBuffer&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) munmap(data_, size_ * sizeof(float));
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
 
 void KvCache::Allocate(const KvCacheSpec& s, int32_t n_blocks, int32_t b_size) {
   spec = s;
   num_blocks = n_blocks;
   block_size = b_size;
   const size_t per_layer = static_cast<size_t>(n_blocks) * b_size * s.num_kv_heads * s.head_dim;
-  key_cache.assign(s.num_layers, std::vector<float>(per_layer, 0.0f));
-  value_cache.assign(s.num_layers, std::vector<float>(per_layer, 0.0f));
+  key_cache.clear();
+  value_cache.clear();
+  for (int32_t l = 0; l < s.num_layers; ++l) {
+    key_cache.emplace_back(per_layer);
+    value_cache.emplace_back(per_layer);
+  }
 }
 
 }  // namespace tandem::model

@@ -21,15 +21,38 @@ struct KvCacheSpec {
   }
 };
 
+// A zero-filled f32 buffer whose pages the kernel provides on first write (anonymous mmap):
+// a large KV pool costs no time at start and no memory until sequences use it.
+class LazyZeroBuffer {
+ public:
+  LazyZeroBuffer() = default;
+  explicit LazyZeroBuffer(size_t num_floats);
+  ~LazyZeroBuffer();
+  LazyZeroBuffer(LazyZeroBuffer&& other) noexcept;
+  LazyZeroBuffer& operator=(LazyZeroBuffer&& other) noexcept;
+  LazyZeroBuffer(const LazyZeroBuffer&) = delete;
+  LazyZeroBuffer& operator=(const LazyZeroBuffer&) = delete;
+
+  float* data() { return data_; }
+  const float* data() const { return data_; }
+  size_t size() const { return size_; }
+  float& operator[](size_t i) { return data_[i]; }
+
+ private:
+  float* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 struct KvCache {
   int32_t num_blocks = 0;
   int32_t block_size = 16;
   KvCacheSpec spec;
   // Per layer: [num_blocks, block_size, num_kv_heads, head_dim] f32, row-major.
-  std::vector<std::vector<float>> key_cache;
-  std::vector<std::vector<float>> value_cache;
+  std::vector<LazyZeroBuffer> key_cache;
+  std::vector<LazyZeroBuffer> value_cache;
 
-  // Allocates zeroed storage for `num_blocks` blocks of `block_size` tokens.
+  // Allocates zeroed storage for `num_blocks` blocks of `block_size` tokens (lazily: pages
+  // are committed when first written). Aborts (TANDEM_CHECK) when the address space is refused.
   void Allocate(const KvCacheSpec& spec, int32_t num_blocks, int32_t block_size);
   // f32 offset of (slot, kv_head 0) in a layer's key_cache / value_cache.
   size_t SlotOffset(int64_t slot) const {

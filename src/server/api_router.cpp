@@ -80,7 +80,17 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
                                     fmt::format("method {} is not allowed on {}; allowed: {}",
                                                 request.method, request.path, allowed)), ""});
   }
-  handler->second(request, std::move(sink));
+  // Last line of defence: a handler that throws (a bug, or a library refusing an input we
+  // did not foresee) answers this request with an error; the server and every other request
+  // go on.
+  try {
+    handler->second(request, sink);
+  } catch (const nlohmann::json::exception& e) {
+    SendError(*sink, {InvalidArgument(fmt::format("cannot handle this request body: {}", e.what())), ""});
+  } catch (const std::exception& e) {
+    SendError(*sink, {Internal(fmt::format("internal error handling {} {}: {}", request.method,
+                                           request.path, e.what())), ""});
+  }
 }
 
 }  // namespace tandem::server

@@ -22,9 +22,8 @@ def test_help_lists_flags_defaults_and_env():
 
 
 def test_unsupported_parallel_flags_are_refused_by_name():
-    for args, flag in ((["--tensor-parallel-size", "2"], "--tensor-parallel-size"),
-                       (["-tp", "2"], "--tensor-parallel-size"),
-                       (["--enable-expert-parallel"], "--enable-expert-parallel"),
+    for args, flag in ((["--enable-expert-parallel"], "--enable-expert-parallel"),
+                       (["-tp", "2", "--enable-expert-parallel"], "--enable-expert-parallel"),
                        (["--speculative_config", '{"method":"qwen3_5_mtp"}'],
                         "--speculative-config")):
         code, out = serve_fails(STORIES_GGUF, *args)
@@ -42,7 +41,8 @@ def test_inconsistent_data_parallel_flags_are_refused_by_name():
                          (["--data-parallel-size", "2", "--data-parallel-start-rank", "2",
                            "--headless", "--data-parallel-address", "127.0.0.1"],
                           "--data-parallel-start-rank"),
-                         (["--api-server-count", "0"], "--api-server-count")):
+                         (["--api-server-count", "0"], "--api-server-count"),
+                         (["--tensor-parallel-size", "0"], "--tensor-parallel-size")):
         code, out = serve_fails(STORIES_GGUF, *args)
         check(code != 0 and needle in out, f"{args}: code {code}: {out[-300:]}")
 

@@ -67,6 +67,13 @@ def test_bad_inputs_get_4xx_and_server_stays_up():
         expect_error(srv, 405, "GET", c)
         expect_error(srv, 404, "GET", "/v1/nothing-here")
         check_body_too_large(srv, c)
+        # Numbers beyond double range used to abort the process (nlohmann throws even with
+        # exceptions off): every JSON entry point must answer 400 instead.
+        expect_error(srv, 400, "POST", c, raw=b'{"prompt": "a", "temperature": 1e400}')
+        expect_error(srv, 400, "POST", c, raw=b'{"prompt": "a", "unknown": -1e999}')
+        expect_error(srv, 400, "POST", "/v1/chat/completions",
+                     raw=b'{"messages": [{"role": "user", "content": "hi"}], "t": 1e400}')
+        expect_error(srv, 400, "POST", "/tokenize", raw=b'{"prompt": "a", "x": 1e400}')
         expect_error(srv, 400, "POST", "/v1/chat/completions",
                      {"model": STORIES_GGUF, "messages": [{"role": "user", "content": "hi"}]},
                      needles=("chat template",))

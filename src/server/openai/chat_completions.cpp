@@ -3,6 +3,7 @@
 #include "core/clock.h"
 #include "server/json_dump.h"
 #include "server/openai/chat_completions_types.h"
+#include "server/openai/request_parsing.h"
 #include "server/openai/chat_output.h"
 #include "server/openai/chat_prompt.h"
 #include "server/openai/completions.h"
@@ -221,7 +222,7 @@ void HandleChatCompletions(const ServerContext& context, const HttpRequest& http
   auto body = ParseJsonObject(http_request.body);
   if (!body.ok()) return SendError(*sink, body.error());
   // Parsed again keeping key order: tojson prints tool schemas as the client sent them.
-  const auto ordered = nlohmann::ordered_json::parse(http_request.body, nullptr, false);
+  const auto ordered = ParseOrderedOrDiscarded(http_request.body);
   if (ordered.is_discarded()) return SendError(*sink, BadParam("", "malformed JSON body"));
   auto parsed = ParseChatCompletionRequest(ordered, context.config);
   if (!parsed.ok()) return SendError(*sink, parsed.error());

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "server/openai/chat_completions_types.h"
+#include "server/openai/request_parsing.h"
 
 namespace tandem::server::openai {
 
@@ -60,7 +61,7 @@ ApiResult<OJson> NormalizeToolCalls(const OJson& tool_calls, size_t index) {
     }
     OJson& arguments = call["function"]["arguments"];
     if (arguments.is_string()) {
-      OJson parsed = OJson::parse(arguments.get<std::string>(), nullptr, false);
+      OJson parsed = ParseOrderedOrDiscarded(arguments.get<std::string>());
       if (!parsed.is_discarded()) arguments = std::move(parsed);
     } else if (arguments.is_null()) {
       arguments = OJson::object();

@@ -90,11 +90,19 @@ ApiResult<double> GetNumber(const json& body, const char* field, double fallback
   return body[field].get<double>();
 }
 
+nlohmann::ordered_json ParseOrderedOrDiscarded(std::string_view text) {
+  try {
+    return nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  } catch (const nlohmann::json::exception&) {
+    return nlohmann::ordered_json(nlohmann::ordered_json::value_t::discarded);
+  }
+}
+
 ApiResult<json> ParseJsonObject(std::string_view body) {
   json parsed;
   try {
     parsed = json::parse(body);  // rejects ill-formed UTF-8 inside strings
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
     return BadParam("", fmt::format("request body is not valid JSON: {}", e.what()));
   }
   if (!parsed.is_object()) {

@@ -39,6 +39,11 @@ struct GenerationRequest {
 // integer.
 ApiResult<int32_t> ParseDataParallelRankHeader(const std::string& value);
 
+// Parses `text` keeping key order; a discarded value (is_discarded()) for anything that is not
+// JSON, including numbers beyond double range (which nlohmann reports by throwing even with
+// exceptions off). Never throws.
+nlohmann::ordered_json ParseOrderedOrDiscarded(std::string_view text);
+
 // Parses `body` as a JSON object. Errors: 400 on malformed JSON, invalid UTF-8 or a non-object.
 ApiResult<nlohmann::json> ParseJsonObject(std::string_view body);
 

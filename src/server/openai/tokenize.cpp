@@ -61,7 +61,7 @@ void HandleTokenize(const ServerContext& context, const HttpRequest& request,
                     std::shared_ptr<ResponseSink> sink) {
   auto body = ParseJsonObject(request.body);
   if (!body.ok()) return SendError(*sink, body.error());
-  const auto ordered = OJson::parse(request.body, nullptr, false);
+  const auto ordered = ParseOrderedOrDiscarded(request.body);
   auto model = CheckModel(body.value(), context.config);
   if (!model.ok()) return SendError(*sink, model.error());
   auto token_strs = GetBool(body.value(), "return_token_strs", false);
