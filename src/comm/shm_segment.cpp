@@ -140,6 +140,9 @@ Status ShmSegment::CreateAsRankZero(double deadline_s) {
     }
     Pause();
   }
+  // Every peer has it mapped: drop the name now, so a process killed before its destructor
+  // runs (SIGTERM / SIGKILL of a server) leaves nothing behind in /dev/shm.
+  shm_unlink(shm_name_.c_str());
   return Status::Ok();
 }
 
