@@ -38,14 +38,6 @@ Result<std::string> RenderChatTemplate(const text::ChatTemplate& chat_template,
 
 namespace {
 
-struct ChoiceResult {
-  std::string text;
-  std::vector<int32_t> token_ids;
-  std::vector<protocol::PositionLogprobs> logprobs;
-  std::string finish_reason;
-  json stop_reason = nullptr;
-};
-
 struct ChatCall {
   const ServerContext* context = nullptr;
   ChatCompletionRequest request;
@@ -142,16 +134,7 @@ struct ChatCall {
     sink->EndStream();
   }
 
-  void OnDelta(const ChoiceDelta& d) {
-    ChoiceResult& c = choices[d.index];
-    c.text += d.text;
-    c.token_ids.insert(c.token_ids.end(), d.token_ids.begin(), d.token_ids.end());
-    c.logprobs.insert(c.logprobs.end(), d.logprobs.begin(), d.logprobs.end());
-    if (!d.finish_reason.empty()) {
-      c.finish_reason = d.finish_reason;
-      c.stop_reason = d.stop_reason;
-    }
-  }
+  void OnDelta(const ChoiceDelta& d) { choices[d.index].Append(d); }
 
   // The assistant message: content (null when empty next to reasoning or tool calls),
   // reasoning_content with --reasoning-parser, tool_calls ([] when none, as vLLM).

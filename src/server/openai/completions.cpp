@@ -12,15 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-// What one choice has produced so far (non-streaming responses).
-struct ChoiceResult {
-  std::string text;
-  std::vector<int32_t> token_ids;
-  std::vector<protocol::PositionLogprobs> logprobs;
-  std::string finish_reason;
-  json stop_reason = nullptr;
-};
-
 // State shared by the callbacks of one call.
 struct CompletionCall {
   const ServerContext* context = nullptr;
@@ -84,16 +75,7 @@ struct CompletionCall {
     sink->EndStream();
   }
 
-  void OnDelta(const ChoiceDelta& delta) {
-    ChoiceResult& c = choices[delta.index];
-    c.text += delta.text;
-    c.token_ids.insert(c.token_ids.end(), delta.token_ids.begin(), delta.token_ids.end());
-    c.logprobs.insert(c.logprobs.end(), delta.logprobs.begin(), delta.logprobs.end());
-    if (!delta.finish_reason.empty()) {
-      c.finish_reason = delta.finish_reason;
-      c.stop_reason = delta.stop_reason;
-    }
-  }
+  void OnDelta(const ChoiceDelta& delta) { choices[delta.index].Append(delta); }
 
   void OnDone(const GenerationUsage& usage) {
     json body = Envelope();

@@ -172,4 +172,14 @@ void Generation::FinishChoice(Choice& choice, ChoiceDelta& delta, const std::str
   if (++num_finished_ == request_.n) callbacks_.on_done(usage_);
 }
 
+void ChoiceResult::Append(const ChoiceDelta& delta) {
+  text += delta.text;
+  token_ids.insert(token_ids.end(), delta.token_ids.begin(), delta.token_ids.end());
+  logprobs.insert(logprobs.end(), delta.logprobs.begin(), delta.logprobs.end());
+  if (!delta.finish_reason.empty()) {
+    finish_reason = delta.finish_reason;
+    stop_reason = delta.stop_reason;
+  }
+}
+
 }  // namespace tandem::server::openai

@@ -33,6 +33,18 @@ struct ChoiceDelta {
   nlohmann::json stop_reason = nullptr;              // matched stop string or stop token id
 };
 
+// What one choice has produced so far, for non-streaming responses: the deltas of one choice
+// appended in order (completions and chat both build their bodies from it).
+struct ChoiceResult {
+  std::string text;
+  std::vector<int32_t> token_ids;
+  std::vector<protocol::PositionLogprobs> logprobs;
+  std::string finish_reason;
+  nlohmann::json stop_reason = nullptr;
+
+  void Append(const ChoiceDelta& delta);
+};
+
 struct GenerationUsage {
   int32_t prompt_tokens = 0;      // once per call, not per choice (OpenAI)
   int32_t completion_tokens = 0;  // summed over choices
