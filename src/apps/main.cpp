@@ -21,6 +21,7 @@ void PrintUsage() {
       "  serve MODEL [flags]   Serve a GGUF file or Hugging Face folder (see `tandem serve --help`)\n"
       "  bench serve [flags]   Load-test an OpenAI-compatible server (like `vllm bench serve`)\n"
       "  bench kernels         Measure this machine: memory bandwidth, GEMM GFLOP/s\n"
+      "  bench comm            Collectives latency / bandwidth per backend (shm, gloo)\n"
       "  tokenize --tokenizer PATH [--ids|--pieces] [TEXT...]\n"
       "                        Token ids / pieces of TEXT (or stdin) as JSON\n"
       "  --version             Print the version\n"
