@@ -20,7 +20,7 @@ namespace tandem::apps {
 namespace {
 
 // Data parallel: bind the request socket, say HELLO to the head, load, say READY, serve.
-int RunDpEngine(const EngineCoreConfig& cfg) {
+int RunDpEngine(EngineCoreConfig cfg) {
   const double deadline_s = MonotonicSeconds() + cfg.ready_timeout_s;
   const std::string head = cfg.handshake_endpoint.substr(6);  // "A:P"
   auto host = ipc::LocalAddressFor(head.substr(0, head.rfind(':')));
@@ -46,6 +46,10 @@ int RunDpEngine(const EngineCoreConfig& cfg) {
     TLOG_ERROR("{}", reply.status().message());
     return 1;
   }
+  cfg.group_backend = reply->group_backend;
+  cfg.group_name = reply->group_name;
+  cfg.ep_rendezvous = reply->ep_rendezvous;
+  cfg.dp_rendezvous = reply->dp_rendezvous;
   auto stack = BuildEngineStack(cfg);
   if (!stack.ok()) {
     TLOG_ERROR("engine core failed to start: {}", stack.status().message());
@@ -59,6 +63,15 @@ int RunDpEngine(const EngineCoreConfig& cfg) {
   loop.output_endpoints = reply->output_endpoints;
   loop.stats_endpoint = reply->stats_endpoint;
   loop.heartbeat_interval_s = 0.5;
+  if ((*stack)->core->lockstep()) {
+    comm::ProcessGroup* dp_group = (*stack)->expert_parallel.dp.get();
+    loop.wave_endpoint = reply->publish_endpoint;
+    loop.any_busy = [dp_group](bool local_busy) -> Result<bool> {
+      float busy = local_busy ? 1.0f : 0.0f;
+      TANDEM_RETURN_IF_ERROR(dp_group->AllReduceSum(&busy, 1));
+      return busy > 0.0f;
+    };
+  }
   return engine::RunEngineLoop(*(*stack)->core, loop, std::move(input));
 }
 

@@ -42,6 +42,12 @@ struct EngineCoreConfig {
   std::string tp_group_name;        // the shared-memory collectives group of this DP rank
   std::string tp_plan_endpoint;     // worker: where its plans come from
   std::string tp_ack_endpoint;      // worker: where its acks go
+  // expert parallel over DP ranks (from the head's handshake reply; see HandshakeReply):
+  // collectives backend and name of the groups spanning DP ranks, and their gloo rendezvous
+  std::string group_backend;        // "shm" | "gloo"
+  std::string group_name;
+  std::string ep_rendezvous;        // "host:port" of the EP group's store (global rank 0)
+  std::string dp_rendezvous;        // "host:port" of the engine cores' DP group's store
 };
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dtype, num_threads,
@@ -53,7 +59,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dt
                                                 handshake_endpoint, dp_size,
                                                 tensor_parallel_size, enable_expert_parallel,
                                                 ready_timeout_s, tp_rank, tp_group_name,
-                                                tp_plan_endpoint, tp_ack_endpoint)
+                                                tp_plan_endpoint, tp_ack_endpoint,
+                                                group_backend, group_name, ep_rendezvous,
+                                                dp_rendezvous)
 
 // The settings every machine of one deployment must share, as (flag, value) pairs the DP
 // handshake compares (a difference is fatal and named).

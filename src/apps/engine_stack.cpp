@@ -56,14 +56,57 @@ EngineStack::~EngineStack() {
   for (auto& w : tp_workers) w->Stop(2.0);
 }
 
-model::LoadOptions MakeLoadOptions(const EngineCoreConfig& cfg, comm::ProcessGroup* group) {
+model::LoadOptions MakeLoadOptions(const EngineCoreConfig& cfg, comm::ProcessGroup* group,
+                                   comm::ProcessGroup* ep_group) {
   model::LoadOptions load;
   load.dtype = cfg.dtype;
   load.num_threads = cfg.num_threads;
   load.tp_rank = cfg.tp_rank;
   load.tp_size = cfg.tensor_parallel_size;
   load.tp_group = group;
+  if (ep_group != nullptr) {
+    load.ep_group = ep_group;
+    load.ep_rank = ep_group->rank();
+    load.ep_size = ep_group->size();
+  }
   return load;
+}
+
+bool ExpertParallelActive(const EngineCoreConfig& cfg) {
+  return cfg.enable_expert_parallel && cfg.dp_size * cfg.tensor_parallel_size > 1;
+}
+
+Result<ExpertParallelGroups> JoinExpertParallelGroups(const EngineCoreConfig& cfg,
+                                                      comm::ProcessGroup* tp_group) {
+  ExpertParallelGroups groups;
+  if (!ExpertParallelActive(cfg)) return groups;
+  if (cfg.dp_size == 1) {
+    groups.ep_view = tp_group;  // the whole world is this DP rank's TP group
+    return groups;
+  }
+  if (cfg.group_backend.empty() || cfg.group_name.empty()) {
+    return InvalidArgument("--enable-expert-parallel with --data-parallel-size " +
+                           std::to_string(cfg.dp_size) +
+                           ": the head sent no collectives group for the DP ranks");
+  }
+  comm::GroupSpec ep;
+  ep.backend = cfg.group_backend;
+  ep.name = cfg.group_name + "-ep";
+  ep.rank = cfg.dp_rank * cfg.tensor_parallel_size + cfg.tp_rank;
+  ep.size = cfg.dp_size * cfg.tensor_parallel_size;
+  ep.rendezvous = cfg.ep_rendezvous;
+  ep.timeout_s = cfg.ready_timeout_s;
+  TANDEM_ASSIGN_OR_RETURN(groups.ep, comm::CreateProcessGroup(ep));
+  groups.ep_view = groups.ep.get();
+  if (cfg.tp_rank == 0) {
+    comm::GroupSpec dp = ep;
+    dp.name = cfg.group_name + "-dp";
+    dp.rank = cfg.dp_rank;
+    dp.size = cfg.dp_size;
+    dp.rendezvous = cfg.dp_rendezvous;
+    TANDEM_ASSIGN_OR_RETURN(groups.dp, comm::CreateProcessGroup(dp));
+  }
+  return groups;
 }
 
 Result<int32_t> ComputeKvBlocks(const EngineCoreConfig& cfg, const model::Model& model) {
@@ -131,8 +174,14 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& cf
     spec.timeout_s = cfg.ready_timeout_s;
     TANDEM_ASSIGN_OR_RETURN(stack->tp_group, comm::CreateProcessGroup(spec));
   }
-  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<model::Model> model,
-                          model::LoadModel(cfg.model_path, MakeLoadOptions(cfg, stack->tp_group.get())));
+  TANDEM_ASSIGN_OR_RETURN(stack->expert_parallel,
+                          JoinExpertParallelGroups(cfg, stack->tp_group.get()));
+  TANDEM_ASSIGN_OR_RETURN(
+      std::unique_ptr<model::Model> model,
+      model::LoadModel(cfg.model_path, MakeLoadOptions(cfg, stack->tp_group.get(),
+                                                       stack->expert_parallel.ep_view)));
+  // Expert-parallel MoE over DP ranks: the ranks step together (DP waves).
+  const bool lockstep = cfg.dp_size > 1 && model->NeedsLockstep();
   TANDEM_ASSIGN_OR_RETURN(stack->num_kv_blocks, ComputeKvBlocks(cfg, *model));
   LogModel(cfg, *model, stack->num_kv_blocks);
   auto rank0 = std::make_unique<worker::Worker>(std::move(model),
@@ -148,6 +197,11 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& cf
   TANDEM_ASSIGN_OR_RETURN(engine::SchedulerConfig sched,
                           MakeSchedulerConfig(cfg, stack->num_kv_blocks));
   stack->core = std::make_unique<engine::EngineCore>(sched, std::move(executor), cfg.dp_rank);
+  stack->core->set_lockstep(lockstep);
+  if (lockstep) {
+    TLOG_INFO("expert parallel over {} ranks: DP ranks step together in waves",
+              cfg.dp_size * cfg.tensor_parallel_size);
+  }
   return stack;
 }
 

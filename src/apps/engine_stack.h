@@ -16,21 +16,43 @@
 
 namespace tandem::apps {
 
+// Collectives groups of expert parallel (--enable-expert-parallel with DP × TP > 1).
+struct ExpertParallelGroups {
+  // Every DP × TP rank, rank dp_rank · tp_size + tp_rank. With DP = 1 it is the TP group
+  // itself (`ep` then stays null and `ep_view` points at the TP group).
+  std::unique_ptr<comm::ProcessGroup> ep;
+  comm::ProcessGroup* ep_view = nullptr;
+  // The DP ranks' engine cores (TP rank 0 only, DP > 1): the wave syncs.
+  std::unique_ptr<comm::ProcessGroup> dp;
+};
+
 struct EngineStack {
   std::vector<std::unique_ptr<ChildProcess>> tp_workers;  // stopped last
   std::unique_ptr<comm::ProcessGroup> tp_group;
+  ExpertParallelGroups expert_parallel;
   std::unique_ptr<engine::EngineCore> core;
   int32_t num_kv_blocks = 0;
   ~EngineStack();
 };
+
+// True when the config asks for expert parallel over more than one rank.
+bool ExpertParallelActive(const EngineCoreConfig& config);
+
+// Joins the EP group (and, on TP rank 0 with DP > 1, the DP group) this rank belongs to;
+// `tp_group` is this DP rank's TP group (null when TP = 1). Blocks until every member joined.
+// Errors: kUnavailable naming the group when a member did not join within the deadline.
+Result<ExpertParallelGroups> JoinExpertParallelGroups(const EngineCoreConfig& config,
+                                                      comm::ProcessGroup* tp_group);
 
 // Loads the model (TP rank 0's shard when tensor_parallel_size > 1, after starting the other
 // ranks' processes), sizes the KV cache and builds worker → executor → core.
 // Errors name the file, tensor or flag (see model::LoadModel, ComputeKvBlocks).
 Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& config);
 
-// Model load options of TP rank `config.tp_rank` (group may be null when TP = 1).
-model::LoadOptions MakeLoadOptions(const EngineCoreConfig& config, comm::ProcessGroup* group);
+// Model load options of TP rank `config.tp_rank` (group may be null when TP = 1; ep_group null
+// when expert parallel is off).
+model::LoadOptions MakeLoadOptions(const EngineCoreConfig& config, comm::ProcessGroup* group,
+                                   comm::ProcessGroup* ep_group = nullptr);
 
 // KV blocks for `model` under the config's memory flags. Errors: kInvalidArgument when not even
 // one --max-model-len sequence fits, naming the flags to change.

@@ -182,9 +182,15 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
     return -1;
   };
   const int stats_port = free_port(), publish_port = free_port();
+  // Expert parallel over DP ranks: gloo stores of the EP and DP groups, served by global rank
+  // 0 (DP rank 0's engine core, on this machine) — shared memory when every rank is here.
+  const bool ep_groups = flags.enable_expert_parallel;
+  const bool all_local = flags.data_parallel_size_local == flags.data_parallel_size;
+  const int ep_store_port = ep_groups && !all_local ? free_port() : 0;
+  const int dp_store_port = ep_groups && !all_local ? free_port() : 0;
   std::vector<std::string> output_endpoints;
   for (int i = 0; i < flags.api_server_count; ++i) output_endpoints.push_back(tcp(free_port()));
-  if (stats_port < 0 || publish_port < 0) {
+  if (stats_port < 0 || publish_port < 0 || ep_store_port < 0 || dp_store_port < 0) {
     TLOG_ERROR("--data-parallel-address {} is not an address of this machine", addr);
     return 2;
   }
@@ -200,6 +206,16 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
   hs_opts.settings = SharedSettings(base);
   hs_opts.output_endpoints = output_endpoints;
   hs_opts.stats_endpoint = coord_opts.stats_endpoint;
+  hs_opts.publish_endpoint = coord_opts.publish_endpoint;
+  if (ep_groups) {
+    hs_opts.group_backend = all_local ? "shm" : "gloo";
+    hs_opts.group_name = "tandem-" + std::to_string(getpid()) + "-" +
+                         std::to_string(flags.data_parallel_rpc_port);
+    if (!all_local) {
+      hs_opts.ep_rendezvous = addr + ":" + std::to_string(ep_store_port);
+      hs_opts.dp_rendezvous = addr + ":" + std::to_string(dp_store_port);
+    }
+  }
   ipc::HandshakeServer handshake(hs_opts);
   for (Status st : {coordinator.Start(), handshake.Bind()}) {
     if (!st.ok()) {

@@ -105,7 +105,8 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       "How API servers pick a DP rank: least-loaded (live load) | round-robin")
       ->check(CLI::IsMember({"least-loaded", "round-robin"}));
   Flag(app, "headless", f.headless, "Run engine cores only, no API server");
-  Flag(app, "enable-expert-parallel", f.enable_expert_parallel, "Split MoE experts over ranks");
+  Flag(app, "enable-expert-parallel", f.enable_expert_parallel,
+       "Split each MoE layer's experts over all DP x TP ranks (tokens travel by all-to-all); DP ranks then step together in waves");
   Opt(app, "speculative-config", f.speculative_config, "Speculative decoding config (JSON)");
 
   Opt(app, "compilation-config", f.compilation_config, "Accelerator graph config (JSON); no effect on CPU");
@@ -205,7 +206,6 @@ Status ValidateServeFlags(ServeFlags& f) {
     return InvalidArgument("--tensor-parallel-size " + std::to_string(f.tensor_parallel_size) +
                            " must be >= 1");
   }
-  if (f.enable_expert_parallel) return NotYet("enable-expert-parallel", "");
   if (!f.speculative_config.empty()) return NotYet("speculative-config", f.speculative_config);
   return ValidateDataParallelFlags(f);
 }

@@ -37,7 +37,13 @@ int RunTpWorkerCommand(int argc, char** argv) {
     TLOG_ERROR("{}", group.status().message());
     return 1;
   }
-  auto model = model::LoadModel(cfg.model_path, MakeLoadOptions(cfg, group->get()));
+  auto ep_groups = JoinExpertParallelGroups(cfg, group->get());
+  if (!ep_groups.ok()) {
+    TLOG_ERROR("TP rank {}: {}", cfg.tp_rank, ep_groups.status().message());
+    return 1;
+  }
+  auto model =
+      model::LoadModel(cfg.model_path, MakeLoadOptions(cfg, group->get(), ep_groups->ep_view));
   if (!model.ok()) {
     TLOG_ERROR("TP rank {}: {}", cfg.tp_rank, model.status().message());
     return 1;

@@ -29,24 +29,45 @@ bool EngineCore::HasWork() const {
 protocol::EngineOutputs EngineCore::Step() {
   protocol::EngineOutputs outputs;
   outputs.outputs.swap(pending_outputs_);
-  if (scheduler_.HasUnfinishedRequests()) {
+  if (scheduler_.HasUnfinishedRequests() || lockstep_) {
     const protocol::StepPlan plan = scheduler_.Schedule();
     for (protocol::EngineOutput& output : ExecuteAndUpdate(plan)) {
       outputs.outputs.push_back(std::move(output));
     }
   }
+  Count(outputs);
+  outputs.stats = Stats();
+  return outputs;
+}
+
+void EngineCore::Count(const protocol::EngineOutputs& outputs) {
   for (const protocol::EngineOutput& output : outputs.outputs) {
     num_generation_tokens_ += static_cast<int64_t>(output.new_token_ids.size());
     if (output.finish_reason != static_cast<uint8_t>(protocol::FinishReason::kNone)) {
       ++num_requests_finished_;
     }
   }
+}
+
+protocol::EngineOutputs EngineCore::TakePendingOutputs() {
+  protocol::EngineOutputs outputs;
+  outputs.outputs.swap(pending_outputs_);
+  Count(outputs);
   outputs.stats = Stats();
   return outputs;
 }
 
 std::vector<protocol::EngineOutput> EngineCore::ExecuteAndUpdate(const protocol::StepPlan& plan) {
-  if (plan.scheduled_request_ids.empty()) return {};
+  if (plan.scheduled_request_ids.empty()) {
+    if (!lockstep_) return {};
+    // A dummy step: the workers enter the EP collectives with no tokens.
+    Result<protocol::StepResult> result = executor_->ExecuteStep(plan);
+    if (!result.ok()) {
+      TLOG_ERROR("engine {}: dummy step {} failed: {}", dp_rank_, plan.step_id,
+                 result.status().ToString());
+    }
+    return {};
+  }
   Result<protocol::StepResult> result = executor_->ExecuteStep(plan);
   if (!result.ok()) {
     TLOG_ERROR("engine {}: step {} failed, failing its {} requests: {}", dp_rank_, plan.step_id,

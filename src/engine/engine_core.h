@@ -39,11 +39,23 @@ class EngineCore {
   // the step's requests with FinishReason kError; the engine keeps serving the others.
   protocol::EngineOutputs Step();
 
+  // Lock-step mode (expert-parallel MoE with DP > 1, vLLM's DP waves): every Step() runs
+  // exactly one forward on the workers — a dummy one (no tokens, Model::DummyForward) when
+  // nothing is scheduled — so all DP ranks enter the same EP collectives in the same order.
+  void set_lockstep(bool lockstep) { lockstep_ = lockstep; }
+  bool lockstep() const { return lockstep_; }
+  // The pending abort outputs and the stats, without stepping (a lock-step rank outside a
+  // wave must not run a forward on its own).
+  protocol::EngineOutputs TakePendingOutputs();
+  // True while a request is unfinished (what a DP wave asks every rank).
+  bool HasUnfinishedRequests() const { return scheduler_.HasUnfinishedRequests(); }
+
   protocol::EngineStats Stats() const;
   const Scheduler& scheduler() const { return scheduler_; }
 
  private:
   std::vector<protocol::EngineOutput> ExecuteAndUpdate(const protocol::StepPlan& plan);
+  void Count(const protocol::EngineOutputs& outputs);  // per-rank metrics counters
 
   Scheduler scheduler_;
   std::unique_ptr<Executor> executor_;
@@ -51,6 +63,7 @@ class EngineCore {
   std::vector<protocol::EngineOutput> pending_outputs_;  // aborts since the last Step
   int64_t num_requests_finished_ = 0;  // cumulative, for per-rank metrics
   int64_t num_generation_tokens_ = 0;
+  bool lockstep_ = false;
 };
 
 }  // namespace tandem::engine

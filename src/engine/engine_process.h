@@ -6,6 +6,7 @@
 // one loop here: a step is far longer than decoding a frame).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,18 @@ struct EngineLoopOptions {
   double heartbeat_interval_s = 1.0;
   // Exit when the parent process dies (getppid() changes), so no engine outlives its server.
   bool exit_when_parent_dies = true;
+
+  // DP waves, when core.lockstep() (expert-parallel MoE with DP > 1). Reference: vLLM v1
+  // DPEngineCoreProc.run_busy_loop / DPCoordinator. While any DP rank has work, every rank
+  // steps (a dummy step when it has nothing scheduled). Every wave_sync_interval_steps steps
+  // the ranks call any_busy — an all-reduce over the DP ranks' engine cores, true when any
+  // passes true — and all leave the wave on the same step when no one is busy. A request
+  // reaching a rank outside a wave starts the next one: StartWave goes to the coordinator
+  // (stats_endpoint), which publishes it to every rank (wave_endpoint, its PUB socket).
+  // any_busy errors (a peer gone) end the loop with 1.
+  std::function<Result<bool>(bool local_busy)> any_busy;
+  std::string wave_endpoint;
+  int wave_sync_interval_steps = 4;
 };
 
 // Runs until a kShutdown frame arrives (returns 0), the parent dies (returns 0), or a socket

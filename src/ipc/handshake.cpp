@@ -86,6 +86,11 @@ Status HandshakeServer::HandleMessage(
     reply.accepted = true;
     reply.output_endpoints = options_.output_endpoints;
     reply.stats_endpoint = options_.stats_endpoint;
+    reply.publish_endpoint = options_.publish_endpoint;
+    reply.group_backend = options_.group_backend;
+    reply.group_name = options_.group_name;
+    reply.ep_rendezvous = options_.ep_rendezvous;
+    reply.dp_rendezvous = options_.dp_rendezvous;
     TLOG_INFO("handshake: DP rank {} is {} (requests at {}); loading its model", hello.dp_rank,
               who, hello.input_endpoint);
     Reply(identity, reply);

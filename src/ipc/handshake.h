@@ -34,6 +34,13 @@ struct HandshakeServerOptions {
   Settings settings;                          // the head's own, compared with every HELLO
   std::vector<std::string> output_endpoints;  // handed to engines: API servers' PULLs
   std::string stats_endpoint;                 // handed to engines: the coordinator's PULL
+  // Handed to engines as they are (see protocol::HandshakeReply): the coordinator's PUB and
+  // the collectives groups spanning DP ranks.
+  std::string publish_endpoint;
+  std::string group_backend;
+  std::string group_name;
+  std::string ep_rendezvous;
+  std::string dp_rendezvous;
 };
 
 // Head side. Thread: one owner thread calls Bind then Run.

@@ -79,4 +79,17 @@ void DecoderModel::CheckContext(const ForwardContext& ctx, const KvCache& kv) co
   }
 }
 
+void DecoderModel::DummyForward() {
+  for (DecoderLayer& layer : w_.layers) {
+    if (layer.sparse && layer.moe.expert_parallel()) layer.moe.Forward(nullptr, nullptr, 0);
+  }
+}
+
+bool DecoderModel::NeedsLockstep() const {
+  for (const DecoderLayer& layer : w_.layers) {
+    if (layer.sparse && layer.moe.expert_parallel()) return true;
+  }
+  return false;
+}
+
 }  // namespace tandem::model

@@ -41,6 +41,15 @@ class Model {
   // logits [ctx.logits_indices.size(), vocab_size] f32 row-major into `logits`.
   // Thread: one caller at a time (the worker thread).
   virtual void Forward(const ForwardContext& ctx, KvCache& kv, std::vector<float>& logits) = 0;
+
+  // A step with no tokens on this rank (vLLM execute_dummy_batch): enters every collective
+  // that other ranks' Forward enter outside this rank's TP group — with expert parallel, each
+  // MoE layer's dispatch and combine — so an idle DP rank does not leave busy ones waiting.
+  // Default: nothing (no such collectives). Thread: as Forward.
+  virtual void DummyForward() {}
+  // True when Forward enters collectives over other DP ranks (expert parallel MoE): DP ranks
+  // must then step together (waves), idle ones with DummyForward.
+  virtual bool NeedsLockstep() const { return false; }
 };
 
 struct LoadOptions {
@@ -56,6 +65,12 @@ struct LoadOptions {
   int32_t tp_rank = 0;
   int32_t tp_size = 1;
   comm::ProcessGroup* tp_group = nullptr;  // non-owning; required when tp_size > 1
+  // Expert parallel (--enable-expert-parallel): with ep_size > 1 every MoE layer holds only EP
+  // rank ep_rank's experts (model/layers/expert_parallel.h) and Forward / DummyForward enter
+  // ep_group's collectives. ep_rank = dp_rank · tp_size + tp_rank. Dense models ignore it.
+  int32_t ep_rank = 0;
+  int32_t ep_size = 1;
+  comm::ProcessGroup* ep_group = nullptr;  // non-owning; required when ep_size > 1
 };
 
 // Loads a model from a .gguf file (llama) or a Hugging Face folder (config.json + safetensors;

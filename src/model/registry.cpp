@@ -49,7 +49,21 @@ Result<TpContext> TpContextOf(const LoadOptions& o) {
                            std::to_string(o.tp_rank) + " of --tensor-parallel-size " +
                            std::to_string(o.tp_size));
   }
-  return TpContext{o.tp_rank, o.tp_size, o.tp_size > 1 ? o.tp_group : nullptr};
+  TpContext tp{o.tp_rank, o.tp_size, o.tp_size > 1 ? o.tp_group : nullptr};
+  if (o.ep_size > 1) {
+    if (o.ep_group == nullptr || o.ep_group->size() != o.ep_size ||
+        o.ep_group->rank() != o.ep_rank) {
+      return InvalidArgument(
+          "expert parallel rank " + std::to_string(o.ep_rank) + " of " +
+          std::to_string(o.ep_size) + " needs an EP process group of that rank and size (" +
+          (o.ep_group == nullptr ? std::string("none given")
+                                 : "got rank " + std::to_string(o.ep_group->rank()) + " of " +
+                                       std::to_string(o.ep_group->size())) +
+          ")");
+    }
+    tp.ep = EpContext{o.ep_rank, o.ep_size, o.ep_group, o.tp_rank, o.tp_size};
+  }
+  return tp;
 }
 
 Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpContext& tp) {

@@ -31,7 +31,27 @@ struct HandshakeReply {
   std::string error;                              // set when refused
   std::vector<std::string> output_endpoints;      // one PULL per API server, by client index
   std::string stats_endpoint;                     // the coordinator's stats PULL
-  MSGPACK_DEFINE(accepted, error, output_endpoints, stats_endpoint)
+  // The coordinator's PUB (load snapshots, StartWave): engines in DP waves subscribe.
+  std::string publish_endpoint;
+  // Expert parallel over DP ranks: the collectives backend of the groups that span DP ranks
+  // ("shm" when every rank is on the head's machine, else "gloo"), a name unique to this
+  // deployment, and the gloo rendezvous ("host:port", served by global rank 0) of the EP group
+  // (all DP × TP ranks) and of the DP group of the engine cores (wave syncs).
+  std::string group_backend;
+  std::string group_name;
+  std::string ep_rendezvous;
+  std::string dp_rendezvous;
+  MSGPACK_DEFINE(accepted, error, output_endpoints, stats_endpoint, publish_endpoint,
+                 group_backend, group_name, ep_rendezvous, dp_rendezvous)
+};
+
+// Engine → coordinator → every engine: DP wave `wave` has started (a request reached an idle
+// rank); every rank not yet in it joins with dummy steps. Reference: vLLM v1
+// DPEngineCoreProc / DPCoordinator (start_wave, current_wave).
+struct StartWave {
+  int64_t wave = 0;
+  int32_t dp_rank = 0;  // the rank that started it
+  MSGPACK_DEFINE(wave, dp_rank)
 };
 
 // Engine → head once its model is loaded.

@@ -22,6 +22,7 @@ enum class MessageType : uint8_t {
   kEngineReady = 12,    // EngineReadyInfo, engine → head once loaded
   kEngineStats = 13,    // EngineStats, engine → coordinator
   kLoadSnapshot = 14,   // LoadSnapshot, coordinator → API servers
+  kStartWave = 15,      // StartWave, engine → coordinator → every engine (DP waves)
   kWorkerInit = 20,     // WorkerInit, engine (TP rank 0) → TP worker processes
   kStepPlan = 21,       // StepPlan, engine → TP worker processes, every step
   kWorkerAck = 22,      // WorkerAck, TP worker → engine (init done, step done or failed)

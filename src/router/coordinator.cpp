@@ -65,6 +65,15 @@ bool Coordinator::UpdateAliveness(double now) {
   return changed;
 }
 
+namespace {
+
+bool IsStartWave(const std::string& frame) {
+  Result<MessageType> type = protocol::PeekType(frame);
+  return type.ok() && *type == MessageType::kStartWave;
+}
+
+}  // namespace
+
 void Coordinator::Loop() {
   double last_publish_s = 0;
   while (!stop_) {
@@ -72,6 +81,12 @@ void Coordinator::Loop() {
     const double now = MonotonicSeconds();
     if (!frame.ok()) break;
     std::string snapshot_frame;
+    if (frame->has_value() && IsStartWave(**frame)) {
+      // DP waves: a rank outside a wave got a request; every rank must join (vLLM
+      // DPCoordinator). Relayed as is; ranks already in that wave or past it ignore it.
+      (void)publisher_.Send(**frame);
+      continue;
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (frame->has_value()) {

@@ -2,8 +2,10 @@
 // EngineStats to it; it publishes a LoadSnapshot of every rank to every API server — at most
 // every 100 ms while loads change, and every `heartbeat_s` otherwise — which is also how API
 // servers learn where each rank takes requests and which ranks are alive.
-// Room for MoE "waves" (all ranks step together) is here: a wave counter would ride on the
-// same snapshot. Reference: vLLM v1/engine/coordinator.py DPCoordinatorProc.
+// MoE "waves" (expert parallel, DP > 1: all ranks step together): a rank that gets a request
+// outside a wave sends StartWave here and the coordinator publishes it to every engine (engines
+// subscribe to the same PUB); ranks leave a wave together by their own all-reduce.
+// Reference: vLLM v1/engine/coordinator.py DPCoordinatorProc.
 #pragma once
 
 #include <atomic>
@@ -21,7 +23,7 @@ namespace tandem::router {
 struct CoordinatorOptions {
   int32_t dp_size = 1;
   std::string stats_endpoint;     // PULL bound here (engines connect)
-  std::string publish_endpoint;   // PUB bound here (API servers connect)
+  std::string publish_endpoint;   // PUB bound here (API servers and, for waves, engines connect)
   double min_publish_interval_s = 0.1;
   double heartbeat_s = 0.5;
   double rank_timeout_s = 3.0;    // a ready rank silent this long is published as not alive

@@ -252,6 +252,8 @@ void MpEngineClient::HandleOutputs(const std::string& frame) {
 }
 
 void MpEngineClient::HandleSnapshot(const std::string& frame) {
+  Result<protocol::MessageType> type = protocol::PeekType(frame);
+  if (!type.ok() || *type != protocol::MessageType::kLoadSnapshot) return;  // e.g. StartWave
   protocol::LoadSnapshot snapshot;
   if (!protocol::Decode(frame, &snapshot).ok()) return;
   std::vector<std::pair<int32_t, std::string>> to_connect;

@@ -68,7 +68,10 @@ void ModelRunner::AddRequest(const protocol::NewRequestData& data) {
 
 void ModelRunner::Forward(const StepInputs& inputs) {
   logits_.clear();
-  if (inputs.ctx.num_tokens() == 0) return;
+  if (inputs.ctx.num_tokens() == 0) {
+    model_->DummyForward();  // an idle rank's step: still enter the other DP ranks' collectives
+    return;
+  }
   model_->Forward(inputs.ctx, kv_cache_, logits_);
   const size_t expected = inputs.ctx.logits_indices.size() * sampler_.vocab_size();
   TANDEM_CHECK(logits_.size() == expected)

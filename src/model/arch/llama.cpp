@@ -72,7 +72,7 @@ public:
   }
 
   // Declares every weight with its TP split (vLLM LlamaForCausalLM /
-  // MixtralForCausalLM without expert parallel), checks them all against the
+  // MixtralForCausalLM, with or without expert parallel), checks them all against the
   // file headers, then reads this rank's shards.
   Status Load(const WeightSource &src, WeightFormat f) {
     const LlamaConfig &c = config_;
@@ -111,12 +111,14 @@ public:
                 RowParallel("query heads", hd));
       if (e > 0) {
         r.Declare(name("ffn_gate_inp", ""), {e, dim}, Replicated());
+        // Expert parallel: this rank's experts, whole; else every expert split over TP.
+        const bool ep = tp_.ep.enabled();
         r.Declare(name("ffn_gate_exps", ""), {e, ff, dim},
-                  ColumnParallel("intermediate rows", 1));
+                  ep ? ExpertParallelRule() : ColumnParallel("intermediate rows", 1));
         r.Declare(name("ffn_up_exps", ""), {e, ff, dim},
-                  ColumnParallel("intermediate rows", 1));
+                  ep ? ExpertParallelRule() : ColumnParallel("intermediate rows", 1));
         r.Declare(name("ffn_down_exps", ""), {e, dim, ff},
-                  RowParallel("intermediate columns"));
+                  ep ? ExpertParallelRule() : RowParallel("intermediate columns"));
       } else {
         r.Declare(name("ffn_gate", "mlp.gate_proj"), {ff, dim},
                   ColumnParallel("intermediate rows"));
@@ -177,7 +179,8 @@ public:
         TANDEM_ASSIGN_OR_RETURN(auto up, r.Read(name("ffn_up_exps", "")));
         TANDEM_ASSIGN_OR_RETURN(auto down, r.Read(name("ffn_down_exps", "")));
         L.moe = Moe(std::move(router), gate, up, std::move(down), e,
-                    c.num_experts_per_tok, dim, local_ff);
+                    c.num_experts_per_tok, dim, tp_.ep.enabled() ? ff : local_ff,
+                    /*norm_topk_prob=*/true, tp_.ep);
         info_.weight_bytes += L.moe.weight_bytes();
       } else {
         TANDEM_ASSIGN_OR_RETURN(auto gate,
@@ -201,6 +204,14 @@ public:
   KvCacheSpec kv_cache_spec() const override {
     return KvCacheSpec{config_.num_layers, info_.num_kv_heads,
                        config_.head_dim};
+  }
+
+  void DummyForward() override {
+    if (!NeedsLockstep()) return;
+    for (LlamaLayer &L : layers_) L.moe.Forward(nullptr, nullptr, 0);
+  }
+  bool NeedsLockstep() const override {
+    return config_.num_experts > 0 && tp_.ep.enabled();
   }
 
   void Forward(const ForwardContext &ctx, KvCache &kv,

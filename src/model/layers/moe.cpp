@@ -3,21 +3,30 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/check.h"
+
 namespace tandem::model {
 
 Moe::Moe(std::vector<float> router, const std::vector<float>& gate, const std::vector<float>& up,
          std::vector<float> down, int64_t num_experts, int64_t top_k, int64_t dim, int64_t ff,
-         bool norm_topk_prob)
+         bool norm_topk_prob, const EpContext& ep)
     : router_(std::move(router), num_experts, dim),
       down_(std::move(down)),
       num_experts_(num_experts),
       top_k_(top_k),
       dim_(dim),
       ff_(ff),
-      norm_topk_prob_(norm_topk_prob) {
+      local_(ep.enabled() ? LocalExpertsOf(num_experts, ep.rank, ep.size)
+                          : ExpertRange{0, num_experts}),
+      norm_topk_prob_(norm_topk_prob),
+      ep_(ep) {
   const size_t slice = static_cast<size_t>(ff * dim);
-  gate_up_.resize(num_experts * 2 * slice);
-  for (int64_t e = 0; e < num_experts; ++e) {
+  TANDEM_CHECK(gate.size() == local_.count * slice && up.size() == gate.size() &&
+               down_.size() == gate.size())
+      << "Moe: expert matrices hold " << gate.size() << "/" << up.size() << "/" << down_.size()
+      << " floats; expected " << local_.count << " experts × " << slice;
+  gate_up_.resize(local_.count * 2 * slice);
+  for (int64_t e = 0; e < local_.count; ++e) {
     std::memcpy(&gate_up_[e * 2 * slice], &gate[e * slice], slice * sizeof(float));
     std::memcpy(&gate_up_[e * 2 * slice + slice], &up[e * slice], slice * sizeof(float));
   }
@@ -27,10 +36,11 @@ size_t Moe::weight_bytes() const {
   return router_.weight_bytes() + (gate_up_.size() + down_.size()) * sizeof(float);
 }
 
-void Moe::Forward(const float* x, float* out, int64_t rows) {
+void Moe::Route(const float* x, int64_t rows) {
   logits_.resize(rows * num_experts_);
   expert_ids_.resize(rows * top_k_);
   weights_.resize(rows * top_k_);
+  if (rows == 0) return;
   router_.Forward(x, logits_.data(), rows);
   kernels::TopKRouting(logits_.data(), rows, num_experts_, top_k_, expert_ids_.data(),
                        weights_.data());
@@ -45,6 +55,23 @@ void Moe::Forward(const float* x, float* out, int64_t rows) {
       }
     }
   }
+}
+
+void Moe::RunExpert(int64_t local_e, const float* xe, float* ye, int64_t n) {
+  gu_.resize(n * 2 * ff_);
+  act_.resize(n * ff_);
+  kernels::Matmul(xe, &gate_up_[local_e * 2 * ff_ * dim_], gu_.data(), n, 2 * ff_, dim_);
+  kernels::SiluMul(gu_.data(), act_.data(), n, ff_);
+  kernels::Matmul(act_.data(), &down_[local_e * dim_ * ff_], ye, n, dim_, ff_);
+}
+
+void Moe::Forward(const float* x, float* out, int64_t rows) {
+  if (ep_.enabled()) {
+    ForwardExpertParallel(x, out, rows);
+    return;
+  }
+  if (rows == 0) return;
+  Route(x, rows);
   rows_of_expert_.resize(num_experts_);
   for (auto& r : rows_of_expert_) r.clear();
   for (int64_t t = 0; t < rows; ++t) {
@@ -58,15 +85,11 @@ void Moe::Forward(const float* x, float* out, int64_t rows) {
     const int64_t n = static_cast<int64_t>(routed.size());
     if (n == 0) continue;
     xe_.resize(n * dim_);
-    gu_.resize(n * 2 * ff_);
-    act_.resize(n * ff_);
     ye_.resize(n * dim_);
     for (int64_t i = 0; i < n; ++i) {
       std::memcpy(&xe_[i * dim_], x + routed[i].first * dim_, dim_ * sizeof(float));
     }
-    kernels::Matmul(xe_.data(), &gate_up_[e * 2 * ff_ * dim_], gu_.data(), n, 2 * ff_, dim_);
-    kernels::SiluMul(gu_.data(), act_.data(), n, ff_);
-    kernels::Matmul(act_.data(), &down_[e * dim_ * ff_], ye_.data(), n, dim_, ff_);
+    RunExpert(e, xe_.data(), ye_.data(), n);
     for (int64_t i = 0; i < n; ++i) {
       float* o = out + routed[i].first * dim_;
       const float w = routed[i].second;

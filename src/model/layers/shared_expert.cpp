@@ -4,10 +4,17 @@
 
 namespace tandem::model {
 
-SharedExpert::SharedExpert(Mlp mlp, std::vector<float> gate, int64_t dim)
-    : mlp_(std::move(mlp)), gate_(std::move(gate), 1, dim), dim_(dim) {}
+SharedExpert::SharedExpert(Mlp mlp, std::vector<float> gate, int64_t dim, const EpContext& ep)
+    : mlp_(std::move(mlp)), gate_(std::move(gate), 1, dim), dim_(dim), ep_(ep) {}
 
 void SharedExpert::AddForward(const float* x, float* out, int64_t rows) {
+  if (ep_.enabled()) {
+    const RowRange mine = DispatchRowsOf(rows, ep_.tp_rank, ep_.tp_size);
+    x += mine.first * dim_;
+    out += mine.first * dim_;
+    rows = mine.count;
+  }
+  if (rows == 0) return;
   y_.resize(rows * dim_);
   g_.resize(rows);
   mlp_.Forward(x, y_.data(), rows);

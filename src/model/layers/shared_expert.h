@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/layers/expert_parallel.h"
 #include "model/layers/linear.h"
 #include "model/layers/mlp.h"
 
@@ -16,8 +17,10 @@ class SharedExpert {
  public:
   SharedExpert() = default;
   // mlp: the shared expert's SwiGLU MLP (intermediate = shared_expert_intermediate_size);
-  // gate: [1, dim] f32, the shared_expert_gate weight.
-  SharedExpert(Mlp mlp, std::vector<float> gate, int64_t dim);
+  // gate: [1, dim] f32, the shared_expert_gate weight. With ep.enabled() the MLP is whole
+  // (not TP-split) and runs only over this TP rank's DispatchRowsOf rows, like the routed
+  // experts (vLLM's sequence-parallel MoE); the layer's TP all-reduce completes the rows.
+  SharedExpert(Mlp mlp, std::vector<float> gate, int64_t dim, const EpContext& ep = {});
 
   // x: [rows, dim] (normed input); out: [rows, dim], the expert's gated output is ADDED to it.
   // Not thread-safe (scratch buffers).
@@ -28,6 +31,7 @@ class SharedExpert {
   Mlp mlp_;
   Linear gate_;  // [1, dim]
   int64_t dim_ = 0;
+  EpContext ep_;
   std::vector<float> y_, g_;  // scratch: [rows, dim], [rows]
 };
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "comm/process_group.h"
+#include "model/layers/expert_parallel.h"
 
 namespace tandem::model {
 
@@ -18,6 +19,9 @@ struct TpContext {
   int32_t rank = 0;                     // TP rank, 0 … size-1
   int32_t size = 1;                     // --tensor-parallel-size
   comm::ProcessGroup* group = nullptr;  // non-owning; required when size > 1
+  // Expert parallel (--enable-expert-parallel), carried with the TP context so every loader
+  // that shards by TP also places experts; disabled (size 1) by default.
+  EpContext ep;
 
   // In place: x[i] = Σ over TP ranks. x: [count] f32. A failed collective (a peer gone, the
   // group's timeout) aborts: the step cannot be finished without the peers' partial sums.

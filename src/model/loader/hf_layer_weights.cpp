@@ -65,22 +65,38 @@ Result<Mlp> LoadHfMlp(const ShardedReader& r, const std::string& prefix, int64_t
 void DeclareHfMoe(ShardedReader& r, const std::string& prefix, int64_t num_experts, int64_t dim,
                   int64_t ff) {
   r.Declare(prefix + ".gate.weight", {num_experts, dim}, Replicated());
-  for (int64_t e = 0; e < num_experts; ++e) {
-    DeclareHfMlp(r, prefix + ".experts." + std::to_string(e), dim, ff);
+  const EpContext& ep = r.tp().ep;
+  if (!ep.enabled()) {
+    for (int64_t e = 0; e < num_experts; ++e) {
+      DeclareHfMlp(r, prefix + ".experts." + std::to_string(e), dim, ff);
+    }
+    return;
+  }
+  // Expert parallel: this rank's experts, whole (vLLM FusedMoE with EP: no TP split inside).
+  const ExpertRange local = LocalExpertsOf(num_experts, ep.rank, ep.size);
+  for (int64_t e = local.first; e < local.first + local.count; ++e) {
+    const std::string p = prefix + ".experts." + std::to_string(e);
+    r.Declare(p + ".gate_proj.weight", {ff, dim}, Replicated());
+    r.Declare(p + ".up_proj.weight", {ff, dim}, Replicated());
+    r.Declare(p + ".down_proj.weight", {dim, ff}, Replicated());
   }
 }
 
 Result<Moe> LoadHfMoe(const ShardedReader& r, const std::string& prefix, int64_t num_experts,
                       int64_t top_k, int64_t dim, int64_t ff, bool norm_topk_prob) {
   TANDEM_ASSIGN_OR_RETURN(auto router, r.Read(prefix + ".gate.weight"));
-  // Moe takes every expert's matrices stacked: [num_experts][ff][dim] and [num_experts][dim][ff],
-  // ff = this rank's share of each expert's intermediate size.
-  const int64_t local_ff = ff / r.tp().size;
+  // Moe takes the experts' matrices stacked: [L][ff'][dim] and [L][dim][ff'], where ff' is
+  // this rank's share of each expert's intermediate size (all of it with EP) and L the experts
+  // held here (all without EP).
+  const EpContext& ep = r.tp().ep;
+  const ExpertRange local =
+      ep.enabled() ? LocalExpertsOf(num_experts, ep.rank, ep.size) : ExpertRange{0, num_experts};
+  const int64_t local_ff = ep.enabled() ? ff : ff / r.tp().size;
   std::vector<float> gate, up, down;
-  gate.reserve(num_experts * local_ff * dim);
-  up.reserve(num_experts * local_ff * dim);
-  down.reserve(num_experts * dim * local_ff);
-  for (int64_t e = 0; e < num_experts; ++e) {
+  gate.reserve(local.count * local_ff * dim);
+  up.reserve(local.count * local_ff * dim);
+  down.reserve(local.count * dim * local_ff);
+  for (int64_t e = local.first; e < local.first + local.count; ++e) {
     const std::string p = prefix + ".experts." + std::to_string(e);
     TANDEM_ASSIGN_OR_RETURN(auto g, r.Read(p + ".gate_proj.weight"));
     TANDEM_ASSIGN_OR_RETURN(auto u, r.Read(p + ".up_proj.weight"));
@@ -90,19 +106,32 @@ Result<Moe> LoadHfMoe(const ShardedReader& r, const std::string& prefix, int64_t
     down.insert(down.end(), d.begin(), d.end());
   }
   return Moe(std::move(router), gate, up, std::move(down), num_experts, top_k, dim, local_ff,
-             norm_topk_prob);
+             norm_topk_prob, ep);
 }
 
 void DeclareHfSharedExpert(ShardedReader& r, const std::string& prefix, int64_t dim, int64_t ff) {
-  DeclareHfMlp(r, prefix + ".shared_expert", dim, ff);
+  if (r.tp().ep.enabled()) {
+    // Expert parallel: whole on every rank, run over the rows this TP rank dispatches.
+    const std::string p = prefix + ".shared_expert";
+    r.Declare(p + ".gate_proj.weight", {ff, dim}, Replicated());
+    r.Declare(p + ".up_proj.weight", {ff, dim}, Replicated());
+    r.Declare(p + ".down_proj.weight", {dim, ff}, Replicated());
+  } else {
+    DeclareHfMlp(r, prefix + ".shared_expert", dim, ff);
+  }
   r.Declare(prefix + ".shared_expert_gate.weight", {1, dim}, Replicated());
 }
 
 Result<SharedExpert> LoadHfSharedExpert(const ShardedReader& r, const std::string& prefix,
                                         int64_t dim, int64_t ff) {
-  TANDEM_ASSIGN_OR_RETURN(Mlp mlp, LoadHfMlp(r, prefix + ".shared_expert", dim, ff));
+  const EpContext& ep = r.tp().ep;
+  const std::string p = prefix + ".shared_expert";
+  TANDEM_ASSIGN_OR_RETURN(auto gate_proj, r.Read(p + ".gate_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(auto up_proj, r.Read(p + ".up_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(auto down_proj, r.Read(p + ".down_proj.weight"));
+  Mlp mlp(gate_proj, up_proj, std::move(down_proj), dim, ep.enabled() ? ff : ff / r.tp().size);
   TANDEM_ASSIGN_OR_RETURN(auto gate, r.Read(prefix + ".shared_expert_gate.weight"));
-  return SharedExpert(std::move(mlp), std::move(gate), dim);
+  return SharedExpert(std::move(mlp), std::move(gate), dim, ep);
 }
 
 void DeclareHfLayerNorms(ShardedReader& r, int32_t layer, int64_t dim) {

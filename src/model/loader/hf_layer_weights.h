@@ -44,14 +44,16 @@ Result<Mlp> LoadHfMlp(const ShardedReader& r, const std::string& prefix, int64_t
 
 // Sparse MoE at `prefix` ("model.layers.{l}.mlp"): router gate.weight [num_experts, dim]
 // (replicated) and experts.{e}.{gate,up,down}_proj.weight of width ff, each expert split over
-// the TP ranks like the dense MLP (no expert parallel).
+// the TP ranks like the dense MLP — or, with expert parallel (r.tp().ep), only this EP rank's
+// experts, whole.
 void DeclareHfMoe(ShardedReader& r, const std::string& prefix, int64_t num_experts, int64_t dim,
                   int64_t ff);
 Result<Moe> LoadHfMoe(const ShardedReader& r, const std::string& prefix, int64_t num_experts,
                       int64_t top_k, int64_t dim, int64_t ff, bool norm_topk_prob);
 
 // Qwen2-MoE shared expert at `prefix` ("model.layers.{l}.mlp"): shared_expert.* MLP of width ff
-// (split as the dense MLP) and shared_expert_gate.weight [1, dim] (replicated).
+// (split as the dense MLP; whole with expert parallel, see SharedExpert) and
+// shared_expert_gate.weight [1, dim] (replicated).
 void DeclareHfSharedExpert(ShardedReader& r, const std::string& prefix, int64_t dim, int64_t ff);
 Result<SharedExpert> LoadHfSharedExpert(const ShardedReader& r, const std::string& prefix,
                                         int64_t dim, int64_t ff);

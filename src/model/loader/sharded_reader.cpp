@@ -18,6 +18,7 @@ ShardRule KvHeadParallel(int64_t head_dim) {
   return ShardRule{ShardKind::kKvHeads, 0, head_dim, "KV heads"};
 }
 ShardRule VocabParallel() { return ShardRule{ShardKind::kVocab, 0, 1, "vocab rows"}; }
+ShardRule ExpertParallelRule() { return ShardRule{ShardKind::kExperts, 0, 1, "experts"}; }
 
 void ShardedReader::Declare(const std::string& name, tensor::Shape shape, ShardRule rule) {
   if (decls_.find(name) == decls_.end()) order_.push_back(name);
@@ -33,6 +34,13 @@ Result<ShardedReader::Slice> ShardedReader::SliceOf(const std::string& name,
   s.begin = 0;
   s.count = s.padded = extent;
   const int64_t tp = tp_.size;
+  if (r.kind == ShardKind::kExperts) {
+    if (!tp_.ep.enabled()) return s;
+    const ExpertRange local = LocalExpertsOf(extent, tp_.ep.rank, tp_.ep.size);
+    s.begin = local.first;
+    s.count = s.padded = local.count;
+    return s;
+  }
   if (tp == 1 || r.kind == ShardKind::kReplicated || r.kind == ShardKind::kRowBias) return s;
   auto not_divisible = [&](const std::string& why) {
     return InvalidArgument("weight '" + name + "' in " + source_.source_name() + " has shape " +

@@ -3,7 +3,7 @@
 // CheckAll() verifies every declared tensor's header shape and that each split divides
 // --tensor-parallel-size — before any weight is read — and finally Read() returns this rank's
 // shard. Rules follow vLLM: ColumnParallelLinear / QKVParallelLinear / RowParallelLinear /
-// VocabParallelEmbedding / ParallelLMHead, FusedMoE without expert parallel.
+// VocabParallelEmbedding / ParallelLMHead, FusedMoE with and without expert parallel.
 // Deviation: a shard is cut from the full tensor read from the file (not read shard-wise).
 #pragma once
 
@@ -26,6 +26,8 @@ enum class ShardKind {
   kKvHeads,     // column-parallel over KV heads: split when heads >= tp, else replicated (each
                 //   rank takes head rank / (tp / heads)); tp must divide or be a multiple
   kVocab,       // vocab-parallel: axis 0 split into ceil(vocab / tp) rows, zero-padded
+  kExperts,     // expert parallel: axis 0 (experts) cut to this EP rank's LocalExpertsOf range;
+                //   whole when EP is off (then split the other axes with another rule)
 };
 
 struct ShardRule {
@@ -41,6 +43,7 @@ ShardRule RowParallel(std::string unit_name, int64_t unit = 1);
 ShardRule RowParallelBias();
 ShardRule KvHeadParallel(int64_t head_dim);
 ShardRule VocabParallel();
+ShardRule ExpertParallelRule();
 
 class ShardedReader {
  public:
