@@ -29,7 +29,7 @@ class EngineClient {
   // outputs after this returns. Unknown ids are ignored. Thread-safe.
   virtual void AbortRequest(const std::string& request_id) = 0;
 
-  // True once every engine has said READY and none has died.
+  // True once every engine has said READY (start-up done) and while at least one serves.
   virtual bool IsReady() const = 0;
 
   // Latest stats of engine `dp_rank` (0 with one rank).

@@ -117,10 +117,15 @@ void MpEngineClient::AbortRequest(const std::string& request_id) {
 
 bool MpEngineClient::IsReady() const {
   std::lock_guard<std::mutex> lock(mu_);
+  // Start-up ends when every rank has been ready (a request pinned to any rank can go);
+  // after that, serving as long as one rank is.
+  bool all = true, any = false;
   for (const Rank& r : ranks_) {
-    if (r.ready && !r.dead && r.input) return true;
+    all = all && r.ready && r.input;
+    any = any || (r.ready && !r.dead && r.input);
   }
-  return false;
+  if (all) started_up_ = true;
+  return started_up_ && any;
 }
 
 bool MpEngineClient::RankAlive(int dp_rank) const {

@@ -86,6 +86,7 @@ class MpEngineClient : public EngineClient {
   std::mutex send_mu_;                      // guards every Rank::input (zmq: one thread a time)
   mutable std::mutex mu_;                   // guards everything below
   std::vector<Rank> ranks_;
+  mutable bool started_up_ = false;  // every rank has been ready once (guarded by mu_)
   std::unordered_map<std::string, OutputCallback> callbacks_;
   std::unordered_map<std::string, int32_t> rank_of_request_;
   LoadBalancer balancer_;
