@@ -125,6 +125,10 @@ int RunApiServerCommand(int argc, char** argv) {
     TLOG_ERROR("{}", st.message());
     return 1;
   }
+  // Listen only once every DP rank is ready: the port is shared (SO_REUSEPORT), and a
+  // connection the kernel hands to a server still starting would get a 503 while API server 0
+  // already serves. The head bounds the start-up (and takes this process down with it).
+  parts->client->WaitReady(/*timeout_s=*/1e9);
   if (Status st = parts->http->Start(); !st.ok()) {
     TLOG_ERROR("{}", st.message());
     return 1;

@@ -1,9 +1,10 @@
 """HTTP client run inside a namespace: `python3 dp_client.py SPEC_JSON` → JSON lines on stdout.
 
 SPEC: {"base": "http://ip:port", "get": [paths]} → {"path": {"status", "body"}}
-   or {"base": ..., "requests": [body, ...], "concurrency": N, "timeout": s}
+   or {"base": ..., "requests": [body, ...], "concurrency": N, "timeout": s,
+       "path": "/v1/completions" (or "/v1/chat/completions"), "headers": {...}}
       → [{"status", "token_ids", "text", "error", "finish_reason"}, ...] (streaming when the
-        body says so; an SSE `error` event is reported as error).
+        body says so; an SSE `error` event is reported as error; chat text is the content).
 """
 import concurrent.futures as cf
 import http.client
@@ -17,12 +18,12 @@ def conn_for(base, timeout):
     return http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
 
 
-def one(base, body, timeout):
+def one(base, body, timeout, path="/v1/completions", headers=None):
     out = {"status": 0, "token_ids": [], "text": "", "error": None, "finish_reason": None}
     try:
         conn = conn_for(base, timeout)
-        conn.request("POST", "/v1/completions", body=json.dumps(body),
-                     headers={"Content-Type": "application/json"})
+        conn.request("POST", path, body=json.dumps(body),
+                     headers={"Content-Type": "application/json", **(headers or {})})
         resp = conn.getresponse()
         out["status"] = resp.status
         if not body.get("stream"):
@@ -31,7 +32,8 @@ def one(base, body, timeout):
                 out["error"] = data.get("error", {}).get("message", str(data))
                 return out
             choice = data["choices"][0]
-            out.update(token_ids=choice.get("token_ids") or [], text=choice["text"],
+            text = choice["message"]["content"] if "message" in choice else choice["text"]
+            out.update(token_ids=choice.get("token_ids") or [], text=text or "",
                        finish_reason=choice["finish_reason"])
             return out
         if resp.status != 200:
@@ -50,7 +52,7 @@ def one(base, body, timeout):
                 continue
             for ch in ev.get("choices", []):
                 out["token_ids"] += ch.get("token_ids") or []
-                out["text"] += ch.get("text", "")
+                out["text"] += ch.get("text", "") or (ch.get("delta") or {}).get("content") or ""
                 if ch.get("finish_reason"):
                     out["finish_reason"] = ch["finish_reason"]
         conn.close()
@@ -75,7 +77,9 @@ def main():
         print(json.dumps(res))
         return
     with cf.ThreadPoolExecutor(spec.get("concurrency", 16)) as pool:
-        results = list(pool.map(lambda b: one(base, b, timeout), spec["requests"]))
+        results = list(pool.map(
+            lambda b: one(base, b, timeout, spec.get("path", "/v1/completions"),
+                          spec.get("headers")), spec["requests"]))
     print(json.dumps(results))
 
 

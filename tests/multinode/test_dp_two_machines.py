@@ -2,19 +2,15 @@
 veth pair), the primary with the API servers, the secondary --headless, flags as the seed's
 command lines have them (sizes scaled). Needs root; without it the test says so and is skipped.
 """
-import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../e2e"))
-from harness import BIN, STORIES_GGUF, Server, check, run  # noqa: E402
+from harness import STORIES_GGUF, Server, check, run  # noqa: E402
 from netns import TwoMachines  # noqa: E402
+from deployment import RPC_PORT, Deployment as _Deployment, finished_counts  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PORT, RPC_PORT = 8000, 13389
 PROMPTS = ["Once upon a time", "Lily and Ben", "The cat sat on the mat.", "One day, a little",
            "Tom had a red ball", "The sun was", "She saw a big dog", "The bird flew"]
 COMMON = ["--data-parallel-size", "2", "--tensor-parallel-size", "1",
@@ -25,85 +21,8 @@ COMMON = ["--data-parallel-size", "2", "--tensor-parallel-size", "1",
           "/health,/metrics,/ping", "--num-threads", "1"]
 
 
-class Deployment:
-    def __init__(self, m, timeout_s=60, head_extra=(), headless_extra=()):
-        self.m = m
-        self.timeout_s = timeout_s
-        self.head_extra, self.headless_extra = list(head_extra), list(headless_extra)
-        self.logs = {}
-        self.procs = {}
-
-    def env(self, iface):
-        return {**os.environ, "VLLM_ENGINE_READY_TIMEOUT_S": str(self.timeout_s),
-                "GLOO_SOCKET_IFNAME": iface, "OMP_NUM_THREADS": "1"}
-
-    def start_head(self):
-        cmd = [BIN, "serve", STORIES_GGUF, "--host", self.m.ip_a, "--port", str(PORT), *COMMON,
-               "--api-server-count=2", f"--data-parallel-address={self.m.ip_a}", *self.head_extra]
-        self._start("head", self.m.ns_a, cmd, self.m.if_a)
-
-    def start_headless(self):
-        common = [a for a in COMMON if not any(a.startswith(x.split("=")[0] + "=")
-                                               for x in self.headless_extra)]
-        cmd = [BIN, "serve", STORIES_GGUF, *common, f"--data-parallel-address={self.m.ip_a}",
-               "--data-parallel-start-rank=1", "--headless", *self.headless_extra]
-        self._start("headless", self.m.ns_b, cmd, self.m.if_b)
-
-    def _start(self, name, ns, cmd, iface):
-        log = tempfile.NamedTemporaryFile(prefix=f"tandem-{name}-", suffix=".log", delete=False)
-        self.logs[name] = log.name
-        self.procs[name] = self.m.popen(ns, cmd, self.env(iface), log)
-
-    def log(self, name):
-        with open(self.logs[name], errors="replace") as f:
-            return f.read()[-6000:]
-
-    def client(self, spec, timeout=300):
-        spec = {"base": f"http://{self.m.ip_a}:{PORT}", **spec}
-        p = self.m.run_in(self.m.ns_a, [sys.executable, os.path.join(HERE, "dp_client.py"),
-                                         json.dumps(spec)], timeout=timeout)
-        check(p.returncode == 0, f"client failed: {p.stderr[-2000:]}")
-        return json.loads(p.stdout)
-
-    def metrics(self):
-        return self.client({"get": ["/metrics"]})["/metrics"]["body"]
-
-    def metric(self, name, engine):
-        for line in self.metrics().splitlines():
-            if line.startswith(name + "{") and f'engine="{engine}"' in line:
-                return float(line.split()[-1])
-        raise AssertionError(f"{name}{{engine={engine}}} not in /metrics")
-
-    def wait_both_ranks(self, timeout=90):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            for name, p in self.procs.items():
-                check(p.poll() is None, f"{name} exited {p.returncode}:\n{self.log(name)}")
-            try:
-                if self.metric("tandem:engine_alive", 0) == 1 and \
-                        self.metric("tandem:engine_alive", 1) == 1:
-                    return
-            except (AssertionError, ValueError):
-                pass
-            time.sleep(0.3)
-        raise AssertionError(f"ranks not both up:\nHEAD\n{self.log('head')}\n"
-                             f"HEADLESS\n{self.log('headless')}")
-
-    def wait_exit(self, name, timeout):
-        try:
-            return self.procs[name].wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"{name} still running after {timeout}s:\n{self.log(name)}")
-
-    def stop(self):
-        for p in self.procs.values():
-            if p.poll() is None:
-                p.terminate()
-        for p in self.procs.values():
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+def Deployment(m, **kw):
+    return _Deployment(m, STORIES_GGUF, COMMON, **kw)
 
 
 def greedy(prompt, max_tokens=24, **kw):
@@ -134,17 +53,6 @@ def check_64_requests(dep):
     served = finished_counts(dep, total=64)
     check(sum(served) == 64 and all(s > 0 for s in served), f"per-rank finished counts {served}")
     return served
-
-
-def finished_counts(dep, total, timeout_s=10):
-    """Per-rank finished counters once they add up to `total`: they reach the scraped API
-    server with the engines' heartbeats, so they may lag the responses by one interval."""
-    deadline = time.time() + timeout_s
-    while True:
-        counts = [dep.metric("tandem:engine_requests_finished_total", r) for r in (0, 1)]
-        if sum(counts) >= total or time.time() > deadline:
-            return counts
-        time.sleep(0.2)
 
 
 def test_seed_flags_head_first_64_requests_match_one_rank():
