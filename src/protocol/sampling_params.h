@@ -25,9 +25,13 @@ struct SamplingParams {
   std::vector<int32_t> stop_token_ids;  // extra ids that end the request (kept in output)
   bool ignore_eos = false;          // true: EOS does not end the request
   int32_t logprobs = -1;            // -1 = none; k >= 0: sampled token's logprob + top-k
+  // OpenAI logit_bias: logits[logit_bias_ids[i]] += logit_bias_values[i] (in [-100, 100]),
+  // before penalties and temperature, greedy included (vLLM LogitBiasLogitsProcessor).
+  std::vector<int32_t> logit_bias_ids;
+  std::vector<float> logit_bias_values;  // parallel to logit_bias_ids
   MSGPACK_DEFINE(temperature, top_p, top_k, min_p, presence_penalty, frequency_penalty,
                  repetition_penalty, has_seed, seed, max_tokens, min_tokens, stop_token_ids,
-                 ignore_eos, logprobs)
+                 ignore_eos, logprobs, logit_bias_ids, logit_bias_values)
 };
 
 }  // namespace tandem::protocol

@@ -104,16 +104,25 @@ void HttpSession::OnRead(error_code ec) {
   reading_ = false;
   if (closed_) return;
   if (ec) {
-    if (exchange_active_) {
-      // Whatever the cause, the client can no longer be answered on this connection.
-      if (sink_) sink_->FireDisconnect();
-      Close();
-    } else if (ec == http::error::body_limit) {
-      SendErrorAndClose(413, fmt::format("request body is larger than the limit of {} bytes",
-                                         config_.max_body_bytes));
+    std::optional<std::pair<int, std::string>> error;
+    if (ec == http::error::body_limit) {
+      error.emplace(413, fmt::format("request body is larger than the limit of {} bytes",
+                                     config_.max_body_bytes));
     } else if (ec.category() == make_error_code(http::error::bad_target).category() &&
                ec != http::error::end_of_stream && ec != http::error::partial_message) {
-      SendErrorAndClose(400, "malformed HTTP request: " + ec.message());
+      error.emplace(400, "malformed HTTP request: " + ec.message());
+    }
+    if (exchange_active_ && error) {
+      // Bytes that do not parse after a complete request (e.g. a body sent without
+      // Content-Length, which HTTP/1.1 reads as an empty body plus garbage): answer the
+      // request in flight first, then the error, then close.
+      pending_error_ = std::move(error);
+    } else if (exchange_active_) {
+      // The connection is gone: the client can no longer be answered.
+      if (sink_) sink_->FireDisconnect();
+      Close();
+    } else if (error) {
+      SendErrorAndClose(error->first, error->second);
     } else {
       Close();
     }
@@ -255,6 +264,12 @@ void HttpSession::FinishExchange() {
               (MonotonicSeconds() - active_request_.arrival_time_s) * 1e3);
   }
   sink_.reset();
+  if (pending_error_) {
+    auto [status, message] = std::move(*pending_error_);
+    pending_error_.reset();
+    SendErrorAndClose(status, message);
+    return;
+  }
   if (!keep_alive_) {
     Close();
     return;

@@ -77,6 +77,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   HttpRequest active_request_;
   std::shared_ptr<SessionSink> sink_;
   std::optional<std::pair<HttpRequest, bool>> pending_request_;  // read while one was active
+  // A malformed request read while one was active: (HTTP status, message), sent after it.
+  std::optional<std::pair<int, std::string>> pending_error_;
 
   std::deque<std::string> write_queue_;
   bool writing_ = false;

@@ -32,7 +32,7 @@ Status ServerConfig::Validate() const {
   }
   if (!default_chat_template_kwargs.is_object()) {
     return InvalidArgument(fmt::format("--default-chat-template-kwargs must be a JSON object; "
-                                       "found a {}", default_chat_template_kwargs.type_name()));
+                                       "found JSON {}", default_chat_template_kwargs.type_name()));
   }
   return Status::Ok();
 }

@@ -52,6 +52,10 @@ SampledToken Sampler::SampleRow(std::span<const float> logits, const SamplingRow
   processed_.assign(logits.begin(), logits.end());
   ApplyMinTokens(params, static_cast<int32_t>(row.output_token_ids.size()), eos_token_id_,
                  processed_);
+  for (size_t i = 0; i < params.logit_bias_ids.size(); ++i) {
+    const int32_t id = params.logit_bias_ids[i];
+    if (id >= 0 && id < vocab_size_) processed_[id] += params.logit_bias_values[i];
+  }
   if (HasPenalties(params)) {
     ApplyPenalties(params, row.prompt_token_ids, row.output_token_ids, processed_, scratch_);
   }

@@ -48,6 +48,23 @@ def check_body_too_large(srv, path):
     check("error" in json.loads(body[body.index(b"{"):body.rindex(b"}") + 1]), f"body {body[:200]!r}")
 
 
+def check_body_without_length_is_answered(srv, path):
+    """A POST whose body comes without Content-Length: HTTP/1.1 reads an empty body, then the
+    body's bytes as a malformed next request. Both get their 400, in order, then the close."""
+    import socket
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=30) as s:
+        s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  f"Authorization: Bearer {KEY}\r\n\r\n".encode() + b'{"prompt": "a"}')
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    check(data.count(b"HTTP/1.1 400") == 2, f"no-length body: {data[:400]!r}")
+    check(b"request body is empty" in data and b"malformed HTTP request" in data, f"{data!r}")
+
+
 def test_bad_inputs_get_4xx_and_server_stays_up():
     with Server(STORIES_GGUF, "--api-key", KEY, "--max-model-len", "256") as srv:
         c = "/v1/completions"
@@ -77,8 +94,31 @@ def test_bad_inputs_get_4xx_and_server_stays_up():
         expect_error(srv, 400, "POST", "/v1/chat/completions",
                      {"model": STORIES_GGUF, "messages": [{"role": "user", "content": "hi"}]},
                      needles=("chat template",))
+        # Sampling fields tandem cannot honour or that name tokens outside the vocabulary (512)
+        # are refused by name, never silently ignored.
+        expect_error(srv, 400, "POST", c, {**ok, "stop_token_ids": [512]}, param="stop_token_ids",
+                     needles=("512", "[0, 512)"))
+        expect_error(srv, 400, "POST", c, {**ok, "stop_token_ids": [2 ** 64 - 1]},
+                     param="stop_token_ids", needles=("2147483647",))  # clamped, never wrapped
+        expect_error(srv, 400, "POST", c, {**ok, "logit_bias": {"600": 1}}, param="logit_bias",
+                     needles=("600",))
+        expect_error(srv, 400, "POST", c, {**ok, "logit_bias": {"5": 101}}, param="logit_bias")
+        expect_error(srv, 400, "POST", c, {**ok, "logit_bias": {"five": 1}}, param="logit_bias")
+        expect_error(srv, 400, "POST", c, {**ok, "logit_bias": [1]}, param="logit_bias",
+                     needles=("found an array",))
+        expect_error(srv, 400, "POST", c, {**ok, "response_format": {"type": "json_object"}},
+                     param="response_format", needles=("json_object", "not supported"))
+        expect_error(srv, 400, "POST", "/v1/chat/completions",
+                     {"messages": [{"role": "user", "content": "hi"}],
+                      "response_format": {"type": "json_schema", "json_schema": {}}},
+                     param="response_format")
+        check_body_without_length_is_answered(srv, c)
         status, _, _ = srv.request("GET", "/health")
         check(status == 200, f"/health {status} after bad inputs")
+        # logit_bias is applied (greedy included): +100 on token 5 makes it every token.
+        status, body = srv.post_json(c, {**ok, "temperature": 0, "return_token_ids": True,
+                                         "logit_bias": {"5": 100}}, headers=AUTH)
+        check(status == 200 and body["choices"][0]["token_ids"] == [5] * 4, f"logit_bias: {body}")
         status, body = srv.post_json(c, ok, headers=AUTH)
         check(status == 200 and body["choices"][0]["text"], f"good request after bad: {body}")
         status, _, _ = srv.request("GET", "/health")  # no key needed outside /v1

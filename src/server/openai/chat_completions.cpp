@@ -209,6 +209,8 @@ void HandleChatCompletions(const ServerContext& context, const HttpRequest& http
   if (ordered.is_discarded()) return SendError(*sink, BadParam("", "malformed JSON body"));
   auto parsed = ParseChatCompletionRequest(ordered, context.config);
   if (!parsed.ok()) return SendError(*sink, parsed.error());
+  auto ids_ok = CheckTokenIdsInVocabulary(parsed.value().common, context.tokenizer->vocab_size());
+  if (!ids_ok.ok()) return SendError(*sink, ids_ok.error());
   auto pinned_rank = ParseDataParallelRankHeader(http_request.data_parallel_rank);
   if (!pinned_rank.ok()) return SendError(*sink, pinned_rank.error());
   parsed.value().common.data_parallel_rank = pinned_rank.value();

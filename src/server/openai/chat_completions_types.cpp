@@ -20,7 +20,7 @@ const std::set<std::string> kKnownFields = {
     "stop_token_ids", "ignore_eos", "min_tokens", "stream", "stream_options",
     "skip_special_tokens", "include_stop_str_in_output", "return_token_ids", "user", "logprobs",
     "top_logprobs", "add_generation_prompt", "continue_final_message", "chat_template_kwargs",
-    "tools", "tool_choice"};
+    "tools", "tool_choice", "logit_bias", "response_format"};
 
 }  // namespace
 

@@ -25,8 +25,8 @@ ApiResult<std::string> ContentText(const OJson& content, size_t message_index) {
   if (content.is_string()) return content.get<std::string>();
   if (!content.is_array()) {
     return BadParam("messages", fmt::format("messages[{}].content must be a string or an array "
-                                            "of content parts; found a {}", message_index,
-                                            content.type_name()));
+                                            "of content parts; found {}", message_index,
+                                            JsonTypeWithArticle(content)));
   }
   std::string text;
   for (size_t p = 0; p < content.size(); ++p) {
@@ -47,8 +47,8 @@ ApiResult<std::string> ContentText(const OJson& content, size_t message_index) {
 // parse as JSON become objects for the template (vLLM _postprocess_messages).
 ApiResult<OJson> NormalizeToolCalls(const OJson& tool_calls, size_t index) {
   if (!tool_calls.is_array()) {
-    return BadParam("messages", fmt::format("messages[{}].tool_calls must be an array; found a {}",
-                                            index, tool_calls.type_name()));
+    return BadParam("messages", fmt::format("messages[{}].tool_calls must be an array; found {}",
+                                            index, JsonTypeWithArticle(tool_calls)));
   }
   OJson out = OJson::array();
   for (size_t k = 0; k < tool_calls.size(); ++k) {

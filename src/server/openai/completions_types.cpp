@@ -1,5 +1,7 @@
 #include "server/openai/completions_types.h"
 
+#include "server/openai/request_parsing.h"
+
 #include <fmt/format.h>
 
 namespace tandem::server::openai {
@@ -23,7 +25,7 @@ ApiResult<std::vector<int32_t>> ParsePrompt(const json& body, const ServerContex
   }
   if (!prompt.is_array()) {
     return BadParam("prompt", fmt::format("'prompt' must be a string, an array of token ids or "
-                                          "an array of one string; found a {}", prompt.type_name()));
+                                          "an array of one string; found {}", JsonTypeWithArticle(prompt)));
   }
   if (prompt.empty()) return BadParam("prompt", "'prompt' must not be empty");
   std::vector<int32_t> ids;
@@ -33,8 +35,8 @@ ApiResult<std::vector<int32_t>> ParsePrompt(const json& body, const ServerContex
                                 "supported; send one request per prompt");
     }
     if (!id.is_number_integer()) {
-      return BadParam("prompt", fmt::format("'prompt' token ids must be integers; found a {}",
-                                            id.type_name()));
+      return BadParam("prompt", fmt::format("'prompt' token ids must be integers; found {}",
+                                            JsonTypeWithArticle(id)));
     }
     const int64_t value = id.get<int64_t>();
     if (value < 0 || value >= tokenizer.vocab_size()) {
@@ -53,6 +55,9 @@ ApiResult<CompletionRequest> ParseCompletionRequest(const json& body,
   CompletionRequest request;
   TANDEM_API_ASSIGN_OR_RETURN(request.common,
                               ParseGenerationRequest(body, Endpoint::kCompletions, context.config));
+  TANDEM_API_ASSIGN_OR_RETURN(
+      bool ids_ok, CheckTokenIdsInVocabulary(request.common, context.tokenizer->vocab_size()));
+  (void)ids_ok;
   TANDEM_API_ASSIGN_OR_RETURN(request.echo, GetBool(body, "echo", false));
   TANDEM_API_ASSIGN_OR_RETURN(const int64_t logprobs, GetInt(body, "logprobs", -1));
   if (body.contains("logprobs") && !body["logprobs"].is_null() &&

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
+#include <climits>
 #include <cmath>
 
 namespace tandem::server::openai {
@@ -15,11 +18,10 @@ bool Absent(const json& body, const char* field) {
   return it == body.end() || it->is_null();
 }
 
-const char* JsonTypeName(const json& v) { return v.type_name(); }
 
 ApiError WrongType(const char* field, const char* expected, const json& found) {
-  return BadParam(field, fmt::format("'{}' must be {}; found a {}", field, expected,
-                                     JsonTypeName(found)));
+  return BadParam(field, fmt::format("'{}' must be {}; found {}", field, expected,
+                                     JsonTypeWithArticle(found)));
 }
 
 // Fills request->stop from a string or an array of strings.
@@ -42,13 +44,60 @@ ApiResult<bool> ParseStop(const json& body, GenerationRequest* request) {
   return true;
 }
 
+// A token id as written (any integer, unsigned ones beyond int64 included) clamped into
+// int32 range so that range checks see it as out of the vocabulary, never wrapped.
+int32_t ClampedTokenId(const json& id) {
+  if (id.is_number_unsigned()) return static_cast<int32_t>(std::min<uint64_t>(id.get<uint64_t>(), INT32_MAX));
+  return static_cast<int32_t>(std::clamp<int64_t>(id.get<int64_t>(), INT32_MIN, INT32_MAX));
+}
+
 ApiResult<bool> ParseStopTokenIds(const json& body, protocol::SamplingParams* sampling) {
   if (Absent(body, "stop_token_ids")) return true;
   const json& ids = body["stop_token_ids"];
   if (!ids.is_array()) return WrongType("stop_token_ids", "an array of integers", ids);
   for (const json& id : ids) {
     if (!id.is_number_integer()) return WrongType("stop_token_ids", "an array of integers", ids);
-    sampling->stop_token_ids.push_back(id.get<int32_t>());
+    sampling->stop_token_ids.push_back(ClampedTokenId(id));
+  }
+  return true;
+}
+
+// OpenAI response_format: {"type": "text"} is what tandem does anyway; the structured kinds
+// need guided decoding, not built yet: a 400 rather than silently unstructured output.
+ApiResult<bool> ParseResponseFormat(const json& body) {
+  if (Absent(body, "response_format")) return true;
+  const json& format = body["response_format"];
+  if (!format.is_object() || !format.contains("type") || !format["type"].is_string()) {
+    return WrongType("response_format", "an object with a string 'type'", format);
+  }
+  const std::string type = format["type"].get<std::string>();
+  if (type == "text") return true;
+  return BadParam("response_format",
+                  fmt::format("'response_format' type '{}' is not supported yet (it needs guided "
+                              "decoding); use {{\"type\": \"text\"}} or leave it out", type));
+}
+
+// OpenAI logit_bias: {"<token id>": bias in [-100, 100], ...}.
+ApiResult<bool> ParseLogitBias(const json& body, protocol::SamplingParams* sampling) {
+  if (Absent(body, "logit_bias")) return true;
+  const json& bias = body["logit_bias"];
+  if (!bias.is_object()) {
+    return WrongType("logit_bias", "an object mapping token ids to biases", bias);
+  }
+  for (const auto& [key, value] : bias.items()) {
+    int64_t id = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (ec != std::errc() || end != key.data() + key.size() || key.empty()) {
+      return BadParam("logit_bias", fmt::format("'logit_bias' keys must be token ids (integers "
+                                                "as strings); found \"{}\"", key));
+    }
+    if (!value.is_number() || !(value.get<double>() >= -100 && value.get<double>() <= 100)) {
+      return BadParam("logit_bias", fmt::format("'logit_bias' values must be numbers in "
+                                                "[-100, 100]; token {} has {}", key, value.dump()));
+    }
+    sampling->logit_bias_ids.push_back(
+        static_cast<int32_t>(std::clamp<int64_t>(id, INT32_MIN, INT32_MAX)));
+    sampling->logit_bias_values.push_back(value.get<float>());
   }
   return true;
 }
@@ -98,7 +147,18 @@ nlohmann::ordered_json ParseOrderedOrDiscarded(std::string_view text) {
   }
 }
 
+std::string JsonTypeWithArticle(const json& value) {
+  const std::string name = value.type_name();
+  if (value.is_null()) return name;
+  const bool vowel = !name.empty() && std::string("aeiou").find(name[0]) != std::string::npos;
+  return (vowel ? "an " : "a ") + name;
+}
+
 ApiResult<json> ParseJsonObject(std::string_view body) {
+  if (body.empty()) {
+    return BadParam("", "request body is empty; send a JSON object with a Content-Length or "
+                        "Transfer-Encoding: chunked header");
+  }
   json parsed;
   try {
     parsed = json::parse(body);  // rejects ill-formed UTF-8 inside strings
@@ -106,8 +166,8 @@ ApiResult<json> ParseJsonObject(std::string_view body) {
     return BadParam("", fmt::format("request body is not valid JSON: {}", e.what()));
   }
   if (!parsed.is_object()) {
-    return BadParam("", fmt::format("request body must be a JSON object; found a {}",
-                                    parsed.type_name()));
+    return BadParam("", fmt::format("request body must be a JSON object; found {}",
+                                    JsonTypeWithArticle(parsed)));
   }
   return parsed;
 }
@@ -202,6 +262,8 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
   }
   TANDEM_API_ASSIGN_OR_RETURN(bool stop_ok, ParseStop(body, &r));
   TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseStopTokenIds(body, &s));
+  TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseLogitBias(body, &s));
+  TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseResponseFormat(body));
   (void)stop_ok;
   (void)endpoint;
   return r;
@@ -250,6 +312,22 @@ ApiResult<int32_t> ParseDataParallelRankHeader(const std::string& value) {
     rank = rank * 10 + (c - '0');
   }
   return rank;
+}
+
+ApiResult<bool> CheckTokenIdsInVocabulary(const GenerationRequest& request, int32_t vocab_size) {
+  for (int32_t id : request.sampling.stop_token_ids) {
+    if (id < 0 || id >= vocab_size) {
+      return BadParam("stop_token_ids", fmt::format("'stop_token_ids' holds {}, outside the "
+                                                    "vocabulary [0, {})", id, vocab_size));
+    }
+  }
+  for (int32_t id : request.sampling.logit_bias_ids) {
+    if (id < 0 || id >= vocab_size) {
+      return BadParam("logit_bias", fmt::format("'logit_bias' names token {}, outside the "
+                                                "vocabulary [0, {})", id, vocab_size));
+    }
+  }
+  return true;
 }
 
 }  // namespace tandem::server::openai

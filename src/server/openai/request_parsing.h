@@ -39,6 +39,10 @@ struct GenerationRequest {
 // integer.
 ApiResult<int32_t> ParseDataParallelRankHeader(const std::string& value);
 
+// A JSON value's type with its article, for messages: "an array", "an object", "a string",
+// "a number", "a boolean", "null".
+std::string JsonTypeWithArticle(const nlohmann::json& value);
+
 // Parses `text` keeping key order; a discarded value (is_discarded()) for anything that is not
 // JSON, including numbers beyond double range (which nlohmann reports by throwing even with
 // exceptions off). Never throws.
@@ -56,6 +60,10 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const nlohmann::json& body, 
 // Sets sampling.max_tokens when it was not given (completions: 16; chat: max_model_len −
 // prompt length) and checks prompt + max_tokens <= max_model_len, with vLLM's message.
 // `prompt_param` names the prompt field ("prompt" or "messages") in errors.
+// 400 when stop_token_ids or logit_bias name a token outside [0, vocab_size) (the
+// tokenizer's vocabulary), naming the field and the id.
+ApiResult<bool> CheckTokenIdsInVocabulary(const GenerationRequest& request, int32_t vocab_size);
+
 ApiResult<bool> ResolveMaxTokens(GenerationRequest* request, int32_t num_prompt_tokens,
                                  Endpoint endpoint, const ServerConfig& config);
 
