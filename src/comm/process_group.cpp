@@ -4,6 +4,9 @@
 #include "comm/gloo_process_group.h"
 #include "comm/local_process_group.h"
 #include "comm/shm_process_group.h"
+#if TANDEM_WITH_NCCL
+#include "comm/nccl_process_group.h"
+#endif
 
 namespace tandem::comm {
 
@@ -19,8 +22,17 @@ Result<std::unique_ptr<ProcessGroup>> CreateProcessGroup(const GroupSpec& spec) 
   if (spec.backend == "local") return LocalProcessGroup::Create(spec);
   if (spec.backend == "shm") return ShmProcessGroup::Create(spec);
   if (spec.backend == "gloo") return GlooProcessGroup::Create(spec);
+  if (spec.backend == "nccl") {
+#if TANDEM_WITH_NCCL
+    return NcclProcessGroup::Create(spec);
+#else
+    return Unimplemented("group '" + spec.name + "': backend 'nccl' requested, but this build has "
+                         "no NCCL (configure with -DTANDEM_WITH_NCCL=ON on a machine with the "
+                         "CUDA toolkit and NCCL)");
+#endif
+  }
   return InvalidArgument("group '" + spec.name + "': unknown backend '" + spec.backend +
-                         "'; expected shm, gloo or local");
+                         "'; expected shm, gloo, local or nccl");
 }
 
 }  // namespace tandem::comm

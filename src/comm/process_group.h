@@ -43,19 +43,22 @@ class ProcessGroup {
 };
 
 struct GroupSpec {
-  std::string backend = "shm";  // shm | gloo | local
+  std::string backend = "shm";  // shm | gloo | local | nccl (CUDA builds with TANDEM_WITH_NCCL)
   std::string name;             // unique per group and deployment, e.g. "tp-dp0-<port>"
   int rank = 0;
   int size = 1;
-  // gloo: "host:port" of the rendezvous store (rank 0 listens there); shm: unused (the name
-  // picks the segment); local: unused.
+  // gloo, nccl: "host:port" of the rendezvous store (rank 0 listens there); shm: unused (the
+  // name picks the segment); local: unused.
   std::string rendezvous;
   double timeout_s = 60;        // a collective waiting longer than this fails (kUnavailable)
+  // nccl only: the CUDA device index this rank uses; -1 = rank % number of visible devices.
+  int device = -1;
 };
 
 // Joins the group `spec` describes; blocks until every rank has joined or timeout_s passed.
 // Errors: kInvalidArgument (unknown backend, rank outside [0, size)), kUnavailable (peers did
-// not join in time, naming the group and the missing ranks when known).
+// not join in time, naming the group and the missing ranks when known), kUnimplemented ("nccl"
+// in a build configured without TANDEM_WITH_NCCL).
 Result<std::unique_ptr<ProcessGroup>> CreateProcessGroup(const GroupSpec& spec);
 
 }  // namespace tandem::comm
