@@ -51,6 +51,8 @@ class EngineCore {
   bool HasUnfinishedRequests() const { return scheduler_.HasUnfinishedRequests(); }
 
   protocol::EngineStats Stats() const;
+  // A request arrived from API server `client_index` (counted whether or not it was valid).
+  void NoteReceived(int32_t client_index);
   const Scheduler& scheduler() const { return scheduler_; }
 
  private:
@@ -64,6 +66,7 @@ class EngineCore {
   int64_t num_requests_finished_ = 0;  // cumulative, for per-rank metrics
   int64_t num_generation_tokens_ = 0;
   bool lockstep_ = false;
+  std::vector<int64_t> num_received_by_client_;
 };
 
 }  // namespace tandem::engine

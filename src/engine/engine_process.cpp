@@ -208,6 +208,7 @@ class EngineLoop {
       return;
     }
     client_of_request_[request_id] = client;
+    core_.NoteReceived(client);
     status = core_.AddRequest(std::move(request));
     if (status.ok()) {
       if (waves_ && !wave_running_) StartWave();
