@@ -61,6 +61,7 @@ std::vector<protocol::EngineOutput> EngineCore::ExecuteAndUpdate(const protocol:
   if (plan.scheduled_request_ids.empty()) {
     if (!lockstep_) return {};
     // A dummy step: the workers enter the EP collectives with no tokens.
+    ++num_dummy_steps_;
     Result<protocol::StepResult> result = executor_->ExecuteStep(plan);
     if (!result.ok()) {
       TLOG_ERROR("engine {}: dummy step {} failed: {}", dp_rank_, plan.step_id,
@@ -83,6 +84,8 @@ protocol::EngineStats EngineCore::Stats() const {
   stats.num_generation_tokens = num_generation_tokens_;
   stats.dp_rank = dp_rank_;
   stats.num_received_by_client = num_received_by_client_;
+  stats.num_waves = num_waves_;
+  stats.num_dummy_steps = num_dummy_steps_;
   return stats;
 }
 

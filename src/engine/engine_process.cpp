@@ -139,12 +139,14 @@ class EngineLoop {
     wave_ = start.wave;
     wave_running_ = true;
     steps_in_wave_ = 0;
+    core_.NoteWaveStarted();
   }
 
   // A request reached this rank outside a wave: start one here and tell every other rank.
   void StartWave() {
     wave_running_ = true;
     steps_in_wave_ = 0;
+    core_.NoteWaveStarted();
     protocol::StartWave start{wave_, core_.Stats().dp_rank};
     SendFrame(*stats_, protocol::Encode(MessageType::kStartWave, start));
   }

@@ -64,9 +64,14 @@ struct EngineStats {
   // Cumulative requests received from each API server, by client index (the load balancer
   // counts what it sent beyond these as not yet in the snapshot).
   std::vector<int64_t> num_received_by_client;
+  // DP waves (expert-parallel MoE): cumulative waves this rank stepped in, and steps it ran
+  // with nothing scheduled only to enter the other ranks' collectives.
+  int64_t num_waves = 0;
+  int64_t num_dummy_steps = 0;
   MSGPACK_DEFINE(dp_rank, num_running, num_waiting, kv_cache_usage, num_gpu_blocks, block_size,
                  num_preemptions, prefix_cache_queries, prefix_cache_hits, num_requests_finished,
-                 num_generation_tokens, num_pending_tokens, num_received_by_client)
+                 num_generation_tokens, num_pending_tokens, num_received_by_client, num_waves,
+                 num_dummy_steps)
 };
 
 struct EngineOutputs {

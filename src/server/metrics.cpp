@@ -153,6 +153,13 @@ std::string Metrics::Render(const std::string& model_name,
   w.Labelled("engine_generation_tokens_total", "counter",
              "Tokens the DP rank generated, as counted by the engine.",
              per_engine([](const S& s, size_t) { return s.num_generation_tokens; }));
+  w.Labelled("engine_waves_total", "counter",
+             "DP waves the rank stepped in (expert-parallel MoE: ranks step together).",
+             per_engine([](const S& s, size_t) { return s.num_waves; }));
+  w.Labelled("engine_dummy_steps_total", "counter",
+             "Steps the rank ran with nothing scheduled, only to enter the other ranks' "
+             "expert-parallel collectives.",
+             per_engine([](const S& s, size_t) { return s.num_dummy_steps; }));
   w.Scalar("prompt_tokens_total", "counter", "Number of prefill tokens processed.",
            static_cast<double>(prompt_tokens_));
   w.Scalar("generation_tokens_total", "counter", "Number of generation tokens processed.",

@@ -6,6 +6,7 @@ import json
 import os
 import socket
 import threading
+import time
 
 from harness import (MODELS, STORIES_MOE_GGUF, Server, check, load_golden, run)
 
@@ -34,6 +35,18 @@ def complete(srv, model, prompt, max_tokens, headers=None):
         "return_token_ids": True, "ignore_eos": True}, headers=headers)
     check(status == 200, f"status {status}: {body}")
     return body["choices"][0]["token_ids"]
+
+
+def engine_counters(srv, name):
+    """tandem:<name>{engine="0"}, {engine="1"} from /metrics."""
+    _, _, body = srv.request("GET", "/metrics")
+    values = {}
+    for line in body.decode().splitlines():
+        if line.startswith(f"tandem:{name}{{"):
+            rank = line.split('engine="')[1].split('"')[0]
+            values[rank] = float(line.split()[-1])
+    check(set(values) == {"0", "1"}, f"{name} per rank: {values}")
+    return [values["0"], values["1"]]
 
 
 def stories_cases():
@@ -100,11 +113,17 @@ def test_uneven_drain_ends_and_waves_restart():
             check(complete(srv, STORIES_MOE_GGUF, prompts[2], 40,
                            headers={"X-data-parallel-rank": rank}) == want[2],
                   f"request on rank {rank} after the drain differs")
-        status, _, metrics = srv.request("GET", "/metrics")
-        text = metrics.decode()
-        for rank in ("0", "1"):
-            check(f'engine_requests_finished_total{{model_name="{STORIES_MOE_GGUF}",engine="{rank}"}}'
-                  in text, f"no finished counter for rank {rank}")
+        # Idle ranks ran dummy steps during the waves, and pause together afterwards: the
+        # counters stop growing once nothing is left to do.
+        dummy = engine_counters(srv, "engine_dummy_steps_total")
+        waves = engine_counters(srv, "engine_waves_total")
+        check(sum(dummy) > 0, f"no dummy steps although ranks idled in waves: {dummy}")
+        check(all(w >= 2 for w in waves), f"waves per rank {waves}")
+        time.sleep(1.5)  # > a heartbeat: fresh stats
+        before = engine_counters(srv, "engine_dummy_steps_total")
+        time.sleep(1.5)
+        after = engine_counters(srv, "engine_dummy_steps_total")
+        check(before == after, f"ranks still stepping while idle: {before} -> {after}")
 
 
 if __name__ == "__main__":

@@ -12,21 +12,22 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "comm/process_group.h"
 #include "model/layers/expert_parallel.h"
 #include "model/model.h"
-#include "testing.h"
+#include "golden_cases.h"
 
 namespace tandem::model {
 namespace {
 
+using testing::Golden;
 using testing::GreedyRunner;
 using testing::MaxAbsDiff;
+using testing::QwenGolden;
 using testing::Seq;
+using testing::StoriesGolden;
 
 const std::string kShared = TANDEM_SHARED_DIR;
 const std::string kMoeGguf = kShared + "/models/stories260k-moe-gguf/stories260K-moe8x4.gguf";
@@ -37,41 +38,6 @@ constexpr int32_t kNoStop = -1;    // Qwen goldens always generate all their ids
 constexpr int32_t kNumBlocks = 128;
 constexpr float kStoriesTolerance = 1e-4f;  // issue 5 §4 (as TP)
 constexpr float kQwenTolerance = 1e-3f;     // tiny-qwen3's own fp32 tolerance (as TP)
-
-struct Golden {
-  std::vector<Seq> seqs;
-  std::vector<std::vector<int32_t>> expected;
-};
-
-Golden StoriesGolden() {
-  std::ifstream in(kShared + "/models/stories260k/stories260K.golden.json");
-  const nlohmann::json golden = nlohmann::json::parse(in);
-  Golden g;
-  for (const auto& c : golden["generation"]) {
-    Seq s;
-    s.tokens = c["prompt_ids"].get<std::vector<int32_t>>();
-    s.num_to_generate = c["steps"].get<int32_t>() - (static_cast<int32_t>(s.tokens.size()) - 1);
-    s.keep_sampled_logits = s.num_to_generate;
-    g.seqs.push_back(s);
-    g.expected.push_back(c["generated_ids"].get<std::vector<int32_t>>());
-  }
-  return g;
-}
-
-Golden QwenGolden(const std::string& dir) {
-  std::ifstream in(dir + "/golden.json");
-  const nlohmann::json golden = nlohmann::json::parse(in);
-  Golden g;
-  for (const auto& c : golden["cases"]) {
-    Seq s;
-    s.tokens = c["prompt_ids"].get<std::vector<int32_t>>();
-    g.expected.push_back(c["generated_ids"].get<std::vector<int32_t>>());
-    s.num_to_generate = static_cast<int32_t>(g.expected.back().size());
-    s.keep_sampled_logits = s.num_to_generate;
-    g.seqs.push_back(s);
-  }
-  return g;
-}
 
 // Counts the forwards a DP rank starts (its TP rank 0 counts), so idle DP ranks know how many
 // dummy steps to match.
@@ -223,11 +189,11 @@ TEST(EpParityTest, TinyQwen3MoeDp2Tp2MatchesGolden) {
 }
 
 TEST(EpParityTest, Qwen2MoeExpertsOf43Dp2Tp2MatchGolden) {
-  ExpectDp2Tp2MatchesGolden(kQwen2Moe, StoriesGolden(), kBos);
+  ExpectDp2Tp2MatchesGolden(kQwen2Moe, StoriesGolden(kShared), kBos);
 }
 
 TEST(EpParityTest, MixtralGgufDp2Tp2MatchesGolden) {
-  ExpectDp2Tp2MatchesGolden(kMoeGguf, StoriesGolden(), kBos);
+  ExpectDp2Tp2MatchesGolden(kMoeGguf, StoriesGolden(kShared), kBos);
 }
 
 // DP rank 1 never has a token: every one of its steps is a dummy, and rank 0's tokens and
@@ -247,7 +213,7 @@ void ExpectIdleRankOnlyJoins(const std::string& path, const Golden& golden, int3
 
 TEST(EpParityTest, IdleDpRankRunsDummyStepsAndBusyRankMatchesOneRank) {
   ExpectIdleRankOnlyJoins(kQwen3Moe, QwenGolden(kQwen3Moe), kNoStop, kQwenTolerance);
-  ExpectIdleRankOnlyJoins(kMoeGguf, StoriesGolden(), kBos, kStoriesTolerance);
+  ExpectIdleRankOnlyJoins(kMoeGguf, StoriesGolden(kShared), kBos, kStoriesTolerance);
 }
 
 TEST(EpParityTest, ExpertPlacementIsVllmsLinearMap) {

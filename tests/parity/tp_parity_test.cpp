@@ -13,20 +13,21 @@
 //   --tensor-parallel-size (stories TP=3; the 43-wide experts of the stories MoE files at TP=2).
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "comm/process_group.h"
 #include "model/model.h"
-#include "testing.h"
+#include "golden_cases.h"
 
 namespace tandem::model {
 namespace {
 
+using testing::Golden;
 using testing::GreedyRunner;
 using testing::MaxAbsDiff;
+using testing::QwenGolden;
 using testing::Seq;
+using testing::StoriesGolden;
 
 const std::string kShared = TANDEM_SHARED_DIR;
 const std::string kGguf = kShared + "/models/stories260k/stories260K.gguf";
@@ -42,41 +43,6 @@ constexpr float kLogitTolerance = 1e-4f;  // stories: TP=N vs TP=1 (issue 5, sec
 // tiny-qwen3: the all-reduce re-orders f32 sums over hidden 16 / 151936 logits; observed
 // 1.3e-4 max vs TP=1 — its golden's own fp32 tolerance (logprob_fp32_engine) is 1e-3.
 constexpr float kQwenLogitTolerance = 1e-3f;
-
-struct Golden {
-  std::vector<Seq> seqs;                       // ready to run, keeping every sampled logit row
-  std::vector<std::vector<int32_t>> expected;  // golden generated ids per case
-};
-
-Golden StoriesGolden() {
-  std::ifstream in(kShared + "/models/stories260k/stories260K.golden.json");
-  const nlohmann::json golden = nlohmann::json::parse(in);  // outlives the loop below
-  Golden g;
-  for (const auto& c : golden["generation"]) {
-    Seq s;
-    s.tokens = c["prompt_ids"].get<std::vector<int32_t>>();
-    s.num_to_generate = c["steps"].get<int32_t>() - (static_cast<int32_t>(s.tokens.size()) - 1);
-    s.keep_sampled_logits = s.num_to_generate;
-    g.seqs.push_back(s);
-    g.expected.push_back(c["generated_ids"].get<std::vector<int32_t>>());
-  }
-  return g;
-}
-
-Golden QwenGolden(const std::string& dir) {
-  std::ifstream in(dir + "/golden.json");
-  const nlohmann::json golden = nlohmann::json::parse(in);  // outlives the loop below
-  Golden g;
-  for (const auto& c : golden["cases"]) {
-    Seq s;
-    s.tokens = c["prompt_ids"].get<std::vector<int32_t>>();
-    g.expected.push_back(c["generated_ids"].get<std::vector<int32_t>>());
-    s.num_to_generate = static_cast<int32_t>(g.expected.back().size());
-    s.keep_sampled_logits = s.num_to_generate;
-    g.seqs.push_back(s);
-  }
-  return g;
-}
 
 int g_group_id = 0;  // a fresh local group name per run
 
@@ -135,15 +101,19 @@ void ExpectTpMatchesTp1(const std::string& path, const Golden& golden, int tp_si
 }
 
 TEST(TpParityTest, StoriesGgufTp2AndTp4MatchTp1TokensAndLogits) {
-  for (int tp : {2, 4}) ExpectTpMatchesTp1(kGguf, StoriesGolden(), tp, 0, kBos, kLogitTolerance);
+  for (int tp : {2, 4}) {
+    ExpectTpMatchesTp1(kGguf, StoriesGolden(kShared), tp, 0, kBos, kLogitTolerance);
+  }
 }
 
 TEST(TpParityTest, StoriesHfTp2AndTp4MatchTp1TokensAndLogits) {
-  for (int tp : {2, 4}) ExpectTpMatchesTp1(kHf, StoriesGolden(), tp, 0, kBos, kLogitTolerance);
+  for (int tp : {2, 4}) {
+    ExpectTpMatchesTp1(kHf, StoriesGolden(kShared), tp, 0, kBos, kLogitTolerance);
+  }
 }
 
 TEST(TpParityTest, StoriesChunkedPrefillTp2MatchesTp1) {
-  ExpectTpMatchesTp1(kHf, StoriesGolden(), 2, /*chunk=*/3, kBos, kLogitTolerance);
+  ExpectTpMatchesTp1(kHf, StoriesGolden(kShared), 2, /*chunk=*/3, kBos, kLogitTolerance);
 }
 
 TEST(TpParityTest, TinyQwen3Tp2SplitsAndTp4ReplicatesKvHeads) {
