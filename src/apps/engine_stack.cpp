@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <optional>
 
 #include "core/logging.h"
@@ -46,12 +47,16 @@ worker::WorkerConfig MakeWorkerConfig(const EngineCoreConfig& cfg, int32_t num_b
   worker::WorkerConfig w;
   w.num_kv_blocks = num_blocks;
   w.block_size = cfg.block_size;
-  w.seed = static_cast<uint64_t>(cfg.seed);
+  // Requests without a seed draw from streams derived from this seed and a per-rank counter;
+  // mixing in the DP rank keeps two ranks from replaying the same "random" streams (and n > 1
+  // choices spread over ranks from coming out identical). Rank 0 keeps the plain seed.
+  w.seed = static_cast<uint64_t>(cfg.seed) ^ (static_cast<uint64_t>(cfg.dp_rank) * 0x9E3779B97F4A7C15ULL);
   w.eos_token_id = cfg.eos_token_id;
   return w;
 }
 
 EngineStack::~EngineStack() {
+  stopping->store(true);
   core.reset();  // the executor tells the TP workers to shut down
   for (auto& w : tp_workers) w->Stop(2.0);
 }
@@ -164,7 +169,17 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& cf
       stack->tp_workers.push_back(std::make_unique<ChildProcess>());
       TANDEM_RETURN_IF_ERROR(stack->tp_workers.back()->Spawn(
           {"_tp-worker", "--config-json", nlohmann::json(wcfg).dump()},
-          [r](const std::string& what) { TLOG_INFO("TP rank {}: {}", r, what); }));
+          [r, dp = cfg.dp_rank, stopping = stack->stopping](const std::string& what) {
+            if (stopping->load()) {
+              TLOG_INFO("TP rank {}: {}", r, what);
+              return;
+            }
+            // This DP rank cannot step without it (its collectives would wait forever): end
+            // the engine core, so the head sees the rank lost and fails its requests.
+            TLOG_ERROR("TP rank {} of DP rank {}: {}; the rank cannot serve without it, exiting",
+                       r, dp, what);
+            std::_Exit(1);
+          }));
     }
     comm::GroupSpec spec;
     spec.backend = "shm";
@@ -182,6 +197,9 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& cf
                                                        stack->expert_parallel.ep_view)));
   // Expert-parallel MoE over DP ranks: the ranks step together (DP waves).
   const bool lockstep = cfg.dp_size > 1 && model->NeedsLockstep();
+  if (ExpertParallelActive(cfg) && model->info().num_experts == 0) {
+    TLOG_INFO("--enable-expert-parallel has no effect: the model has no experts (dense)");
+  }
   TANDEM_ASSIGN_OR_RETURN(stack->num_kv_blocks, ComputeKvBlocks(cfg, *model));
   LogModel(cfg, *model, stack->num_kv_blocks);
   auto rank0 = std::make_unique<worker::Worker>(std::move(model),

@@ -3,6 +3,7 @@
 // EngineCore scheduling over them. Built by `_engine-core`; torn down in reverse order.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct ExpertParallelGroups {
 
 struct EngineStack {
   std::vector<std::unique_ptr<ChildProcess>> tp_workers;  // stopped last
+  // Set when the stack is torn down: a TP worker ending before that is fatal to this rank.
+  std::shared_ptr<std::atomic<bool>> stopping = std::make_shared<std::atomic<bool>>(false);
   std::unique_ptr<comm::ProcessGroup> tp_group;
   ExpertParallelGroups expert_parallel;
   std::unique_ptr<engine::EngineCore> core;

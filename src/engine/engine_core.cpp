@@ -86,6 +86,7 @@ protocol::EngineStats EngineCore::Stats() const {
   stats.num_received_by_client = num_received_by_client_;
   stats.num_waves = num_waves_;
   stats.num_dummy_steps = num_dummy_steps_;
+  stats.lockstep = lockstep_;
   return stats;
 }
 

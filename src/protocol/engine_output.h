@@ -68,10 +68,12 @@ struct EngineStats {
   // with nothing scheduled only to enter the other ranks' collectives.
   int64_t num_waves = 0;
   int64_t num_dummy_steps = 0;
+  // True when the DP ranks step together (expert-parallel MoE): one lost rank stops them all.
+  bool lockstep = false;
   MSGPACK_DEFINE(dp_rank, num_running, num_waiting, kv_cache_usage, num_gpu_blocks, block_size,
                  num_preemptions, prefix_cache_queries, prefix_cache_hits, num_requests_finished,
                  num_generation_tokens, num_pending_tokens, num_received_by_client, num_waves,
-                 num_dummy_steps)
+                 num_dummy_steps, lockstep)
 };
 
 struct EngineOutputs {

@@ -31,6 +31,8 @@ class EngineClient {
 
   // True once every engine has said READY (start-up done) and while at least one serves.
   virtual bool IsReady() const = 0;
+  // Why IsReady() is false, for the 503 a request then gets.
+  virtual std::string NotReadyReason() const { return "the engine is not ready yet; retry later"; }
 
   // Latest stats of engine `dp_rank` (0 with one rank).
   virtual protocol::EngineStats LatestStats(int dp_rank = 0) const = 0;

@@ -139,6 +139,12 @@ bool MpEngineClient::IsReady() const {
   return started_up_ && any;
 }
 
+std::string MpEngineClient::NotReadyReason() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!started_up_) return "the engine is still loading the model; retry shortly";
+  return "no engine core is serving: every DP rank was lost (see the server log)";
+}
+
 bool MpEngineClient::RankAlive(int dp_rank) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (dp_rank < 0 || dp_rank >= static_cast<int>(ranks_.size())) return false;
@@ -174,11 +180,21 @@ void MpEngineClient::MarkEngineDead(const std::string& reason, int dp_rank) {
 
 void MpEngineClient::FailRank(int32_t rank, const std::string& reason) {
   std::vector<std::pair<std::string, OutputCallback>> pending;
+  std::vector<int32_t> stepping_with_it;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Rank& r = ranks_[rank];
     if (r.dead) return;
     r.dead = true;
+    if (r.stats.lockstep) {
+      // Expert-parallel ranks step together: the others now wait in collectives the lost
+      // rank will never enter, so none of them can finish anything.
+      for (size_t o = 0; o < ranks_.size(); ++o) {
+        if (static_cast<int32_t>(o) != rank && !ranks_[o].dead) {
+          stepping_with_it.push_back(static_cast<int32_t>(o));
+        }
+      }
+    }
     for (const std::string& id : r.in_flight) {
       auto it = callbacks_.find(id);
       if (it != callbacks_.end()) {
@@ -198,6 +214,10 @@ void MpEngineClient::FailRank(int32_t rank, const std::string& reason) {
     out.error = "DP rank " + std::to_string(rank) + " (its engine core) died: " + reason +
                 "; the request could not finish";
     callback(out);
+  }
+  for (int32_t other : stepping_with_it) {
+    FailRank(other, "DP rank " + std::to_string(rank) +
+                        " was lost and the expert-parallel ranks step together (" + reason + ")");
   }
 }
 

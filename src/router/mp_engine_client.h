@@ -47,6 +47,7 @@ class MpEngineClient : public EngineClient {
   Status AddRequest(protocol::EngineRequest request, OutputCallback on_output) override;
   void AbortRequest(const std::string& request_id) override;
   bool IsReady() const override;
+  std::string NotReadyReason() const override;
   protocol::EngineStats LatestStats(int dp_rank = 0) const override;
   int num_ranks() const override { return options_.dp_size; }
   bool RankAlive(int dp_rank) const override;
@@ -87,7 +88,8 @@ class MpEngineClient : public EngineClient {
   // snapshot) unless they are older than what `r` already has, and forgets the unreported
   // requests they count. Caller holds mu_.
   void ApplyLoad(Rank& r, int64_t pending_tokens, const std::vector<int64_t>& received_by_client);
-  // Ends every in-flight request of `rank` with kError. Caller must NOT hold mu_.
+  // Ends every in-flight request of `rank` with kError — and, when the ranks step together
+  // (EngineStats::lockstep, expert parallel), every other rank's too. Caller must NOT hold mu_.
   void FailRank(int32_t rank, const std::string& reason);
   Status ConnectRank(int32_t rank, const std::string& endpoint);
   Result<int32_t> ChooseRank(int32_t pinned);

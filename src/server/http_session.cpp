@@ -117,6 +117,7 @@ void HttpSession::OnRead(error_code ec) {
       // Content-Length, which HTTP/1.1 reads as an empty body plus garbage): answer the
       // request in flight first, then the error, then close.
       pending_error_ = std::move(error);
+      pinned_ = shared_from_this();  // no read is pending now: keep the session alive
     } else if (exchange_active_) {
       // The connection is gone: the client can no longer be answered.
       if (sink_) sink_->FireDisconnect();
@@ -140,6 +141,9 @@ void HttpSession::OnRead(error_code ec) {
   const bool keep_alive = message.keep_alive();
   if (exchange_active_) {
     pending_request_.emplace(std::move(request), keep_alive);  // dispatched when active ends
+    // No read is pending until then, and the handler holds the session only weakly: without
+    // this the session (and the request in flight) would end here.
+    pinned_ = shared_from_this();
     return;
   }
   Dispatch(std::move(request), keep_alive);
@@ -168,6 +172,7 @@ void HttpSession::StartIdleTimer() {
 }
 
 void HttpSession::Close() {
+  pinned_.reset();  // every caller holds the session (a handler's or a locked weak pointer)
   if (closed_) return;
   closed_ = true;
   idle_timer_.cancel();
@@ -257,6 +262,7 @@ void HttpSession::DoWrite() {
 }
 
 void HttpSession::FinishExchange() {
+  pinned_.reset();  // the caller (a write handler) holds the session
   exchange_active_ = false;
   const std::string& path = active_request_.path;
   if (!path.empty() && !config_.disable_access_log_for_endpoints.count(path)) {

@@ -79,6 +79,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::optional<std::pair<HttpRequest, bool>> pending_request_;  // read while one was active
   // A malformed request read while one was active: (HTTP status, message), sent after it.
   std::optional<std::pair<int, std::string>> pending_error_;
+  // Set while a pipelined request or error waits for the active exchange: nothing else keeps
+  // the session alive then. Cleared when the exchange finishes or the session closes.
+  std::shared_ptr<HttpSession> pinned_;
 
   std::deque<std::string> write_queue_;
   bool writing_ = false;

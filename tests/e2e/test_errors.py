@@ -65,6 +65,25 @@ def check_body_without_length_is_answered(srv, path):
     check(b"request body is empty" in data and b"malformed HTTP request" in data, f"{data!r}")
 
 
+def check_pipelined_requests_are_both_answered(srv, path):
+    """A generation and a second request in one write (HTTP/1.1 pipelining): both answered, in
+    order. The session used to end with the generation (nothing held it while the second
+    request waited), answering neither."""
+    import socket
+    body = b'{"prompt": "Once", "max_tokens": 8}'
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=30) as s:
+        s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  f"Authorization: Bearer {KEY}\r\nContent-Length: {len(body)}\r\n\r\n"
+                  .encode() + body + b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    check(data.count(b"HTTP/1.1 200") == 2 and b'"choices"' in data, f"pipelined: {data[:300]!r}")
+
+
 def test_bad_inputs_get_4xx_and_server_stays_up():
     with Server(STORIES_GGUF, "--api-key", KEY, "--max-model-len", "256") as srv:
         c = "/v1/completions"
@@ -99,7 +118,11 @@ def test_bad_inputs_get_4xx_and_server_stays_up():
         expect_error(srv, 400, "POST", c, {**ok, "stop_token_ids": [512]}, param="stop_token_ids",
                      needles=("512", "[0, 512)"))
         expect_error(srv, 400, "POST", c, {**ok, "stop_token_ids": [2 ** 64 - 1]},
-                     param="stop_token_ids", needles=("2147483647",))  # clamped, never wrapped
+                     param="stop_token_ids", needles=("beyond 2147483646",))  # never wrapped
+        expect_error(srv, 400, "POST", c, {**ok, "stop_token_ids": [1.5]},
+                     param="stop_token_ids", needles=("found a number",))
+        expect_error(srv, 400, "POST", c, {**ok, "response_format": {"type": "TEXT"}},
+                     param="response_format", needles=("unknown",))
         expect_error(srv, 400, "POST", c, {**ok, "logit_bias": {"600": 1}}, param="logit_bias",
                      needles=("600",))
         expect_error(srv, 400, "POST", c, {**ok, "logit_bias": {"5": 101}}, param="logit_bias")
@@ -113,6 +136,7 @@ def test_bad_inputs_get_4xx_and_server_stays_up():
                       "response_format": {"type": "json_schema", "json_schema": {}}},
                      param="response_format")
         check_body_without_length_is_answered(srv, c)
+        check_pipelined_requests_are_both_answered(srv, c)
         status, _, _ = srv.request("GET", "/health")
         check(status == 200, f"/health {status} after bad inputs")
         # logit_bias is applied (greedy included): +100 on token 5 makes it every token.

@@ -114,9 +114,15 @@ def test_uneven_drain_ends_and_waves_restart():
                            headers={"X-data-parallel-rank": rank}) == want[2],
                   f"request on rank {rank} after the drain differs")
         # Idle ranks ran dummy steps during the waves, and pause together afterwards: the
-        # counters stop growing once nothing is left to do.
-        dummy = engine_counters(srv, "engine_dummy_steps_total")
-        waves = engine_counters(srv, "engine_waves_total")
+        # counters stop growing once nothing is left to do. The counters reach /metrics with
+        # the engines' stats (output frames and 0.5 s heartbeats), so read them after a beat.
+        deadline = time.time() + 5
+        while True:
+            dummy = engine_counters(srv, "engine_dummy_steps_total")
+            waves = engine_counters(srv, "engine_waves_total")
+            if (sum(dummy) > 0 and all(w >= 2 for w in waves)) or time.time() > deadline:
+                break
+            time.sleep(0.25)
         check(sum(dummy) > 0, f"no dummy steps although ranks idled in waves: {dummy}")
         check(all(w >= 2 for w in waves), f"waves per rank {waves}")
         time.sleep(1.5)  # > a heartbeat: fresh stats
@@ -126,8 +132,55 @@ def test_uneven_drain_ends_and_waves_restart():
         check(before == after, f"ranks still stepping while idle: {before} -> {after}")
 
 
+def test_a_lost_rank_stops_the_deployment_at_once():
+    """Expert-parallel ranks step together, so one lost rank (here a TP worker of rank 1, which
+    takes its engine core down with it) must not leave rank 0 looking healthy while its requests
+    wait in collectives: /health turns 503 and requests get a 503 within seconds."""
+    import signal
+    import subprocess
+    with ep_server(QWEN3_MOE) as srv:
+        check(complete(srv, QWEN3_MOE, [1, 2, 3], 4) != [], "no output before the kill")
+        def children(parent, pattern):
+            return subprocess.run(["pgrep", "-P", str(parent), "-f", pattern],
+                                  capture_output=True, text=True).stdout.split()
+
+        # This server's own processes only: serve → _engine-core (rank 1) → _tp-worker.
+        engines = children(srv.proc.pid, '_engine-core.*"dp_rank":1,')
+        check(len(engines) == 1, f"engine core of DP rank 1: {engines}")
+        pids = children(engines[0], "_tp-worker")
+        check(len(pids) == 1, f"TP worker of DP rank 1: {pids}")
+        os.kill(int(pids[0]), signal.SIGKILL)
+        deadline = time.time() + 15
+        health = 200
+        while time.time() < deadline and health != 503:
+            health, _, _ = srv.request("GET", "/health", timeout=5)
+            time.sleep(0.2)
+        check(health == 503, f"/health {health} 15 s after losing a rank\n{srv.logs()}")
+        status, body = srv.post_json("/v1/completions", {"prompt": [1, 2, 3], "max_tokens": 4})
+        check(status == 503 and "every DP rank was lost" in body["error"]["message"],
+              f"{status} {body}")
+
+
+def test_unseeded_sampling_differs_between_ranks():
+    """Requests without a seed draw from per-rank streams: the same request on rank 0 and on
+    rank 1 must not replay the same "random" tokens."""
+    with Server(STORIES_MOE_GGUF, "--data-parallel-size", "2", "--data-parallel-rpc-port",
+                str(rpc_port())) as srv:
+        outs = []
+        for rank in ("0", "1"):
+            status, body = srv.post_json("/v1/completions", {
+                "prompt": "Once upon a time", "max_tokens": 24, "temperature": 1.5,
+                "return_token_ids": True, "ignore_eos": True},
+                headers={"X-data-parallel-rank": rank})
+            check(status == 200, f"{status} {body}")
+            outs.append(body["choices"][0]["token_ids"])
+        check(outs[0] != outs[1], f"both ranks sampled {outs[0]}")
+
+
 if __name__ == "__main__":
     run([test_tiny_qwen3_moe_dp2_tp2_ep_matches_golden,
          test_qwen2_moe_with_experts_of_43_dp2_tp2_ep_matches_golden,
          test_mixtral_gguf_dp2_tp2_ep_matches_golden,
-         test_uneven_drain_ends_and_waves_restart])
+         test_uneven_drain_ends_and_waves_restart,
+         test_a_lost_rank_stops_the_deployment_at_once,
+         test_unseeded_sampling_differs_between_ranks])

@@ -222,7 +222,7 @@ void HandleChatCompletions(const ServerContext& context, const HttpRequest& http
   auto built = BuildPrompt(context, call.get());
   if (!built.ok()) return SendError(*sink, built.error());
   if (!context.engine->IsReady()) {
-    return SendError(*sink, {Unavailable("the engine is not ready yet; retry later"), ""});
+    return SendError(*sink, {Unavailable(context.engine->NotReadyReason()), ""});
   }
   call->id = RandomRequestId("chatcmpl-");
   call->created = UnixSeconds();

@@ -107,7 +107,7 @@ void HandleCompletions(const ServerContext& context, const HttpRequest& http_req
   if (!pinned_rank.ok()) return SendError(*sink, pinned_rank.error());
   parsed.value().common.data_parallel_rank = pinned_rank.value();
   if (!context.engine->IsReady()) {
-    return SendError(*sink, {Unavailable("the engine is not ready yet; retry later"), ""});
+    return SendError(*sink, {Unavailable(context.engine->NotReadyReason()), ""});
   }
 
   auto call = std::make_shared<CompletionCall>();

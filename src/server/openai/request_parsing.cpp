@@ -56,7 +56,11 @@ ApiResult<bool> ParseStopTokenIds(const json& body, protocol::SamplingParams* sa
   const json& ids = body["stop_token_ids"];
   if (!ids.is_array()) return WrongType("stop_token_ids", "an array of integers", ids);
   for (const json& id : ids) {
-    if (!id.is_number_integer()) return WrongType("stop_token_ids", "an array of integers", ids);
+    if (!id.is_number_integer()) {
+      return BadParam("stop_token_ids",
+                      fmt::format("'stop_token_ids' must be an array of integers; found {} "
+                                  "in it", JsonTypeWithArticle(id)));
+    }
     sampling->stop_token_ids.push_back(ClampedTokenId(id));
   }
   return true;
@@ -67,11 +71,21 @@ ApiResult<bool> ParseStopTokenIds(const json& body, protocol::SamplingParams* sa
 ApiResult<bool> ParseResponseFormat(const json& body) {
   if (Absent(body, "response_format")) return true;
   const json& format = body["response_format"];
-  if (!format.is_object() || !format.contains("type") || !format["type"].is_string()) {
-    return WrongType("response_format", "an object with a string 'type'", format);
+  if (!format.is_object()) return WrongType("response_format", "an object", format);
+  if (!format.contains("type") || !format["type"].is_string()) {
+    return BadParam("response_format",
+                    fmt::format("'response_format.type' must be a string (text, json_object or "
+                                "json_schema); found {}",
+                                format.contains("type") ? JsonTypeWithArticle(format["type"])
+                                                        : std::string("none")));
   }
   const std::string type = format["type"].get<std::string>();
   if (type == "text") return true;
+  if (type != "json_object" && type != "json_schema") {
+    return BadParam("response_format",
+                    fmt::format("unknown 'response_format' type '{}'; expected text, json_object "
+                                "or json_schema", type));
+  }
   return BadParam("response_format",
                   fmt::format("'response_format' type '{}' is not supported yet (it needs guided "
                               "decoding); use {{\"type\": \"text\"}} or leave it out", type));
@@ -314,17 +328,31 @@ ApiResult<int32_t> ParseDataParallelRankHeader(const std::string& value) {
   return rank;
 }
 
+namespace {
+
+// An id as parsed: values beyond int32 were clamped to its ends, so say so rather than print
+// the clamped number.
+std::string DescribeTokenId(int32_t id) {
+  if (id == INT32_MAX) return "an id beyond 2147483646";
+  if (id == INT32_MIN) return "an id below -2147483647";
+  return std::to_string(id);
+}
+
+}  // namespace
+
 ApiResult<bool> CheckTokenIdsInVocabulary(const GenerationRequest& request, int32_t vocab_size) {
   for (int32_t id : request.sampling.stop_token_ids) {
     if (id < 0 || id >= vocab_size) {
       return BadParam("stop_token_ids", fmt::format("'stop_token_ids' holds {}, outside the "
-                                                    "vocabulary [0, {})", id, vocab_size));
+                                                    "vocabulary [0, {})", DescribeTokenId(id),
+                                                    vocab_size));
     }
   }
   for (int32_t id : request.sampling.logit_bias_ids) {
     if (id < 0 || id >= vocab_size) {
       return BadParam("logit_bias", fmt::format("'logit_bias' names token {}, outside the "
-                                                "vocabulary [0, {})", id, vocab_size));
+                                                "vocabulary [0, {})", DescribeTokenId(id),
+                                                vocab_size));
     }
   }
   return true;
