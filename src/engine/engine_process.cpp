@@ -1,5 +1,6 @@
 #include "engine/engine_process.h"
 
+#include "engine/dp_wave.h"
 #include "engine/heartbeat_thread.h"
 
 #include <unistd.h>
@@ -11,7 +12,6 @@
 #include "core/clock.h"
 #include "core/logging.h"
 #include "ipc/zmq_socket.h"
-#include "protocol/dp_messages.h"
 #include "protocol/engine_output.h"
 #include "protocol/engine_request.h"
 #include "protocol/message.h"
@@ -51,7 +51,8 @@ class EngineLoop {
     double last_sent_s = MonotonicSeconds();
     while (true) {
       // Drain every waiting frame; block (briefly) only when there is nothing to compute.
-      const bool busy = waves_ ? wave_running_ || core_.HasWork() : core_.HasWork();
+      const bool wave_running = waves_ && waves_->running();
+      const bool busy = wave_running || core_.HasWork();
       Result<FrameAction> drained = DrainFrames(busy ? 0 : options_.idle_poll_ms);
       if (!drained.ok()) {
         TLOG_ERROR("engine loop: {}", drained.status().ToString());
@@ -65,17 +66,22 @@ class EngineLoop {
         TLOG_WARN("engine loop: parent process {} is gone; exiting", parent_pid);
         return 0;
       }
-      if (waves_ && !wave_running_ && core_.HasWork()) {
+      if (waves_ && !waves_->running() && core_.HasWork()) {
         // Outside a wave only aborts can be pending; answer them without a forward.
         if (!SendOutputs(core_.TakePendingOutputs())) return 1;
-      } else if (waves_ ? wave_running_ : core_.HasWork()) {
+      } else if (waves_ ? waves_->running() : core_.HasWork()) {
         protocol::EngineOutputs outputs = core_.Step();
         if (!outputs.outputs.empty()) {
           if (!SendOutputs(std::move(outputs))) return 1;
           last_sent_s = MonotonicSeconds();
         }
         MaybeSendStats(/*force=*/false);
-        if (waves_ && !SyncWave()) return 1;
+        if (waves_) {
+          if (Status st = waves_->AfterStep(core_.HasUnfinishedRequests()); !st.ok()) {
+            TLOG_ERROR("engine loop: {}", st.ToString());
+            return 1;
+          }
+        }
       }
       if (heartbeat_) {
         heartbeat_->Publish(core_.Stats());
@@ -93,17 +99,13 @@ class EngineLoop {
     }
   }
 
-  // Connects the wave SUB socket when the core steps in lock-step. Errors: a socket that
-  // cannot connect, or lock-step without a way to sync.
+  // Joins the DP waves when the core steps in lock-step. Errors: as DpWave::Connect.
   Status StartWaves() {
     if (!core_.lockstep()) return Status::Ok();
-    if (!options_.any_busy || options_.wave_endpoint.empty() || !stats_) {
-      return InvalidArgument("engine " + std::to_string(core_.Stats().dp_rank) +
-                             " steps in lock-step (DP waves) but has no DP sync group, wave "
-                             "endpoint or coordinator");
-    }
-    waves_ = std::make_unique<ipc::ZmqSocket>(ipc::SocketKind::kSub);
-    return waves_->Connect(options_.wave_endpoint);
+    TANDEM_ASSIGN_OR_RETURN(waves_, DpWave::Connect(options_.wave_endpoint, options_.any_busy,
+                                                    options_.wave_sync_interval_steps,
+                                                    stats_.get(), core_.Stats().dp_rank));
+    return Status::Ok();
   }
 
  private:
@@ -111,7 +113,7 @@ class EngineLoop {
   // timeout_ms for the first.
   Result<FrameAction> DrainFrames(int timeout_ms) {
     std::vector<ipc::ZmqSocket*> sockets = {input_.get()};
-    if (waves_) sockets.push_back(waves_.get());
+    if (waves_) sockets.push_back(&waves_->socket());
     TANDEM_ASSIGN_OR_RETURN(std::vector<bool> readable,
                             ipc::ZmqSocket::PollReadable(sockets, timeout_ms));
     (void)readable;
@@ -120,51 +122,11 @@ class EngineLoop {
       if (!frame.has_value()) break;
       if (HandleFrame(*frame) == FrameAction::kShutdown) return FrameAction::kShutdown;
     }
-    while (waves_) {
-      TANDEM_ASSIGN_OR_RETURN(std::optional<std::string> frame, waves_->Recv(0));
-      if (!frame.has_value()) break;
-      HandleWaveFrame(*frame);
+    if (waves_) {
+      TANDEM_ASSIGN_OR_RETURN(const bool joined, waves_->DrainStartWaves());
+      if (joined) core_.NoteWaveStarted();
     }
     return FrameAction::kContinue;
-  }
-
-  // Another rank started wave `w`: join it unless this rank is in it or it is over.
-  void HandleWaveFrame(const std::string& frame) {
-    Result<MessageType> type = protocol::PeekType(frame);
-    if (!type.ok() || *type != MessageType::kStartWave) return;  // load snapshots
-    protocol::StartWave start;
-    if (!protocol::Decode(frame, &start).ok()) return;
-    if (wave_running_ || start.wave < wave_) return;
-    TLOG_DEBUG("engine loop: joining wave {} started by DP rank {}", start.wave, start.dp_rank);
-    wave_ = start.wave;
-    wave_running_ = true;
-    steps_in_wave_ = 0;
-    core_.NoteWaveStarted();
-  }
-
-  // A request reached this rank outside a wave: start one here and tell every other rank.
-  void StartWave() {
-    wave_running_ = true;
-    steps_in_wave_ = 0;
-    core_.NoteWaveStarted();
-    protocol::StartWave start{wave_, core_.Stats().dp_rank};
-    SendFrame(*stats_, protocol::Encode(MessageType::kStartWave, start));
-  }
-
-  // After each step of a wave: every sync interval, ask all ranks whether anyone is busy;
-  // when no one is, leave the wave (all ranks on this same step). False when the sync fails.
-  bool SyncWave() {
-    if (++steps_in_wave_ % options_.wave_sync_interval_steps != 0) return true;
-    Result<bool> any = options_.any_busy(core_.HasUnfinishedRequests());
-    if (!any.ok()) {
-      TLOG_ERROR("engine loop: DP wave {} sync failed: {}", wave_, any.status().ToString());
-      return false;
-    }
-    if (!*any) {
-      wave_running_ = false;
-      ++wave_;
-    }
-    return true;
   }
 
   FrameAction HandleFrame(const std::string& frame) {
@@ -213,7 +175,7 @@ class EngineLoop {
     core_.NoteReceived(client);
     status = core_.AddRequest(std::move(request));
     if (status.ok()) {
-      if (waves_ && !wave_running_) StartWave();
+      if (waves_ && waves_->OnRequest()) core_.NoteWaveStarted();
       return;
     }
     TLOG_WARN("engine loop: rejected request '{}': {}", request_id, status.ToString());
@@ -281,11 +243,7 @@ class EngineLoop {
   std::unordered_map<std::string, int32_t> client_of_request_;
   double last_stats_s_ = 0;
   std::unique_ptr<HeartbeatThread> heartbeat_;  // null when the output socket is bound
-  // DP waves (null when the core does not step in lock-step): the coordinator's PUB.
-  std::unique_ptr<ipc::ZmqSocket> waves_;
-  int64_t wave_ = 0;            // waves finished so far = the number of the next one
-  bool wave_running_ = false;
-  int64_t steps_in_wave_ = 0;
+  std::unique_ptr<DpWave> waves_;  // null unless the core steps in lock-step
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/dp_wave.h"
 #include "engine/engine_core.h"
 #include "ipc/zmq_socket.h"
 
@@ -39,15 +40,10 @@ struct EngineLoopOptions {
   // Exit when the parent process dies (getppid() changes), so no engine outlives its server.
   bool exit_when_parent_dies = true;
 
-  // DP waves, when core.lockstep() (expert-parallel MoE with DP > 1). Reference: vLLM v1
-  // DPEngineCoreProc.run_busy_loop / DPCoordinator. While any DP rank has work, every rank
-  // steps (a dummy step when it has nothing scheduled). Every wave_sync_interval_steps steps
-  // the ranks call any_busy — an all-reduce over the DP ranks' engine cores, true when any
-  // passes true — and all leave the wave on the same step when no one is busy. A request
-  // reaching a rank outside a wave starts the next one: StartWave goes to the coordinator
-  // (stats_endpoint), which publishes it to every rank (wave_endpoint, its PUB socket).
-  // any_busy errors (a peer gone) end the loop with 1.
-  std::function<Result<bool>(bool local_busy)> any_busy;
+  // DP waves, when core.lockstep() (expert-parallel MoE with DP > 1): see dp_wave.h.
+  // any_busy is the all-reduce over the DP ranks' engine cores; wave_endpoint the coordinator's
+  // PUB; StartWave frames go to stats_endpoint. A failed sync ends the loop with 1.
+  AnyBusyFn any_busy;
   std::string wave_endpoint;
   int wave_sync_interval_steps = 4;
 };
