@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "apps/engine_launcher.h"
 #include "apps/model_files.h"
 #include "core/logging.h"
 #include "server/openai/request_parsing.h"
@@ -109,7 +110,7 @@ int RunApiServerCommand(int argc, char** argv) {
   // argv[3] stands in for the program name of the serve flags that follow.
   if (!ParseServeFlags(argc - 3, argv + 3, &flags, &exit_code)) return exit_code;
   InitLogging("api" + std::to_string(options.client_index));
-  prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the head
+  ExitWithParent();  // never outlive the process that started us
   if (Status st = ValidateServeFlags(flags); !st.ok()) {
     TLOG_ERROR("{}", st.message());
     return 2;

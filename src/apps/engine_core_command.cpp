@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "apps/engine_core_config.h"
+#include "apps/engine_launcher.h"
 #include "apps/engine_stack.h"
 #include "core/clock.h"
 #include "ipc/handshake.h"
@@ -101,7 +102,7 @@ int RunEngineCoreCommand(int argc, char** argv) {
     }
   }
   InitLogging("engine" + std::to_string(cfg.dp_rank));
-  prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the process that started us
+  ExitWithParent();  // never outlive the process that started us
   if (!cfg.handshake_endpoint.empty()) return RunDpEngine(cfg);
   auto stack = BuildEngineStack(cfg);
   if (!stack.ok()) {

@@ -1,11 +1,13 @@
 #include "apps/engine_launcher.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 
@@ -17,6 +19,12 @@ namespace tandem::apps {
 
 std::vector<std::string> EngineCoreArgs(const EngineCoreConfig& config) {
   return {"_engine-core", "--config-json", nlohmann::json(config).dump()};
+}
+
+void ExitWithParent() {
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  const char* parent = std::getenv("TANDEM_PARENT_PID");
+  if (parent != nullptr && std::atoi(parent) != getppid()) _exit(1);  // orphaned already
 }
 
 ChildProcess::~ChildProcess() { Stop(); }
@@ -40,7 +48,19 @@ Status ChildProcess::Spawn(const std::vector<std::string>& args,
   sigemptyset(&empty);
   posix_spawnattr_setsigmask(&attr, &empty);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  const int rc = posix_spawn(&pid_, exe, nullptr, &attr, argv.data(), environ);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addclosefrom_np(&files, 3);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "TANDEM_PARENT_PID=", 18) != 0) env_strings.emplace_back(*e);
+  }
+  env_strings.push_back("TANDEM_PARENT_PID=" + std::to_string(getpid()));
+  std::vector<char*> env;
+  for (auto& e : env_strings) env.push_back(e.data());
+  env.push_back(nullptr);
+  const int rc = posix_spawn(&pid_, exe, &files, &attr, argv.data(), env.data());
+  posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return Internal("cannot spawn '" + args[0] + "': " + std::string(strerror(rc)));
   const pid_t pid = pid_;

@@ -14,11 +14,18 @@
 
 namespace tandem::apps {
 
+// In a child started by ChildProcess: ask for SIGTERM when the parent dies, and exit at once if
+// it already has (it may die between the spawn and this call, which PR_SET_PDEATHSIG alone
+// misses). The parent's pid comes in TANDEM_PARENT_PID. Call first thing in the child.
+void ExitWithParent();
+
 class ChildProcess {
  public:
   ~ChildProcess();
-  // Spawns `/proc/self/exe args...`. `on_exit(description)` runs on a watcher thread when the
-  // child ends for any reason ("... exited with code N" / "... killed by signal N").
+  // Spawns `/proc/self/exe args...` with this process's pid in TANDEM_PARENT_PID and no file
+  // descriptors beyond 0–2 (an orphan must not hold the HTTP port or the test's pipes).
+  // `on_exit(description)` runs on a watcher thread when the child ends for any reason
+  // ("... exited with code N" / "... killed by signal N").
   // Errors: kInternal when the process cannot be spawned.
   Status Spawn(const std::vector<std::string>& args,
                std::function<void(const std::string&)> on_exit);

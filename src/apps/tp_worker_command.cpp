@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "apps/engine_core_config.h"
+#include "apps/engine_launcher.h"
 #include "apps/engine_stack.h"
 #include "comm/process_group.h"
 #include "core/logging.h"
@@ -25,7 +26,7 @@ int RunTpWorkerCommand(int argc, char** argv) {
     }
   }
   InitLogging("engine" + std::to_string(cfg.dp_rank) + "-tp" + std::to_string(cfg.tp_rank));
-  prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the engine core
+  ExitWithParent();  // never outlive the process that started us
   comm::GroupSpec spec;
   spec.backend = "shm";
   spec.name = cfg.tp_group_name;
