@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "comm/shm_segment.h"
 #include "core/logging.h"
 #include "executor/in_process_executor.h"
 #include "executor/multiproc_executor.h"
@@ -169,15 +170,18 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& cf
       stack->tp_workers.push_back(std::make_unique<ChildProcess>());
       TANDEM_RETURN_IF_ERROR(stack->tp_workers.back()->Spawn(
           {"_tp-worker", "--config-json", nlohmann::json(wcfg).dump()},
-          [r, dp = cfg.dp_rank, stopping = stack->stopping](const std::string& what) {
+          [r, dp = cfg.dp_rank, stopping = stack->stopping,
+           group = wcfg.tp_group_name](const std::string& what) {
             if (stopping->load()) {
               TLOG_INFO("TP rank {}: {}", r, what);
               return;
             }
             // This DP rank cannot step without it (its collectives would wait forever): end
-            // the engine core, so the head sees the rank lost and fails its requests.
+            // the engine core, so the head sees the rank lost and fails its requests. Rank 0
+            // may still be waiting for the others to join, holding the segment's name: drop it.
             TLOG_ERROR("TP rank {} of DP rank {}: {}; the rank cannot serve without it, exiting",
                        r, dp, what);
+            comm::UnlinkShmGroup(group);
             std::_Exit(1);
           }));
     }

@@ -195,6 +195,8 @@ Status ShmSegment::JoinAsPeer(double deadline_s) {
                      " could not join: " + last_problem + " (is rank 0 running?)");
 }
 
+void UnlinkShmGroup(const std::string& name) { shm_unlink(ShmNameOf(name).c_str()); }
+
 ShmSegment::~ShmSegment() {
   if (header_ != nullptr) header_->cells[rank_].left.store(1, std::memory_order_release);
   Unmap();

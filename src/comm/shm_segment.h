@@ -36,6 +36,11 @@ struct ShmHeader {
   ShmRankCell cells[kShmMaxRanks];
 };
 
+// Removes the /dev/shm name of group `name`'s segment, if any (processes that mapped it keep
+// their mapping). For a rank 0 that must exit at once, before its destructor could do it.
+// Async-signal-safe apart from building the name.
+void UnlinkShmGroup(const std::string& name);
+
 class ShmSegment {
  public:
   // Creates (rank 0) or joins (others) the segment of group `name`; returns once every rank
