@@ -1,7 +1,5 @@
 #include "router/load_balancer.h"
 
-#include <utility>
-
 namespace tandem::router {
 
 bool ParseLoadBalancePolicy(const std::string& name, LoadBalancePolicy* out) {
@@ -18,7 +16,7 @@ bool ParseLoadBalancePolicy(const std::string& name, LoadBalancePolicy* out) {
 int32_t LoadBalancer::Pick(const std::vector<RankView>& ranks) {
   const size_t n = ranks.size();
   int32_t best = -1;
-  std::pair<int64_t, int64_t> best_score;
+  int64_t best_score = 0;
   // Visit ranks starting after the previous pick: the first minimum found wins, so ties rotate.
   for (size_t i = 0; i < n; ++i) {
     const size_t r = (next_ + i) % n;
@@ -27,7 +25,7 @@ int32_t LoadBalancer::Pick(const std::vector<RankView>& ranks) {
       best = static_cast<int32_t>(r);
       break;
     }
-    const std::pair<int64_t, int64_t> score{TokenScore(ranks[r]), RequestScore(ranks[r])};
+    const int64_t score = Score(ranks[r]);
     if (best < 0 || score < best_score) {
       best = static_cast<int32_t>(r);
       best_score = score;

@@ -56,14 +56,8 @@ Result<int32_t> MpEngineClient::ChooseRank(int32_t pinned) {
   }
   std::vector<RankView> views(ranks_.size());
   for (size_t r = 0; r < ranks_.size(); ++r) {
-    const Rank& rank = ranks_[r];
-    RankView& v = views[r];
-    v.available = serving(rank);
-    v.num_waiting = rank.num_waiting;
-    v.num_running = rank.num_running;
-    v.pending_tokens = rank.num_pending_tokens;
-    v.unreported = static_cast<int32_t>(rank.unreported.size());
-    for (const auto& [seq, tokens] : rank.unreported) v.unreported_tokens += tokens;
+    views[r] = {serving(ranks_[r]), ranks_[r].num_waiting, ranks_[r].num_running,
+                ranks_[r].sent_since_snapshot};
   }
   const int32_t rank = balancer_.Pick(views);
   if (rank < 0) {
@@ -86,9 +80,7 @@ Status MpEngineClient::AddRequest(protocol::EngineRequest request, OutputCallbac
     callbacks_[request.request_id] = std::move(on_output);
     rank_of_request_[request.request_id] = rank;
     ranks_[rank].in_flight.insert(request.request_id);
-    ranks_[rank].unreported.emplace_back(
-        ++ranks_[rank].num_sent,
-        static_cast<int64_t>(request.prompt_token_ids.size()) + request.sampling.max_tokens);
+    ++ranks_[rank].sent_since_snapshot;
   }
   const std::string frame = protocol::Encode(MessageType::kAddRequest, request);
   Status st;
@@ -101,9 +93,6 @@ Status MpEngineClient::AddRequest(protocol::EngineRequest request, OutputCallbac
     callbacks_.erase(request.request_id);
     rank_of_request_.erase(request.request_id);
     ranks_[rank].in_flight.erase(request.request_id);
-    // Never arrives: forget the newest entry so the sequence matches what the rank counts.
-    if (!ranks_[rank].unreported.empty()) ranks_[rank].unreported.pop_back();
-    --ranks_[rank].num_sent;
   }
   return st;
 }
@@ -204,7 +193,6 @@ void MpEngineClient::FailRank(int32_t rank, const std::string& reason) {
       rank_of_request_.erase(id);
     }
     r.in_flight.clear();
-    r.unreported.clear();
   }
   TLOG_ERROR("DP rank {} lost: {}; {} in-flight request(s) fail", rank, reason, pending.size());
   for (auto& [id, callback] : pending) {
@@ -273,7 +261,6 @@ void MpEngineClient::HandleOutputs(const std::string& frame) {
     Rank& r = ranks_[rank];
     r.stats = outputs.stats;
     r.last_heard_s = MonotonicSeconds();
-    ApplyLoad(r, outputs.stats.num_pending_tokens, outputs.stats.num_received_by_client);
     if (*type == MessageType::kReady && options_.snapshot_endpoint.empty()) r.ready = true;
     for (const EngineOutput& out : outputs.outputs) {
       auto it = callbacks_.find(out.request_id);
@@ -304,7 +291,7 @@ void MpEngineClient::HandleSnapshot(const std::string& frame) {
       Rank& r = ranks_[load.dp_rank];
       r.num_waiting = load.num_waiting;
       r.num_running = load.num_running;
-      ApplyLoad(r, load.num_pending_tokens, load.num_received_by_client);
+      r.sent_since_snapshot = 0;
       if (load.ready && !r.ready && load.alive) {
         r.ready = true;
         r.last_heard_s = now;  // its heartbeats start now
@@ -318,20 +305,6 @@ void MpEngineClient::HandleSnapshot(const std::string& frame) {
     if (!st.ok()) TLOG_ERROR("DP rank {}: {}", rank, st.message());
   }
   for (int32_t rank : to_fail) FailRank(rank, "the coordinator stopped hearing from it");
-}
-
-void MpEngineClient::ApplyLoad(Rank& r, int64_t pending_tokens,
-                               const std::vector<int64_t>& received_by_client) {
-  const size_t me = static_cast<size_t>(options_.client_index);
-  const int64_t received = me < received_by_client.size() ? received_by_client[me] : 0;
-  // Pending tokens and the received count were taken together; a count below ours is an older
-  // picture (a snapshot that lags an output frame) and would drop requests it does not count.
-  if (received < r.num_received) return;
-  r.num_received = received;
-  r.num_pending_tokens = pending_tokens;
-  while (!r.unreported.empty() && r.unreported.front().first <= received) {
-    r.unreported.pop_front();
-  }
 }
 
 void MpEngineClient::CheckHeartbeats() {

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -68,14 +67,7 @@ class MpEngineClient : public EngineClient {
     double last_heard_s = 0;
     int32_t num_waiting = 0;
     int32_t num_running = 0;
-    // Tokens the rank still has to compute, from its freshest stats (an output frame's or a
-    // snapshot's), and how many of our requests it had received when it counted them.
-    int64_t num_pending_tokens = 0;
-    int64_t num_received = 0;
-    // Requests sent to this rank by this API server: how many in all, and (sequence number,
-    // prompt + max_tokens) of those the rank has not yet reported receiving.
-    int64_t num_sent = 0;
-    std::deque<std::pair<int64_t, int64_t>> unreported;
+    int32_t sent_since_snapshot = 0;
     protocol::EngineStats stats;
     std::unordered_set<std::string> in_flight;
   };
@@ -84,10 +76,6 @@ class MpEngineClient : public EngineClient {
   void HandleOutputs(const std::string& frame);
   void HandleSnapshot(const std::string& frame);
   void CheckHeartbeats();
-  // Takes a rank's pending tokens and per-client received counters (from an output frame or a
-  // snapshot) unless they are older than what `r` already has, and forgets the unreported
-  // requests they count. Caller holds mu_.
-  void ApplyLoad(Rank& r, int64_t pending_tokens, const std::vector<int64_t>& received_by_client);
   // Ends every in-flight request of `rank` with kError — and, when the ranks step together
   // (EngineStats::lockstep, expert parallel), every other rank's too. Caller must NOT hold mu_.
   void FailRank(int32_t rank, const std::string& reason);
