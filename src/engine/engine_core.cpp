@@ -83,19 +83,10 @@ protocol::EngineStats EngineCore::Stats() const {
   stats.num_requests_finished = num_requests_finished_;
   stats.num_generation_tokens = num_generation_tokens_;
   stats.dp_rank = dp_rank_;
-  stats.num_received_by_client = num_received_by_client_;
   stats.num_waves = num_waves_;
   stats.num_dummy_steps = num_dummy_steps_;
   stats.lockstep = lockstep_;
   return stats;
-}
-
-void EngineCore::NoteReceived(int32_t client_index) {
-  if (client_index < 0) return;
-  if (static_cast<size_t>(client_index) >= num_received_by_client_.size()) {
-    num_received_by_client_.resize(client_index + 1, 0);
-  }
-  ++num_received_by_client_[client_index];
 }
 
 }  // namespace tandem::engine

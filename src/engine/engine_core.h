@@ -51,8 +51,6 @@ class EngineCore {
   bool HasUnfinishedRequests() const { return scheduler_.HasUnfinishedRequests(); }
 
   protocol::EngineStats Stats() const;
-  // A request arrived from API server `client_index` (counted whether or not it was valid).
-  void NoteReceived(int32_t client_index);
   // This rank entered a DP wave (for the stats).
   void NoteWaveStarted() { ++num_waves_; }
   const Scheduler& scheduler() const { return scheduler_; }
@@ -68,7 +66,6 @@ class EngineCore {
   int64_t num_requests_finished_ = 0;  // cumulative, for per-rank metrics
   int64_t num_generation_tokens_ = 0;
   bool lockstep_ = false;
-  std::vector<int64_t> num_received_by_client_;
   int64_t num_waves_ = 0;
   int64_t num_dummy_steps_ = 0;
 };

@@ -172,7 +172,6 @@ class EngineLoop {
       return;
     }
     client_of_request_[request_id] = client;
-    core_.NoteReceived(client);
     status = core_.AddRequest(std::move(request));
     if (status.ok()) {
       if (waves_ && waves_->OnRequest()) core_.NoteWaveStarted();

@@ -290,15 +290,6 @@ protocol::EngineStats Scheduler::MakeStats() const {
   stats.num_preemptions = num_preemptions_;
   stats.prefix_cache_queries = kv_cache_manager_.prefix_cache_stats().num_query_tokens;
   stats.prefix_cache_hits = kv_cache_manager_.prefix_cache_stats().num_hit_tokens;
-  auto pending = [](const Request* r) {
-    const int64_t prompt_left =
-        std::max<int64_t>(0, r->num_prompt_tokens() - int64_t{r->num_computed_tokens});
-    const int64_t output_left =
-        std::max<int64_t>(0, int64_t{r->sampling().max_tokens} - r->num_output_tokens());
-    return prompt_left + output_left;
-  };
-  for (const Request* r : running_) stats.num_pending_tokens += pending(r);
-  for (const Request* r : waiting_) stats.num_pending_tokens += pending(r);
   return stats;
 }
 

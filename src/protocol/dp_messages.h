@@ -70,10 +70,8 @@ struct RankLoad {
   int32_t num_waiting = 0;
   int32_t num_running = 0;
   float kv_cache_usage = 0;
-  int64_t num_pending_tokens = 0;              // EngineStats::num_pending_tokens
-  std::vector<int64_t> num_received_by_client; // EngineStats::num_received_by_client
   MSGPACK_DEFINE(dp_rank, ready, alive, input_endpoint, num_waiting, num_running,
-                 kv_cache_usage, num_pending_tokens, num_received_by_client)
+                 kv_cache_usage)
 };
 
 // Coordinator → API servers, at most every 100 ms while loads change, else every second.

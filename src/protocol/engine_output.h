@@ -58,12 +58,6 @@ struct EngineStats {
   int64_t prefix_cache_hits = 0;     // cumulative prompt tokens found cached
   int64_t num_requests_finished = 0; // cumulative requests this engine finished (any reason)
   int64_t num_generation_tokens = 0; // cumulative tokens this engine generated
-  // Tokens still to compute for the unfinished requests: prompt not yet prefilled + max_tokens
-  // not yet generated (the load balancer's token score).
-  int64_t num_pending_tokens = 0;
-  // Cumulative requests received from each API server, by client index (the load balancer
-  // counts what it sent beyond these as not yet in the snapshot).
-  std::vector<int64_t> num_received_by_client;
   // DP waves (expert-parallel MoE): cumulative waves this rank stepped in, and steps it ran
   // with nothing scheduled only to enter the other ranks' collectives.
   int64_t num_waves = 0;
@@ -72,7 +66,7 @@ struct EngineStats {
   bool lockstep = false;
   MSGPACK_DEFINE(dp_rank, num_running, num_waiting, kv_cache_usage, num_gpu_blocks, block_size,
                  num_preemptions, prefix_cache_queries, prefix_cache_hits, num_requests_finished,
-                 num_generation_tokens, num_pending_tokens, num_received_by_client, num_waves,
+                 num_generation_tokens, num_waves,
                  num_dummy_steps, lockstep)
 };
 

@@ -96,14 +96,10 @@ void Coordinator::Loop() {
           protocol::RankLoad& rank = snapshot_.ranks[stats.dp_rank];
           last_heard_s_[stats.dp_rank] = now;
           if (rank.num_waiting != stats.num_waiting || rank.num_running != stats.num_running ||
-              rank.kv_cache_usage != stats.kv_cache_usage ||
-              rank.num_pending_tokens != stats.num_pending_tokens ||
-              rank.num_received_by_client != stats.num_received_by_client) {
+              rank.kv_cache_usage != stats.kv_cache_usage) {
             rank.num_waiting = stats.num_waiting;
             rank.num_running = stats.num_running;
             rank.kv_cache_usage = stats.kv_cache_usage;
-            rank.num_pending_tokens = stats.num_pending_tokens;
-            rank.num_received_by_client = stats.num_received_by_client;
             changed_ = true;
           }
         }

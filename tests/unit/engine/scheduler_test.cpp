@@ -55,19 +55,6 @@ TEST(SchedulerTest, ChunkedPrefillSplitsALongPromptByTheTokenBudget) {
   EXPECT_EQ(scheduler.FindRequest("a")->num_computed_tokens, 40);
 }
 
-TEST(SchedulerTest, StatsCountTheTokensStillToCompute) {
-  // The load balancer's token score: prompt not yet prefilled + max_tokens not yet generated.
-  Scheduler scheduler(MakeConfig(64, /*max_num_batched_tokens=*/16));
-  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", Iota(40), /*max_tokens=*/10)).ok());
-  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", Iota(3), /*max_tokens=*/5)).ok());
-  EXPECT_EQ(scheduler.MakeStats().num_pending_tokens, (40 + 10) + (3 + 5));
-  RunStep(scheduler, 7);  // 16 of a's prompt (the whole budget)
-  EXPECT_EQ(scheduler.MakeStats().num_pending_tokens, (24 + 10) + (3 + 5));
-  RunStep(scheduler, 7);  // 16 more of a
-  RunStep(scheduler, 7);  // a's last 8 + first token; b's prompt + first token
-  EXPECT_EQ(scheduler.MakeStats().num_pending_tokens, 9 + 4);
-}
-
 TEST(SchedulerTest, RunningRequestsFirstThenWaitingOnesShareTheRestOfTheBudget) {
   Scheduler scheduler(MakeConfig(64, /*max_num_batched_tokens=*/10));
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", Iota(4))).ok());
