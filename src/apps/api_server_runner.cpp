@@ -116,6 +116,7 @@ int RunApiServerCommand(int argc, char** argv) {
     return 2;
   }
   options.dp_size = flags.data_parallel_size;
+  options.num_api_servers = flags.api_server_count;
   router::ParseLoadBalancePolicy(flags.data_parallel_load_balancer, &options.policy);
   auto parts = BuildApiServer(flags, options, /*reuse_port=*/true);
   if (!parts.ok()) {

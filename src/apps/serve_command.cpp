@@ -227,6 +227,7 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
   client_opts.output_endpoint = output_endpoints[0];
   client_opts.snapshot_endpoint = coord_opts.publish_endpoint;
   client_opts.dp_size = flags.data_parallel_size;
+  client_opts.num_api_servers = flags.api_server_count;
   router::ParseLoadBalancePolicy(flags.data_parallel_load_balancer, &client_opts.policy);
   auto parts = BuildApiServer(flags, client_opts, /*reuse_port=*/flags.api_server_count > 1);
   if (!parts.ok()) {

@@ -86,7 +86,16 @@ protocol::EngineStats EngineCore::Stats() const {
   stats.num_waves = num_waves_;
   stats.num_dummy_steps = num_dummy_steps_;
   stats.lockstep = lockstep_;
+  stats.num_received_by_client = num_received_by_client_;
   return stats;
+}
+
+void EngineCore::NoteReceived(int32_t client_index) {
+  if (client_index < 0) return;
+  if (static_cast<size_t>(client_index) >= num_received_by_client_.size()) {
+    num_received_by_client_.resize(static_cast<size_t>(client_index) + 1, 0);
+  }
+  ++num_received_by_client_[static_cast<size_t>(client_index)];
 }
 
 }  // namespace tandem::engine

@@ -51,6 +51,9 @@ class EngineCore {
   bool HasUnfinishedRequests() const { return scheduler_.HasUnfinishedRequests(); }
 
   protocol::EngineStats Stats() const;
+  // An AddRequest frame arrived from API server `client_index` (≥ 0), valid or not: counted in
+  // EngineStats::num_received_by_client.
+  void NoteReceived(int32_t client_index);
   // This rank entered a DP wave (for the stats).
   void NoteWaveStarted() { ++num_waves_; }
   const Scheduler& scheduler() const { return scheduler_; }
@@ -68,6 +71,7 @@ class EngineCore {
   bool lockstep_ = false;
   int64_t num_waves_ = 0;
   int64_t num_dummy_steps_ = 0;
+  std::vector<int64_t> num_received_by_client_;
 };
 
 }  // namespace tandem::engine

@@ -290,6 +290,11 @@ protocol::EngineStats Scheduler::MakeStats() const {
   stats.num_preemptions = num_preemptions_;
   stats.prefix_cache_queries = kv_cache_manager_.prefix_cache_stats().num_query_tokens;
   stats.prefix_cache_hits = kv_cache_manager_.prefix_cache_stats().num_hit_tokens;
+  auto size = [](const Request* r) {
+    return int64_t{r->num_prompt_tokens()} + r->sampling().max_tokens;
+  };
+  for (const Request* r : waiting_) stats.num_waiting_tokens += size(r);
+  for (const Request* r : running_) stats.num_running_tokens += size(r);
   return stats;
 }
 

@@ -67,6 +67,29 @@ bool Coordinator::UpdateAliveness(double now) {
 
 namespace {
 
+int64_t Sum(const std::vector<int64_t>& v) {
+  int64_t sum = 0;
+  for (int64_t x : v) sum += x;
+  return sum;
+}
+
+// An engine's stats come from two sockets (its loop's, after steps, and its heartbeat
+// thread's), so an older picture can arrive after a newer one. Requests received and
+// finished only grow: a picture with fewer of either is older and must not undo the newer.
+bool OlderThan(const protocol::EngineStats& stats, const protocol::RankLoad& rank) {
+  return stats.num_requests_finished < rank.num_requests_finished ||
+         Sum(stats.num_received_by_client) < Sum(rank.num_received_by_client);
+}
+
+bool LoadDiffers(const protocol::EngineStats& stats, const protocol::RankLoad& rank) {
+  return rank.num_waiting != stats.num_waiting || rank.num_running != stats.num_running ||
+         rank.kv_cache_usage != stats.kv_cache_usage ||
+         rank.num_waiting_tokens != stats.num_waiting_tokens ||
+         rank.num_running_tokens != stats.num_running_tokens ||
+         rank.num_received_by_client != stats.num_received_by_client ||
+         rank.num_requests_finished != stats.num_requests_finished;
+}
+
 bool IsStartWave(const std::string& frame) {
   Result<MessageType> type = protocol::PeekType(frame);
   return type.ok() && *type == MessageType::kStartWave;
@@ -95,11 +118,14 @@ void Coordinator::Loop() {
             stats.dp_rank < options_.dp_size) {
           protocol::RankLoad& rank = snapshot_.ranks[stats.dp_rank];
           last_heard_s_[stats.dp_rank] = now;
-          if (rank.num_waiting != stats.num_waiting || rank.num_running != stats.num_running ||
-              rank.kv_cache_usage != stats.kv_cache_usage) {
+          if (!OlderThan(stats, rank) && LoadDiffers(stats, rank)) {
             rank.num_waiting = stats.num_waiting;
             rank.num_running = stats.num_running;
             rank.kv_cache_usage = stats.kv_cache_usage;
+            rank.num_waiting_tokens = stats.num_waiting_tokens;
+            rank.num_running_tokens = stats.num_running_tokens;
+            rank.num_received_by_client = stats.num_received_by_client;
+            rank.num_requests_finished = stats.num_requests_finished;
             changed_ = true;
           }
         }

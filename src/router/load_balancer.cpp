@@ -25,7 +25,7 @@ int32_t LoadBalancer::Pick(const std::vector<RankView>& ranks) {
       best = static_cast<int32_t>(r);
       break;
     }
-    const int64_t score = Score(ranks[r]);
+    const int64_t score = TokenLoad(ranks[r]);
     if (best < 0 || score < best_score) {
       best = static_cast<int32_t>(r);
       best_score = score;

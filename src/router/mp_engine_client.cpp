@@ -16,7 +16,8 @@ using protocol::MessageType;
 
 MpEngineClient::MpEngineClient(MpEngineClientOptions options)
     : options_(std::move(options)), output_(ipc::SocketKind::kPull),
-      snapshots_(ipc::SocketKind::kSub), ranks_(options_.dp_size), balancer_(options_.policy) {}
+      snapshots_(ipc::SocketKind::kSub), ranks_(options_.dp_size),
+      balancer_(options_.policy, options_.num_api_servers, options_.client_index) {}
 
 MpEngineClient::~MpEngineClient() { Shutdown(); }
 
@@ -56,8 +57,11 @@ Result<int32_t> MpEngineClient::ChooseRank(int32_t pinned) {
   }
   std::vector<RankView> views(ranks_.size());
   for (size_t r = 0; r < ranks_.size(); ++r) {
-    views[r] = {serving(ranks_[r]), ranks_[r].num_waiting, ranks_[r].num_running,
-                ranks_[r].sent_since_snapshot};
+    const Rank& rank = ranks_[r];
+    RankView& v = views[r];
+    v.available = serving(rank);
+    v.held_tokens = rank.held_tokens;
+    for (const auto& [seq, tokens] : rank.unreported) v.unreported_tokens += tokens;
   }
   const int32_t rank = balancer_.Pick(views);
   if (rank < 0) {
@@ -71,6 +75,10 @@ Result<int32_t> MpEngineClient::ChooseRank(int32_t pinned) {
 
 Status MpEngineClient::AddRequest(protocol::EngineRequest request, OutputCallback on_output) {
   request.client_index = options_.client_index;
+  const std::string frame = protocol::Encode(MessageType::kAddRequest, request);
+  // Sends go out in the order their sequence numbers are taken (both under send_mu_), so the
+  // k-th request a rank reports receiving from us is our k-th send to it.
+  std::lock_guard<std::mutex> send_lock(send_mu_);
   int32_t rank = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -79,20 +87,23 @@ Status MpEngineClient::AddRequest(protocol::EngineRequest request, OutputCallbac
     rank = *chosen;
     callbacks_[request.request_id] = std::move(on_output);
     rank_of_request_[request.request_id] = rank;
-    ranks_[rank].in_flight.insert(request.request_id);
-    ++ranks_[rank].sent_since_snapshot;
+    Rank& r = ranks_[rank];
+    r.in_flight.insert(request.request_id);
+    r.unreported.emplace_back(
+        ++r.num_sent,
+        static_cast<int64_t>(request.prompt_token_ids.size()) + request.sampling.max_tokens);
   }
-  const std::string frame = protocol::Encode(MessageType::kAddRequest, request);
-  Status st;
-  {
-    std::lock_guard<std::mutex> send_lock(send_mu_);
-    st = ranks_[rank].input->Send(frame);
-  }
+  const Status st = ranks_[rank].input->Send(frame);
   if (!st.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     callbacks_.erase(request.request_id);
     rank_of_request_.erase(request.request_id);
-    ranks_[rank].in_flight.erase(request.request_id);
+    Rank& r = ranks_[rank];
+    r.in_flight.erase(request.request_id);
+    // Never arrives: forget it (the newest send), so our numbers keep matching the rank's.
+    // A snapshot may have dropped it already only if the rank counted it, which it cannot.
+    if (!r.unreported.empty() && r.unreported.back().first == r.num_sent) r.unreported.pop_back();
+    --r.num_sent;
   }
   return st;
 }
@@ -193,6 +204,7 @@ void MpEngineClient::FailRank(int32_t rank, const std::string& reason) {
       rank_of_request_.erase(id);
     }
     r.in_flight.clear();
+    r.unreported.clear();
   }
   TLOG_ERROR("DP rank {} lost: {}; {} in-flight request(s) fail", rank, reason, pending.size());
   for (auto& [id, callback] : pending) {
@@ -289,9 +301,7 @@ void MpEngineClient::HandleSnapshot(const std::string& frame) {
     for (const protocol::RankLoad& load : snapshot.ranks) {
       if (load.dp_rank < 0 || load.dp_rank >= options_.dp_size) continue;
       Rank& r = ranks_[load.dp_rank];
-      r.num_waiting = load.num_waiting;
-      r.num_running = load.num_running;
-      r.sent_since_snapshot = 0;
+      ApplyLoad(r, load);
       if (load.ready && !r.ready && load.alive) {
         r.ready = true;
         r.last_heard_s = now;  // its heartbeats start now
@@ -305,6 +315,18 @@ void MpEngineClient::HandleSnapshot(const std::string& frame) {
     if (!st.ok()) TLOG_ERROR("DP rank {}: {}", rank, st.message());
   }
   for (int32_t rank : to_fail) FailRank(rank, "the coordinator stopped hearing from it");
+}
+
+void MpEngineClient::ApplyLoad(Rank& r, const protocol::RankLoad& load) {
+  const size_t me = static_cast<size_t>(options_.client_index);
+  const int64_t received =
+      me < load.num_received_by_client.size() ? load.num_received_by_client[me] : 0;
+  if (received < r.num_received) return;
+  r.num_received = received;
+  r.held_tokens = load.num_waiting_tokens + load.num_running_tokens;
+  while (!r.unreported.empty() && r.unreported.front().first <= received) {
+    r.unreported.pop_front();
+  }
 }
 
 void MpEngineClient::CheckHeartbeats() {

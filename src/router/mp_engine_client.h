@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,6 +30,7 @@ struct MpEngineClientOptions {
   std::string snapshot_endpoint;  // data parallel: the coordinator's PUB (we connect)
   int32_t dp_size = 1;
   int32_t client_index = 0;       // which API server we are (engines route outputs by it)
+  int32_t num_api_servers = 1;    // how many share the ranks (the load balancer's K)
   LoadBalancePolicy policy = LoadBalancePolicy::kLeastLoaded;
   double heartbeat_timeout_s = 3.0;  // a ready rank silent this long is dead
   bool shutdown_engines = true;      // Shutdown() also tells the engines to exit
@@ -65,9 +67,14 @@ class MpEngineClient : public EngineClient {
     bool ready = false;
     bool dead = false;
     double last_heard_s = 0;
-    int32_t num_waiting = 0;
-    int32_t num_running = 0;
-    int32_t sent_since_snapshot = 0;
+    // Load from the latest snapshot (RankView::held_tokens), and how many of our requests
+    // the rank had received then.
+    int64_t held_tokens = 0;
+    int64_t num_received = 0;
+    // Requests we sent to this rank: how many in all, and (sequence number, prompt +
+    // max_tokens) of those no snapshot has counted yet.
+    int64_t num_sent = 0;
+    std::deque<std::pair<int64_t, int64_t>> unreported;
     protocol::EngineStats stats;
     std::unordered_set<std::string> in_flight;
   };
@@ -76,6 +83,9 @@ class MpEngineClient : public EngineClient {
   void HandleOutputs(const std::string& frame);
   void HandleSnapshot(const std::string& frame);
   void CheckHeartbeats();
+  // Takes a snapshot's load for `r` unless it is an older picture than `r` has (fewer of our
+  // requests received), and forgets the unreported requests it counts. Caller holds mu_.
+  void ApplyLoad(Rank& r, const protocol::RankLoad& load);
   // Ends every in-flight request of `rank` with kError — and, when the ranks step together
   // (EngineStats::lockstep, expert parallel), every other rank's too. Caller must NOT hold mu_.
   void FailRank(int32_t rank, const std::string& reason);

@@ -93,6 +93,20 @@ TEST(SchedulerTest, MaxNumSeqsBoundsTheRunningRequests) {
   EXPECT_EQ(scheduler.num_running(), 2);
 }
 
+TEST(SchedulerTest, StatsWeighEachRequestByPromptPlusMaxTokensUntilItFinishes) {
+  Scheduler scheduler(MakeConfig(64, 64, /*max_num_seqs=*/2));
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", Iota(4), /*max_tokens=*/1)).ok());
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", Iota(4, 10), 3)).ok());
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("c", Iota(5, 20), 9)).ok());
+  protocol::EngineStats stats = scheduler.MakeStats();
+  EXPECT_EQ(stats.num_waiting_tokens, (4 + 1) + (4 + 3) + (5 + 9));
+  EXPECT_EQ(stats.num_running_tokens, 0);
+  RunStep(scheduler, 7);  // a finishes; b has 1 of its 3 tokens, c waits for a slot
+  stats = scheduler.MakeStats();
+  EXPECT_EQ(stats.num_running_tokens, 4 + 3) << "b weighs its whole size, not what remains";
+  EXPECT_EQ(stats.num_waiting_tokens, 5 + 9);
+}
+
 TEST(SchedulerTest, PreemptsTheNewestRequestAndResumesItWithAllItsTokens) {
   // 6 blocks of 4 tokens; two requests of 8 prompt + up to 12 generated tokens cannot both
   // reach 13 tokens (4 blocks each).

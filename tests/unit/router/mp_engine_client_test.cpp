@@ -142,5 +142,92 @@ TEST(MpEngineClientTest, RequestsBeforeReadyAreRefusedAsUnavailable) {
   EXPECT_FALSE(client.WaitReady(0.1));
 }
 
+// Data parallel: a fake coordinator publishes snapshots; fake engines PULL requests.
+struct FakeDp {
+  explicit FakeDp(const std::string& tag, int32_t dp_size) : engines(dp_size) {
+    options.output_endpoint = ipc::MakeIpcEndpoint("test-dp-out-" + tag);
+    options.snapshot_endpoint = ipc::MakeIpcEndpoint("test-dp-pub-" + tag);
+    options.dp_size = dp_size;
+    EXPECT_TRUE(publisher.Bind(options.snapshot_endpoint).ok());
+    for (int32_t r = 0; r < dp_size; ++r) {
+      engines[r].endpoint = ipc::MakeIpcEndpoint("test-dp-in" + std::to_string(r) + "-" + tag);
+      EXPECT_TRUE(engines[r].input.Bind(engines[r].endpoint).ok());
+    }
+  }
+  // Rank r's load in the next snapshot: ready and alive, `held` tokens, and how many of API
+  // server 0's requests it has received.
+  protocol::RankLoad Load(int32_t r, int64_t held, int64_t received) const {
+    protocol::RankLoad load;
+    load.dp_rank = r;
+    load.ready = load.alive = true;
+    load.input_endpoint = engines[r].endpoint;
+    load.num_running_tokens = held;
+    load.num_received_by_client = {received};
+    return load;
+  }
+  void Publish(std::vector<protocol::RankLoad> loads) {
+    protocol::LoadSnapshot snapshot;
+    snapshot.seq = ++seq;
+    snapshot.ranks = std::move(loads);
+    ASSERT_TRUE(publisher.Send(protocol::Encode(MessageType::kLoadSnapshot, snapshot)).ok());
+  }
+  // The rank a request reached (-1 if none did within 2 s).
+  int32_t Arrived() {
+    for (int i = 0; i < 200; ++i) {
+      for (size_t r = 0; r < engines.size(); ++r) {
+        auto frame = engines[r].input.Recv(0);
+        if (frame.ok() && frame->has_value()) return static_cast<int32_t>(r);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+  struct Engine {
+    ipc::ZmqSocket input{ipc::SocketKind::kPull};
+    std::string endpoint;
+  };
+  MpEngineClientOptions options;
+  ipc::ZmqSocket publisher{ipc::SocketKind::kPub};
+  std::vector<Engine> engines;
+  int64_t seq = 0;
+};
+
+protocol::EngineRequest Request(const std::string& id, int32_t max_tokens) {
+  protocol::EngineRequest req;
+  req.request_id = id;
+  req.prompt_token_ids = {1, 2, 3};
+  req.sampling.max_tokens = max_tokens;
+  return req;
+}
+
+TEST(MpEngineClientTest, ASnapshotOlderThanASendDoesNotDropItFromTheLoad) {
+  // Rank 2 turns ready only in the stale snapshot, which makes its arrival observable; it
+  // holds so much that it is never picked.
+  FakeDp dp("stale", 3);
+  MpEngineClient client(dp.options);
+  ASSERT_TRUE(client.Start().ok());
+  for (int i = 0; i < 200 && !client.RankAlive(1); ++i) {  // SUB joins late: publish until seen
+    dp.Publish({dp.Load(0, 0, 0), dp.Load(1, 0, 0)});
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(client.RankAlive(0) && client.RankAlive(1));
+  auto ignore = [](const EngineOutput&) {};
+  ASSERT_TRUE(client.AddRequest(Request("long", 100), ignore).ok());  // 103 tokens
+  EXPECT_EQ(dp.Arrived(), 0);
+  ASSERT_TRUE(client.AddRequest(Request("short", 1), ignore).ok());   // 4 tokens
+  EXPECT_EQ(dp.Arrived(), 1);
+  // Taken after rank 1 received "short" but before rank 0 received "long".
+  dp.Publish({dp.Load(0, 0, 0), dp.Load(1, 4, 1), dp.Load(2, 1'000'000, 0)});
+  for (int i = 0; i < 200 && !client.RankAlive(2); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(client.RankAlive(2));
+  // Rank 0 still holds "long" (103) against rank 1's 4: the next one goes to rank 1. Forgetting
+  // every send at each snapshot (vLLM's reset) would see rank 0 empty and pick it.
+  ASSERT_TRUE(client.AddRequest(Request("next", 1), ignore).ok());
+  EXPECT_EQ(dp.Arrived(), 1);
+  client.Shutdown();
+}
+
 }  // namespace
 }  // namespace tandem::router
