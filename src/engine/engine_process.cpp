@@ -74,10 +74,11 @@ class EngineLoop {
         if (!outputs.outputs.empty()) {
           if (!SendOutputs(std::move(outputs))) return 1;
           last_sent_s = MonotonicSeconds();
+          stats_unsent_ = true;
         }
         // The step that empties the rank reports at once: a drained rank must not look busy
-        // to the DP load balancer until the next heartbeat.
-        MaybeSendStats(/*force=*/!idle_reported_ && !core_.HasUnfinishedRequests());
+        // (nor its last requests unreceived) to the DP load balancer until the next heartbeat.
+        MaybeSendStats(/*force=*/stats_unsent_ && !core_.HasUnfinishedRequests());
         if (waves_) {
           if (Status st = waves_->AfterStep(core_.HasUnfinishedRequests()); !st.ok()) {
             TLOG_ERROR("engine loop: {}", st.ToString());
@@ -175,6 +176,7 @@ class EngineLoop {
     }
     client_of_request_[request_id] = client;
     core_.NoteReceived(client);
+    stats_unsent_ = true;
     status = core_.AddRequest(std::move(request));
     if (status.ok()) {
       if (waves_ && waves_->OnRequest()) core_.NoteWaveStarted();
@@ -229,7 +231,7 @@ class EngineLoop {
     if (!force && now - last_stats_s_ < options_.stats_interval_s) return;
     SendFrame(*stats_, protocol::Encode(MessageType::kEngineStats, core_.Stats()));
     last_stats_s_ = now;
-    idle_reported_ = !core_.HasUnfinishedRequests();
+    stats_unsent_ = false;
   }
 
   static bool SendFrame(ipc::ZmqSocket& socket, const std::string& frame) {
@@ -245,7 +247,7 @@ class EngineLoop {
   std::unique_ptr<ipc::ZmqSocket> stats_;
   std::unordered_map<std::string, int32_t> client_of_request_;
   double last_stats_s_ = 0;
-  bool idle_reported_ = true;  // the coordinator's last stats from us had nothing unfinished
+  bool stats_unsent_ = false;  // a request arrived or progressed since the last stats sent
   std::unique_ptr<HeartbeatThread> heartbeat_;  // null when the output socket is bound
   std::unique_ptr<DpWave> waves_;  // null unless the core steps in lock-step
 };
