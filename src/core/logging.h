@@ -14,7 +14,7 @@ void InitLogging(const std::string& process_name);
 
 }  // namespace tandem
 
-#define TLOG_DEBUG(...) SPDLOG_DEBUG(__VA_ARGS__)
+#define TLOG_DEBUG(...) ::spdlog::debug(__VA_ARGS__)  // runtime level: TANDEM_LOG_LEVEL=debug
 #define TLOG_INFO(...) ::spdlog::info(__VA_ARGS__)
 #define TLOG_WARN(...) ::spdlog::warn(__VA_ARGS__)
 #define TLOG_ERROR(...) ::spdlog::error(__VA_ARGS__)

@@ -71,14 +71,19 @@ class EngineLoop {
         if (!SendOutputs(core_.TakePendingOutputs())) return 1;
       } else if (waves_ ? waves_->running() : core_.HasWork()) {
         protocol::EngineOutputs outputs = core_.Step();
+        for (const protocol::EngineOutput& out : outputs.outputs) {
+          if (out.finish_reason != static_cast<uint8_t>(protocol::FinishReason::kNone)) {
+            load_changed_ = true;
+          }
+        }
         if (!outputs.outputs.empty()) {
           if (!SendOutputs(std::move(outputs))) return 1;
           last_sent_s = MonotonicSeconds();
-          stats_unsent_ = true;
         }
-        // The step that empties the rank reports at once: a drained rank must not look busy
-        // (nor its last requests unreceived) to the DP load balancer until the next heartbeat.
-        MaybeSendStats(/*force=*/stats_unsent_ && !core_.HasUnfinishedRequests());
+        // A request that arrived or finished changes the load the DP load balancer reads:
+        // reported after this step, not up to stats_interval_s later (vLLM's engines send
+        // their counts with every output batch).
+        MaybeSendStats(/*force=*/load_changed_);
         if (waves_) {
           if (Status st = waves_->AfterStep(core_.HasUnfinishedRequests()); !st.ok()) {
             TLOG_ERROR("engine loop: {}", st.ToString());
@@ -176,7 +181,7 @@ class EngineLoop {
     }
     client_of_request_[request_id] = client;
     core_.NoteReceived(client);
-    stats_unsent_ = true;
+    load_changed_ = true;
     status = core_.AddRequest(std::move(request));
     if (status.ok()) {
       if (waves_ && waves_->OnRequest()) core_.NoteWaveStarted();
@@ -223,15 +228,15 @@ class EngineLoop {
     return true;
   }
 
-  // Load for the DP coordinator: after steps at most every stats_interval_s, and always
-  // with the heartbeat (force).
+  // Load for the DP coordinator: after a step in which a request arrived or finished, else
+  // at most every stats_interval_s, and always with the heartbeat (force).
   void MaybeSendStats(bool force) {
     if (!stats_) return;
     const double now = MonotonicSeconds();
     if (!force && now - last_stats_s_ < options_.stats_interval_s) return;
     SendFrame(*stats_, protocol::Encode(MessageType::kEngineStats, core_.Stats()));
     last_stats_s_ = now;
-    stats_unsent_ = false;
+    load_changed_ = false;
   }
 
   static bool SendFrame(ipc::ZmqSocket& socket, const std::string& frame) {
@@ -247,7 +252,7 @@ class EngineLoop {
   std::unique_ptr<ipc::ZmqSocket> stats_;
   std::unordered_map<std::string, int32_t> client_of_request_;
   double last_stats_s_ = 0;
-  bool stats_unsent_ = false;  // a request arrived or progressed since the last stats sent
+  bool load_changed_ = false;  // a request arrived or finished since the last stats sent
   std::unique_ptr<HeartbeatThread> heartbeat_;  // null when the output socket is bound
   std::unique_ptr<DpWave> waves_;  // null unless the core steps in lock-step
 };

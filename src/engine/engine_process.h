@@ -25,8 +25,9 @@ struct EngineLoopOptions {
   // takes precedence when not empty.
   std::string output_endpoint;
   std::vector<std::string> output_endpoints;
-  // The DP coordinator's stats PULL (kEngineStats after steps, at most every
-  // stats_interval_s, and with every heartbeat); empty = no coordinator.
+  // The DP coordinator's stats PULL (kEngineStats after a step in which a request arrived or
+  // finished, else at most every stats_interval_s, and with every heartbeat); empty = no
+  // coordinator.
   std::string stats_endpoint;
   double stats_interval_s = 0.05;
   // true: bind the endpoint; false (vLLM's layout): connect to the API server's bound sockets.

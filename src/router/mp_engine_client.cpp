@@ -64,6 +64,13 @@ Result<int32_t> MpEngineClient::ChooseRank(int32_t pinned) {
     for (const auto& [seq, tokens] : rank.unreported) v.unreported_tokens += tokens;
   }
   const int32_t rank = balancer_.Pick(views);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    std::string loads;
+    for (const RankView& v : views) {
+      loads += " " + std::to_string(v.held_tokens) + "+" + std::to_string(v.unreported_tokens);
+    }
+    TLOG_DEBUG("route: held+unreported tokens by rank:{} -> rank {}", loads, rank);
+  }
   if (rank < 0) {
     bool loading = false;
     for (const Rank& r : ranks_) loading |= !r.ready;
