@@ -51,8 +51,8 @@ class EngineCore {
   bool HasUnfinishedRequests() const { return scheduler_.HasUnfinishedRequests(); }
 
   protocol::EngineStats Stats() const;
-  // An AddRequest frame arrived from API server `client_index` (≥ 0), valid or not: counted in
-  // EngineStats::num_received_by_client.
+  // A request arrived from API server `client_index` (≥ 0), before AddRequest accepts or
+  // refuses it: counted in EngineStats::num_received_by_client.
   void NoteReceived(int32_t client_index);
   // This rank entered a DP wave (for the stats).
   void NoteWaveStarted() { ++num_waves_; }

@@ -71,19 +71,11 @@ class EngineLoop {
         if (!SendOutputs(core_.TakePendingOutputs())) return 1;
       } else if (waves_ ? waves_->running() : core_.HasWork()) {
         protocol::EngineOutputs outputs = core_.Step();
-        for (const protocol::EngineOutput& out : outputs.outputs) {
-          if (out.finish_reason != static_cast<uint8_t>(protocol::FinishReason::kNone)) {
-            load_changed_ = true;
-          }
-        }
         if (!outputs.outputs.empty()) {
           if (!SendOutputs(std::move(outputs))) return 1;
           last_sent_s = MonotonicSeconds();
         }
-        // A request that arrived or finished changes the load the DP load balancer reads:
-        // reported after this step, not up to stats_interval_s later (vLLM's engines send
-        // their counts with every output batch).
-        MaybeSendStats(/*force=*/load_changed_);
+        MaybeSendStats(/*force=*/false);
         if (waves_) {
           if (Status st = waves_->AfterStep(core_.HasUnfinishedRequests()); !st.ok()) {
             TLOG_ERROR("engine loop: {}", st.ToString());
@@ -91,6 +83,10 @@ class EngineLoop {
           }
         }
       }
+      // A request that arrived or finished (or was refused) changes the load the DP load
+      // balancer reads: reported now, not up to stats_interval_s later (vLLM's engines send
+      // their counts with every output batch).
+      if (load_changed_) MaybeSendStats(/*force=*/true);
       if (heartbeat_) {
         heartbeat_->Publish(core_.Stats());
         continue;
@@ -205,9 +201,9 @@ class EngineLoop {
     for (protocol::EngineOutput& out : outputs.outputs) {
       auto it = client_of_request_.find(out.request_id);
       const int32_t client = it == client_of_request_.end() ? 0 : it->second;
-      if (out.finish_reason != static_cast<uint8_t>(protocol::FinishReason::kNone) &&
-          it != client_of_request_.end()) {
-        client_of_request_.erase(it);
+      if (out.finish_reason != static_cast<uint8_t>(protocol::FinishReason::kNone)) {
+        load_changed_ = true;
+        if (it != client_of_request_.end()) client_of_request_.erase(it);
       }
       by_client[client].outputs.push_back(std::move(out));
     }

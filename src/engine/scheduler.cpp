@@ -67,6 +67,7 @@ Status Scheduler::AddRequest(protocol::EngineRequest request) {
   Request* raw = owned.get();
   requests_.emplace(raw->request_id(), std::move(owned));
   waiting_.push_back(raw);
+  held_tokens_ += HeldTokens(*raw);
   return Status::Ok();
 }
 
@@ -250,6 +251,7 @@ std::vector<EngineOutput> Scheduler::FailScheduled(const protocol::StepPlan& pla
 
 void Scheduler::Finish(Request* request, RequestStatus status) {
   request->status = status;
+  held_tokens_ -= HeldTokens(*request);
   kv_cache_manager_.Free(*request);
   running_.erase(std::remove(running_.begin(), running_.end(), request), running_.end());
   waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), request), waiting_.end());
@@ -290,11 +292,7 @@ protocol::EngineStats Scheduler::MakeStats() const {
   stats.num_preemptions = num_preemptions_;
   stats.prefix_cache_queries = kv_cache_manager_.prefix_cache_stats().num_query_tokens;
   stats.prefix_cache_hits = kv_cache_manager_.prefix_cache_stats().num_hit_tokens;
-  auto size = [](const Request* r) {
-    return int64_t{r->num_prompt_tokens()} + r->sampling().max_tokens;
-  };
-  for (const Request* r : waiting_) stats.num_waiting_tokens += size(r);
-  for (const Request* r : running_) stats.num_running_tokens += size(r);
+  stats.num_held_tokens = held_tokens_;
   return stats;
 }
 

@@ -91,6 +91,10 @@ class Scheduler {
                                const std::vector<ScheduledRequest>& cached_requests);
   // Frees `request`, removes it from the queues and forgets it. `request` dangles afterwards.
   void Finish(Request* request, RequestStatus status);
+  // A request's weight in EngineStats::num_held_tokens: prompt + max_tokens.
+  static int64_t HeldTokens(const Request& r) {
+    return int64_t{r.num_prompt_tokens()} + r.sampling().max_tokens;
+  }
   protocol::EngineOutput MakeOutput(Request& request, protocol::FinishReason reason);
   Request* FindMutable(const std::string& request_id);
 
@@ -102,6 +106,7 @@ class Scheduler {
   std::vector<std::string> finished_request_ids_;  // since the last non-empty plan
   int64_t next_step_id_ = 0;
   int64_t num_preemptions_ = 0;
+  int64_t held_tokens_ = 0;  // Σ HeldTokens over requests_
 };
 
 }  // namespace tandem::engine

@@ -70,13 +70,11 @@ struct RankLoad {
   int32_t num_waiting = 0;
   int32_t num_running = 0;
   float kv_cache_usage = 0;
-  int64_t num_waiting_tokens = 0;               // EngineStats::num_waiting_tokens
-  int64_t num_running_tokens = 0;               // EngineStats::num_running_tokens
+  int64_t num_held_tokens = 0;                  // EngineStats::num_held_tokens
   std::vector<int64_t> num_received_by_client;  // EngineStats::num_received_by_client
   int64_t num_requests_finished = 0;            // EngineStats::num_requests_finished
   MSGPACK_DEFINE(dp_rank, ready, alive, input_endpoint, num_waiting, num_running,
-                 kv_cache_usage, num_waiting_tokens, num_running_tokens, num_received_by_client,
-                 num_requests_finished)
+                 kv_cache_usage, num_held_tokens, num_received_by_client, num_requests_finished)
 };
 
 // Coordinator → API servers, at most every 100 ms while loads change, else every second.

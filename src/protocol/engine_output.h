@@ -64,17 +64,17 @@ struct EngineStats {
   int64_t num_dummy_steps = 0;
   // True when the DP ranks step together (expert-parallel MoE): one lost rank stops them all.
   bool lockstep = false;
-  // The DP load balancer's token load: Σ (prompt tokens + max_tokens) over the waiting and
-  // over the running requests — each request's whole size until it finishes, not what remains.
-  int64_t num_waiting_tokens = 0;
-  int64_t num_running_tokens = 0;
-  // Cumulative AddRequest frames received from each API server, by client index (valid or
-  // not): an API server counts what it sent beyond these as not yet in the load.
+  // The DP load balancer's token load: Σ (prompt tokens + max_tokens) over the unfinished
+  // requests (waiting and running) — each request's whole size until it finishes.
+  int64_t num_held_tokens = 0;
+  // Cumulative requests received from each API server, by client index, whether or not the
+  // engine accepted them (a frame that does not decode names no client and is not counted):
+  // an API server counts what it sent beyond these as not yet in the load.
   std::vector<int64_t> num_received_by_client;
   MSGPACK_DEFINE(dp_rank, num_running, num_waiting, kv_cache_usage, num_gpu_blocks, block_size,
                  num_preemptions, prefix_cache_queries, prefix_cache_hits, num_requests_finished,
-                 num_generation_tokens, num_waves, num_dummy_steps, lockstep, num_waiting_tokens,
-                 num_running_tokens, num_received_by_client)
+                 num_generation_tokens, num_waves, num_dummy_steps, lockstep, num_held_tokens,
+                 num_received_by_client)
 };
 
 struct EngineOutputs {

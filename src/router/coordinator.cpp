@@ -84,8 +84,7 @@ bool OlderThan(const protocol::EngineStats& stats, const protocol::RankLoad& ran
 bool LoadDiffers(const protocol::EngineStats& stats, const protocol::RankLoad& rank) {
   return rank.num_waiting != stats.num_waiting || rank.num_running != stats.num_running ||
          rank.kv_cache_usage != stats.kv_cache_usage ||
-         rank.num_waiting_tokens != stats.num_waiting_tokens ||
-         rank.num_running_tokens != stats.num_running_tokens ||
+         rank.num_held_tokens != stats.num_held_tokens ||
          rank.num_received_by_client != stats.num_received_by_client ||
          rank.num_requests_finished != stats.num_requests_finished;
 }
@@ -122,8 +121,7 @@ void Coordinator::Loop() {
             rank.num_waiting = stats.num_waiting;
             rank.num_running = stats.num_running;
             rank.kv_cache_usage = stats.kv_cache_usage;
-            rank.num_waiting_tokens = stats.num_waiting_tokens;
-            rank.num_running_tokens = stats.num_running_tokens;
+            rank.num_held_tokens = stats.num_held_tokens;
             rank.num_received_by_client = stats.num_received_by_client;
             rank.num_requests_finished = stats.num_requests_finished;
             changed_ = true;

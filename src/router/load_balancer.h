@@ -11,7 +11,7 @@
 //   changes only when a request arrives or ends, never with a rank's progress, so ranks holding
 //   the same requests tie exactly, and a burst of equal requests on idle ranks splits evenly.
 // - "Not counted yet" is exact: engines report how many requests they received from each API
-//   server, so a snapshot taken before a send arrived does not drop it.
+//   server, so a snapshot taken before a send arrived does not drop it (RankLoadTracker).
 // - K: the other API servers read the same snapshot and cannot see our sends, nor we theirs.
 //   Counting ours K times assumes each of them sent as many, so that when a snapshot shows one
 //   rank ahead, the K servers together send the gap to the other rank about once, not K times
@@ -32,7 +32,7 @@ bool ParseLoadBalancePolicy(const std::string& name, LoadBalancePolicy* out);
 
 struct RankView {
   bool available = false;          // ready, alive and reachable
-  int64_t held_tokens = 0;         // latest snapshot: Σ prompt + max_tokens, waiting + running
+  int64_t held_tokens = 0;         // latest snapshot: Σ prompt + max_tokens, unfinished requests
   int64_t unreported_tokens = 0;   // Σ prompt + max_tokens of what this API server sent that
                                    // the snapshot does not count yet
 };

@@ -26,19 +26,23 @@ Status MpEngineClient::Start() {
   if (!options_.snapshot_endpoint.empty()) {
     TANDEM_RETURN_IF_ERROR(snapshots_.Connect(options_.snapshot_endpoint));
   } else {
-    TANDEM_RETURN_IF_ERROR(ConnectRank(0, options_.input_endpoint));
+    TANDEM_RETURN_IF_ERROR(ConnectRank(0, options_.input_endpoint, /*mark_ready=*/false));
   }
   receiver_ = std::thread([this] { ReceiveLoop(); });
   return Status::Ok();
 }
 
-Status MpEngineClient::ConnectRank(int32_t rank, const std::string& endpoint) {
+Status MpEngineClient::ConnectRank(int32_t rank, const std::string& endpoint, bool mark_ready) {
   auto socket = std::make_unique<ipc::ZmqSocket>(ipc::SocketKind::kPush);
   TANDEM_RETURN_IF_ERROR(socket->Connect(endpoint));
   std::lock_guard<std::mutex> send_lock(send_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   ranks_[rank].input = std::move(socket);
   ranks_[rank].endpoint = endpoint;
+  if (mark_ready) {
+    ranks_[rank].ready = true;
+    ranks_[rank].last_heard_s = MonotonicSeconds();  // its heartbeats start now
+  }
   return Status::Ok();
 }
 
@@ -60,8 +64,8 @@ Result<int32_t> MpEngineClient::ChooseRank(int32_t pinned) {
     const Rank& rank = ranks_[r];
     RankView& v = views[r];
     v.available = serving(rank);
-    v.held_tokens = rank.held_tokens;
-    for (const auto& [seq, tokens] : rank.unreported) v.unreported_tokens += tokens;
+    v.held_tokens = rank.load.held_tokens();
+    v.unreported_tokens = rank.load.unreported_tokens();
   }
   const int32_t rank = balancer_.Pick(views);
   if (spdlog::should_log(spdlog::level::debug)) {
@@ -86,6 +90,9 @@ Status MpEngineClient::AddRequest(protocol::EngineRequest request, OutputCallbac
   // Sends go out in the order their sequence numbers are taken (both under send_mu_), so the
   // k-th request a rank reports receiving from us is our k-th send to it.
   std::lock_guard<std::mutex> send_lock(send_mu_);
+  // Load is tracked for the balancer only with data parallel: without a coordinator no
+  // snapshot would ever forget a send.
+  const bool track_load = !options_.snapshot_endpoint.empty();
   int32_t rank = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -96,9 +103,10 @@ Status MpEngineClient::AddRequest(protocol::EngineRequest request, OutputCallbac
     rank_of_request_[request.request_id] = rank;
     Rank& r = ranks_[rank];
     r.in_flight.insert(request.request_id);
-    r.unreported.emplace_back(
-        ++r.num_sent,
-        static_cast<int64_t>(request.prompt_token_ids.size()) + request.sampling.max_tokens);
+    if (track_load) {
+      r.load.OnSend(static_cast<int64_t>(request.prompt_token_ids.size()) +
+                    request.sampling.max_tokens);
+    }
   }
   const Status st = ranks_[rank].input->Send(frame);
   if (!st.ok()) {
@@ -107,10 +115,7 @@ Status MpEngineClient::AddRequest(protocol::EngineRequest request, OutputCallbac
     rank_of_request_.erase(request.request_id);
     Rank& r = ranks_[rank];
     r.in_flight.erase(request.request_id);
-    // Never arrives: forget it (the newest send), so our numbers keep matching the rank's.
-    // A snapshot may have dropped it already only if the rank counted it, which it cannot.
-    if (!r.unreported.empty() && r.unreported.back().first == r.num_sent) r.unreported.pop_back();
-    --r.num_sent;
+    if (track_load) r.load.OnSendFailed();
   }
   return st;
 }
@@ -211,7 +216,7 @@ void MpEngineClient::FailRank(int32_t rank, const std::string& reason) {
       rank_of_request_.erase(id);
     }
     r.in_flight.clear();
-    r.unreported.clear();
+    r.load.Clear();
   }
   TLOG_ERROR("DP rank {} lost: {}; {} in-flight request(s) fail", rank, reason, pending.size());
   for (auto& [id, callback] : pending) {
@@ -304,36 +309,24 @@ void MpEngineClient::HandleSnapshot(const std::string& frame) {
   std::vector<int32_t> to_fail;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const double now = MonotonicSeconds();
     for (const protocol::RankLoad& load : snapshot.ranks) {
       if (load.dp_rank < 0 || load.dp_rank >= options_.dp_size) continue;
       Rank& r = ranks_[load.dp_rank];
-      ApplyLoad(r, load);
+      const size_t me = static_cast<size_t>(options_.client_index);
+      r.load.OnSnapshot(load.num_held_tokens,
+                        me < load.num_received_by_client.size() ? load.num_received_by_client[me]
+                                                                : 0);
       if (load.ready && !r.ready && load.alive) {
-        r.ready = true;
-        r.last_heard_s = now;  // its heartbeats start now
-        to_connect.emplace_back(load.dp_rank, load.input_endpoint);
+        to_connect.emplace_back(load.dp_rank, load.input_endpoint);  // ready once connected
       }
       if (r.ready && !load.alive && !r.dead) to_fail.push_back(load.dp_rank);
     }
   }
   for (auto& [rank, endpoint] : to_connect) {
-    Status st = ConnectRank(rank, endpoint);
+    Status st = ConnectRank(rank, endpoint, /*mark_ready=*/true);
     if (!st.ok()) TLOG_ERROR("DP rank {}: {}", rank, st.message());
   }
   for (int32_t rank : to_fail) FailRank(rank, "the coordinator stopped hearing from it");
-}
-
-void MpEngineClient::ApplyLoad(Rank& r, const protocol::RankLoad& load) {
-  const size_t me = static_cast<size_t>(options_.client_index);
-  const int64_t received =
-      me < load.num_received_by_client.size() ? load.num_received_by_client[me] : 0;
-  if (received < r.num_received) return;
-  r.num_received = received;
-  r.held_tokens = load.num_waiting_tokens + load.num_running_tokens;
-  while (!r.unreported.empty() && r.unreported.front().first <= received) {
-    r.unreported.pop_front();
-  }
 }
 
 void MpEngineClient::CheckHeartbeats() {

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,6 +20,7 @@
 #include "protocol/dp_messages.h"
 #include "router/engine_client.h"
 #include "router/load_balancer.h"
+#include "router/rank_load_tracker.h"
 
 namespace tandem::router {
 
@@ -67,14 +67,7 @@ class MpEngineClient : public EngineClient {
     bool ready = false;
     bool dead = false;
     double last_heard_s = 0;
-    // Load from the latest snapshot (RankView::held_tokens), and how many of our requests
-    // the rank had received then.
-    int64_t held_tokens = 0;
-    int64_t num_received = 0;
-    // Requests we sent to this rank: how many in all, and (sequence number, prompt +
-    // max_tokens) of those no snapshot has counted yet.
-    int64_t num_sent = 0;
-    std::deque<std::pair<int64_t, int64_t>> unreported;
+    RankLoadTracker load;  // held tokens per the snapshots + our sends they do not count
     protocol::EngineStats stats;
     std::unordered_set<std::string> in_flight;
   };
@@ -83,13 +76,12 @@ class MpEngineClient : public EngineClient {
   void HandleOutputs(const std::string& frame);
   void HandleSnapshot(const std::string& frame);
   void CheckHeartbeats();
-  // Takes a snapshot's load for `r` unless it is an older picture than `r` has (fewer of our
-  // requests received), and forgets the unreported requests it counts. Caller holds mu_.
-  void ApplyLoad(Rank& r, const protocol::RankLoad& load);
   // Ends every in-flight request of `rank` with kError — and, when the ranks step together
   // (EngineStats::lockstep, expert parallel), every other rank's too. Caller must NOT hold mu_.
   void FailRank(int32_t rank, const std::string& reason);
-  Status ConnectRank(int32_t rank, const std::string& endpoint);
+  // Connects the request pipe of `rank`; `mark_ready`: the rank serves from now on (a rank the
+  // coordinator reported ready — not before its pipe exists).
+  Status ConnectRank(int32_t rank, const std::string& endpoint, bool mark_ready);
   Result<int32_t> ChooseRank(int32_t pinned);
 
   MpEngineClientOptions options_;

@@ -118,5 +118,53 @@ TEST(EngineProcessTest, AbortFrameEndsARequestAndIdleLoopSendsHeartbeats) {
   EXPECT_EQ(loop_rc, 0);
 }
 
+TEST(EngineProcessTest, CoordinatorHearsOfEachArrivalAndFinishAtOnceCountedByApiServer) {
+  const SchedulerConfig config = MakeConfig();
+  EngineCore core(config, std::make_unique<FakeExecutor>(config.num_gpu_blocks, config.block_size),
+                  0);
+  EngineLoopOptions options;
+  options.input_endpoint = ipc::MakeIpcEndpoint("engine-test-in3");
+  options.output_endpoints = {ipc::MakeIpcEndpoint("engine-test-out3a"),
+                              ipc::MakeIpcEndpoint("engine-test-out3b")};
+  options.stats_endpoint = ipc::MakeIpcEndpoint("engine-test-stats3");
+  // Neither the interval nor the heartbeat can deliver within the test: only the reports an
+  // arrival or a finish forces can.
+  options.stats_interval_s = 600;
+  options.heartbeat_interval_s = 600;
+  ipc::ZmqSocket to_engine(ipc::SocketKind::kPush);
+  ipc::ZmqSocket api0(ipc::SocketKind::kPull), api1(ipc::SocketKind::kPull);
+  ipc::ZmqSocket coordinator(ipc::SocketKind::kPull);
+  ASSERT_TRUE(to_engine.Bind(options.input_endpoint).ok());
+  ASSERT_TRUE(api0.Bind(options.output_endpoints[0]).ok());
+  ASSERT_TRUE(api1.Bind(options.output_endpoints[1]).ok());
+  ASSERT_TRUE(coordinator.Bind(options.stats_endpoint).ok());
+  int loop_rc = -1;
+  std::thread loop([&] { loop_rc = RunEngineLoop(core, options); });
+  ASSERT_EQ(*protocol::PeekType(RecvFrame(api1)), MessageType::kReady);
+
+  // From API server 1: one request the engine refuses (too long), one it serves.
+  protocol::EngineRequest bad = MakeRequest("bad", Iota(60), 10), good = MakeRequest("a", Iota(6), 3);
+  bad.client_index = good.client_index = 1;
+  ASSERT_TRUE(to_engine.Send(protocol::Encode(MessageType::kAddRequest, bad)).ok());
+  ASSERT_TRUE(to_engine.Send(protocol::Encode(MessageType::kAddRequest, good)).ok());
+  protocol::EngineStats stats;
+  bool held_seen = false;
+  while (true) {
+    std::string frame = RecvFrame(coordinator);
+    if (frame.empty()) break;
+    ASSERT_TRUE(protocol::Decode(frame, &stats).ok());
+    held_seen = held_seen || stats.num_held_tokens == 6 + 3;
+    if (stats.num_requests_finished >= 1 && stats.num_held_tokens == 0) break;  // 'a' is done
+  }
+  EXPECT_TRUE(held_seen) << "the arrival of 'a' was not reported before it finished";
+  EXPECT_EQ(stats.num_held_tokens, 0);
+  EXPECT_EQ(stats.num_received_by_client, (std::vector<int64_t>{0, 2}))
+      << "both of API server 1's requests count as received, the refused one too";
+
+  ASSERT_TRUE(to_engine.Send(protocol::Encode(MessageType::kShutdown, 0)).ok());
+  loop.join();
+  EXPECT_EQ(loop_rc, 0);
+}
+
 }  // namespace
 }  // namespace tandem::engine

@@ -98,13 +98,15 @@ TEST(SchedulerTest, StatsWeighEachRequestByPromptPlusMaxTokensUntilItFinishes) {
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", Iota(4), /*max_tokens=*/1)).ok());
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", Iota(4, 10), 3)).ok());
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("c", Iota(5, 20), 9)).ok());
-  protocol::EngineStats stats = scheduler.MakeStats();
-  EXPECT_EQ(stats.num_waiting_tokens, (4 + 1) + (4 + 3) + (5 + 9));
-  EXPECT_EQ(stats.num_running_tokens, 0);
+  EXPECT_EQ(scheduler.MakeStats().num_held_tokens, (4 + 1) + (4 + 3) + (5 + 9));
   RunStep(scheduler, 7);  // a finishes; b has 1 of its 3 tokens, c waits for a slot
-  stats = scheduler.MakeStats();
-  EXPECT_EQ(stats.num_running_tokens, 4 + 3) << "b weighs its whole size, not what remains";
-  EXPECT_EQ(stats.num_waiting_tokens, 5 + 9);
+  EXPECT_EQ(scheduler.MakeStats().num_held_tokens, (4 + 3) + (5 + 9))
+      << "b weighs its whole size, not what remains";
+  scheduler.AbortRequests({"c"});
+  EXPECT_EQ(scheduler.MakeStats().num_held_tokens, 4 + 3);
+  RunStep(scheduler, 7);
+  RunStep(scheduler, 7);  // b finishes
+  EXPECT_EQ(scheduler.MakeStats().num_held_tokens, 0);
 }
 
 TEST(SchedulerTest, PreemptsTheNewestRequestAndResumesItWithAllItsTokens) {

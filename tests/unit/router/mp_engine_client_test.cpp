@@ -161,7 +161,7 @@ struct FakeDp {
     load.dp_rank = r;
     load.ready = load.alive = true;
     load.input_endpoint = engines[r].endpoint;
-    load.num_running_tokens = held;
+    load.num_held_tokens = held;
     load.num_received_by_client = {received};
     return load;
   }
