@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -12,6 +13,8 @@
 #include "apps/engine_launcher.h"
 #include "apps/model_files.h"
 #include "core/logging.h"
+#include "server/metrics.h"
+#include "server/metrics_share.h"
 #include "server/openai/request_parsing.h"
 
 namespace tandem::apps {
@@ -100,6 +103,13 @@ int RunApiServerCommand(int argc, char** argv) {
     std::fprintf(stderr, "_api-server: internal subcommand of `tandem serve`\n");
     return 2;
   }
+  // Before any thread exists, so that every thread inherits the mask: a thread that does not
+  // block SIGTERM would take its default action and skip the clean shutdown below.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
   router::MpEngineClientOptions options;
   options.client_index = std::atoi(argv[1]);
   options.output_endpoint = argv[2];
@@ -117,6 +127,14 @@ int RunApiServerCommand(int argc, char** argv) {
   }
   options.dp_size = flags.data_parallel_size;
   options.num_api_servers = flags.api_server_count;
+  auto share = server::MetricsShare::Open(server::MetricsShareName(getppid()),
+                                          flags.api_server_count);
+  if (share.ok()) {
+    server::Metrics::Global().ShareVia(std::move(share).value(), options.client_index);
+  } else {
+    TLOG_WARN("{}; /metrics answered by this API server shows its own request counters only",
+              share.status().message());
+  }
   router::ParseLoadBalancePolicy(flags.data_parallel_load_balancer, &options.policy);
   auto parts = BuildApiServer(flags, options, /*reuse_port=*/true);
   if (!parts.ok()) {
@@ -135,11 +153,6 @@ int RunApiServerCommand(int argc, char** argv) {
     TLOG_ERROR("{}", st.message());
     return 1;
   }
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::thread signals([&] {
     int sig = 0;
     sigwait(&set, &sig);

@@ -20,6 +20,8 @@
 #include "ipc/net_address.h"
 #include "ipc/zmq_socket.h"
 #include "router/coordinator.h"
+#include "server/metrics.h"
+#include "server/metrics_share.h"
 
 namespace tandem::apps {
 namespace {
@@ -52,14 +54,23 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
 
 // Blocks SIGINT/SIGTERM (and SIGUSR1, used to wake it at exit) in every thread; one thread
 // waits for them and calls `on_signal`.
+sigset_t ShutdownSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);
+  return set;
+}
+
+// Runs `on_signal` on its own thread when SIGINT or SIGTERM arrives. The signals must have been
+// blocked before the process started any thread (RunServeCommand does so first thing): a thread
+// that does not block them would take the signal's default action and kill the process
+// without a clean shutdown.
 class SignalThread {
  public:
   explicit SignalThread(std::function<void(int)> on_signal) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGUSR1);
+    const sigset_t set = ShutdownSignals();
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
     thread_ = std::thread([this, set, on_signal = std::move(on_signal)] {
       int sig = 0;
@@ -223,6 +234,25 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
       return 1;
     }
   }
+  // Removes the shared metrics table's name on every way out of this function.
+  struct UnshareMetrics {
+    bool active = false;
+    ~UnshareMetrics() {
+      if (active) server::Metrics::Global().ShareVia(nullptr, 0);
+    }
+  } unshare_metrics;
+  if (flags.api_server_count > 1) {
+    // API servers 1..K-1 (our children) open it by our pid: /metrics then sums all K.
+    auto share = server::MetricsShare::Create(server::MetricsShareName(getpid()),
+                                              flags.api_server_count);
+    if (share.ok()) {
+      server::Metrics::Global().ShareVia(std::move(share).value(), /*slot=*/0);
+      unshare_metrics.active = true;
+    } else {
+      TLOG_WARN("{}; /metrics will show each API server's own request counters",
+                share.status().message());
+    }
+  }
   router::MpEngineClientOptions client_opts;
   client_opts.output_endpoint = output_endpoints[0];
   client_opts.snapshot_endpoint = coord_opts.publish_endpoint;
@@ -311,6 +341,9 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
 }  // namespace
 
 int RunServeCommand(int argc, char** argv) {
+  // Before any thread exists, so that every thread inherits the mask (see SignalThread).
+  const sigset_t shutdown_signals = ShutdownSignals();
+  pthread_sigmask(SIG_BLOCK, &shutdown_signals, nullptr);
   ServeFlags flags;
   int exit_code = 0;
   if (!ParseServeFlags(argc, argv, &flags, &exit_code)) return exit_code;

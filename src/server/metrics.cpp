@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/check.h"
+
 namespace tandem::server {
 namespace {
 
@@ -46,18 +48,19 @@ class Writer {
     }
   }
 
-  void Hist(const char* name, const char* help, const Histogram& h) {
+  void Hist(const char* name, const char* help, const std::vector<double>& upper_bounds,
+            const HistogramTotals& h) {
     for (const char* prefix : kPrefixes) {
       Header(prefix, name, "histogram", help);
       uint64_t cumulative = 0;
-      for (size_t i = 0; i < h.upper_bounds().size(); ++i) {
-        cumulative += h.bucket_counts()[i];
+      for (size_t i = 0; i < upper_bounds.size(); ++i) {
+        cumulative += h.bucket_counts[i];
         out_ += fmt::format("{}{}_bucket{{{},le=\"{}\"}} {}\n", prefix, name, labels_,
-                            Num(h.upper_bounds()[i]), cumulative);
+                            Num(upper_bounds[i]), cumulative);
       }
-      out_ += fmt::format("{}{}_bucket{{{},le=\"+Inf\"}} {}\n", prefix, name, labels_, h.count());
-      out_ += fmt::format("{}{}_count{{{}}} {}\n", prefix, name, labels_, h.count());
-      out_ += fmt::format("{}{}_sum{{{}}} {}\n", prefix, name, labels_, Num(h.sum()));
+      out_ += fmt::format("{}{}_bucket{{{},le=\"+Inf\"}} {}\n", prefix, name, labels_, h.count);
+      out_ += fmt::format("{}{}_count{{{}}} {}\n", prefix, name, labels_, h.count);
+      out_ += fmt::format("{}{}_sum{{{}}} {}\n", prefix, name, labels_, Num(h.sum));
     }
   }
 
@@ -74,40 +77,81 @@ class Writer {
 
 }  // namespace
 
-Histogram::Histogram(std::vector<double> upper_bounds)
-    : upper_bounds_(std::move(upper_bounds)), bucket_counts_(upper_bounds_.size() + 1, 0) {}
+namespace {
 
-void Histogram::Observe(double value) {
-  const auto it = std::lower_bound(upper_bounds_.begin(), upper_bounds_.end(), value);
-  ++bucket_counts_[it - upper_bounds_.begin()];  // last slot: above every bound (+Inf only)
-  ++count_;
-  sum_ += value;
+void Observe(HistogramTotals& h, const std::vector<double>& upper_bounds, double value) {
+  const auto it = std::lower_bound(upper_bounds.begin(), upper_bounds.end(), value);
+  ++h.bucket_counts[it - upper_bounds.begin()];  // last slot: above every bound (+Inf only)
+  ++h.count;
+  h.sum += value;
 }
+
+const std::vector<double>& TtftBounds() { static const auto b = TtftBuckets(); return b; }
+const std::vector<double>& ItlBounds() { static const auto b = ItlBuckets(); return b; }
+const std::vector<double>& E2eBounds() { static const auto b = E2eBuckets(); return b; }
+
+}  // namespace
 
 Metrics& Metrics::Global() {
   static Metrics* metrics = new Metrics();  // never destroyed: used until process exit
   return *metrics;
 }
 
-Metrics::Metrics() : ttft_(TtftBuckets()), itl_(ItlBuckets()), e2e_(E2eBuckets()) {}
+Metrics::Metrics() {
+  for (const auto* bounds : {&TtftBounds(), &ItlBounds(), &E2eBounds()}) {
+    TANDEM_CHECK(bounds->size() < static_cast<size_t>(kMaxHistogramBuckets))
+        << "a histogram has more bounds than HistogramTotals has slots (+Inf needs one)";
+  }
+}
 
-void Metrics::AddPromptTokens(int64_t n) { std::lock_guard l(mutex_); prompt_tokens_ += n; }
-void Metrics::AddGenerationTokens(int64_t n) { std::lock_guard l(mutex_); generation_tokens_ += n; }
+void Metrics::AddPromptTokens(int64_t n) {
+  std::lock_guard l(mutex_);
+  totals_.prompt_tokens += n;
+  PublishLocked();
+}
+void Metrics::AddGenerationTokens(int64_t n) {
+  std::lock_guard l(mutex_);
+  totals_.generation_tokens += n;
+  PublishLocked();
+}
 void Metrics::AddRequestSuccess(const std::string& reason) {
   std::lock_guard l(mutex_);
-  ++request_success_[reason];
+  for (int i = 0; i < kNumFinishReasons; ++i) {
+    if (reason == kFinishReasons[i]) ++totals_.request_success[i];
+  }
+  PublishLocked();
 }
-void Metrics::ObserveTimeToFirstToken(double s) { std::lock_guard l(mutex_); ttft_.Observe(s); }
-void Metrics::ObserveInterTokenLatency(double s) { std::lock_guard l(mutex_); itl_.Observe(s); }
-void Metrics::ObserveE2eRequestLatency(double s) { std::lock_guard l(mutex_); e2e_.Observe(s); }
+void Metrics::ObserveTimeToFirstToken(double s) {
+  std::lock_guard l(mutex_);
+  Observe(totals_.ttft, TtftBounds(), s);
+  PublishLocked();
+}
+void Metrics::ObserveInterTokenLatency(double s) {
+  std::lock_guard l(mutex_);
+  Observe(totals_.itl, ItlBounds(), s);
+  PublishLocked();
+}
+void Metrics::ObserveE2eRequestLatency(double s) {
+  std::lock_guard l(mutex_);
+  Observe(totals_.e2e, E2eBounds(), s);
+  PublishLocked();
+}
 
 void Metrics::Reset() {
   std::lock_guard l(mutex_);
-  prompt_tokens_ = generation_tokens_ = 0;
-  request_success_.clear();
-  ttft_ = Histogram(TtftBuckets());
-  itl_ = Histogram(ItlBuckets());
-  e2e_ = Histogram(E2eBuckets());
+  totals_ = MetricsTotals{};
+  PublishLocked();
+}
+
+void Metrics::ShareVia(std::unique_ptr<MetricsShare> share, int slot) {
+  std::lock_guard l(mutex_);
+  share_ = std::move(share);
+  slot_ = slot;
+  PublishLocked();
+}
+
+void Metrics::PublishLocked() {
+  if (share_) share_->Store(slot_, totals_);
 }
 
 std::string Metrics::Render(const std::string& model_name, const protocol::EngineStats& stats) const {
@@ -117,7 +161,12 @@ std::string Metrics::Render(const std::string& model_name, const protocol::Engin
 std::string Metrics::Render(const std::string& model_name,
                             const std::vector<protocol::EngineStats>& per_rank,
                             const std::vector<bool>& alive) const {
-  std::lock_guard l(mutex_);
+  MetricsTotals totals;
+  {
+    std::lock_guard l(mutex_);
+    totals = totals_;
+    if (share_) totals.Add(share_->SumOfOthers(slot_));
+  }
   Writer w(model_name);
   // One series per DP rank: engine="N".
   auto per_engine = [&](auto value_of) {
@@ -161,22 +210,24 @@ std::string Metrics::Render(const std::string& model_name,
              "expert-parallel collectives.",
              per_engine([](const S& s, size_t) { return s.num_dummy_steps; }));
   w.Scalar("prompt_tokens_total", "counter", "Number of prefill tokens processed.",
-           static_cast<double>(prompt_tokens_));
+           static_cast<double>(totals.prompt_tokens));
   w.Scalar("generation_tokens_total", "counter", "Number of generation tokens processed.",
-           static_cast<double>(generation_tokens_));
+           static_cast<double>(totals.generation_tokens));
   std::vector<std::pair<std::string, double>> success;
-  for (const char* reason : {"stop", "length", "abort", "error"}) {
-    const auto it = request_success_.find(reason);
-    success.emplace_back(fmt::format(",finished_reason=\"{}\"", reason),
-                         it == request_success_.end() ? 0.0 : static_cast<double>(it->second));
+  for (int i = 0; i < kNumFinishReasons; ++i) {
+    success.emplace_back(fmt::format(",finished_reason=\"{}\"", kFinishReasons[i]),
+                         static_cast<double>(totals.request_success[i]));
   }
   w.Labelled("request_success_total", "counter", "Count of finished requests by finish reason.",
              success);
-  w.Hist("time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttft_);
-  w.Hist("inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", itl_);
-  w.Hist("time_per_output_token_seconds", "Histogram of time per output token in seconds.", itl_);
+  w.Hist("time_to_first_token_seconds", "Histogram of time to first token in seconds.",
+         TtftBounds(), totals.ttft);
+  w.Hist("inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
+         ItlBounds(), totals.itl);
+  w.Hist("time_per_output_token_seconds", "Histogram of time per output token in seconds.",
+         ItlBounds(), totals.itl);
   w.Hist("e2e_request_latency_seconds", "Histogram of end-to-end request latency in seconds.",
-         e2e_);
+         E2eBounds(), totals.e2e);
   return w.Take();
 }
 

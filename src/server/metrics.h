@@ -1,35 +1,21 @@
-// Process-wide Prometheus metrics of the API server, served at GET /metrics.
+// Process-wide Prometheus metrics of the API server, served at GET /metrics (summed over the
+// API servers of one deployment when they share them, metrics_share.h).
 // Every series is exported twice with the same value: under `tandem:` and under vLLM's
 // `vllm:` name, labelled model_name="<served model name>", so dashboards built for vLLM work.
 // Reference: vLLM v1/metrics/loggers.py PrometheusStatLogger (names, buckets, labels).
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "protocol/engine_output.h"
+#include "server/metrics_share.h"
+#include "server/metrics_totals.h"
 
 namespace tandem::server {
-
-// Cumulative-bucket histogram (Prometheus semantics: bucket le=b counts observations <= b).
-class Histogram {
- public:
-  explicit Histogram(std::vector<double> upper_bounds);
-  void Observe(double value);
-  const std::vector<double>& upper_bounds() const { return upper_bounds_; }
-  const std::vector<uint64_t>& bucket_counts() const { return bucket_counts_; }  // not cumulative
-  uint64_t count() const { return count_; }
-  double sum() const { return sum_; }
-
- private:
-  std::vector<double> upper_bounds_;
-  std::vector<uint64_t> bucket_counts_;
-  uint64_t count_ = 0;
-  double sum_ = 0;
-};
 
 class Metrics {
  public:
@@ -59,14 +45,17 @@ class Metrics {
   // Zeroes everything (tests only).
   void Reset();
 
+  // From now on publishes this process's totals into `slot` of `share` after every update and
+  // renders the sum over all slots (API servers sharing one port). Null: stop sharing.
+  void ShareVia(std::unique_ptr<MetricsShare> share, int slot);
+
  private:
+  void PublishLocked();  // caller holds mutex_
+
   mutable std::mutex mutex_;
-  int64_t prompt_tokens_ = 0;
-  int64_t generation_tokens_ = 0;
-  std::map<std::string, int64_t> request_success_;  // finished_reason → count
-  Histogram ttft_;
-  Histogram itl_;
-  Histogram e2e_;
+  MetricsTotals totals_;
+  std::unique_ptr<MetricsShare> share_;
+  int slot_ = 0;
 };
 
 }  // namespace tandem::server

@@ -1,5 +1,6 @@
 """Data parallel on one machine: --data-parallel-size 2 with two API servers on one port.
-Outputs equal one rank's; X-data-parallel-rank pins a rank; bad pins are 400s."""
+Outputs equal one rank's; X-data-parallel-rank pins a rank; bad pins are 400s; /metrics sums
+both API servers' request counters whichever one answers."""
 from harness import STORIES_GGUF, Server, check, run
 
 ARGS = ["--data-parallel-size", "2", "--api-server-count", "2", "--max-model-len", "512",
@@ -12,6 +13,12 @@ def finished(srv, rank):
         if line.startswith("tandem:engine_requests_finished_total{") and f'engine="{rank}"' in line:
             return float(line.split()[-1])
     raise AssertionError("no per-rank counter in /metrics")
+
+
+def successes(srv):
+    _, _, body = srv.request("GET", "/metrics")
+    return sum(float(line.split()[-1]) for line in body.decode().splitlines()
+               if line.startswith("vllm:request_success_total{"))
 
 
 def wait_ranks(srv):
@@ -51,6 +58,10 @@ def test_dp2_on_one_machine_pins_ranks_and_matches_one_rank():
             import time
             time.sleep(1.2)  # the next heartbeat carries the engine's counters
             check(finished(srv, rank) - before == 3, f"rank {rank} did not serve the pinned ones")
+        # Two API servers share the port, so each scrape reaches either one; both show the
+        # whole server's request counters (the 6 requests above, wherever they were served).
+        for _ in range(8):
+            check(successes(srv) == 6, f"request_success_total {successes(srv)}, expected 6")
         status, out = srv.post_json("/v1/completions", body("x"),
                                     headers={"X-data-parallel-rank": "7"})
         check(status == 400 and "out of range" in out["error"]["message"], f"{status} {out}")
