@@ -52,8 +52,7 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
   return c;
 }
 
-// Blocks SIGINT/SIGTERM (and SIGUSR1, used to wake it at exit) in every thread; one thread
-// waits for them and calls `on_signal`.
+// SIGINT/SIGTERM, and SIGUSR1 (used to wake the SignalThread at exit).
 sigset_t ShutdownSignals() {
   sigset_t set;
   sigemptyset(&set);
@@ -63,10 +62,10 @@ sigset_t ShutdownSignals() {
   return set;
 }
 
-// Runs `on_signal` on its own thread when SIGINT or SIGTERM arrives. The signals must have been
-// blocked before the process started any thread (RunServeCommand does so first thing): a thread
-// that does not block them would take the signal's default action and kill the process
-// without a clean shutdown.
+// Blocks the shutdown signals and waits for them on its own thread, which calls `on_signal`
+// for SIGINT or SIGTERM. They must have been blocked before the process started any other
+// thread (RunServeCommand does so first thing): a thread that does not block them would take
+// the signal's default action and kill the process without a clean shutdown.
 class SignalThread {
  public:
   explicit SignalThread(std::function<void(int)> on_signal) {
