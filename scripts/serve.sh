@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and serves the real stories260K model on 127.0.0.1:8000.
-# Extra arguments go to `tandem serve`.
+# Installs what is missing, builds, and serves the real stories260K model on 127.0.0.1:8000
+# (TANDEM_PORT changes the port). Extra arguments go to `tandem serve`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 exec ./build/tandem serve ../shared/models/stories260k/stories260K.gguf \
-  --host 127.0.0.1 --port 8000 "$@"
+  --host 127.0.0.1 --port "${TANDEM_PORT:-8000}" "$@"

@@ -150,6 +150,7 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& cf
   auto stack = std::make_unique<EngineStack>();
   const int tp = cfg.tensor_parallel_size;
   std::unique_ptr<executor::MultiprocExecutor> mp;
+  std::vector<std::string> tp_ipc_endpoints;  // bound here, connected to by the TP workers
   if (tp > 1) {
     // Start ranks 1..T-1 first: joining the collectives group waits for all of them.
     const std::string tag = std::to_string(getpid()) + "-dp" + std::to_string(cfg.dp_rank);
@@ -159,6 +160,8 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& cf
       opts.plan_endpoints.push_back(
           ipc::MakeIpcEndpoint("dp" + std::to_string(cfg.dp_rank) + "-tp" + std::to_string(r)));
     }
+    tp_ipc_endpoints = opts.plan_endpoints;
+    tp_ipc_endpoints.push_back(opts.ack_endpoint);
     mp = std::make_unique<executor::MultiprocExecutor>(opts);
     TANDEM_RETURN_IF_ERROR(mp->Bind());
     for (int r = 1; r < tp; ++r) {
@@ -211,6 +214,9 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& cf
   std::unique_ptr<engine::Executor> executor;
   if (mp) {
     TANDEM_RETURN_IF_ERROR(mp->InitWorkers(stack->num_kv_blocks));
+    // Every TP worker has connected and answered: the socket files are no longer needed, and
+    // removing them now leaves nothing in /tmp however this process ends.
+    for (const std::string& endpoint : tp_ipc_endpoints) ipc::RemoveIpcPath(endpoint);
     mp->set_rank0(std::move(rank0));
     executor = std::move(mp);
   } else {

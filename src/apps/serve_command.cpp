@@ -147,14 +147,17 @@ int RunSingleRankHead(const ServeFlags& flags, EngineCoreConfig engine_cfg) {
     return 1;
   }
   std::atomic<int> exit_code{0};
+  std::atomic<bool> stopping{false};
   auto& http = *parts->http;
   auto client = parts->client;
   SignalThread signals([&](int sig) {
     TLOG_INFO("signal {}: shutting down", sig);
+    stopping = true;
     http.Stop();
   });
   EngineLauncher launcher;
   Status launched = launcher.Launch(engine_cfg, [&](const std::string& what) {
+    if (stopping) return;  // we stopped it
     if (!client->IsReady()) {
       TLOG_ERROR("{} before it was ready; see its error above", what);
       exit_code = 1;
@@ -170,8 +173,11 @@ int RunSingleRankHead(const ServeFlags& flags, EngineCoreConfig engine_cfg) {
   TLOG_INFO("API server on http://{}:{} (health is 503 until the model is loaded)", flags.host,
             flags.port);
   http.Run();
+  stopping = true;
   client->Shutdown();
   launcher.Stop();
+  ipc::RemoveIpcPath(client_opts.input_endpoint);
+  ipc::RemoveIpcPath(client_opts.output_endpoint);
   return exit_code;
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <string_view>
 #include <zmq.hpp>
 
 namespace tandem::ipc {
@@ -138,6 +139,11 @@ Result<std::vector<bool>> ZmqSocket::PollReadable(const std::vector<ZmqSocket*>&
 
 std::string MakeIpcEndpoint(const std::string& name) {
   return "ipc:///tmp/tandem-" + std::to_string(getpid()) + "-" + name;
+}
+
+void RemoveIpcPath(const std::string& endpoint) {
+  constexpr std::string_view kScheme = "ipc://";
+  if (endpoint.rfind(kScheme, 0) == 0) ::unlink(endpoint.c_str() + kScheme.size());
 }
 
 Result<int> PickFreeTcpPort(const std::string& host) {

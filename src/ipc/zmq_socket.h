@@ -61,6 +61,10 @@ class ZmqSocket {
 // A fresh ipc:// endpoint path unique to this process: "ipc:///tmp/tandem-<pid>-<name>".
 std::string MakeIpcEndpoint(const std::string& name);
 
+// Removes the socket file of an ipc:// endpoint (nothing for other transports). Connections
+// already made stay up; call once every peer has connected, or at shutdown.
+void RemoveIpcPath(const std::string& endpoint);
+
 // A TCP port on `host` that was free a moment ago (bind to port 0, read it, close).
 // Errors: kUnavailable naming the host.
 Result<int> PickFreeTcpPort(const std::string& host);

@@ -1,13 +1,17 @@
 #include "server/metrics_share.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 namespace tandem::server {
@@ -31,6 +35,22 @@ Result<void*> Map(const std::string& name, int fd, size_t bytes) {
   return p;
 }
 
+// Removes the tables of heads that no longer run (killed before they could remove theirs).
+void RemoveTablesOfDeadHeads() {
+  constexpr std::string_view kPrefix = "tandem-metrics-";
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr) return;
+  while (const dirent* entry = readdir(dir)) {
+    const std::string_view file = entry->d_name;
+    if (file.rfind(kPrefix, 0) != 0) continue;
+    const long pid = std::strtol(std::string(file.substr(kPrefix.size())).c_str(), nullptr, 10);
+    if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      shm_unlink(("/" + std::string(file)).c_str());
+    }
+  }
+  closedir(dir);
+}
+
 }  // namespace
 
 std::string MetricsShareName(long head_pid) {
@@ -43,6 +63,7 @@ MetricsShare::MetricsShare(std::string name, int num_slots, Slot* slots, bool ow
 Result<std::unique_ptr<MetricsShare>> MetricsShare::Create(const std::string& name,
                                                            int num_slots) {
   const size_t bytes = sizeof(Slot) * static_cast<size_t>(num_slots);
+  RemoveTablesOfDeadHeads();
   shm_unlink(name.c_str());  // a killed process of the same pid left it: stale
   const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) return Unavailable("metrics table " + name + ": " + std::strerror(errno));
