@@ -173,8 +173,8 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& cf
       stack->tp_workers.push_back(std::make_unique<ChildProcess>());
       TANDEM_RETURN_IF_ERROR(stack->tp_workers.back()->Spawn(
           {"_tp-worker", "--config-json", nlohmann::json(wcfg).dump()},
-          [r, dp = cfg.dp_rank, stopping = stack->stopping,
-           group = wcfg.tp_group_name](const std::string& what) {
+          [r, dp = cfg.dp_rank, stopping = stack->stopping, group = wcfg.tp_group_name,
+           endpoints = tp_ipc_endpoints](const std::string& what) {
             if (stopping->load()) {
               TLOG_INFO("TP rank {}: {}", r, what);
               return;
@@ -185,6 +185,7 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& cf
             TLOG_ERROR("TP rank {} of DP rank {}: {}; the rank cannot serve without it, exiting",
                        r, dp, what);
             comm::UnlinkShmGroup(group);
+            for (const std::string& endpoint : endpoints) ipc::RemoveIpcPath(endpoint);
             std::_Exit(1);
           }));
     }

@@ -42,6 +42,12 @@ struct ZmqSocket::Impl {
     if (kind == SocketKind::kSub) socket.set(zmq::sockopt::subscribe, "");
     if (kind == SocketKind::kRouter) socket.set(zmq::sockopt::router_mandatory, 1);
   }
+  // libzmq removes an ipc socket file on close only from its I/O thread, which a process that
+  // exits right after (the context is never terminated) does not wait for: remove them here.
+  ~Impl() {
+    for (const std::string& endpoint : bound_ipc_endpoints) RemoveIpcPath(endpoint);
+  }
+  std::vector<std::string> bound_ipc_endpoints;
 };
 
 ZmqSocket::ZmqSocket(SocketKind kind) : impl_(std::make_unique<Impl>(kind)) {}
@@ -57,6 +63,7 @@ Status ZmqSocket::Bind(const std::string& endpoint) {
   } catch (const zmq::error_t& e) {
     return Unavailable("cannot bind " + endpoint + ": " + e.what());
   }
+  if (endpoint.rfind("ipc://", 0) == 0) impl_->bound_ipc_endpoints.push_back(endpoint);
   return Status::Ok();
 }
 
