@@ -102,7 +102,8 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "data-parallel-address", f.data_parallel_address, "Head's address for the DP handshake");
   Opt(app, "data-parallel-rpc-port", f.data_parallel_rpc_port, "Head's DP handshake port");
   Opt(app, "data-parallel-load-balancer", f.data_parallel_load_balancer,
-      "How API servers pick a DP rank: least-loaded (live load) | round-robin")
+      "How API servers pick a DP rank: least-loaded (the fewest tokens of work held: prompt + "
+      "max_tokens of its unfinished requests) | round-robin")
       ->check(CLI::IsMember({"least-loaded", "round-robin"}));
   Flag(app, "headless", f.headless, "Run engine cores only, no API server");
   Flag(app, "enable-expert-parallel", f.enable_expert_parallel,
