@@ -48,19 +48,24 @@ def check_body_too_large(srv, path):
     check("error" in json.loads(body[body.index(b"{"):body.rindex(b"}") + 1]), f"body {body[:200]!r}")
 
 
-def check_body_without_length_is_answered(srv, path):
-    """A POST whose body comes without Content-Length: HTTP/1.1 reads an empty body, then the
-    body's bytes as a malformed next request. Both get their 400, in order, then the close."""
+def send_raw(srv, payload):
+    """Writes `payload` on one new connection and returns every byte until the server closes."""
     import socket
     with socket.create_connection(("127.0.0.1", srv.port), timeout=30) as s:
-        s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                  f"Authorization: Bearer {KEY}\r\n\r\n".encode() + b'{"prompt": "a"}')
+        s.sendall(payload)
         data = b""
         while True:
             chunk = s.recv(65536)
             if not chunk:
-                break
+                return data
             data += chunk
+
+
+def check_body_without_length_is_answered(srv, path):
+    """A POST whose body comes without Content-Length: HTTP/1.1 reads an empty body, then the
+    body's bytes as a malformed next request. Both get their 400, in order, then the close."""
+    data = send_raw(srv, f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         f"Authorization: Bearer {KEY}\r\n\r\n".encode() + b'{"prompt": "a"}')
     check(data.count(b"HTTP/1.1 400") == 2, f"no-length body: {data[:400]!r}")
     check(b"request body is empty" in data and b"malformed HTTP request" in data, f"{data!r}")
 
@@ -69,18 +74,11 @@ def check_pipelined_requests_are_both_answered(srv, path):
     """A generation and a second request in one write (HTTP/1.1 pipelining): both answered, in
     order. The session used to end with the generation (nothing held it while the second
     request waited), answering neither."""
-    import socket
     body = b'{"prompt": "Once", "max_tokens": 8}'
-    with socket.create_connection(("127.0.0.1", srv.port), timeout=30) as s:
-        s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                  f"Authorization: Bearer {KEY}\r\nContent-Length: {len(body)}\r\n\r\n"
-                  .encode() + body + b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+    data = send_raw(srv, f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         f"Authorization: Bearer {KEY}\r\nContent-Length: {len(body)}\r\n\r\n"
+                         .encode() + body
+                         + b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     check(data.count(b"HTTP/1.1 200") == 2 and b'"choices"' in data, f"pipelined: {data[:300]!r}")
 
 

@@ -44,7 +44,8 @@ REFERENCE = {}
 
 
 def check_64_requests_after(dep, before):
-    """check_64_requests on a deployment whose ranks already finished `before` requests."""
+    """64 greedy requests through the primary, each equal to one rank's output; both ranks
+    serve some beyond the `before` requests they had finished. Returns what each served."""
     results = dep.client({"requests": [greedy(PROMPTS[i % len(PROMPTS)]) for i in range(64)],
                           "concurrency": 16})
     for i, r in enumerate(results):
@@ -54,18 +55,11 @@ def check_64_requests_after(dep, before):
     after = finished_counts(dep, total=sum(before) + 64)
     served = [a - b for a, b in zip(after, before)]
     check(sum(served) == 64 and all(s > 0 for s in served), f"per-rank finished counts {served}")
+    return served
 
 
 def check_64_requests(dep):
-    results = dep.client({"requests": [greedy(PROMPTS[i % len(PROMPTS)]) for i in range(64)],
-                          "concurrency": 16})
-    for i, r in enumerate(results):
-        check(r["status"] == 200 and not r["error"], f"request {i}: {r}")
-        want = REFERENCE[PROMPTS[i % len(PROMPTS)]]
-        check(r["token_ids"] == want, f"request {i}: {r['token_ids'][:8]} != {want[:8]}")
-    served = finished_counts(dep, total=64)
-    check(sum(served) == 64 and all(s > 0 for s in served), f"per-rank finished counts {served}")
-    return served
+    return check_64_requests_after(dep, before=[0, 0])
 
 
 def test_seed_flags_head_first_64_requests_match_one_rank():
