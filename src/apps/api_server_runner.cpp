@@ -49,6 +49,12 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   } else if (!files.chat_template.empty()) {
     c.chat_template = files.chat_template;
   }
+  c.max_chat_messages = f.max_chat_messages;
+  c.max_chat_tools = f.max_chat_tools;
+  c.chat_template_limits.max_recursion_depth = f.chat_template_max_recursion;
+  c.chat_template_limits.max_loop_iterations = f.chat_template_max_loop_iterations;
+  c.chat_template_limits.max_output_bytes = f.chat_template_max_output_bytes;
+  c.chat_template_limits.timeout_s = f.chat_template_timeout;
   c.reasoning_parser = f.reasoning_parser;
   c.enable_auto_tool_choice = f.enable_auto_tool_choice;
   c.tool_call_parser = f.tool_call_parser;

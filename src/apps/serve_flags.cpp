@@ -59,6 +59,21 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       ->check(CLI::IsMember({"", "hermes", "qwen3_coder"}));
   Opt(app, "default-chat-template-kwargs", f.default_chat_template_kwargs,
       "JSON object of chat template variables; a request's chat_template_kwargs override it");
+  Opt(app, "max-chat-messages", f.max_chat_messages,
+      "Messages per chat request at most (400 beyond)")->check(CLI::PositiveNumber);
+  Opt(app, "max-chat-tools", f.max_chat_tools, "Tools per chat request at most (400 beyond)")
+      ->check(CLI::PositiveNumber);
+  Opt(app, "chat-template-max-recursion", f.chat_template_max_recursion,
+      "Nested macro calls in one chat template render at most")->check(CLI::PositiveNumber);
+  Opt(app, "chat-template-max-loop-iterations", f.chat_template_max_loop_iterations,
+      "Loop iterations (all loops) and range() length in one chat template render at most")
+      ->check(CLI::PositiveNumber);
+  Opt(app, "chat-template-max-output-bytes", f.chat_template_max_output_bytes,
+      "Bytes of a rendered chat prompt, and of any value a render builds, at most")
+      ->check(CLI::PositiveNumber);
+  Opt(app, "chat-template-timeout", f.chat_template_timeout,
+      "Seconds one chat template render may take at most (400 beyond)")
+      ->check(CLI::PositiveNumber);
 
   Opt(app, "host", f.host, "Address the HTTP server binds");
   Opt(app, "port", f.port, "HTTP port")->check(CLI::Range(1, 65535));

@@ -26,6 +26,13 @@ struct ServeFlags {
   bool enable_auto_tool_choice = false;    // let the model decide to call tools
   std::string tool_call_parser;            // "" | hermes | qwen3_coder
   std::string default_chat_template_kwargs;  // JSON object merged under each request's
+  // Per-request bounds on chat input and on each chat template render (ServerConfig).
+  int max_chat_messages = 10000;
+  int max_chat_tools = 1024;
+  int chat_template_max_recursion = 64;
+  int64_t chat_template_max_loop_iterations = 1000000;
+  int64_t chat_template_max_output_bytes = 16 << 20;
+  double chat_template_timeout = 10.0;     // seconds
   // Server
   std::string host = "0.0.0.0";
   int port = 8000;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/logging.h"
 #include "server/errors.h"
 #include "server/json_dump.h"
 #include "server/openai/chat_completions.h"
@@ -14,26 +15,27 @@ namespace tandem::server {
 
 using openai::SendError;
 
-ApiRouter::ApiRouter(const ServerContext& context)
-    : context_(context), auth_(context.config.api_keys) {
+ApiRouter::ApiRouter(const ServerContext& context, PreprocessPool* pool)
+    : context_(context), pool_(pool), auth_(context.config.api_keys) {
+  constexpr bool kOffload = true;
   const ServerContext& ctx = context_;
   Add("POST", "/v1/completions", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
     openai::HandleCompletions(ctx, r, std::move(s));
-  });
+  }, kOffload);
   Add("POST", "/v1/chat/completions",
       [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
         openai::HandleChatCompletions(ctx, r, std::move(s));
-      });
+      }, kOffload);
   Add("GET", "/v1/models", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
     openai::HandleModels(ctx, r, std::move(s));
   });
   // vLLM serves these outside /v1 (so without the API key check).
   Add("POST", "/tokenize", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
     openai::HandleTokenize(ctx, r, std::move(s));
-  });
+  }, kOffload);
   Add("POST", "/detokenize", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
     openai::HandleDetokenize(ctx, r, std::move(s));
-  });
+  }, kOffload);
   auto health = [&ctx](const HttpRequest&, std::shared_ptr<ResponseSink> s) {
     s->SendResponse(ctx.engine->IsReady() ? 200 : 503, "application/json", "");
   };
@@ -56,8 +58,9 @@ ApiRouter::ApiRouter(const ServerContext& context)
   });
 }
 
-void ApiRouter::Add(const std::string& method, const std::string& path, Handler handler) {
-  routes_[path][method] = std::move(handler);
+void ApiRouter::Add(const std::string& method, const std::string& path, Handler handler,
+                    bool offload) {
+  routes_[path][method] = Route{std::move(handler), offload};
 }
 
 void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) const {
@@ -72,19 +75,40 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
                                     "missing or invalid API key; send 'Authorization: Bearer "
                                     "<key>'"), ""});
   }
-  const auto handler = route->second.find(request.method);
-  if (handler == route->second.end()) {
+  const auto method = route->second.find(request.method);
+  if (method == route->second.end()) {
     std::string allowed;
-    for (const auto& [method, unused] : route->second) allowed += (allowed.empty() ? "" : ", ") + method;
+    for (const auto& [name, unused] : route->second) {
+      allowed += (allowed.empty() ? "" : ", ") + name;
+    }
     return SendError(*sink, {Status(StatusCode::kMethodNotAllowed,
                                     fmt::format("method {} is not allowed on {}; allowed: {}",
                                                 request.method, request.path, allowed)), ""});
   }
+  const Route& target = method->second;
+  if (!target.offload) return Run(target.handler, request, sink);
+  const bool queued = pool_->Submit(
+      [handler = &target.handler, request = std::move(request), sink]() mutable {
+        TLOG_DEBUG("preprocessing {} {} ({} body bytes)", request.method, request.path,
+                   request.body.size());
+        Run(*handler, request, sink);
+      });
+  if (!queued) {
+    SendError(*sink, {Status(StatusCode::kResourceExhausted,
+                             fmt::format("the server is overloaded: {} requests already wait to be "
+                                         "preprocessed; retry later",
+                                         context_.config.max_queued_preprocess)),
+                      ""});
+  }
+}
+
+void ApiRouter::Run(const Handler& handler, const HttpRequest& request,
+                    const std::shared_ptr<ResponseSink>& sink) {
   // Last line of defence: a handler that throws (a bug, or a library refusing an input we
   // did not foresee) answers this request with an error; the server and every other request
   // go on.
   try {
-    handler->second(request, sink);
+    handler(request, sink);
   } catch (const nlohmann::json::exception& e) {
     SendError(*sink, {InvalidArgument(fmt::format("cannot handle this request body: {}", e.what())), ""});
   } catch (const std::exception& e) {

@@ -7,7 +7,7 @@
 
 #include "core/logging.h"
 #include "server/http_session.h"
-#include "server/openai/chat_completions.h"
+#include "server/openai/chat_prompt.h"
 
 namespace tandem::server {
 
@@ -27,11 +27,14 @@ HttpServer::~HttpServer() { Stop(); }
 Status HttpServer::Start() {
   TANDEM_RETURN_IF_ERROR(context_.config.Validate());
   if (context_.config.chat_template) {
-    auto chat_template = openai::ParseChatTemplate(*context_.config.chat_template);
+    auto chat_template = openai::LoadChatTemplate(context_.config, *context_.tokenizer);
     if (!chat_template.ok()) return chat_template.status();
     context_.chat_template = std::move(chat_template).value();
   }
-  router_ = std::make_unique<ApiRouter>(context_);
+  pool_ = std::make_unique<PreprocessPool>(context_.config.num_preprocess_threads,
+                                           context_.config.max_queued_preprocess);
+  context_.config.chat_template_limits.cancelled = &pool_->cancelled();
+  router_ = std::make_unique<ApiRouter>(context_, pool_.get());
   handler_ = [this](HttpRequest request, std::shared_ptr<ResponseSink> sink) {
     router_->Handle(std::move(request), std::move(sink));
   };
@@ -89,9 +92,14 @@ void HttpServer::Run() {
   }
   io_context_.run();
   for (std::thread& t : threads) t.join();
+  if (pool_) {
+    pool_->Stop();
+    pool_->Join();
+  }
 }
 
 void HttpServer::Stop() {
+  if (pool_) pool_->Stop();
   net::post(io_context_, [this] {
     boost::system::error_code ignored;
     acceptor_.close(ignored);

@@ -15,6 +15,7 @@
 #include "router/engine_client.h"
 #include "server/api_router.h"
 #include "server/http_types.h"
+#include "server/preprocess_pool.h"
 #include "server/server_config.h"
 #include "server/server_context.h"
 #include "text/tokenizer.h"
@@ -35,16 +36,19 @@ class HttpServer {
   // The bound port (the picked one when config.port was 0). Valid after Start().
   uint16_t port() const { return bound_port_; }
 
-  // Serves until Stop(), on config.num_io_threads threads (the caller's is one of them).
+  // Serves until Stop(), on config.num_io_threads threads (the caller's is one of them), with
+  // config.num_preprocess_threads more for request preprocessing; returns once all have ended.
   void Run();
 
-  // Makes Run() return; open connections are dropped. Thread-safe; idempotent.
+  // Makes Run() return; open connections are dropped, chat template renders in progress are
+  // cancelled and queued requests dropped. Thread-safe; idempotent.
   void Stop();
 
  private:
   void DoAccept();
 
   ServerContext context_;
+  std::unique_ptr<PreprocessPool> pool_;  // made by Start()
   std::unique_ptr<ApiRouter> router_;
   RequestHandler handler_;
   boost::asio::io_context io_context_;

@@ -44,14 +44,23 @@ class SessionSink : public ResponseSink {
     Post([=](HttpSession& s) { s.DoEndStream(exchange_id_); });
   }
   void SetOnDisconnect(std::function<void()> on_disconnect) override {
-    std::lock_guard lock(mutex_);
-    on_disconnect_ = std::move(on_disconnect);
+    {
+      std::lock_guard lock(mutex_);
+      if (!disconnected_) {
+        on_disconnect_ = std::move(on_disconnect);
+        return;
+      }
+    }
+    // The client went away before the handler got here (it ran on the preprocessing pool):
+    // cancel at once, as if it had left a moment later.
+    if (on_disconnect) on_disconnect();
   }
   // Runs the disconnect callback at most once.
   void FireDisconnect() {
     std::function<void()> callback;
     {
       std::lock_guard lock(mutex_);
+      disconnected_ = true;
       callback = std::move(on_disconnect_);
       on_disconnect_ = nullptr;
     }
@@ -71,6 +80,7 @@ class SessionSink : public ResponseSink {
   const uint64_t exchange_id_;
   std::mutex mutex_;
   std::function<void()> on_disconnect_;
+  bool disconnected_ = false;  // FireDisconnect ran
 };
 
 HttpSession::HttpSession(net::ip::tcp::socket socket, const ServerConfig& config,

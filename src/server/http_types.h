@@ -34,11 +34,13 @@ class ResponseSink {
   virtual void EndStream() = 0;
 
   // `on_disconnect` runs once (on an I/O thread) if the client goes away before the response
-  // is complete. Set it before starting work whose cancellation matters.
+  // is complete; at once (on the caller's thread) if it has already gone. Set it before
+  // starting work whose cancellation matters.
   virtual void SetOnDisconnect(std::function<void()> on_disconnect) = 0;
 };
 
-// Routes one request to a handler; runs on an I/O thread and must not block.
+// Routes one request to a handler; runs on an I/O thread and must not block (long work goes to
+// the PreprocessPool).
 using RequestHandler = std::function<void(HttpRequest, std::shared_ptr<ResponseSink>)>;
 
 }  // namespace tandem::server

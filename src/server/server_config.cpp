@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace tandem::server {
 
 Status ServerConfig::Validate() const {
@@ -17,6 +19,20 @@ Status ServerConfig::Validate() const {
   if (num_io_threads < 1) {
     return InvalidArgument(fmt::format("ServerConfig.num_io_threads is {}; expected >= 1",
                                        num_io_threads));
+  }
+  for (const auto& [flag, value] :
+       {std::pair<const char*, int64_t>{"--max-chat-messages", max_chat_messages},
+        {"--max-chat-tools", max_chat_tools},
+        {"--chat-template-max-recursion", chat_template_limits.max_recursion_depth},
+        {"--chat-template-max-loop-iterations", chat_template_limits.max_loop_iterations},
+        {"--chat-template-max-output-bytes", chat_template_limits.max_output_bytes},
+        {"ServerConfig.num_preprocess_threads", num_preprocess_threads},
+        {"ServerConfig.max_queued_preprocess", max_queued_preprocess}}) {
+    if (value < 1) return InvalidArgument(fmt::format("{} is {}; expected >= 1", flag, value));
+  }
+  if (!(chat_template_limits.timeout_s > 0)) {
+    return InvalidArgument(fmt::format("--chat-template-timeout is {}; expected seconds > 0",
+                                       chat_template_limits.timeout_s));
   }
   if (!reasoning_parser.empty() && reasoning_parser != "qwen3") {
     return InvalidArgument(fmt::format("--reasoning-parser '{}' is not supported; expected qwen3",

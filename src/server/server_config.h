@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
+#include "text/jinja/render_limits.h"
 
 namespace tandem::server {
 
@@ -40,6 +41,16 @@ struct ServerConfig {
   int32_t max_logprobs = 20;                      // --max-logprobs
   bool reuse_port = false;                        // SO_REUSEPORT, for --api-server-count > 1
   int32_t num_io_threads = 2;                     // threads running the io_context
+  // Request preprocessing (JSON parsing, chat template rendering, tokenization) runs on a pool
+  // of this many threads, never on the I/O threads, so /health, /metrics and streams go on
+  // whatever a render does.
+  int32_t num_preprocess_threads = 2;
+  // Requests waiting for a preprocessing thread beyond this get 503.
+  int32_t max_queued_preprocess = 1024;
+  int32_t max_chat_messages = 10000;              // --max-chat-messages: per chat request
+  int32_t max_chat_tools = 1024;                  // --max-chat-tools: per chat request
+  // --chat-template-max-*, --chat-template-timeout. `cancelled` is set by HttpServer (shutdown).
+  text::jinja::RenderLimits chat_template_limits;
   int32_t keep_alive_timeout_s = 5;               // idle keep-alive connections close after this
   std::string version = "0.1.0";                  // GET /version
 

@@ -29,19 +29,24 @@ Result<ChatTemplate> ChatTemplate::Parse(std::string source) {
   return chat_template;
 }
 
-Result<std::string> ChatTemplate::Render(const nlohmann::json& context) const {
-  return Render(nlohmann::ordered_json::parse(context.dump()));
+Result<std::string> ChatTemplate::Render(const nlohmann::json& context,
+                                         const ChatTemplateLimits& limits) const {
+  return Render(nlohmann::ordered_json(context), limits);
 }
 
-Result<std::string> ChatTemplate::Render(const nlohmann::ordered_json& context) const {
+Result<std::string> ChatTemplate::Render(const nlohmann::ordered_json& context,
+                                         const ChatTemplateLimits& limits) const {
   if (!context.is_object()) {
     return InvalidArgument("chat template context must be a JSON object, got " +
                            std::string(context.type_name()));
   }
   try {
-    jinja::Interpreter interpreter(context);
+    jinja::Interpreter interpreter(context, limits);
     return interpreter.Render(*body_);
   } catch (const jinja::TemplateError& error) {
+    if (limits.cancelled != nullptr && limits.cancelled->load()) {
+      return Unavailable("the chat template render was cancelled: the server is shutting down");
+    }
     return ToStatus(error);
   } catch (const nlohmann::json::exception& error) {
     return InvalidArgument(std::string("chat template render failed: ") + error.what());

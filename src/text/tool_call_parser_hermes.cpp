@@ -1,5 +1,6 @@
 // hermes: each <tool_call> block holds one JSON object {"name": ..., "arguments": {...}}.
 // Reference: vLLM entrypoints/openai/tool_parsers/hermes_tool_parser.py.
+#include "text/bounded_json.h"
 #include "text/jinja/value.h"
 #include "text/tool_call_parser.h"
 
@@ -10,7 +11,7 @@ class HermesToolCallParser : public ToolCallParser {
  protected:
   std::optional<std::vector<ToolCall>> ParseBlock(std::string_view body) const override {
     const nlohmann::ordered_json call =
-        nlohmann::ordered_json::parse(body, nullptr, /*allow_exceptions=*/false);
+        ParseBoundedOrderedOrDiscarded(body);
     if (call.is_discarded() || !call.is_object()) return std::nullopt;
     const auto name = call.find("name");
     if (name == call.end() || !name->is_string() || name->get<std::string>().empty()) {

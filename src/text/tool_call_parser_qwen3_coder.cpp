@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "text/bounded_json.h"
 #include "text/jinja/value.h"
 #include "text/tool_call_parser.h"
 
@@ -72,7 +73,7 @@ OJson ConvertValue(const std::string& value, const std::string& type) {
     return d;
   }
   if (type == "boolean" || type == "bool" || type == "binary") return Lower(std::string(v)) == "true";
-  OJson parsed = OJson::parse(v, nullptr, /*allow_exceptions=*/false);
+  OJson parsed = ParseBoundedOrderedOrDiscarded(v);
   if (!parsed.is_discarded()) return parsed;
   return value;
 }

@@ -16,26 +16,6 @@ namespace tandem::server::openai {
 
 using nlohmann::json;
 
-Result<std::shared_ptr<const text::ChatTemplate>> ParseChatTemplate(const std::string& source) {
-  auto parsed = text::ChatTemplate::Parse(source);
-  if (!parsed.ok()) {
-    return InvalidArgument("cannot parse --chat-template: " + parsed.status().message());
-  }
-  return std::shared_ptr<const text::ChatTemplate>(
-      std::make_shared<text::ChatTemplate>(std::move(parsed).value()));
-}
-
-Result<std::string> RenderChatTemplate(const text::ChatTemplate& chat_template,
-                                       const json& template_context) {
-  auto rendered = chat_template.Render(template_context);
-  if (!rendered.ok()) {
-    return InvalidArgument("cannot apply the chat template to these messages: " +
-                           rendered.status().message());
-  }
-  return std::move(rendered).value();
-}
-
-
 namespace {
 
 struct ChatCall {
@@ -202,12 +182,10 @@ ApiResult<bool> BuildPrompt(const ServerContext& context, ChatCall* call) {
 
 void HandleChatCompletions(const ServerContext& context, const HttpRequest& http_request,
                            std::shared_ptr<ResponseSink> sink) {
-  auto body = ParseJsonObject(http_request.body);
+  // Keeping key order: tojson prints tool schemas as the client sent them.
+  auto body = ParseOrderedJsonObject(http_request.body);
   if (!body.ok()) return SendError(*sink, body.error());
-  // Parsed again keeping key order: tojson prints tool schemas as the client sent them.
-  const auto ordered = ParseOrderedOrDiscarded(http_request.body);
-  if (ordered.is_discarded()) return SendError(*sink, BadParam("", "malformed JSON body"));
-  auto parsed = ParseChatCompletionRequest(ordered, context.config);
+  auto parsed = ParseChatCompletionRequest(body.value(), context.config);
   if (!parsed.ok()) return SendError(*sink, parsed.error());
   auto ids_ok = CheckTokenIdsInVocabulary(parsed.value().common, context.tokenizer->vocab_size());
   if (!ids_ok.ok()) return SendError(*sink, ids_ok.error());

@@ -17,14 +17,6 @@
 
 namespace tandem::server::openai {
 
-// Parses --chat-template source once at start. Errors: kInvalidArgument with the template
-// parser's message.
-Result<std::shared_ptr<const text::ChatTemplate>> ParseChatTemplate(const std::string& source);
-
-// Renders `template_context` (see ChatTemplateContext). Errors: kInvalidArgument (400).
-Result<std::string> RenderChatTemplate(const text::ChatTemplate& chat_template,
-                                       const nlohmann::json& template_context);
-
 void HandleChatCompletions(const ServerContext& context, const HttpRequest& request,
                            std::shared_ptr<ResponseSink> sink);
 

@@ -30,7 +30,7 @@ ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(const OJson& body,
   const json plain = body;
   TANDEM_API_ASSIGN_OR_RETURN(request.common,
                               ParseGenerationRequest(plain, Endpoint::kChatCompletions, config));
-  TANDEM_API_ASSIGN_OR_RETURN(request.input, ParseChatInput(body));
+  TANDEM_API_ASSIGN_OR_RETURN(request.input, ParseChatInput(body, config));
   for (const auto& [key, unused] : body.items()) {
     if (!kKnownFields.count(key)) {
       TLOG_DEBUG("chat request field '{}' is not used by tandem; ignored", key);

@@ -40,8 +40,9 @@ struct ChatCompletionRequest {
 // Parses messages, tools, tool_choice, add_generation_prompt, continue_final_message and
 // chat_template_kwargs. Errors: 400 naming the field (messages missing/empty, an unknown role,
 // content of the wrong type, a tool without a function name, tool_choice naming no tool, both
-// add_generation_prompt and continue_final_message, ...).
-ApiResult<ChatInput> ParseChatInput(const nlohmann::ordered_json& body);
+// add_generation_prompt and continue_final_message, more messages or tools than
+// config.max_chat_messages / max_chat_tools, ...).
+ApiResult<ChatInput> ParseChatInput(const nlohmann::ordered_json& body, const ServerConfig& config);
 
 // Parses and validates a chat body (no templating yet). Unknown top-level fields are ignored
 // (logged at debug). Errors: those of ParseChatInput and ParseGenerationRequest, top_logprobs

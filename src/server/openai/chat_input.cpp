@@ -71,11 +71,16 @@ ApiResult<OJson> NormalizeToolCalls(const OJson& tool_calls, size_t index) {
   return out;
 }
 
-ApiResult<OJson> ParseMessages(const OJson& body) {
+ApiResult<OJson> ParseMessages(const OJson& body, int32_t max_messages) {
   auto it = body.find("messages");
   if (it == body.end() || it->is_null()) return BadParam("messages", "'messages' is required");
   if (!it->is_array() || it->empty()) {
     return BadParam("messages", "'messages' must be a non-empty array of messages");
+  }
+  if (it->size() > static_cast<size_t>(max_messages)) {
+    return BadParam("messages", fmt::format("'messages' holds {} messages, more than the limit "
+                                            "of {} per request (--max-chat-messages)",
+                                            it->size(), max_messages));
   }
   OJson messages = OJson::array();
   for (size_t i = 0; i < it->size(); ++i) {
@@ -101,10 +106,14 @@ ApiResult<OJson> ParseMessages(const OJson& body) {
   return messages;
 }
 
-ApiResult<OJson> ParseTools(const OJson& body) {
+ApiResult<OJson> ParseTools(const OJson& body, int32_t max_tools) {
   auto it = body.find("tools");
   if (it == body.end() || it->is_null()) return OJson();
   if (!it->is_array()) return BadParam("tools", "'tools' must be an array of tools");
+  if (it->size() > static_cast<size_t>(max_tools)) {
+    return BadParam("tools", fmt::format("'tools' holds {} tools, more than the limit of {} per "
+                                         "request (--max-chat-tools)", it->size(), max_tools));
+  }
   for (size_t k = 0; k < it->size(); ++k) {
     const OJson& tool = (*it)[k];
     if (!tool.is_object() || tool.value("type", "function") != "function" ||
@@ -169,10 +178,10 @@ ApiResult<bool> GetOrderedBool(const OJson& body, const char* field, bool fallba
 
 }  // namespace
 
-ApiResult<ChatInput> ParseChatInput(const OJson& body) {
+ApiResult<ChatInput> ParseChatInput(const OJson& body, const ServerConfig& config) {
   ChatInput input;
-  TANDEM_API_ASSIGN_OR_RETURN(input.messages, ParseMessages(body));
-  TANDEM_API_ASSIGN_OR_RETURN(input.tools, ParseTools(body));
+  TANDEM_API_ASSIGN_OR_RETURN(input.messages, ParseMessages(body, config.max_chat_messages));
+  TANDEM_API_ASSIGN_OR_RETURN(input.tools, ParseTools(body, config.max_chat_tools));
   TANDEM_API_ASSIGN_OR_RETURN(bool unused, ParseToolChoice(body, &input));
   (void)unused;
   TANDEM_API_ASSIGN_OR_RETURN(input.continue_final_message,

@@ -15,6 +15,26 @@ std::string_view Strip(std::string_view s, bool left, bool right) {
 
 }  // namespace
 
+Result<std::shared_ptr<const text::ChatTemplate>> LoadChatTemplate(
+    const ServerConfig& config, const text::Tokenizer& tokenizer) {
+  auto parsed = text::ChatTemplate::Parse(*config.chat_template);
+  if (!parsed.ok()) {
+    return InvalidArgument("cannot parse the chat template (--chat-template, or the model's "
+                           "own): " + parsed.status().message());
+  }
+  auto chat_template = std::make_shared<const text::ChatTemplate>(std::move(parsed).value());
+  ChatInput minimal;
+  minimal.messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", "Hello"}}});
+  auto rendered = chat_template->Render(ChatTemplateContext(minimal, config, tokenizer),
+                                        config.chat_template_limits);
+  if (!rendered.ok()) {
+    return InvalidArgument("the chat template (--chat-template, or the model's own) cannot "
+                           "render a minimal conversation [{\"role\": \"user\", \"content\": "
+                           "\"Hello\"}]: " + rendered.status().message());
+  }
+  return std::shared_ptr<const text::ChatTemplate>(std::move(chat_template));
+}
+
 ApiResult<std::string> CutAfterFinalMessage(const std::string& rendered,
                                             const std::string& final_content) {
   const std::string_view stripped = Strip(final_content, true, true);
@@ -37,7 +57,11 @@ ApiResult<std::string> RenderChatPrompt(const ServerContext& context, const Chat
   }
   const nlohmann::ordered_json template_context =
       ChatTemplateContext(input, context.config, *context.tokenizer);
-  auto rendered = context.chat_template->Render(template_context);
+  auto rendered = context.chat_template->Render(template_context,
+                                                context.config.chat_template_limits);
+  if (!rendered.ok() && rendered.status().code() == StatusCode::kUnavailable) {
+    return ApiError{rendered.status(), ""};  // cancelled: the server is shutting down
+  }
   if (!rendered.ok()) {
     return BadParam("messages", "cannot apply the chat template to these messages: " +
                                     rendered.status().message());

@@ -12,10 +12,21 @@
 
 namespace tandem::server::openai {
 
+// Parses config.chat_template (the --chat-template file or the model's own) once at start-up
+// and renders a minimal conversation ([{"role": "user", "content": "Hello"}], with the
+// generation prompt) within config.chat_template_limits, so a template that cannot serve any
+// request is refused before the server listens.
+// Errors: kInvalidArgument naming the template's line and column (a parse error, a runtime
+// error, raise_exception or a limit reached on the minimal conversation).
+Result<std::shared_ptr<const text::ChatTemplate>> LoadChatTemplate(
+    const ServerConfig& config, const text::Tokenizer& tokenizer);
+
 // Renders the template with ChatTemplateContext(input). With continue_final_message the text
 // is cut right after the last message's content so the model continues it.
 // Errors (400, param "messages"): no chat template; the template raised or failed (its
-// message); continue_final_message when the final message's content is not in the prompt.
+// message), or hit one of config.chat_template_limits (named in the message);
+// continue_final_message when the final message's content is not in the prompt. 503 when the
+// render was cancelled by shutdown.
 ApiResult<std::string> RenderChatPrompt(const ServerContext& context, const ChatInput& input);
 
 // HF's cut: `rendered` up to the end of the last occurrence of `final_content` (stripped);

@@ -7,6 +7,8 @@
 #include <climits>
 #include <cmath>
 
+#include "text/bounded_json.h"
+
 namespace tandem::server::openai {
 
 using nlohmann::json;
@@ -154,36 +156,55 @@ ApiResult<double> GetNumber(const json& body, const char* field, double fallback
 }
 
 nlohmann::ordered_json ParseOrderedOrDiscarded(std::string_view text) {
-  try {
-    return nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
-  } catch (const nlohmann::json::exception&) {
-    return nlohmann::ordered_json(nlohmann::ordered_json::value_t::discarded);
-  }
+  return text::ParseBoundedOrderedOrDiscarded(text);
 }
 
-std::string JsonTypeWithArticle(const json& value) {
+namespace {
+
+template <typename J>
+std::string TypeWithArticle(const J& value) {
   const std::string name = value.type_name();
   if (value.is_null()) return name;
   const bool vowel = !name.empty() && std::string("aeiou").find(name[0]) != std::string::npos;
   return (vowel ? "an " : "a ") + name;
 }
 
-ApiResult<json> ParseJsonObject(std::string_view body) {
+}  // namespace
+
+std::string JsonTypeWithArticle(const json& value) { return TypeWithArticle(value); }
+std::string JsonTypeWithArticle(const OrderedJson& value) { return TypeWithArticle(value); }
+
+namespace {
+
+// A request body as JSON of type J (json or ordered_json), nesting limited while parsing.
+template <typename J>
+ApiResult<J> ParseBody(std::string_view body) {
   if (body.empty()) {
     return BadParam("", "request body is empty; send a JSON object with a Content-Length or "
                         "Transfer-Encoding: chunked header");
   }
-  json parsed;
-  try {
-    parsed = json::parse(body);  // rejects ill-formed UTF-8 inside strings
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
-    return BadParam("", fmt::format("request body is not valid JSON: {}", e.what()));
+  J parsed;
+  text::BoundedJsonError error;
+  if (!text::ParseBoundedJson(body, text::kMaxJsonDepth, &parsed, &error)) {
+    if (error.too_deep) {
+      return BadParam("", fmt::format("request body nests JSON arrays and objects deeper than "
+                                      "the limit of {} levels", text::kMaxJsonDepth));
+    }
+    return BadParam("", fmt::format("request body is not valid JSON: {}", error.message));
   }
   if (!parsed.is_object()) {
     return BadParam("", fmt::format("request body must be a JSON object; found {}",
                                     JsonTypeWithArticle(parsed)));
   }
   return parsed;
+}
+
+}  // namespace
+
+ApiResult<json> ParseJsonObject(std::string_view body) { return ParseBody<json>(body); }
+
+ApiResult<OrderedJson> ParseOrderedJsonObject(std::string_view body) {
+  return ParseBody<OrderedJson>(body);
 }
 
 ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint endpoint,

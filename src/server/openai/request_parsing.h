@@ -42,14 +42,21 @@ ApiResult<int32_t> ParseDataParallelRankHeader(const std::string& value);
 // A JSON value's type with its article, for messages: "an array", "an object", "a string",
 // "a number", "a boolean", "null".
 std::string JsonTypeWithArticle(const nlohmann::json& value);
+std::string JsonTypeWithArticle(const nlohmann::ordered_json& value);
+
+using OrderedJson = nlohmann::ordered_json;
 
 // Parses `text` keeping key order; a discarded value (is_discarded()) for anything that is not
-// JSON, including numbers beyond double range (which nlohmann reports by throwing even with
-// exceptions off). Never throws.
+// JSON, including numbers beyond double range and nesting deeper than text::kMaxJsonDepth.
+// Never throws.
 nlohmann::ordered_json ParseOrderedOrDiscarded(std::string_view text);
 
-// Parses `body` as a JSON object. Errors: 400 on malformed JSON, invalid UTF-8 or a non-object.
+// Parses `body` as a JSON object, nesting limited while parsing (text/bounded_json.h), so no
+// later recursive walk of the request meets deep input. Errors: 400 on malformed JSON, invalid
+// UTF-8, a non-object, or nesting deeper than text::kMaxJsonDepth (the message names the limit).
 ApiResult<nlohmann::json> ParseJsonObject(std::string_view body);
+// The same keeping key order (what a chat template's tojson prints).
+ApiResult<OrderedJson> ParseOrderedJsonObject(std::string_view body);
 
 // Reads the common fields of `body` for `endpoint`. Errors: 404 (param "model") for a model
 // not in config.served_model_names; 400 naming the field for a wrong type or a value out of

@@ -46,7 +46,7 @@ ApiResult<Tokenized> TokenizeBody(const ServerContext& context, const json& body
     out.ids = context.tokenizer->Encode(body["prompt"].get<std::string>(), add_special);
     return out;
   }
-  TANDEM_API_ASSIGN_OR_RETURN(ChatInput input, ParseChatInput(ordered));
+  TANDEM_API_ASSIGN_OR_RETURN(ChatInput input, ParseChatInput(ordered, context.config));
   TANDEM_API_ASSIGN_OR_RETURN(std::string prompt, RenderChatPrompt(context, input));
   // vLLM tokenizes chat prompts with add_special_tokens=false unless asked.
   TANDEM_API_ASSIGN_OR_RETURN(const bool add_special, GetBool(body, "add_special_tokens", false));
@@ -61,12 +61,13 @@ void HandleTokenize(const ServerContext& context, const HttpRequest& request,
                     std::shared_ptr<ResponseSink> sink) {
   auto body = ParseJsonObject(request.body);
   if (!body.ok()) return SendError(*sink, body.error());
-  const auto ordered = ParseOrderedOrDiscarded(request.body);
+  auto ordered = ParseOrderedJsonObject(request.body);  // key order kept for the template
+  if (!ordered.ok()) return SendError(*sink, ordered.error());
   auto model = CheckModel(body.value(), context.config);
   if (!model.ok()) return SendError(*sink, model.error());
   auto token_strs = GetBool(body.value(), "return_token_strs", false);
   if (!token_strs.ok()) return SendError(*sink, token_strs.error());
-  auto tokenized = TokenizeBody(context, body.value(), ordered);
+  auto tokenized = TokenizeBody(context, body.value(), ordered.value());
   if (!tokenized.ok()) return SendError(*sink, tokenized.error());
   const std::vector<int32_t>& ids = tokenized.value().ids;
   json response = {{"count", ids.size()},

@@ -2,6 +2,7 @@
 // for error messages. Built by Parser, walked by Interpreter.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -42,6 +43,8 @@ struct Expr {
   std::vector<ExprPtr> args;
   std::vector<std::pair<std::string, ExprPtr>> kwargs;
   bool negated = false;  // kTest: "is not"
+  int32_t height = 1;    // 1 + the tallest child's height (Parser bounds it: Eval and the
+                         // destructor recurse over it)
 };
 
 struct Node;

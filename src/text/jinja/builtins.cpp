@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <ctime>
+#include <optional>
 
 #include "text/jinja/error.h"
 
@@ -27,13 +29,15 @@ const Value* Arg(const std::vector<Value>& args, size_t index, const Kwargs& kwa
 }
 
 std::string ExpectString(const Value& value, const std::string& what, const Expr& at) {
-  if (!value.data.is_string()) Fail(what + " expects a string, got '" + TypeName(value) + "'", at);
-  return value.data.get<std::string>();
+  if (!value.data().is_string()) {
+    Fail(what + " expects a string, got '" + TypeName(value) + "'", at);
+  }
+  return value.data().get<std::string>();
 }
 
 // Python str.strip/lstrip/rstrip with an optional character set (default: whitespace).
 std::string Strip(const std::string& s, const Value* chars, bool left, bool right) {
-  std::string set = chars && chars->data.is_string() ? chars->data.get<std::string>()
+  std::string set = chars && chars->data().is_string() ? chars->data().get<std::string>()
                                                       : std::string(" \t\n\r\f\v");
   size_t begin = 0;
   size_t end = s.size();
@@ -43,10 +47,11 @@ std::string Strip(const std::string& s, const Value* chars, bool left, bool righ
 }
 
 Json Split(const std::string& s, const Value* sep, const Value* max_split) {
-  int64_t limit = max_split && max_split->data.is_number_integer() ? max_split->data.get<int64_t>()
-                                                                   : -1;
+  int64_t limit = max_split && max_split->data().is_number_integer()
+                      ? max_split->data().get<int64_t>()
+                      : -1;
   Json parts = Json::array();
-  if (!sep || sep->data.is_null()) {  // split on runs of whitespace
+  if (!sep || sep->data().is_null()) {  // split on runs of whitespace
     size_t pos = 0;
     while (true) {
       while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos]))) ++pos;
@@ -62,7 +67,7 @@ Json Split(const std::string& s, const Value* sep, const Value* max_split) {
     }
     return parts;
   }
-  std::string separator = sep->data.get<std::string>();
+  std::string separator = sep->data().get<std::string>();
   size_t pos = 0;
   while (limit < 0 || static_cast<int64_t>(parts.size()) < limit) {
     size_t found = separator.empty() ? std::string::npos : s.find(separator, pos);
@@ -74,8 +79,18 @@ Json Split(const std::string& s, const Value* sep, const Value* max_split) {
   return parts;
 }
 
-std::string Replace(std::string s, const std::string& from, const std::string& to) {
+std::string Replace(std::string s, const std::string& from, const std::string& to,
+                    const RenderLimits& limits, const Expr& at) {
   if (from.empty()) return s;
+  if (to.size() > from.size()) {  // the result's size first, then build it
+    int64_t count = 0;
+    for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + from.size())) {
+      ++count;
+    }
+    CheckStringSize(static_cast<int64_t>(s.size()) +
+                        count * static_cast<int64_t>(to.size() - from.size()),
+                    limits, at);
+  }
   for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) {
     s.replace(pos, from.size(), to);
   }
@@ -83,9 +98,9 @@ std::string Replace(std::string s, const std::string& from, const std::string& t
 }
 
 bool AffixMatches(const std::string& s, const Value& affix, bool prefix) {
-  std::vector<Json> candidates = affix.data.is_array() ? std::vector<Json>(affix.data.begin(),
-                                                                           affix.data.end())
-                                                       : std::vector<Json>{affix.data};
+  std::vector<Json> candidates = affix.data().is_array() ? std::vector<Json>(affix.data().begin(),
+                                                                           affix.data().end())
+                                                       : std::vector<Json>{affix.data()};
   for (const Json& c : candidates) {
     if (!c.is_string()) continue;
     const std::string& a = c.get_ref<const std::string&>();
@@ -111,27 +126,41 @@ Json Items(const Json& object) {
 
 }  // namespace
 
+void CheckStringSize(int64_t bytes, const RenderLimits& limits, const Expr& at) {
+  if (bytes > limits.max_output_bytes) {
+    Fail("a string built by the template would be " + std::to_string(bytes) +
+             " bytes, more than the limit of " + std::to_string(limits.max_output_bytes) +
+             " (--chat-template-max-output-bytes)",
+         at);
+  }
+}
+
 Value ApplyFilter(const std::string& name, const std::vector<Value>& args, const Kwargs& kwargs,
-                  const Expr& at) {
+                  const Expr& at, const RenderLimits& limits) {
   const Value& input = args[0];
-  const Json& d = input.data;
+  const Json& d = input.data();
   if (name == "default" || name == "d") {
     const Value* fallback = Arg(args, 1, kwargs, "default_value");
     const Value* boolean = Arg(args, 2, kwargs, "boolean");
-    bool use_fallback = input.undefined || (boolean && IsTruthy(*boolean) && !IsTruthy(input));
+    bool use_fallback = input.undefined() || (boolean && IsTruthy(*boolean) && !IsTruthy(input));
     return use_fallback ? (fallback ? *fallback : Value::Of("")) : input;
   }
   if (name == "tojson") {
     const Value* indent = Arg(args, 1, kwargs, "indent");
-    int spaces = indent && indent->data.is_number_integer() ? indent->data.get<int>() : -1;
-    return Value::Of(ToJsonText(d, spaces));
+    int64_t spaces = indent && indent->data().is_number_integer()
+                         ? indent->data().get<int64_t>() : -1;
+    CheckStringSize(spaces, limits, at);  // one level's indent alone
+    std::optional<std::string> text =
+        ToJsonText(d, static_cast<int>(spaces), limits.max_output_bytes);
+    if (!text) CheckStringSize(limits.max_output_bytes + 1, limits, at);
+    return Value::Of(std::move(*text));
   }
   if (name == "string") return Value::Of(ToOutputString(input));
   if (name == "safe") return input;
   if (name == "length" || name == "count") {
     if (d.is_string()) return Value::Of(d.get_ref<const std::string&>().size());
     if (d.is_array() || d.is_object()) return Value::Of(d.size());
-    if (input.undefined) return Value::Of(0);
+    if (input.undefined()) return Value::Of(0);
     Fail("object of type '" + TypeName(input) + "' has no length", at);
   }
   if (name == "trim") return Value::Of(Strip(ExpectString(input, "trim", at), nullptr, true, true));
@@ -146,7 +175,7 @@ Value ApplyFilter(const std::string& name, const std::vector<Value>& args, const
   if (name == "replace") {
     if (args.size() < 3) Fail("replace expects (old, new)", at);
     return Value::Of(Replace(ExpectString(input, name, at), ExpectString(args[1], name, at),
-                             ExpectString(args[2], name, at)));
+                             ExpectString(args[2], name, at), limits, at));
   }
   if (name == "items") {
     if (!d.is_object()) Fail("items expects a dict, got '" + TypeName(input) + "'", at);
@@ -154,7 +183,7 @@ Value ApplyFilter(const std::string& name, const std::vector<Value>& args, const
   }
   if (name == "list") {
     if (d.is_array()) return input;
-    if (d.is_object()) return CallMethod(input, "keys", {}, {}, at);
+    if (d.is_object()) return CallMethod(input, "keys", {}, {}, at, limits);
     Fail("list expects a list or dict, got '" + TypeName(input) + "'", at);
   }
   if (name == "first" || name == "last") {
@@ -176,6 +205,7 @@ Value ApplyFilter(const std::string& name, const std::vector<Value>& args, const
     std::string out;
     for (size_t i = 0; i < d.size(); ++i) {
       out += (i ? separator : "") + ToOutputString(Value::Of(d[i]));
+      CheckStringSize(static_cast<int64_t>(out.size()), limits, at);
     }
     return Value::Of(out);
   }
@@ -191,11 +221,11 @@ Value ApplyFilter(const std::string& name, const std::vector<Value>& args, const
 
 bool ApplyTest(const std::string& name, const std::vector<Value>& args, const Expr& at) {
   const Value& v = args[0];
-  const Json& d = v.data;
-  if (name == "defined") return !v.undefined;
-  if (name == "undefined") return v.undefined;
-  if (v.undefined && name != "none") return false;
-  if (name == "none") return !v.undefined && d.is_null();
+  const Json& d = v.data();
+  if (name == "defined") return !v.undefined();
+  if (name == "undefined") return v.undefined();
+  if (v.undefined() && name != "none") return false;
+  if (name == "none") return !v.undefined() && d.is_null();
   if (name == "string") return d.is_string();
   if (name == "number") return d.is_number();
   if (name == "integer") return d.is_number_integer();
@@ -218,8 +248,8 @@ bool ApplyTest(const std::string& name, const std::vector<Value>& args, const Ex
 }
 
 Value CallMethod(const Value& object, const std::string& method, const std::vector<Value>& args,
-                 const Kwargs& kwargs, const Expr& at) {
-  const Json& d = object.data;
+                 const Kwargs& kwargs, const Expr& at, const RenderLimits& limits) {
+  const Json& d = object.data();
   if (d.is_string()) {
     const std::string& s = d.get_ref<const std::string&>();
     const Value* a0 = Arg(args, 0, kwargs, "chars");
@@ -236,7 +266,7 @@ Value CallMethod(const Value& object, const std::string& method, const std::vect
     }
     if (method == "replace" && args.size() >= 2) {
       return Value::Of(Replace(s, ExpectString(args[0], method, at),
-                               ExpectString(args[1], method, at)));
+                               ExpectString(args[1], method, at), limits, at));
     }
     if (method == "find" && !args.empty()) {
       size_t pos = s.find(ExpectString(args[0], method, at));
@@ -252,8 +282,8 @@ Value CallMethod(const Value& object, const std::string& method, const std::vect
       }
       return Value::Of(std::move(out));
     }
-    if (method == "get" && !args.empty() && args[0].data.is_string()) {
-      auto it = d.find(args[0].data.get<std::string>());
+    if (method == "get" && !args.empty() && args[0].data().is_string()) {
+      auto it = d.find(args[0].data().get<std::string>());
       if (it != d.end()) return Value::Of(*it);
       return args.size() > 1 ? args[1] : Value::Of(nullptr);
     }
@@ -267,39 +297,47 @@ bool IsGlobalFunction(const std::string& name) {
 }
 
 Value CallFunction(const std::string& name, const std::vector<Value>& args, const Kwargs& kwargs,
-                   const Expr& at) {
+                   const Expr& at, const RenderLimits& limits) {
   if (name == "raise_exception") {
     std::string message = args.empty() ? "raise_exception() called" : ToOutputString(args[0]);
     throw TemplateError(message, at.line, at.column, /*raised=*/true);
   }
   if (name == "namespace") {
     Json ns = Json::object();
-    for (const auto& [key, value] : kwargs) ns[key] = value.data;
+    for (const auto& [key, value] : kwargs) ns[key] = value.data();
     return Value::Of(std::move(ns));
   }
   if (name == "strftime_now") {  // HF transformers: datetime.now().strftime(format), local time
-    if (args.size() != 1 || !args[0].data.is_string()) {
+    if (args.size() != 1 || !args[0].data().is_string()) {
       Fail("strftime_now() expects one format string, e.g. strftime_now('%d %b %Y')", at);
     }
     std::time_t now = std::time(nullptr);
     std::tm local{};
     localtime_r(&now, &local);
     char buffer[256];
-    const std::string& format = args[0].data.get_ref<const std::string&>();
+    const std::string& format = args[0].data().get_ref<const std::string&>();
     size_t size = std::strftime(buffer, sizeof(buffer), format.c_str(), &local);
     return Value::Of(std::string(buffer, size));
   }
   // range(stop) / range(start, stop[, step])
   std::vector<int64_t> bounds;
   for (const Value& arg : args) {
-    if (!arg.data.is_number_integer()) Fail("range() expects integers", at);
-    bounds.push_back(arg.data.get<int64_t>());
+    if (!arg.data().is_number_integer()) Fail("range() expects integers", at);
+    bounds.push_back(arg.data().get<int64_t>());
   }
   if (bounds.empty() || bounds.size() > 3) Fail("range() expects 1 to 3 arguments", at);
   int64_t start = bounds.size() > 1 ? bounds[0] : 0;
   int64_t stop = bounds.size() > 1 ? bounds[1] : bounds[0];
   int64_t step = bounds.size() > 2 ? bounds[2] : 1;
   if (step == 0) Fail("range() step must not be zero", at);
+  // Its length before building it (jinja2's sandbox has MAX_RANGE for the same reason).
+  const double length = std::max(0.0, std::ceil((static_cast<double>(stop) - start) / step));
+  if (length > static_cast<double>(limits.max_loop_iterations)) {
+    Fail("range() of " + std::to_string(static_cast<int64_t>(length)) +
+             " items is longer than the limit of " + std::to_string(limits.max_loop_iterations) +
+             " loop iterations per render (--chat-template-max-loop-iterations)",
+         at);
+  }
   Json out = Json::array();
   for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(i);
   return Value::Of(std::move(out));

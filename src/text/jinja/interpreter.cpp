@@ -1,7 +1,11 @@
 #include "text/jinja/interpreter.h"
 
+#include <climits>
 #include <cmath>
+#include <cstdio>
+#include <vector>
 
+#include "core/clock.h"
 #include "text/jinja/builtins.h"
 #include "text/jinja/error.h"
 
@@ -13,20 +17,47 @@ namespace {
 }
 
 // Items a for loop walks: list elements, dict keys, string characters; undefined/None = none.
-std::vector<Json> IterationItems(const Value& value, const Expr& at) {
-  if (value.undefined || value.data.is_null()) return {};
-  const Json& d = value.data;
-  std::vector<Json> items;
+std::vector<Value> IterationItems(const Value& value, const Expr& at) {
+  if (value.undefined() || value.data().is_null()) return {};
+  const Json& d = value.data();
+  std::vector<Value> items;
   if (d.is_array()) {
-    items.assign(d.begin(), d.end());
+    items.reserve(d.size());
+    for (const Json& item : d) items.push_back(Value::Of(item));
   } else if (d.is_object()) {
-    for (auto it = d.begin(); it != d.end(); ++it) items.emplace_back(it.key());
+    for (auto it = d.begin(); it != d.end(); ++it) items.push_back(Value::Of(it.key()));
   } else if (d.is_string()) {
-    for (char c : d.get<std::string>()) items.emplace_back(std::string(1, c));
+    for (char c : d.get_ref<const std::string&>()) items.push_back(Value::Of(std::string(1, c)));
   } else {
     Fail("'" + TypeName(value) + "' object is not iterable", at);
   }
   return items;
+}
+
+// Bytes (strings and keys counted by length, other scalars as 8) and nesting depth of `value`,
+// walked with an explicit stack; stops early once either passes its bound. Returns false then.
+bool WithinBounds(const Json& value, int64_t max_bytes, int32_t max_depth, bool* too_deep) {
+  std::vector<std::pair<const Json*, int32_t>> stack = {{&value, 1}};
+  int64_t bytes = 0;
+  while (!stack.empty()) {
+    auto [v, depth] = stack.back();
+    stack.pop_back();
+    if (v->is_string()) {
+      bytes += static_cast<int64_t>(v->get_ref<const std::string&>().size());
+    } else if (v->is_array() || v->is_object()) {
+      if (depth > max_depth) {
+        *too_deep = true;
+        return false;
+      }
+      for (auto it = v->begin(); it != v->end(); ++it) {
+        if (v->is_object()) bytes += static_cast<int64_t>(it.key().size());
+        stack.emplace_back(&*it, depth + 1);
+      }
+    }
+    bytes += 8;
+    if (bytes > max_bytes) return false;
+  }
+  return true;
 }
 
 int64_t NormalizeIndex(int64_t index, size_t size) {
@@ -35,7 +66,7 @@ int64_t NormalizeIndex(int64_t index, size_t size) {
 
 }  // namespace
 
-Interpreter::Interpreter(const Json& context) {
+Interpreter::Interpreter(const Json& context, const RenderLimits& limits) : limits_(limits) {
   scopes_.emplace_back();
   for (auto it = context.begin(); it != context.end(); ++it) {
     scopes_[0][it.key()] = Value::Of(it.value());
@@ -43,9 +74,65 @@ Interpreter::Interpreter(const Json& context) {
 }
 
 std::string Interpreter::Render(const Body& body) {
+  char base = 0;
+  stack_base_ = &base;
+  deadline_s_ = limits_.timeout_s > 0 ? MonotonicSeconds() + limits_.timeout_s : 0;
   std::string out;
   ExecBody(body, &out);
   return out;
+}
+
+void Interpreter::CountIteration(int line, int column) {
+  if (++iterations_ > limits_.max_loop_iterations) {
+    throw TemplateError("the render ran more than " + std::to_string(limits_.max_loop_iterations) +
+                            " loop iterations, the limit per render "
+                            "(--chat-template-max-loop-iterations)",
+                        line, column);
+  }
+  Tick(line, column);
+}
+
+void Interpreter::Tick(int line, int column) {
+  char here = 0;
+  if (stack_base_ - &here > kMaxRenderStackBytes) {
+    throw TemplateError("the render nests expressions and macro calls too deeply (more than " +
+                            std::to_string(kMaxRenderStackBytes >> 20) + " MiB of stack)",
+                        line, column);
+  }
+  if ((++ticks_ & 255) != 0) return;
+  if (limits_.cancelled != nullptr && limits_.cancelled->load(std::memory_order_relaxed)) {
+    throw TemplateError("the render was cancelled: the server is shutting down", line, column);
+  }
+  if (deadline_s_ > 0 && MonotonicSeconds() > deadline_s_) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof(seconds), "%g", limits_.timeout_s);
+    throw TemplateError(std::string("the render took longer than ") + seconds +
+                            " s, the limit (--chat-template-timeout)",
+                        line, column);
+  }
+}
+
+void Interpreter::CheckOutput(const std::string& out, int line, int column) const {
+  if (static_cast<int64_t>(out.size()) > limits_.max_output_bytes) {
+    throw TemplateError("the render's output grew past " +
+                            std::to_string(limits_.max_output_bytes) +
+                            " bytes, the limit (--chat-template-max-output-bytes)",
+                        line, column);
+  }
+}
+
+void Interpreter::CheckBuilt(const Json& value, const Expr& at) const {
+  bool too_deep = false;
+  if (WithinBounds(value, limits_.max_output_bytes, kMaxValueDepth, &too_deep)) return;
+  if (too_deep) {
+    Fail("a list or dict built by the template nests deeper than " +
+             std::to_string(kMaxValueDepth) + " levels, the limit",
+         at);
+  }
+  Fail("a value built by the template is larger than " +
+           std::to_string(limits_.max_output_bytes) +
+           " bytes, the limit (--chat-template-max-output-bytes)",
+       at);
 }
 
 Interpreter::Flow Interpreter::ExecBody(const Body& body, std::string* out) {
@@ -57,12 +144,15 @@ Interpreter::Flow Interpreter::ExecBody(const Body& body, std::string* out) {
 }
 
 Interpreter::Flow Interpreter::ExecNode(const Node& node, std::string* out) {
+  Tick(node.line, node.column);
   switch (node.kind) {
     case Node::Kind::kText:
       *out += node.text;
+      CheckOutput(*out, node.line, node.column);
       return Flow::kNormal;
     case Node::Kind::kOutput:
       *out += ToOutputString(Eval(*node.expr));
+      CheckOutput(*out, node.line, node.column);
       return Flow::kNormal;
     case Node::Kind::kIf:
       for (const auto& [cond, body] : node.branches) {
@@ -86,33 +176,38 @@ Interpreter::Flow Interpreter::ExecNode(const Node& node, std::string* out) {
 }
 
 Interpreter::Flow Interpreter::ExecFor(const Node& node, std::string* out) {
-  std::vector<Json> all_items = IterationItems(Eval(*node.expr), *node.expr);
-  auto bind = [&](const Json& item) {
+  std::vector<Value> all_items = IterationItems(Eval(*node.expr), *node.expr);
+  auto bind = [&](const Value& item) {
     if (node.targets.size() == 1) {
-      scopes_.back()[node.targets[0]] = Value::Of(item);
+      scopes_.back()[node.targets[0]] = item;
       return;
     }
-    if (!item.is_array() || item.size() != node.targets.size()) {
-      Fail("cannot unpack " + item.dump() + " into " + std::to_string(node.targets.size()) +
-               " loop variables", *node.expr);
+    const Json& d = item.data();
+    if (!d.is_array() || d.size() != node.targets.size()) {
+      Fail("cannot unpack " + ToOutputString(item).substr(0, 200) + " into " +
+               std::to_string(node.targets.size()) + " loop variables",
+           *node.expr);
     }
     for (size_t i = 0; i < node.targets.size(); ++i) {
-      scopes_.back()[node.targets[i]] = Value::Of(item[i]);
+      scopes_.back()[node.targets[i]] = Value::Of(d[i]);
     }
   };
-  std::vector<Json> items;
-  for (const Json& item : all_items) {
-    if (node.filter) {
+  std::vector<Value> items;
+  if (!node.filter) {
+    items = std::move(all_items);
+  } else {
+    for (const Value& item : all_items) {
+      CountIteration(node.line, node.column);
       scopes_.emplace_back();
       bind(item);
       bool keep = IsTruthy(Eval(*node.filter));
       scopes_.pop_back();
-      if (!keep) continue;
+      if (keep) items.push_back(item);
     }
-    items.push_back(item);
   }
   if (items.empty()) return ExecBody(node.else_body, out);
   for (size_t i = 0; i < items.size(); ++i) {
+    CountIteration(node.line, node.column);
     scopes_.emplace_back();
     bind(items[i]);
     Json loop = Json::object();
@@ -123,8 +218,8 @@ Interpreter::Flow Interpreter::ExecFor(const Node& node, std::string* out) {
     loop["first"] = i == 0;
     loop["last"] = i + 1 == items.size();
     loop["length"] = items.size();
-    if (i > 0) loop["previtem"] = items[i - 1];
-    if (i + 1 < items.size()) loop["nextitem"] = items[i + 1];
+    if (i > 0) loop["previtem"] = items[i - 1].data();
+    if (i + 1 < items.size()) loop["nextitem"] = items[i + 1].data();
     scopes_.back()["loop"] = Value::Of(std::move(loop));
     Flow flow = ExecBody(node.body, out);
     scopes_.pop_back();
@@ -139,7 +234,7 @@ void Interpreter::ExecSet(const Node& node) {
     value = Eval(*node.expr);
   } else {  // block set: the rendered body, a string
     std::string rendered;
-    ExecBody(node.body, &rendered);
+    ExecBody(node.body, &rendered);  // checked against max_output_bytes as it grows
     value = Value::Of(std::move(rendered));
   }
   if (node.targets.size() == 1) {
@@ -147,11 +242,12 @@ void Interpreter::ExecSet(const Node& node) {
     return;
   }
   Value* object = Lookup(node.targets[0]);
-  if (object == nullptr || !object->data.is_object()) {
+  if (object == nullptr || !object->data().is_object()) {
     Fail("cannot set attribute '" + node.targets[1] + "' of '" + node.targets[0] +
              "'; expected a namespace() object", *node.expr);
   }
-  object->data[node.targets[1]] = value.data;
+  object->MutableData()[node.targets[1]] = value.data();
+  CheckBuilt(object->data(), *node.expr);
 }
 
 Value* Interpreter::Lookup(const std::string& name) {
@@ -163,6 +259,21 @@ Value* Interpreter::Lookup(const std::string& name) {
 }
 
 Value Interpreter::Eval(const Expr& expr) {
+  Tick(expr.line, expr.column);
+  Value value = EvalValue(expr);
+  const Json& d = value.data();
+  if (d.is_string()) {
+    CheckOutput(d.get_ref<const std::string&>(), expr.line, expr.column);
+  } else if (d.is_array() && static_cast<int64_t>(d.size()) > limits_.max_loop_iterations) {
+    Fail("a list of " + std::to_string(d.size()) + " items is longer than the limit of " +
+             std::to_string(limits_.max_loop_iterations) +
+             " (--chat-template-max-loop-iterations)",
+         expr);
+  }
+  return value;
+}
+
+Value Interpreter::EvalValue(const Expr& expr) {
   switch (expr.kind) {
     case Expr::Kind::kLiteral:
       return Value::Of(expr.literal);
@@ -173,22 +284,24 @@ Value Interpreter::Eval(const Expr& expr) {
     case Expr::Kind::kList:
     case Expr::Kind::kTuple: {
       Json list = Json::array();
-      for (const ExprPtr& arg : expr.args) list.push_back(Eval(*arg).data);
+      for (const ExprPtr& arg : expr.args) list.push_back(Eval(*arg).data());
+      CheckBuilt(list, expr);
       return Value::Of(std::move(list));
     }
     case Expr::Kind::kDict: {
       Json dict = Json::object();
       for (size_t i = 0; i + 1 < expr.args.size(); i += 2) {
         Value key = Eval(*expr.args[i]);
-        if (!key.data.is_string()) Fail("dict keys must be strings", *expr.args[i]);
-        dict[key.data.get<std::string>()] = Eval(*expr.args[i + 1]).data;
+        if (!key.data().is_string()) Fail("dict keys must be strings", *expr.args[i]);
+        dict[key.data().get<std::string>()] = Eval(*expr.args[i + 1]).data();
       }
+      CheckBuilt(dict, expr);
       return Value::Of(std::move(dict));
     }
     case Expr::Kind::kAttr: {
       Value object = Eval(*expr.args[0]);
-      if (object.data.is_object() && object.data.contains(expr.name)) {
-        return Value::Of(object.data[expr.name]);
+      if (object.data().is_object() && object.data().contains(expr.name)) {
+        return Value::Of(object.data()[expr.name]);
       }
       return Value::Undefined();
     }
@@ -200,7 +313,7 @@ Value Interpreter::Eval(const Expr& expr) {
       return EvalCall(expr);
     case Expr::Kind::kFilter: {
       std::vector<Value> args = EvalArgs(expr, 0);
-      return ApplyFilter(expr.name, args, EvalKwargs(expr), expr);
+      return ApplyFilter(expr.name, args, EvalKwargs(expr), expr, limits_);
     }
     case Expr::Kind::kTest: {
       bool result = ApplyTest(expr.name, EvalArgs(expr, 0), expr);
@@ -209,11 +322,12 @@ Value Interpreter::Eval(const Expr& expr) {
     case Expr::Kind::kUnary: {
       Value operand = Eval(*expr.args[0]);
       if (expr.name == "not") return Value::Of(!IsTruthy(operand));
-      if (!operand.data.is_number()) Fail("bad operand type for unary " + expr.name + ": '" +
+      if (!operand.data().is_number()) Fail("bad operand type for unary " + expr.name + ": '" +
                                           TypeName(operand) + "'", expr);
       if (expr.name == "+") return operand;
-      if (operand.data.is_number_float()) return Value::Of(-operand.data.get<double>());
-      return Value::Of(-operand.data.get<int64_t>());
+      if (operand.data().is_number_float()) return Value::Of(-operand.data().get<double>());
+      if (operand.data().get<int64_t>() == INT64_MIN) Fail("integer overflow in unary -", expr);
+      return Value::Of(-operand.data().get<int64_t>());
     }
     case Expr::Kind::kBinary:
       return EvalBinary(expr);
@@ -225,34 +339,34 @@ Value Interpreter::Eval(const Expr& expr) {
 }
 
 Value Interpreter::EvalIndex(const Value& target, const Value& index, const Expr& at) {
-  const Json& d = target.data;
-  if (d.is_object() && index.data.is_string()) {
-    auto it = d.find(index.data.get<std::string>());
+  const Json& d = target.data();
+  if (d.is_object() && index.data().is_string()) {
+    auto it = d.find(index.data().get<std::string>());
     return it != d.end() ? Value::Of(*it) : Value::Undefined();
   }
-  if ((d.is_array() || d.is_string()) && index.data.is_number_integer()) {
+  if ((d.is_array() || d.is_string()) && index.data().is_number_integer()) {
     size_t size = d.is_array() ? d.size() : d.get_ref<const std::string&>().size();
-    int64_t i = NormalizeIndex(index.data.get<int64_t>(), size);
+    int64_t i = NormalizeIndex(index.data().get<int64_t>(), size);
     if (i < 0 || i >= static_cast<int64_t>(size)) return Value::Undefined();
     if (d.is_array()) return Value::Of(d[i]);
     return Value::Of(std::string(1, d.get_ref<const std::string&>()[i]));
   }
-  if (target.undefined) return Value::Undefined();
+  if (target.undefined()) return Value::Undefined();
   Fail("cannot index '" + TypeName(target) + "' with '" + TypeName(index) + "'", at);
 }
 
 Value Interpreter::EvalSlice(const Expr& expr) {
   Value target = Eval(*expr.args[0]);
-  const Json& d = target.data;
+  const Json& d = target.data();
   if (!d.is_array() && !d.is_string()) Fail("cannot slice '" + TypeName(target) + "'", expr);
   auto size = static_cast<int64_t>(d.is_array() ? d.size()
                                                 : d.get_ref<const std::string&>().size());
   auto part = [&](int k, int64_t fallback) {
     if (!expr.args[k]) return fallback;
     Value v = Eval(*expr.args[k]);
-    if (v.data.is_null()) return fallback;
-    if (!v.data.is_number_integer()) Fail("slice indices must be integers", *expr.args[k]);
-    return v.data.get<int64_t>();
+    if (v.data().is_null()) return fallback;
+    if (!v.data().is_number_integer()) Fail("slice indices must be integers", *expr.args[k]);
+    return v.data().get<int64_t>();
   };
   int64_t step = part(3, 1);
   if (step == 0) Fail("slice step cannot be zero", expr);
@@ -280,14 +394,16 @@ Value Interpreter::EvalCall(const Expr& expr) {
   std::vector<Value> args = EvalArgs(expr, 1);
   auto kwargs = EvalKwargs(expr);
   if (callee.kind == Expr::Kind::kAttr) {
-    return CallMethod(Eval(*callee.args[0]), callee.name, args, kwargs, expr);
+    return CallMethod(Eval(*callee.args[0]), callee.name, args, kwargs, expr, limits_);
   }
   if (callee.kind == Expr::Kind::kName && !Lookup(callee.name)) {
     auto macro = macros_.find(callee.name);
     if (macro != macros_.end()) return CallMacro(*macro->second, std::move(args), kwargs, expr);
   }
   if (callee.kind == Expr::Kind::kName && !Lookup(callee.name) && IsGlobalFunction(callee.name)) {
-    return CallFunction(callee.name, args, kwargs, expr);
+    Value result = CallFunction(callee.name, args, kwargs, expr, limits_);
+    if (callee.name == "namespace") CheckBuilt(result.data(), expr);
+    return result;
   }
   Fail("'" + (callee.kind == Expr::Kind::kName ? callee.name : std::string("expression")) +
            "' is not callable", expr);
@@ -314,10 +430,18 @@ Value Interpreter::CallMacro(const Node& macro, std::vector<Value> args,
     if (!scope.count(name)) Fail("macro '" + macro.text + "' has no parameter '" + name + "'", at);
     scope[name] = value;
   }
+  if (call_depth_ >= limits_.max_recursion_depth) {
+    Fail("macro '" + macro.text + "' called with " + std::to_string(call_depth_) +
+             " macro calls already in progress; the limit is " +
+             std::to_string(limits_.max_recursion_depth) + " (--chat-template-max-recursion)",
+         at);
+  }
+  ++call_depth_;
   scopes_.push_back(std::move(scope));
   std::string out;
   ExecBody(macro.body, &out);
   scopes_.pop_back();
+  --call_depth_;
   return Value::Of(std::move(out));
 }
 

@@ -1,5 +1,6 @@
 #include "text/jinja/parser.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -58,6 +59,7 @@ class Parser {
   }
 
   NodePtr ParseStatement() {
+    NestingGuard guard(this, Peek());
     const Token& keyword = Next();
     if (keyword.kind != TK::kName) Fail("expected a statement name after '{%'", keyword);
     if (keyword.text == "if") return ParseIf(keyword);
@@ -148,12 +150,13 @@ class Parser {
   }
 
   ExprPtr ParseExpression() {
+    NestingGuard guard(this, Peek());
     ExprPtr value = ParseOr();
     while (Peek().kind == TK::kName && Peek().text == "if") {
       auto node = MakeExpr(Expr::Kind::kTernary, Next());
-      node->args.push_back(std::move(value));
-      node->args.push_back(ParseOr());
-      node->args.push_back(AcceptName("else") ? ParseExpression() : nullptr);
+      Attach(node.get(), std::move(value));
+      Attach(node.get(), ParseOr());
+      Attach(node.get(), AcceptName("else") ? ParseExpression() : nullptr);
       value = std::move(node);
     }
     return value;
@@ -168,9 +171,10 @@ class Parser {
         {"*", "/", "//", "%"}};
     if (level == 2) {  // "not" is a prefix operator between "and" and comparisons
       if (Peek().kind == TK::kName && Peek().text == "not") {
+        NestingGuard guard(this, Peek());
         auto node = MakeExpr(Expr::Kind::kUnary, Next());
         node->name = "not";
-        node->args.push_back(ParseBinaryLevel(2));
+        Attach(node.get(), ParseBinaryLevel(2));
         return node;
       }
       return ParseBinaryLevel(3);
@@ -193,17 +197,18 @@ class Parser {
         Next();
         node->name = "not in";
       }
-      node->args.push_back(std::move(left));
-      node->args.push_back(ParseBinaryLevel(level + 1));
+      Attach(node.get(), std::move(left));
+      Attach(node.get(), ParseBinaryLevel(level + 1));
       left = std::move(node);
     }
   }
 
   ExprPtr ParseUnary() {
+    NestingGuard guard(this, Peek());
     if (Peek().kind == TK::kOperator && (Peek().text == "-" || Peek().text == "+")) {
       auto node = MakeExpr(Expr::Kind::kUnary, Peek());
       node->name = Next().text;
-      node->args.push_back(ParseUnary());
+      Attach(node.get(), ParseUnary());
       return node;
     }
     return ParsePostfix(ParsePrimary());
@@ -246,9 +251,9 @@ class Parser {
     ExprPtr first = ParseExpression();
     if (Accept(")")) return first;
     auto tuple = MakeExpr(Expr::Kind::kTuple, open);
-    tuple->args.push_back(std::move(first));
+    Attach(tuple.get(), std::move(first));
     while (Accept(",") && !(Peek().text == ")" && Peek().kind == TK::kOperator)) {
-      tuple->args.push_back(ParseExpression());
+      Attach(tuple.get(), ParseExpression());
     }
     ExpectOperator(")");
     return tuple;
@@ -259,7 +264,7 @@ class Parser {
     while (!Accept(close)) {
       if (!node->args.empty()) ExpectOperator(",");
       if (Accept(close)) break;  // trailing comma
-      node->args.push_back(ParseExpression());
+      Attach(node.get(), ParseExpression());
     }
     return node;
   }
@@ -269,9 +274,9 @@ class Parser {
     while (!Accept("}")) {
       if (!node->args.empty()) ExpectOperator(",");
       if (Accept("}")) break;
-      node->args.push_back(ParseExpression());
+      Attach(node.get(), ParseExpression());
       ExpectOperator(":");
-      node->args.push_back(ParseExpression());
+      Attach(node.get(), ParseExpression());
     }
     return node;
   }
@@ -283,7 +288,7 @@ class Parser {
         Next();
         auto node = MakeExpr(Expr::Kind::kAttr, token);
         node->name = ExpectName("an attribute name");
-        node->args.push_back(std::move(value));
+        Attach(node.get(), std::move(value));
         value = std::move(node);
       } else if (token.kind == TK::kOperator && token.text == "[") {
         Next();
@@ -291,14 +296,14 @@ class Parser {
       } else if (token.kind == TK::kOperator && token.text == "(") {
         Next();
         auto node = MakeExpr(Expr::Kind::kCall, token);
-        node->args.push_back(std::move(value));
+        Attach(node.get(), std::move(value));
         ParseCallArgs(node.get());
         value = std::move(node);
       } else if (token.kind == TK::kOperator && token.text == "|") {
         Next();
         auto node = MakeExpr(Expr::Kind::kFilter, token);
         node->name = ExpectName("a filter name");
-        node->args.push_back(std::move(value));
+        Attach(node.get(), std::move(value));
         if (Accept("(")) ParseCallArgs(node.get());
         value = std::move(node);
       } else if (token.kind == TK::kName && token.text == "is") {
@@ -306,7 +311,7 @@ class Parser {
         auto node = MakeExpr(Expr::Kind::kTest, token);
         node->negated = AcceptName("not");
         node->name = ExpectName("a test name");
-        node->args.push_back(std::move(value));
+        Attach(node.get(), std::move(value));
         if (Accept("(")) ParseCallArgs(node.get());
         value = std::move(node);
       } else {
@@ -332,8 +337,8 @@ class Parser {
     }
     if (!is_slice && !parts[0]) Fail("expected an index inside '[]'", open);
     auto node = MakeExpr(is_slice ? Expr::Kind::kSlice : Expr::Kind::kIndex, open);
-    node->args.push_back(std::move(target));
-    for (auto& part : parts) node->args.push_back(std::move(part));
+    Attach(node.get(), std::move(target));
+    for (auto& part : parts) Attach(node.get(), std::move(part));
     if (is_slice) node->args.resize(4);
     return node;
   }
@@ -347,10 +352,43 @@ class Parser {
           tokens_[pos_ + 1].text == "=") {
         std::string name = Next().text;
         Next();
-        node->kwargs.emplace_back(name, ParseExpression());
+        AttachKwarg(node, name, ParseExpression());
       } else {
-        node->args.push_back(ParseExpression());
+        Attach(node, ParseExpression());
       }
+    }
+  }
+
+  // Nesting limits: the parser recurses once per nested expression or statement, and Eval and
+  // the tree's destructor once per level of the tree, so a template nested 100,000 levels deep
+  // must be refused here rather than overflow a stack.
+  static constexpr int32_t kMaxNesting = 256;
+  struct NestingGuard {
+    NestingGuard(Parser* parser, const Token& at) : parser_(parser) {
+      if (++parser_->nesting_ > kMaxNesting) {
+        Fail("expressions or statements nest deeper than " + std::to_string(kMaxNesting) +
+                 " levels, the limit",
+             at);
+      }
+    }
+    ~NestingGuard() { --parser_->nesting_; }
+    Parser* parser_;
+  };
+  // Adds `child` (may be null: an omitted slice part) as parent's next argument.
+  void Attach(Expr* parent, ExprPtr child) {
+    if (child) Grow(parent, *child);
+    parent->args.push_back(std::move(child));
+  }
+  void AttachKwarg(Expr* parent, const std::string& name, ExprPtr child) {
+    Grow(parent, *child);
+    parent->kwargs.emplace_back(name, std::move(child));
+  }
+  static void Grow(Expr* parent, const Expr& child) {
+    parent->height = std::max(parent->height, child.height + 1);
+    if (parent->height > kMaxNesting) {
+      Fail("an expression nests deeper than " + std::to_string(kMaxNesting) +
+               " levels (e.g. a chain of operators, filters or attributes), the limit",
+           child.line, child.column);
     }
   }
 
@@ -420,9 +458,13 @@ class Parser {
   [[noreturn]] static void Fail(const std::string& message, const Token& token) {
     throw TemplateError(message, token.line, token.column);
   }
+  [[noreturn]] static void Fail(const std::string& message, int line, int column) {
+    throw TemplateError(message, line, column);
+  }
 
   const std::vector<Token>& tokens_;
   size_t pos_ = 0;
+  int32_t nesting_ = 0;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 namespace tandem::text::jinja {
@@ -57,31 +58,33 @@ std::string PythonRepr(const Json& value) {
   }
 }
 
-void AppendJson(const Json& value, int indent, int depth, std::string* out) {
+// Appends json.dumps(value) to *out; false (output incomplete) once *out passes max_bytes.
+bool AppendJson(const Json& value, int indent, int depth, int64_t max_bytes, std::string* out) {
+  if (indent >= 0 && static_cast<int64_t>(depth + 1) * indent > max_bytes) return false;
   std::string newline = indent >= 0 ? "\n" + std::string((depth + 1) * indent, ' ') : "";
   std::string closing = indent >= 0 ? "\n" + std::string(depth * indent, ' ') : "";
   std::string separator = indent >= 0 ? "," : ", ";
   if (value.is_array()) {
     if (value.empty()) {
       *out += "[]";
-      return;
+      return true;
     }
     *out += "[";
     for (size_t i = 0; i < value.size(); ++i) {
       *out += (i ? separator : "") + newline;
-      AppendJson(value[i], indent, depth + 1, out);
+      if (!AppendJson(value[i], indent, depth + 1, max_bytes, out)) return false;
     }
     *out += closing + "]";
   } else if (value.is_object()) {
     if (value.empty()) {
       *out += "{}";
-      return;
+      return true;
     }
     *out += "{";
     bool first = true;
     for (auto it = value.begin(); it != value.end(); ++it) {
       *out += (first ? "" : separator) + newline + JsonString(it.key()) + ": ";
-      AppendJson(it.value(), indent, depth + 1, out);
+      if (!AppendJson(it.value(), indent, depth + 1, max_bytes, out)) return false;
       first = false;
     }
     *out += closing + "}";
@@ -92,13 +95,25 @@ void AppendJson(const Json& value, int indent, int depth, std::string* out) {
   } else {
     *out += value.dump();  // null, true, false, integers
   }
+  return static_cast<int64_t>(out->size()) <= max_bytes;
 }
 
 }  // namespace
 
+const std::shared_ptr<const Json>& Value::Null() {
+  static const auto* null = new std::shared_ptr<const Json>(std::make_shared<const Json>());
+  return *null;
+}
+
+Json& Value::MutableData() {
+  if (data_.use_count() != 1 || data_ == Null()) data_ = std::make_shared<const Json>(*data_);
+  // Sole owner now: the const is ours to drop (the object was made non-const by make_shared).
+  return const_cast<Json&>(*data_);
+}
+
 bool IsTruthy(const Value& value) {
-  if (value.undefined) return false;
-  const Json& d = value.data;
+  if (value.undefined()) return false;
+  const Json& d = value.data();
   switch (d.type()) {
     case Json::value_t::null: return false;
     case Json::value_t::boolean: return d.get<bool>();
@@ -114,8 +129,8 @@ bool IsTruthy(const Value& value) {
 }
 
 std::string ToOutputString(const Value& value) {
-  if (value.undefined) return "";
-  const Json& d = value.data;
+  if (value.undefined()) return "";
+  const Json& d = value.data();
   switch (d.type()) {
     case Json::value_t::null: return "None";
     case Json::value_t::boolean: return d.get<bool>() ? "True" : "False";
@@ -128,25 +143,31 @@ std::string ToOutputString(const Value& value) {
 }
 
 bool ValuesEqual(const Value& a, const Value& b) {
-  if (a.undefined || b.undefined) return a.undefined == b.undefined;
-  if (a.data.is_number() && b.data.is_number()) {
-    if (a.data.is_number_float() || b.data.is_number_float()) {
-      return a.data.get<double>() == b.data.get<double>();
+  if (a.undefined() || b.undefined()) return a.undefined() == b.undefined();
+  if (a.data().is_number() && b.data().is_number()) {
+    if (a.data().is_number_float() || b.data().is_number_float()) {
+      return a.data().get<double>() == b.data().get<double>();
     }
-    return a.data.get<int64_t>() == b.data.get<int64_t>();
+    return a.data().get<int64_t>() == b.data().get<int64_t>();
   }
-  return a.data == b.data;
+  return a.data() == b.data();
 }
 
 std::string ToJsonText(const Json& value, int indent) {
   std::string out;
-  AppendJson(value, indent, 0, &out);
+  AppendJson(value, indent, 0, INT64_MAX, &out);
+  return out;
+}
+
+std::optional<std::string> ToJsonText(const Json& value, int indent, int64_t max_bytes) {
+  std::string out;
+  if (!AppendJson(value, indent, 0, max_bytes, &out)) return std::nullopt;
   return out;
 }
 
 std::string TypeName(const Value& value) {
-  if (value.undefined) return "undefined";
-  switch (value.data.type()) {
+  if (value.undefined()) return "undefined";
+  switch (value.data().type()) {
     case Json::value_t::null: return "NoneType";
     case Json::value_t::boolean: return "bool";
     case Json::value_t::number_integer:

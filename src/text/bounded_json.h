@@ -1,0 +1,41 @@
+// ParseBoundedJson: JSON text → a JSON value, refusing nesting deeper than a limit *while*
+// parsing, so that no later step (copy, dump, comparison, template rendering — all recursive in
+// nlohmann::json and in our own walks) ever sees a value deeper than that limit.
+//
+// Every JSON that comes from a user or from the model goes through here: request bodies, tool
+// call arguments sent as JSON text, tool calls the model writes. The parse itself is nlohmann's
+// (iterative, with an explicit stack); the limit is a SAX handler around its DOM builder that
+// stops at the first array or object opening past `max_depth`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace tandem::text {
+
+// Nesting limit for JSON from requests and model output: arrays/objects inside each other, the
+// outermost value counting 1. Generous for tool schemas and arguments (OpenAI's own structured
+// output schemas allow 10 levels), and small enough that recursive walks use a few KiB of stack.
+inline constexpr int32_t kMaxJsonDepth = 128;
+
+struct BoundedJsonError {
+  bool too_deep = false;  // the text nests deeper than max_depth (else: not JSON)
+  std::string message;    // what was wrong, e.g. "JSON nests deeper than 128 levels ..."
+};
+
+// Parses `text` (one JSON value, nothing after it but whitespace) into *out.
+// Returns true on success; false with *error filled on malformed JSON, invalid UTF-8, a number
+// beyond double range, or nesting deeper than `max_depth` levels (then *out is null).
+// Never throws. Thread-safe.
+bool ParseBoundedJson(std::string_view text, int32_t max_depth, nlohmann::json* out,
+                      BoundedJsonError* error);
+bool ParseBoundedJson(std::string_view text, int32_t max_depth, nlohmann::ordered_json* out,
+                      BoundedJsonError* error);
+
+// The same with kMaxJsonDepth, a discarded value (is_discarded()) on any error.
+nlohmann::ordered_json ParseBoundedOrderedOrDiscarded(std::string_view text);
+
+}  // namespace tandem::text

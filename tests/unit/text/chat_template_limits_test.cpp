@@ -1,0 +1,160 @@
+// Every render is bounded: recursion, loop iterations, range() length, output and value sizes,
+// expression nesting, wall time and cancellation each end in an error naming the limit.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+
+#include "text/chat_template.h"
+
+namespace tandem::text {
+namespace {
+
+using nlohmann::ordered_json;
+
+Status RenderError(const std::string& source, const ChatTemplateLimits& limits = {},
+                   const ordered_json& context = ordered_json::object()) {
+  auto parsed = ChatTemplate::Parse(source);
+  if (!parsed.ok()) return parsed.status();
+  auto rendered = parsed->Render(context, limits);
+  EXPECT_FALSE(rendered.ok()) << "rendered " << rendered.value().size() << " bytes";
+  return rendered.ok() ? Status::Ok() : rendered.status();
+}
+
+void ExpectMessageHas(const Status& status, const std::string& needle) {
+  EXPECT_NE(status.message().find(needle), std::string::npos)
+      << "'" << needle << "' not in: " << status.message();
+}
+
+TEST(ChatTemplateLimitsTest, AMacroThatCallsItselfStopsAtTheRecursionLimit) {
+  Status st = RenderError("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}\n{{ f(0) }}");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  ExpectMessageHas(st, "chat template line 1");
+  ExpectMessageHas(st, "64 macro calls already in progress");
+  ExpectMessageHas(st, "--chat-template-max-recursion");
+}
+
+TEST(ChatTemplateLimitsTest, RecursionJustWithinTheLimitRenders) {
+  auto parsed = ChatTemplate::Parse(
+      "{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}x{% endmacro %}{{ f(9) }}");
+  ASSERT_TRUE(parsed.ok());
+  ChatTemplateLimits limits;
+  limits.max_recursion_depth = 10;
+  auto rendered = parsed->Render(ordered_json::object(), limits);
+  ASSERT_TRUE(rendered.ok()) << rendered.status().message();
+  EXPECT_EQ(rendered.value(), "xxxxxxxxxx");
+  limits.max_recursion_depth = 9;
+  EXPECT_FALSE(parsed->Render(ordered_json::object(), limits).ok());
+}
+
+TEST(ChatTemplateLimitsTest, AHugeRangeIsRefusedBeforeItIsBuilt) {
+  Status st = RenderError("{% for i in range(1000000000) %}{% endfor %}");
+  ExpectMessageHas(st, "range() of 1000000000 items");
+  ExpectMessageHas(st, "--chat-template-max-loop-iterations");
+  ExpectMessageHas(st, "line 1");
+  ExpectMessageHas(RenderError("{{ range(5, -2000000000, -2) | length }}"),
+                   "range() of 1000000003 items");
+}
+
+TEST(ChatTemplateLimitsTest, NestedLoopsStopAtTheIterationLimit) {
+  ChatTemplateLimits limits;
+  limits.max_loop_iterations = 10000;
+  Status st = RenderError(
+      "{% for i in range(5000) %}\n{% for j in range(5000) %}{% endfor %}{% endfor %}", limits);
+  ExpectMessageHas(st, "more than 10000 loop iterations");
+  ExpectMessageHas(st, "line 2");
+  // Loop filters count too.
+  ExpectMessageHas(RenderError("{% for i in range(10000) if i < 0 %}{% endfor %}"
+                               "{% for i in range(10) %}{% endfor %}", limits),
+                   "loop iterations");
+}
+
+TEST(ChatTemplateLimitsTest, OutputAndBuiltStringsStopAtTheByteLimit) {
+  ChatTemplateLimits limits;
+  limits.max_output_bytes = 10000;
+  ExpectMessageHas(RenderError("{% for i in range(100) %}{{ 'x' * 1000 }}{% endfor %}", limits),
+                   "--chat-template-max-output-bytes");
+  // Refused before allocating a terabyte.
+  ExpectMessageHas(RenderError("{{ 'xy' * 1000000000000 }}"), "would be");
+  // Doubling a string: 64 rounds would be 2^64 bytes.
+  ExpectMessageHas(RenderError("{% set ns = namespace(s='x') %}{% for i in range(64) %}"
+                               "{% set ns.s = ns.s ~ ns.s %}{% endfor %}", limits),
+                   "10000");
+  ExpectMessageHas(RenderError("{{ ('a' * 5000) | replace('a', 'bbbb') }}", limits), "would be");
+  ExpectMessageHas(RenderError("{{ {'a': 1} | tojson(indent=100000) }}", limits), "10000");
+  // Doubling a list of strings.
+  ExpectMessageHas(RenderError("{% set ns = namespace(l=['y' * 1000]) %}{% for i in range(40) %}"
+                               "{% set ns.l = ns.l + ns.l %}{% endfor %}", limits),
+                   "larger than 10000 bytes");
+}
+
+TEST(ChatTemplateLimitsTest, ListsBuiltNestingPastTheDepthLimitAreRefused) {
+  Status st = RenderError(
+      "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = [ns.l] %}"
+      "{% endfor %}{{ ns.l }}");
+  ExpectMessageHas(st, "nests deeper than 512 levels");
+}
+
+TEST(ChatTemplateLimitsTest, DeeplyNestedTemplateSourceIsRefusedAtParse) {
+  const int n = 100000;
+  auto parens = ChatTemplate::Parse("{{ " + std::string(n, '(') + "1" + std::string(n, ')') + " }}");
+  ASSERT_FALSE(parens.ok());
+  ExpectMessageHas(parens.status(), "deeper than 256 levels");
+  std::string chain = "{{ 1";
+  for (int i = 0; i < n; ++i) chain += " + 1";
+  auto sum = ChatTemplate::Parse(chain + " }}");
+  ASSERT_FALSE(sum.ok());
+  ExpectMessageHas(sum.status(), "deeper than 256 levels");
+  std::string attrs = "{{ x";
+  for (int i = 0; i < n; ++i) attrs += ".a";
+  ASSERT_FALSE(ChatTemplate::Parse(attrs + " }}").ok());
+  std::string ifs;
+  for (int i = 0; i < n; ++i) ifs += "{% if true %}";
+  ASSERT_FALSE(ChatTemplate::Parse(ifs).ok());
+  std::string nots = "{{ ";
+  for (int i = 0; i < n; ++i) nots += "not ";
+  ASSERT_FALSE(ChatTemplate::Parse(nots + "x }}").ok());
+}
+
+TEST(ChatTemplateLimitsTest, ARenderPastItsTimeEnds) {
+  ChatTemplateLimits limits;
+  limits.max_loop_iterations = int64_t{1} << 40;
+  limits.timeout_s = 0.05;
+  Status st = RenderError(
+      "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", limits);
+  ExpectMessageHas(st, "longer than 0.05 s");
+  ExpectMessageHas(st, "--chat-template-timeout");
+}
+
+TEST(ChatTemplateLimitsTest, CancellationEndsARenderAsUnavailable) {
+  std::atomic<bool> cancelled{true};
+  ChatTemplateLimits limits;
+  limits.cancelled = &cancelled;
+  Status st = RenderError("{% for i in range(1000000) %}{% endfor %}", limits);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  ExpectMessageHas(st, "shutting down");
+}
+
+TEST(ChatTemplateLimitsTest, IntegerOverflowIsAnErrorNotACrash) {
+  ExpectMessageHas(RenderError("{{ 9223372036854775807 + 1 }}"), "integer overflow");
+  ExpectMessageHas(RenderError("{{ (-9223372036854775807 - 1) // -1 }}"), "integer overflow");
+  ExpectMessageHas(RenderError("{{ (-9223372036854775807 - 1) % -1 }}"), "integer overflow");
+}
+
+TEST(ChatTemplateLimitsTest, TenThousandMessagesRenderWithTheDefaultLimits) {
+  // Naming `messages` inside the loop (messages|length) must not copy the array each time.
+  ordered_json messages = ordered_json::array();
+  for (int i = 0; i < 10000; ++i) {
+    messages.push_back({{"role", i % 2 ? "assistant" : "user"}, {"content", std::to_string(i)}});
+  }
+  auto parsed = ChatTemplate::Parse(
+      "{% for m in messages %}{{ messages|length - loop.index0 }}:{{ m.content }};{% endfor %}");
+  ASSERT_TRUE(parsed.ok());
+  auto rendered = parsed->Render(ordered_json{{"messages", messages}});
+  ASSERT_TRUE(rendered.ok()) << rendered.status().message();
+  EXPECT_EQ(rendered.value().substr(0, 16), "10000:0;9999:1;9");
+  EXPECT_EQ(rendered.value().substr(rendered.value().size() - 7), "1:9999;");
+}
+
+}  // namespace
+}  // namespace tandem::text
