@@ -55,9 +55,16 @@ def test_dp2_on_one_machine_pins_ranks_and_matches_one_rank():
                                             headers={"X-data-parallel-rank": str(rank)})
                 check(status == 200, f"pinned to {rank}: {status} {out}")
                 check(out["choices"][0]["token_ids"] == want, f"rank {rank} output differs")
+            # The engine's counters reach /metrics with its heartbeats: read until they show
+            # the 3 (the deadline only guards against a hang), then it must be exactly 3.
             import time
-            time.sleep(1.2)  # the next heartbeat carries the engine's counters
-            check(finished(srv, rank) - before == 3, f"rank {rank} did not serve the pinned ones")
+            deadline = time.time() + 10
+            while True:
+                served = finished(srv, rank) - before
+                if served >= 3 or time.time() > deadline:
+                    break
+                time.sleep(0.1)
+            check(served == 3, f"rank {rank} did not serve the pinned ones: {served} of 3")
         # Two API servers share the port, so each scrape reaches either one; both show the
         # whole server's request counters (the 6 requests above, wherever they were served).
         for _ in range(8):

@@ -1,11 +1,13 @@
 """A two-"machine" deployment for the multinode tests: a primary (`tandem serve` with the API
 servers) in one network namespace and a `--headless` secondary in the other, started with the
-seed's flags; plus an HTTP client run inside the primary's namespace (dp_client.py)."""
+seed's flags; plus an HTTP client run inside the primary's namespace (dp_client.py), to the end
+(`client`) or watched as its requests progress (`client_progress`)."""
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../e2e"))
@@ -50,12 +52,47 @@ class Deployment:
         with open(self.logs[name], errors="replace") as f:
             return f.read()[-6000:]
 
+    def wait_log(self, name, text, timeout=60):
+        """Waits until `name`'s log shows `text`; fails if the process exits first or `timeout`
+        (a hang guard) passes."""
+        deadline = time.time() + timeout
+        while True:
+            with open(self.logs[name], errors="replace") as f:
+                if text in f.read():
+                    return
+            p = self.procs[name]
+            check(p.poll() is None,
+                  f"{name} exited {p.returncode} before logging {text!r}:\n{self.log(name)}")
+            check(time.time() < deadline,
+                  f"{name} did not log {text!r} within {timeout} s:\n{self.log(name)}")
+            time.sleep(0.05)
+
+    def wait_head_listening(self, timeout=60):
+        """The head logs where remote ranks dial once it has bound that handshake port (and its
+        HTTP port): a headless started now dials a head that is there."""
+        self.wait_log("head", f"remote ranks dial {self.m.ip_a}:{RPC_PORT}", timeout)
+
+    def wait_headless_dialing(self, timeout=60):
+        """The headless node's rank 1 has started dialing the head's handshake port."""
+        self.wait_log("headless", f"DP rank 1: dialing the head at {self.m.ip_a}:{RPC_PORT}",
+                      timeout)
+
     def client(self, spec, timeout=300):
         spec = {"base": f"http://{self.m.ip_a}:{PORT}", **spec}
         p = self.m.run_in(self.m.ns_a, [sys.executable, os.path.join(HERE, "dp_client.py"),
                                          json.dumps(spec)], timeout=timeout)
         check(p.returncode == 0, f"client failed: {p.stderr[-2000:]}")
         return json.loads(p.stdout)
+
+    def client_progress(self, spec):
+        """dp_client.py in progress mode, running in the background in the primary's namespace:
+        the test watches its requests' events as they happen (ProgressClient)."""
+        spec = {"base": f"http://{self.m.ip_a}:{PORT}", **spec, "progress": True}
+        stderr = tempfile.NamedTemporaryFile(prefix="tandem-client-", suffix=".err",
+                                             delete=False)
+        p = self.m.popen_piped(self.m.ns_a, [sys.executable, os.path.join(HERE, "dp_client.py"),
+                                             json.dumps(spec)], stderr)
+        return ProgressClient(p, stderr)
 
     def metrics(self):
         return self.client({"get": ["/metrics"]})["/metrics"]["body"]
@@ -96,6 +133,72 @@ class Deployment:
                 p.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+class ProgressClient:
+    """A dp_client.py run in progress mode. `events` gathers its event lines as they come, each
+    with the time it was read here ("t"); `wait_until` blocks until they satisfy a condition;
+    `results` waits for its results line. Use as a context manager (stops the client)."""
+
+    def __init__(self, proc, stderr_file):
+        self.proc, self.stderr_file = proc, stderr_file
+        self.events, self._results, self._ended = [], None, False
+        self._cv = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            item = json.loads(line)
+            with self._cv:
+                if isinstance(item, list):
+                    self._results = item
+                else:
+                    self.events.append({**item, "t": time.time()})
+                self._cv.notify_all()
+        with self._cv:
+            self._ended = True
+            self._cv.notify_all()
+
+    def stderr(self):
+        with open(self.stderr_file.name, errors="replace") as f:
+            return f.read()[-2000:]
+
+    def wait_until(self, condition, what, timeout):
+        """Waits until condition(events) holds; returns a copy of the events then. Fails if the
+        client ends first or `timeout` (a hang guard) passes."""
+        deadline = time.time() + timeout
+        with self._cv:
+            while not condition(self.events):
+                check(not self._ended, f"the client ended before {what}: {self.events[-4:]}"
+                                       f"\n{self.stderr()}")
+                left = deadline - time.time()
+                check(left > 0, f"no {what} within {timeout} s: {self.events[-4:]}")
+                self._cv.wait(left)
+            return list(self.events)
+
+    def results(self, timeout):
+        """The results line; fails if the client has not ended within `timeout` (a hang
+        guard: then some request hangs)."""
+        deadline = time.time() + timeout
+        with self._cv:
+            while not self._ended:
+                left = deadline - time.time()
+                check(left > 0, f"requests still running after {timeout} s (hung): ended "
+                                f"{sorted(e['i'] for e in self.events if e['event'] == 'done')}")
+                self._cv.wait(left)
+        check(self.proc.wait() == 0 and self._results is not None,
+              f"client failed: {self.stderr()}")
+        return self._results
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self._reader.join(timeout=10)
 
 
 def finished_counts(dep, total, timeout_s=10):

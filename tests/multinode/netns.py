@@ -54,6 +54,11 @@ class TwoMachines:
         return subprocess.Popen(["ip", "netns", "exec", ns, *cmd], env=env, stdout=log,
                                 stderr=subprocess.STDOUT)
 
+    def popen_piped(self, ns, cmd, stderr):
+        """Starts `cmd` inside namespace `ns`; its stdout is a pipe of text lines to read."""
+        return subprocess.Popen(["ip", "netns", "exec", ns, *cmd], stdout=subprocess.PIPE,
+                                stderr=stderr, text=True, bufsize=1)
+
     def run_in(self, ns, cmd, timeout):
         return subprocess.run(["ip", "netns", "exec", ns, *cmd], capture_output=True, text=True,
                               timeout=timeout)

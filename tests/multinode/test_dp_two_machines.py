@@ -67,7 +67,7 @@ def test_seed_flags_head_first_64_requests_match_one_rank():
         dep = Deployment(m)
         try:
             dep.start_head()
-            time.sleep(1)
+            dep.wait_head_listening()
             dep.start_headless()
             dep.wait_both_ranks()
             check_64_requests(dep)
@@ -80,7 +80,7 @@ def test_headless_first_then_head_works_too_and_a_burst_splits_evenly():
         dep = Deployment(m)
         try:
             dep.start_headless()
-            time.sleep(2)
+            dep.wait_headless_dialing()
             dep.start_head()
             dep.wait_both_ranks()
             # Issue 4 §2: a burst on two idle ranks before any snapshot carries load splits
@@ -95,39 +95,77 @@ def test_headless_first_then_head_works_too_and_a_burst_splits_evenly():
             dep.stop()
 
 
+LONG = 480  # tokens per long request: prompt + 480 fit --max-model-len=512
+MAX_NUM_SEQS = int(next(a.split("=")[1] for a in COMMON if a.startswith("--max-num-seqs=")))
+
+
+def pinned(body, rank):
+    return dict(body, _headers={"X-data-parallel-rank": str(rank)})
+
+
 def test_kill_headless_under_load_fails_its_requests_and_rank0_serves_on():
+    """The headless machine dies while both ranks stream long requests: rank 1's fail naming
+    it, rank 0's finish whole, and the deployment serves on. The kill waits for an event, not
+    the clock: rank 1 holds 3 × --max-num-seqs long requests and rank 0 2 ×, so once both ranks
+    have streamed a token, rank 1 has ≥ 2 × LONG engine steps left and rank 0 ≥ LONG (its second
+    wave has not started) — neither can be done by the kill, however fast the machine."""
     with TwoMachines("c") as m:
         dep = Deployment(m)
         try:
             dep.start_head()
             dep.start_headless()
             dep.wait_both_ranks()
-            import threading
-            box = {}
-            long_reqs = [greedy(PROMPTS[i % 8], max_tokens=480, ignore_eos=True, stream=True)
-                         for i in range(16)]
-            t = threading.Thread(target=lambda: box.update(
-                r=dep.client({"requests": long_reqs, "concurrency": 16, "timeout": 60})))
-            t.start()
-            time.sleep(1.0)
-            m.kill_all(m.ns_b)
-            t0 = time.time()
-            t.join(timeout=120)
-            check(not t.is_alive(), "requests hung after the headless node died")
-            results = box["r"]
-            failed = [r for r in results if r["error"]]
-            ok = [r for r in results if not r["error"]]
+            rank_of = [1] * (3 * MAX_NUM_SEQS) + [0] * (2 * MAX_NUM_SEQS)
+            reqs = [pinned(greedy(PROMPTS[i % 8], max_tokens=LONG, ignore_eos=True, stream=True),
+                           rank) for i, rank in enumerate(rank_of)]
+
+            def ranks_streaming(events):
+                return {rank_of[e["i"]] for e in events if e["event"] == "first_token"}
+
+            with dep.client_progress({"requests": reqs, "concurrency": len(reqs),
+                                      "timeout": 60}) as client:
+                seen = client.wait_until(lambda evs: ranks_streaming(evs) == {0, 1},
+                                         "first streamed token on both ranks", timeout=120)
+                m.kill_all(m.ns_b)
+                t_kill = time.time()
+                results = client.results(timeout=300)  # hang guard only
+                events = list(client.events)
+            ended_before_kill = {e["i"] for e in seen if e["event"] == "done"}
+            rank1 = [i for i, r in enumerate(rank_of) if r == 1]
+            rank0 = [i for i, r in enumerate(rank_of) if r == 0]
+            check(any(i not in ended_before_kill for i in rank0),
+                  "rank 0 had no request in flight when rank 1 died")
+            for i in rank1:  # rank 1's: whole, or failed naming the lost rank
+                r = results[i]
+                if r["error"]:
+                    check("rank 1" in r["error"] or "died" in r["error"],
+                          f"request {i} on rank 1: error {r['error']}")
+                else:
+                    check(r["status"] == 200 and r["finish_reason"] == "length" and
+                          len(r["token_ids"]) == LONG,
+                          f"request {i} on rank 1 neither whole nor failed: "
+                          f"{dict(r, token_ids=len(r['token_ids']), text=len(r['text']))}")
+            failed = [i for i in rank1 if results[i]["error"]]
             check(failed, "no request failed although rank 1 died")
-            check(ok, "no request finished on rank 0")
-            for r in failed:
-                check("rank 1" in r["error"] or "died" in r["error"], f"error: {r['error']}")
-            check(time.time() - t0 < 60, "failure not noticed quickly")
+            for i in rank0:  # rank 0's: served whole through the loss
+                r = results[i]
+                check(r["status"] == 200 and not r["error"] and r["finish_reason"] == "length"
+                      and len(r["token_ids"]) == LONG,
+                      f"request {i} on rank 0: "
+                      f"{dict(r, token_ids=len(r['token_ids']), text=len(r['text']))}")
+            rank1_ended = max(e["t"] for e in events if e["event"] == "done" and e["i"] in rank1)
+            check(rank1_ended - t_kill < 60, "failure not noticed quickly: rank 1's requests "
+                                             f"ended {rank1_ended - t_kill:.1f} s after the kill")
             health = dep.client({"get": ["/health"]})["/health"]["status"]
             check(health == 200, f"/health {health} with rank 0 alive")
             check(dep.metric("tandem:engine_alive", 1) == 0, "rank 1 loss not in /metrics")
             after = dep.client({"requests": [greedy(p) for p in PROMPTS], "concurrency": 8})
             for p, r in zip(PROMPTS, after):
                 check(r["status"] == 200 and r["token_ids"] == REFERENCE[p], f"after kill: {r}")
+            print(f"  {len(failed)}/{len(rank1)} rank-1 requests failed (after at most "
+                  f"{max(len(results[i]['token_ids']) for i in failed)} tokens), "
+                  f"{len(rank1) - len(failed)} finished; rank 1's ended "
+                  f"{rank1_ended - t_kill:.1f} s after the kill")
         finally:
             dep.stop()
 

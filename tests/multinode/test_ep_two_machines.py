@@ -65,7 +65,7 @@ def test_seed_tp2_ep_streaming_chat_with_key_equals_one_rank():
         dep = seed_deployment(m)
         try:
             dep.start_head()
-            time.sleep(0.5)
+            dep.wait_head_listening()
             dep.start_headless()
             dep.wait_both_ranks()
             auth = {"Authorization": f"Bearer {KEY}"}

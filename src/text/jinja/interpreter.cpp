@@ -121,18 +121,18 @@ void Interpreter::CheckOutput(const std::string& out, int line, int column) cons
   }
 }
 
-void Interpreter::CheckBuilt(const Json& value, const Expr& at) const {
+void Interpreter::CheckBuilt(const Json& value, int line, int column, int32_t max_depth) const {
   bool too_deep = false;
-  if (WithinBounds(value, limits_.max_output_bytes, kMaxValueDepth, &too_deep)) return;
+  if (WithinBounds(value, limits_.max_output_bytes, max_depth, &too_deep)) return;
   if (too_deep) {
-    Fail("a list or dict built by the template nests deeper than " +
-             std::to_string(kMaxValueDepth) + " levels, the limit",
-         at);
+    throw TemplateError("a list or dict built by the template nests deeper than " +
+                            std::to_string(kMaxValueDepth) + " levels, the limit",
+                        line, column);
   }
-  Fail("a value built by the template is larger than " +
-           std::to_string(limits_.max_output_bytes) +
-           " bytes, the limit (--chat-template-max-output-bytes)",
-       at);
+  throw TemplateError("a value built by the template is larger than " +
+                          std::to_string(limits_.max_output_bytes) +
+                          " bytes, the limit (--chat-template-max-output-bytes)",
+                      line, column);
 }
 
 Interpreter::Flow Interpreter::ExecBody(const Body& body, std::string* out) {
@@ -242,12 +242,16 @@ void Interpreter::ExecSet(const Node& node) {
     return;
   }
   Value* object = Lookup(node.targets[0]);
+  // (Positioned at the node: node.expr is null for a block set.)
   if (object == nullptr || !object->data().is_object()) {
-    Fail("cannot set attribute '" + node.targets[1] + "' of '" + node.targets[0] +
-             "'; expected a namespace() object", *node.expr);
+    throw TemplateError("cannot set attribute '" + node.targets[1] + "' of '" + node.targets[0] +
+                            "'; expected a namespace() object",
+                        node.line, node.column);
   }
+  // The value alone is measured (not the whole namespace, which a loop may set often): one
+  // level below the depth limit, so a namespace holding itself stops there too.
+  CheckBuilt(value.data(), node.line, node.column, kMaxValueDepth - 1);
   object->MutableData()[node.targets[1]] = value.data();
-  CheckBuilt(object->data(), *node.expr);
 }
 
 Value* Interpreter::Lookup(const std::string& name) {
@@ -285,7 +289,7 @@ Value Interpreter::EvalValue(const Expr& expr) {
     case Expr::Kind::kTuple: {
       Json list = Json::array();
       for (const ExprPtr& arg : expr.args) list.push_back(Eval(*arg).data());
-      CheckBuilt(list, expr);
+      CheckBuilt(list, expr.line, expr.column);
       return Value::Of(std::move(list));
     }
     case Expr::Kind::kDict: {
@@ -295,7 +299,7 @@ Value Interpreter::EvalValue(const Expr& expr) {
         if (!key.data().is_string()) Fail("dict keys must be strings", *expr.args[i]);
         dict[key.data().get<std::string>()] = Eval(*expr.args[i + 1]).data();
       }
-      CheckBuilt(dict, expr);
+      CheckBuilt(dict, expr.line, expr.column);
       return Value::Of(std::move(dict));
     }
     case Expr::Kind::kAttr: {
@@ -402,7 +406,7 @@ Value Interpreter::EvalCall(const Expr& expr) {
   }
   if (callee.kind == Expr::Kind::kName && !Lookup(callee.name) && IsGlobalFunction(callee.name)) {
     Value result = CallFunction(callee.name, args, kwargs, expr, limits_);
-    if (callee.name == "namespace") CheckBuilt(result.data(), expr);
+    if (callee.name == "namespace") CheckBuilt(result.data(), expr.line, expr.column);
     return result;
   }
   Fail("'" + (callee.kind == Expr::Kind::kName ? callee.name : std::string("expression")) +

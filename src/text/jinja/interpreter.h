@@ -62,7 +62,8 @@ class Interpreter {
   void CountIteration(int line, int column);
   void Tick(int line, int column);
   void CheckOutput(const std::string& out, int line, int column) const;
-  void CheckBuilt(const Json& value, const Expr& at) const;
+  void CheckBuilt(const Json& value, int line, int column,
+                  int32_t max_depth = kMaxValueDepth) const;
 
   std::vector<std::map<std::string, Value>> scopes_;  // [0] = globals
   std::map<std::string, const Node*> macros_;         // defined so far, by name

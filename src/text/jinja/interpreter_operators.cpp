@@ -125,7 +125,7 @@ Value Interpreter::EvalBinary(const Expr& expr) {
   if (op == "<=") return Value::Of(Compare(left, right, expr) <= 0);
   if (op == ">=") return Value::Of(Compare(left, right, expr) >= 0);
   Value result = Arithmetic(op, left, right, expr, limits_);
-  if (result.data().is_array()) CheckBuilt(result.data(), expr);  // list + list
+  if (result.data().is_array()) CheckBuilt(result.data(), expr.line, expr.column);  // list + list
   return result;
 }
 

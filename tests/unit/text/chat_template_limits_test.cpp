@@ -95,6 +95,24 @@ TEST(ChatTemplateLimitsTest, ListsBuiltNestingPastTheDepthLimitAreRefused) {
   ExpectMessageHas(st, "nests deeper than 512 levels");
 }
 
+TEST(ChatTemplateLimitsTest, ANamespaceHoldingItselfStopsAtTheDepthLimit) {
+  ExpectMessageHas(RenderError("{% set ns = namespace(x=0) %}{% for i in range(100000) %}"
+                               "{% set ns.x = ns %}{% endfor %}"),
+                   "nests deeper than 512 levels");
+}
+
+TEST(ChatTemplateLimitsTest, BlockSetOfANamespaceAttributeRendersAndOfAnythingElseIsAnError) {
+  auto parsed = ChatTemplate::Parse(
+      "{% set ns = namespace(x='') %}{% set ns.x %}hi {{ 1 + 1 }}{% endset %}{{ ns.x }}");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  auto rendered = parsed->Render(ordered_json::object());
+  ASSERT_TRUE(rendered.ok()) << rendered.status().message();
+  EXPECT_EQ(rendered.value(), "hi 2");
+  Status st = RenderError("{% set s = 'a' %}\n{% set s.x %}hi{% endset %}");
+  ExpectMessageHas(st, "line 2");
+  ExpectMessageHas(st, "expected a namespace() object");
+}
+
 TEST(ChatTemplateLimitsTest, DeeplyNestedTemplateSourceIsRefusedAtParse) {
   const int n = 100000;
   auto parens = ChatTemplate::Parse("{{ " + std::string(n, '(') + "1" + std::string(n, ')') + " }}");
