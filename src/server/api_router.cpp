@@ -93,7 +93,9 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
                    request.body.size());
         Run(*handler, request, sink);
       });
-  if (!queued) {
+  if (!queued && pool_->cancelled()) {
+    SendError(*sink, {Unavailable("the server is shutting down"), ""});
+  } else if (!queued) {
     SendError(*sink, {Status(StatusCode::kResourceExhausted,
                              fmt::format("the server is overloaded: {} requests already wait to be "
                                          "preprocessed; retry later",

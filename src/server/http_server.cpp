@@ -22,7 +22,10 @@ HttpServer::HttpServer(ServerConfig config, std::shared_ptr<router::EngineClient
   context_.tokenizer = std::move(tokenizer);
 }
 
-HttpServer::~HttpServer() { Stop(); }
+HttpServer::~HttpServer() {
+  Stop();
+  if (pool_) pool_->Join();  // before router_ goes: a running task uses its handlers
+}
 
 Status HttpServer::Start() {
   TANDEM_RETURN_IF_ERROR(context_.config.Validate());
