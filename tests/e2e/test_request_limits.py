@@ -151,7 +151,7 @@ def test_template_bombs_are_400s_naming_the_limit_and_health_keeps_answering():
                 ("recurse", ["line 1", "--chat-template-max-recursion", "64"]),
                 ("range", ["line 3", "range() of 1000000000 items",
                            "--chat-template-max-loop-iterations"]),
-                ("loops", ["line 5", "more than 1000000 loop iterations",
+                ("loops", ["line 5", "limit of 1000000 loop iterations",
                            "--chat-template-max-loop-iterations"])]:
             for path_ in ("/tokenize", "/v1/chat/completions"):
                 status, body = srv.post_json(path_, {"messages": [{"role": "user",
@@ -255,6 +255,18 @@ def test_ten_thousand_messages_render_while_health_answers_and_limits_are_400s()
         status, out = srv.post_json("/v1/chat/completions", {"messages": USER, "tools": tools},
                                     headers=AUTH)
         check_error(status, out, 400, ["5 tools", "limit of 4", "--max-chat-tools"], "5 tools")
+        # ... and not through chat_template_kwargs either.
+        status, out = srv.post_json("/tokenize", {"messages": USER,
+                                                  "chat_template_kwargs": {"tools": tools}})
+        check_error(status, out, 400, ["must not set 'tools'"], "tools in chat_template_kwargs")
+        check_serves(srv)
+
+
+def test_a_ten_megabyte_prompt_of_spaces_is_tokenized_not_an_abort():
+    # The pre-tokenizer regex passed PCRE2's step limit and the process aborted (no key needed).
+    with Server(QWEN3, *FLAGS) as srv:
+        status, out = srv.post_json("/tokenize", {"prompt": " " * 10_000_000})
+        check(status == 200 and out["count"] > 0, f"10 MB of spaces: {status} {str(out)[:200]}")
         check_serves(srv)
 
 
@@ -264,4 +276,5 @@ if __name__ == "__main__":
          test_template_bombs_are_400s_naming_the_limit_and_health_keeps_answering,
          test_shutdown_interrupts_a_render,
          test_a_template_that_cannot_render_a_minimal_conversation_is_refused_at_start_up,
-         test_ten_thousand_messages_render_while_health_answers_and_limits_are_400s])
+         test_ten_thousand_messages_render_while_health_answers_and_limits_are_400s,
+         test_a_ten_megabyte_prompt_of_spaces_is_tokenized_not_an_abort])

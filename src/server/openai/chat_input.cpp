@@ -199,6 +199,15 @@ ApiResult<ChatInput> ParseChatInput(const OJson& body, const ServerConfig& confi
     if (!kwargs->is_object()) {
       return BadParam("chat_template_kwargs", "'chat_template_kwargs' must be an object");
     }
+    // These are the request's own fields, checked and bounded there (--max-chat-messages,
+    // --max-chat-tools); passing them again as template variables would bypass that.
+    for (const char* reserved : {"messages", "tools"}) {
+      if (kwargs->contains(reserved)) {
+        return BadParam("chat_template_kwargs",
+                        fmt::format("'chat_template_kwargs' must not set '{}'; send it as the "
+                                    "request's own '{}' field", reserved, reserved));
+      }
+    }
     input.chat_template_kwargs = *kwargs;
   }
   return input;

@@ -2,6 +2,7 @@
 
 #include "server/openai/chat_completions.h"
 #include "text/chat_template.h"
+#include "text/string_search.h"
 
 namespace tandem::server::openai {
 namespace {
@@ -38,7 +39,7 @@ Result<std::shared_ptr<const text::ChatTemplate>> LoadChatTemplate(
 ApiResult<std::string> CutAfterFinalMessage(const std::string& rendered,
                                             const std::string& final_content) {
   const std::string_view stripped = Strip(final_content, true, true);
-  const size_t at = rendered.rfind(stripped);
+  const size_t at = text::FindLast(rendered, stripped);  // linear: rfind is O(n·m)
   if (stripped.empty() || at == std::string::npos) {
     return BadParam("messages", "continue_final_message is set but the final message's content "
                                 "does not appear in the prompt the chat template rendered");

@@ -69,6 +69,18 @@ Status Generation::Start() {
       for (int32_t j = 0; j < i; ++j) context_.engine->AbortRequest(choices_[j]->engine_request_id);
       return status;
     }
+    // The client may have gone while this request waited for a preprocessing thread, or goes
+    // now: Abort() then ran before this choice reached the engine, so its abort found nothing.
+    // Abort it here, after its add, and add no more.
+    bool aborted = false;
+    {
+      std::lock_guard lock(mutex_);
+      aborted = failed_or_aborted_;
+    }
+    if (aborted) {
+      context_.engine->AbortRequest(choices_[i]->engine_request_id);
+      return Status::Ok();
+    }
   }
   return Status::Ok();
 }

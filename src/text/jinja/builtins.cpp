@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "text/jinja/error.h"
+#include "text/string_search.h"
 
 namespace tandem::text::jinja {
 namespace {
@@ -35,34 +36,47 @@ std::string ExpectString(const Value& value, const std::string& what, const Expr
   return value.data().get<std::string>();
 }
 
-// Python str.strip/lstrip/rstrip with an optional character set (default: whitespace).
+// Python str.strip/lstrip/rstrip with an optional character set (default: whitespace), by
+// byte, with a table lookup so a long set costs nothing per character.
 std::string Strip(const std::string& s, const Value* chars, bool left, bool right) {
-  std::string set = chars && chars->data().is_string() ? chars->data().get<std::string>()
-                                                      : std::string(" \t\n\r\f\v");
+  const std::string set = chars && chars->data().is_string() ? chars->data().get<std::string>()
+                                                              : std::string(" \t\n\r\f\v");
+  bool in_set[256] = {};
+  for (unsigned char c : set) in_set[c] = true;
   size_t begin = 0;
   size_t end = s.size();
-  while (left && begin < end && set.find(s[begin]) != std::string::npos) ++begin;
-  while (right && end > begin && set.find(s[end - 1]) != std::string::npos) --end;
+  while (left && begin < end && in_set[static_cast<unsigned char>(s[begin])]) ++begin;
+  while (right && end > begin && in_set[static_cast<unsigned char>(s[end - 1])]) --end;
   return s.substr(begin, end - begin);
 }
 
-Json Split(const std::string& s, const Value* sep, const Value* max_split) {
+// Python str.split; refused (at `at`) once it would make more parts than a render may iterate.
+Json Split(const std::string& s, const Value* sep, const Value* max_split,
+           const RenderLimits& limits, const Expr& at) {
   int64_t limit = max_split && max_split->data().is_number_integer()
                       ? max_split->data().get<int64_t>()
                       : -1;
   Json parts = Json::array();
+  auto add = [&](std::string part) {
+    if (static_cast<int64_t>(parts.size()) >= limits.max_loop_iterations) {
+      Fail("split() would make more than " + std::to_string(limits.max_loop_iterations) +
+               " parts (--chat-template-max-loop-iterations)",
+           at);
+    }
+    parts.push_back(std::move(part));
+  };
   if (!sep || sep->data().is_null()) {  // split on runs of whitespace
     size_t pos = 0;
     while (true) {
       while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos]))) ++pos;
       if (pos >= s.size()) break;
       if (limit >= 0 && static_cast<int64_t>(parts.size()) == limit) {
-        parts.push_back(Strip(s.substr(pos), nullptr, false, true));
+        add(Strip(s.substr(pos), nullptr, false, true));
         break;
       }
       size_t end = pos;
       while (end < s.size() && !std::isspace(static_cast<unsigned char>(s[end]))) ++end;
-      parts.push_back(s.substr(pos, end - pos));
+      add(s.substr(pos, end - pos));
       pos = end;
     }
     return parts;
@@ -70,31 +84,35 @@ Json Split(const std::string& s, const Value* sep, const Value* max_split) {
   std::string separator = sep->data().get<std::string>();
   size_t pos = 0;
   while (limit < 0 || static_cast<int64_t>(parts.size()) < limit) {
-    size_t found = separator.empty() ? std::string::npos : s.find(separator, pos);
+    size_t found = separator.empty() ? std::string::npos : FindFirst(s, separator, pos);
     if (found == std::string::npos) break;
-    parts.push_back(s.substr(pos, found - pos));
+    add(s.substr(pos, found - pos));
     pos = found + separator.size();
   }
-  parts.push_back(s.substr(pos));
+  add(s.substr(pos));
   return parts;
 }
 
-std::string Replace(std::string s, const std::string& from, const std::string& to,
+// Python str.replace, linear: count, check the size, then build (replacing in place shifted
+// the tail at every hit: quadratic).
+std::string Replace(const std::string& s, const std::string& from, const std::string& to,
                     const RenderLimits& limits, const Expr& at) {
   if (from.empty()) return s;
-  if (to.size() > from.size()) {  // the result's size first, then build it
-    int64_t count = 0;
-    for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + from.size())) {
-      ++count;
-    }
-    CheckStringSize(static_cast<int64_t>(s.size()) +
-                        count * static_cast<int64_t>(to.size() - from.size()),
-                    limits, at);
+  auto next = [&](size_t p) { return FindFirst(s, from, p); };
+  int64_t count = 0;
+  for (size_t p = next(0); p != std::string::npos; p = next(p + from.size())) ++count;
+  const int64_t growth = static_cast<int64_t>(to.size()) - static_cast<int64_t>(from.size());
+  CheckStringSize(static_cast<int64_t>(s.size()) + count * growth, limits, at);
+  std::string out;
+  out.reserve(static_cast<size_t>(static_cast<int64_t>(s.size()) + count * growth));
+  size_t last = 0;
+  for (size_t p = next(0); p != std::string::npos; p = next(p + from.size())) {
+    out.append(s, last, p - last);
+    out += to;
+    last = p + from.size();
   }
-  for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) {
-    s.replace(pos, from.size(), to);
-  }
-  return s;
+  out.append(s, last, std::string::npos);
+  return out;
 }
 
 bool AffixMatches(const std::string& s, const Value& affix, bool prefix) {
@@ -210,7 +228,14 @@ Value ApplyFilter(const std::string& name, const std::vector<Value>& args, const
     return Value::Of(out);
   }
   if (name == "int") {
-    if (d.is_number()) return Value::Of(static_cast<int64_t>(d.get<double>()));
+    if (d.is_number_integer()) return input;
+    if (d.is_number()) {  // Python truncates toward zero; ours must fit int64
+      const double v = std::trunc(d.get<double>());
+      if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) {
+        Fail("int() of " + ToOutputString(input) + " does not fit in int64", at);
+      }
+      return Value::Of(static_cast<int64_t>(v));
+    }
     if (d.is_string()) {
       try { return Value::Of(std::stoll(d.get<std::string>())); } catch (...) {}
     }
@@ -262,14 +287,15 @@ Value CallMethod(const Value& object, const std::string& method, const std::vect
       return Value::Of(AffixMatches(s, args[0], method == "startswith"));
     }
     if (method == "split") {
-      return Value::Of(Split(s, Arg(args, 0, kwargs, "sep"), Arg(args, 1, kwargs, "maxsplit")));
+      return Value::Of(Split(s, Arg(args, 0, kwargs, "sep"), Arg(args, 1, kwargs, "maxsplit"),
+                             limits, at));
     }
     if (method == "replace" && args.size() >= 2) {
       return Value::Of(Replace(s, ExpectString(args[0], method, at),
                                ExpectString(args[1], method, at), limits, at));
     }
     if (method == "find" && !args.empty()) {
-      size_t pos = s.find(ExpectString(args[0], method, at));
+      size_t pos = FindFirst(s, ExpectString(args[0], method, at));
       return Value::Of(pos == std::string::npos ? int64_t{-1} : static_cast<int64_t>(pos));
     }
   }
@@ -326,20 +352,27 @@ Value CallFunction(const std::string& name, const std::vector<Value>& args, cons
     bounds.push_back(arg.data().get<int64_t>());
   }
   if (bounds.empty() || bounds.size() > 3) Fail("range() expects 1 to 3 arguments", at);
-  int64_t start = bounds.size() > 1 ? bounds[0] : 0;
-  int64_t stop = bounds.size() > 1 ? bounds[1] : bounds[0];
-  int64_t step = bounds.size() > 2 ? bounds[2] : 1;
+  const int64_t start = bounds.size() > 1 ? bounds[0] : 0;
+  const int64_t stop = bounds.size() > 1 ? bounds[1] : bounds[0];
+  const int64_t step = bounds.size() > 2 ? bounds[2] : 1;
   if (step == 0) Fail("range() step must not be zero", at);
-  // Its length before building it (jinja2's sandbox has MAX_RANGE for the same reason).
-  const double length = std::max(0.0, std::ceil((static_cast<double>(stop) - start) / step));
-  if (length > static_cast<double>(limits.max_loop_iterations)) {
-    Fail("range() of " + std::to_string(static_cast<int64_t>(length)) +
-             " items is longer than the limit of " + std::to_string(limits.max_loop_iterations) +
+  // Its exact length before building it (jinja2's sandbox has MAX_RANGE for the same reason),
+  // in 128 bits: start + k·step then stays inside [start, stop) and never wraps.
+  const __int128 span = step > 0 ? static_cast<__int128>(stop) - start
+                                 : static_cast<__int128>(start) - stop;
+  const __int128 stride = step > 0 ? static_cast<__int128>(step) : -static_cast<__int128>(step);
+  const __int128 length = span <= 0 ? 0 : (span - 1) / stride + 1;
+  if (length > limits.max_loop_iterations) {
+    const int64_t shown = length > INT64_MAX ? INT64_MAX : static_cast<int64_t>(length);
+    Fail("range() of " + std::to_string(shown) + " items is longer than the limit of " +
+             std::to_string(limits.max_loop_iterations) +
              " loop iterations per render (--chat-template-max-loop-iterations)",
          at);
   }
   Json out = Json::array();
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(i);
+  for (int64_t k = 0; k < static_cast<int64_t>(length); ++k) {
+    out.push_back(static_cast<int64_t>(start + static_cast<__int128>(k) * step));
+  }
   return Value::Of(std::move(out));
 }
 

@@ -176,7 +176,19 @@ Interpreter::Flow Interpreter::ExecNode(const Node& node, std::string* out) {
 }
 
 Interpreter::Flow Interpreter::ExecFor(const Node& node, std::string* out) {
-  std::vector<Value> all_items = IterationItems(Eval(*node.expr), *node.expr);
+  const Value iterable = Eval(*node.expr);
+  // Refused before the items are built (a 15 MB string is 15 million of them).
+  const Json& d = iterable.data();
+  int64_t num_items = 0;
+  if (d.is_string()) num_items = static_cast<int64_t>(d.get_ref<const std::string&>().size());
+  if (d.is_array() || d.is_object()) num_items = static_cast<int64_t>(d.size());
+  if (num_items > limits_.max_loop_iterations - iterations_) {
+    Fail("a loop over " + std::to_string(num_items) + " items would pass the limit of " +
+             std::to_string(limits_.max_loop_iterations) +
+             " loop iterations per render (--chat-template-max-loop-iterations)",
+         *node.expr);
+  }
+  std::vector<Value> all_items = IterationItems(iterable, *node.expr);
   auto bind = [&](const Value& item) {
     if (node.targets.size() == 1) {
       scopes_.back()[node.targets[0]] = item;
@@ -383,7 +395,14 @@ Value Interpreter::EvalSlice(const Expr& expr) {
   int64_t start = expr.args[1] ? clamp(part(1, 0), false) : (step > 0 ? 0 : size - 1);
   int64_t stop = expr.args[2] ? clamp(part(2, 0), true) : (step > 0 ? size : -1);
   Json result = d.is_array() ? Json::array() : Json("");
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+  // Count first, in 128 bits: `i += step` with a step near INT64_MAX wrapped and indexed
+  // outside the value.
+  const __int128 span = step > 0 ? static_cast<__int128>(stop) - start
+                                 : static_cast<__int128>(start) - stop;
+  const __int128 stride = step > 0 ? static_cast<__int128>(step) : -static_cast<__int128>(step);
+  const int64_t count = span <= 0 ? 0 : static_cast<int64_t>((span - 1) / stride + 1);
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t i = static_cast<int64_t>(start + static_cast<__int128>(k) * step);
     if (d.is_array()) {
       result.push_back(d[i]);
     } else {

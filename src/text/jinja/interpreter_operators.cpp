@@ -6,6 +6,7 @@
 
 #include "text/jinja/builtins.h"
 #include "text/jinja/error.h"
+#include "text/string_search.h"
 #include "text/jinja/interpreter.h"
 
 namespace tandem::text::jinja {
@@ -18,7 +19,7 @@ namespace {
 bool Contains(const Value& container, const Value& item, const Expr& at) {
   const Json& c = container.data();
   if (c.is_string() && item.data().is_string()) {
-    return c.get_ref<const std::string&>().find(item.data().get_ref<const std::string&>()) !=
+    return FindFirst(c.get_ref<const std::string&>(), item.data().get_ref<const std::string&>()) !=
            std::string::npos;
   }
   if (c.is_array()) {

@@ -224,8 +224,15 @@ class Parser {
         node->literal = value;
         return node;
       }
-      case TK::kInteger: return Literal(token, Json(std::stoll(token.text)));
-      case TK::kFloat: return Literal(token, Json(std::stod(token.text)));
+      case TK::kInteger:
+      case TK::kFloat:
+        try {  // Python's ints are unbounded; ours are int64, and floats double
+          return Literal(token, token.kind == TK::kInteger ? Json(std::stoll(token.text))
+                                                           : Json(std::stod(token.text)));
+        } catch (const std::exception&) {
+          Fail("number literal " + token.text.substr(0, 40) + " is out of range (int64 / double)",
+               token);
+        }
       case TK::kName:
         if (token.text == "true" || token.text == "True") return Literal(token, Json(true));
         if (token.text == "false" || token.text == "False") return Literal(token, Json(false));

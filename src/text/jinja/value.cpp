@@ -59,35 +59,34 @@ std::string PythonRepr(const Json& value) {
 }
 
 // Appends json.dumps(value) to *out; false (output incomplete) once *out passes max_bytes.
+// Indents are appended in place (no string per level: depth² · indent bytes at once before).
 bool AppendJson(const Json& value, int indent, int depth, int64_t max_bytes, std::string* out) {
-  if (indent >= 0 && static_cast<int64_t>(depth + 1) * indent > max_bytes) return false;
-  std::string newline = indent >= 0 ? "\n" + std::string((depth + 1) * indent, ' ') : "";
-  std::string closing = indent >= 0 ? "\n" + std::string(depth * indent, ' ') : "";
-  std::string separator = indent >= 0 ? "," : ", ";
-  if (value.is_array()) {
+  auto line_break = [&](int level) {  // "\n" + level·indent spaces, when indenting
+    if (indent < 0) return true;
+    if (static_cast<int64_t>(out->size()) + 1 + static_cast<int64_t>(level) * indent > max_bytes) {
+      return false;
+    }
+    out->push_back('\n');
+    out->append(static_cast<size_t>(level) * indent, ' ');
+    return true;
+  };
+  const char* separator = indent >= 0 ? "," : ", ";
+  if (value.is_array() || value.is_object()) {
     if (value.empty()) {
-      *out += "[]";
+      *out += value.is_array() ? "[]" : "{}";
       return true;
     }
-    *out += "[";
-    for (size_t i = 0; i < value.size(); ++i) {
-      *out += (i ? separator : "") + newline;
-      if (!AppendJson(value[i], indent, depth + 1, max_bytes, out)) return false;
-    }
-    *out += closing + "]";
-  } else if (value.is_object()) {
-    if (value.empty()) {
-      *out += "{}";
-      return true;
-    }
-    *out += "{";
+    *out += value.is_array() ? "[" : "{";
     bool first = true;
     for (auto it = value.begin(); it != value.end(); ++it) {
-      *out += (first ? "" : separator) + newline + JsonString(it.key()) + ": ";
-      if (!AppendJson(it.value(), indent, depth + 1, max_bytes, out)) return false;
+      if (!first) *out += separator;
       first = false;
+      if (!line_break(depth + 1)) return false;
+      if (value.is_object()) *out += JsonString(it.key()) + ": ";
+      if (!AppendJson(it.value(), indent, depth + 1, max_bytes, out)) return false;
     }
-    *out += closing + "}";
+    if (!line_break(depth)) return false;
+    *out += value.is_array() ? "]" : "}";
   } else if (value.is_string()) {
     *out += JsonString(value.get<std::string>());
   } else if (value.is_number_float()) {

@@ -55,6 +55,23 @@ TEST(RegexSplitterTest, IsolatedKeepsMatchesAndGapsAsPieces) {
   EXPECT_FALSE(RegexSplitter::Create("(unclosed").ok());
 }
 
+TEST(RegexSplitterTest, TwelveMillionSpacesSplitLikeHfInsteadOfAborting) {
+  // Qwen's pattern: \s*[\r\n]+ backtracks over the whole run before \s+(?!\S) takes it,
+  // which passed PCRE2's default 10M-step limit (the process aborted on a 10 MB prompt).
+  auto splitter = RegexSplitter::Create(
+      "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}"
+      "\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+");
+  ASSERT_TRUE(splitter.ok()) << splitter.status().message();
+  const std::string text = "hi" + std::string(12'000'000, ' ') + "x";
+  std::vector<std::string_view> pieces;
+  (*splitter)->Split(text, &pieces);
+  // As HF splits it: "hi"; the run but its last space (\s+(?!\S)); " x" ([^\r\n...]?\p{L}+).
+  ASSERT_EQ(pieces.size(), 3u);
+  EXPECT_EQ(pieces[0], "hi");
+  EXPECT_EQ(pieces[1].size(), 11'999'999u);
+  EXPECT_EQ(pieces[2], " x");
+}
+
 TEST(Qwen3TokenizerTest, VocabFactsMatchTheTokenizerFiles) {
   const Tokenizer& tokenizer = Qwen3Tokenizer();
   EXPECT_EQ(tokenizer.vocab_size(), 151669);

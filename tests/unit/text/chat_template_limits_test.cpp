@@ -61,8 +61,11 @@ TEST(ChatTemplateLimitsTest, NestedLoopsStopAtTheIterationLimit) {
   limits.max_loop_iterations = 10000;
   Status st = RenderError(
       "{% for i in range(5000) %}\n{% for j in range(5000) %}{% endfor %}{% endfor %}", limits);
-  ExpectMessageHas(st, "more than 10000 loop iterations");
+  ExpectMessageHas(st, "limit of 10000 loop iterations");
   ExpectMessageHas(st, "line 2");
+  // Iterations are counted one by one too: a filtered loop's tests and its body both count.
+  ExpectMessageHas(RenderError("{% for i in range(6000) if true %}{% endfor %}", limits),
+                   "more than 10000 loop iterations");
   // Loop filters count too.
   ExpectMessageHas(RenderError("{% for i in range(10000) if i < 0 %}{% endfor %}"
                                "{% for i in range(10) %}{% endfor %}", limits),
@@ -86,6 +89,52 @@ TEST(ChatTemplateLimitsTest, OutputAndBuiltStringsStopAtTheByteLimit) {
   ExpectMessageHas(RenderError("{% set ns = namespace(l=['y' * 1000]) %}{% for i in range(40) %}"
                                "{% set ns.l = ns.l + ns.l %}{% endfor %}", limits),
                    "larger than 10000 bytes");
+}
+
+std::string RenderOk(const std::string& source, const ordered_json& context = ordered_json::object(),
+                     const ChatTemplateLimits& limits = {}) {
+  auto parsed = ChatTemplate::Parse(source);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+  if (!parsed.ok()) return "<parse error>";
+  auto rendered = parsed->Render(context, limits);
+  EXPECT_TRUE(rendered.ok()) << rendered.status().message();
+  return rendered.ok() ? rendered.value() : "<render error>";
+}
+
+TEST(ChatTemplateLimitsTest, HugeStepsAndBoundsNearInt64EndsDoNotWrap) {
+  EXPECT_EQ(RenderOk("{{ 'abc'[2::9223372036854775807] }}|{{ 'abc'[::-9223372036854775807] }}"),
+            "c|c");
+  EXPECT_EQ(RenderOk("{{ [1, 2, 3][1::9223372036854775807] }}"), "[2]");
+  EXPECT_EQ(RenderOk("{% for i in range(9223372036854775806, 9223372036854775807, 2) %}{{ i }}"
+                     "{% endfor %}|{{ range(1, 9223372036854775807, 9223372036854775807) }}|"
+                     "{{ range(-9223372036854775807, -9223372036854775807 - 1, -2) }}"),
+            "9223372036854775806|[1]|[-9223372036854775807]");
+  ExpectMessageHas(RenderError("{{ range(-9223372036854775807 - 1, 9223372036854775807) }}"),
+                   "range() of 9223372036854775807 items");
+}
+
+TEST(ChatTemplateLimitsTest, StringWorkIsLinearAndLoopsOverLongStringsAreRefusedUpFront) {
+  // Each of these was quadratic (or built a Value per character first); with linear code they
+  // finish at once, far inside the 10 s default.
+  std::string ab;
+  for (int i = 0; i < 1'000'000; ++i) ab += "ab";
+  ordered_json context = {{"s", std::string(2'000'000, 'a') + "b"},
+                          {"ab", ab},
+                          {"needle", std::string(300'000, 'a') + "c"}};
+  EXPECT_EQ(RenderOk("{{ ab.replace('ab', '') | length }}", context), "0");
+  EXPECT_EQ(RenderOk("{{ needle in s }}|{{ s.find(needle) }}|{{ s.split(needle) | length }}",
+                     context),
+            "False|-1|1");
+  EXPECT_EQ(RenderOk("{{ s.strip(ab) | length }}", context), "0");
+  ExpectMessageHas(RenderError("{% for c in s %}{% break %}{% endfor %}", {}, context),
+                   "a loop over 2000001 items");
+  ExpectMessageHas(RenderError("{{ ab.split('b') | length }}", {}, context),
+                   "split() would make more than 1000000 parts");
+  ChatTemplateLimits limits;
+  limits.max_output_bytes = 1'000'000;
+  const std::string deep_list = std::string(20, '[') + "1" + std::string(20, ']');
+  ExpectMessageHas(RenderError("{{ " + deep_list + " | tojson(indent=60000) }}", limits),
+                   "1000000");
 }
 
 TEST(ChatTemplateLimitsTest, ListsBuiltNestingPastTheDepthLimitAreRefused) {
@@ -155,6 +204,11 @@ TEST(ChatTemplateLimitsTest, CancellationEndsARenderAsUnavailable) {
 
 TEST(ChatTemplateLimitsTest, IntegerOverflowIsAnErrorNotACrash) {
   ExpectMessageHas(RenderError("{{ 9223372036854775807 + 1 }}"), "integer overflow");
+  ExpectMessageHas(RenderError("{{ 99999999999999999999.0 | int }}"), "does not fit in int64");
+  auto literal = ChatTemplate::Parse("{% if false %}{{ 99999999999999999999 }}{% endif %}");
+  ASSERT_FALSE(literal.ok());
+  ExpectMessageHas(literal.status(), "out of range");
+  ASSERT_FALSE(ChatTemplate::Parse("{{ 1e999 }}").ok());
   ExpectMessageHas(RenderError("{{ (-9223372036854775807 - 1) // -1 }}"), "integer overflow");
   ExpectMessageHas(RenderError("{{ (-9223372036854775807 - 1) % -1 }}"), "integer overflow");
 }
