@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "apps/engine_core_config.h"
+#include "apps/speculative_flag.h"
 #include "apps/engine_launcher.h"
 #include "apps/engine_stack.h"
 #include "core/clock.h"
@@ -86,7 +87,8 @@ std::vector<std::pair<std::string, std::string>> SharedSettings(const EngineCore
           {"--seed", std::to_string(c.seed)},
           {"--max-model-len", std::to_string(c.max_model_len)},
           {"--block-size", std::to_string(c.block_size)},
-          {"--dtype", c.dtype}};
+          {"--dtype", c.dtype},
+          {"--speculative-config", DescribeSpeculativeConfig(SpeculativeOf(c))}};
 }
 
 int RunEngineCoreCommand(int argc, char** argv) {

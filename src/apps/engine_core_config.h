@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/speculative_config.h"
+
 namespace tandem::apps {
 
 struct EngineCoreConfig {
@@ -48,6 +50,11 @@ struct EngineCoreConfig {
   std::string group_name;
   std::string ep_rendezvous;        // "host:port" of the EP group's store (global rank 0)
   std::string dp_rendezvous;        // "host:port" of the engine cores' DP group's store
+  // speculative decoding (--speculative-config; protocol::SpeculativeConfig's fields)
+  std::string spec_method;          // "" = off
+  int num_speculative_tokens = 0;
+  int prompt_lookup_min = 0;
+  int prompt_lookup_max = 0;
 };
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dtype, num_threads,
@@ -61,7 +68,19 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dt
                                                 ready_timeout_s, tp_rank, tp_group_name,
                                                 tp_plan_endpoint, tp_ack_endpoint,
                                                 group_backend, group_name, ep_rendezvous,
-                                                dp_rendezvous)
+                                                dp_rendezvous, spec_method,
+                                                num_speculative_tokens, prompt_lookup_min,
+                                                prompt_lookup_max)
+
+// The speculative decoding part of `config`.
+inline protocol::SpeculativeConfig SpeculativeOf(const EngineCoreConfig& config) {
+  protocol::SpeculativeConfig s;
+  s.method = config.spec_method;
+  s.num_speculative_tokens = config.num_speculative_tokens;
+  s.prompt_lookup_min = config.prompt_lookup_min;
+  s.prompt_lookup_max = config.prompt_lookup_max;
+  return s;
+}
 
 // The settings every machine of one deployment must share, as (flag, value) pairs the DP
 // handshake compares (a difference is fatal and named).

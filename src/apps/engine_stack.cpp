@@ -1,3 +1,4 @@
+#include "apps/speculative_flag.h"
 #include "apps/engine_stack.h"
 
 #include <unistd.h>
@@ -25,6 +26,7 @@ Result<engine::SchedulerConfig> MakeSchedulerConfig(const EngineCoreConfig& cfg,
   sched.block_size = cfg.block_size;
   sched.num_gpu_blocks = num_blocks;
   sched.enable_prefix_caching = cfg.enable_prefix_caching;
+  sched.num_speculative_tokens = cfg.num_speculative_tokens;
   TANDEM_RETURN_IF_ERROR(sched.Validate());
   return sched;
 }
@@ -53,6 +55,7 @@ worker::WorkerConfig MakeWorkerConfig(const EngineCoreConfig& cfg, int32_t num_b
   // choices spread over ranks from coming out identical). Rank 0 keeps the plain seed.
   w.seed = static_cast<uint64_t>(cfg.seed) ^ (static_cast<uint64_t>(cfg.dp_rank) * 0x9E3779B97F4A7C15ULL);
   w.eos_token_id = cfg.eos_token_id;
+  w.speculative = SpeculativeOf(cfg);
   return w;
 }
 
@@ -210,6 +213,9 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& cf
   }
   TANDEM_ASSIGN_OR_RETURN(stack->num_kv_blocks, ComputeKvBlocks(cfg, *model));
   LogModel(cfg, *model, stack->num_kv_blocks);
+  if (cfg.num_speculative_tokens > 0) {
+    TLOG_INFO("speculative decoding: {}", DescribeSpeculativeConfig(SpeculativeOf(cfg)));
+  }
   auto rank0 = std::make_unique<worker::Worker>(std::move(model),
                                                 MakeWorkerConfig(cfg, stack->num_kv_blocks));
   std::unique_ptr<engine::Executor> executor;

@@ -49,6 +49,10 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
   c.tensor_parallel_size = f.tensor_parallel_size;
   c.enable_expert_parallel = f.enable_expert_parallel;
   c.ready_timeout_s = ipc::EngineReadyTimeoutSeconds();
+  c.spec_method = f.speculative.method;
+  c.num_speculative_tokens = f.speculative.num_speculative_tokens;
+  c.prompt_lookup_min = f.speculative.prompt_lookup_min;
+  c.prompt_lookup_max = f.speculative.prompt_lookup_max;
   return c;
 }
 

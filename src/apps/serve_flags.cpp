@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "apps/speculative_flag.h"
 #include "core/logging.h"
 
 namespace tandem::apps {
@@ -123,7 +124,9 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   Flag(app, "headless", f.headless, "Run engine cores only, no API server");
   Flag(app, "enable-expert-parallel", f.enable_expert_parallel,
        "Split each MoE layer's experts over all DP x TP ranks (tokens travel by all-to-all); DP ranks then step together in waves");
-  Opt(app, "speculative-config", f.speculative_config, "Speculative decoding config (JSON)");
+  Opt(app, "speculative-config", f.speculative_config,
+      "Speculative decoding (JSON, vLLM's fields): {\"method\": \"ngram\", "
+      "\"num_speculative_tokens\": K, \"prompt_lookup_min\": N, \"prompt_lookup_max\": M}");
 
   Opt(app, "compilation-config", f.compilation_config, "Accelerator graph config (JSON); no effect on CPU");
   Opt(app, "additional-config", f.additional_config, "Platform-specific config (JSON); no effect on CPU");
@@ -222,7 +225,7 @@ Status ValidateServeFlags(ServeFlags& f) {
     return InvalidArgument("--tensor-parallel-size " + std::to_string(f.tensor_parallel_size) +
                            " must be >= 1");
   }
-  if (!f.speculative_config.empty()) return NotYet("speculative-config", f.speculative_config);
+  TANDEM_ASSIGN_OR_RETURN(f.speculative, ParseSpeculativeConfig(f.speculative_config));
   return ValidateDataParallelFlags(f);
 }
 

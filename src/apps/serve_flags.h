@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+
+#include "protocol/speculative_config.h"
 #include <vector>
 
 #include "core/status.h"
@@ -61,7 +63,8 @@ struct ServeFlags {
   std::string data_parallel_load_balancer = "least-loaded";  // | round-robin
   bool headless = false;
   bool enable_expert_parallel = false;
-  std::string speculative_config;
+  std::string speculative_config;          // JSON, as given
+  protocol::SpeculativeConfig speculative;  // parsed from it by ValidateServeFlags
   // Accelerator-only knobs: accepted, logged as having no effect on CPU.
   std::string compilation_config;
   std::string additional_config;

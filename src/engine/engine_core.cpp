@@ -2,7 +2,10 @@
 
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "core/check.h"
+#include "core/clock.h"
 #include "core/logging.h"
 
 namespace tandem::engine {
@@ -37,7 +40,31 @@ protocol::EngineOutputs EngineCore::Step() {
   }
   Count(outputs);
   outputs.stats = Stats();
+  LogSpeculation(outputs.stats);
   return outputs;
+}
+
+void EngineCore::LogSpeculation(const protocol::EngineStats& stats) {
+  // vLLM's SpecDecoding metrics line, at most every 10 s, over the interval since the last.
+  const double now_s = MonotonicSeconds();
+  if (stats.spec_num_drafts == spec_logged_.spec_num_drafts || now_s < spec_log_due_s_) return;
+  const int64_t drafts = stats.spec_num_drafts - spec_logged_.spec_num_drafts;
+  const int64_t drafted = stats.spec_num_draft_tokens - spec_logged_.spec_num_draft_tokens;
+  const int64_t accepted = stats.spec_num_accepted_tokens - spec_logged_.spec_num_accepted_tokens;
+  std::string per_position;
+  for (size_t p = 0; p < stats.spec_num_accepted_per_pos.size(); ++p) {
+    const int64_t before = p < spec_logged_.spec_num_accepted_per_pos.size()
+                               ? spec_logged_.spec_num_accepted_per_pos[p] : 0;
+    per_position += fmt::format("{}{:.3f}", p ? ", " : "",
+                                static_cast<double>(stats.spec_num_accepted_per_pos[p] - before) /
+                                    static_cast<double>(drafts));
+  }
+  TLOG_INFO("engine {}: SpecDecoding metrics: mean acceptance length {:.2f}, accepted {} of {} "
+            "draft tokens ({:.1f} %), per-position acceptance rate [{}]",
+            dp_rank_, 1.0 + static_cast<double>(accepted) / static_cast<double>(drafts), accepted,
+            drafted, drafted > 0 ? 100.0 * accepted / drafted : 0.0, per_position);
+  spec_logged_ = stats;
+  spec_log_due_s_ = now_s + 10.0;
 }
 
 void EngineCore::Count(const protocol::EngineOutputs& outputs) {

@@ -60,6 +60,8 @@ class EngineCore {
 
  private:
   std::vector<protocol::EngineOutput> ExecuteAndUpdate(const protocol::StepPlan& plan);
+  // Logs the acceptance of speculative decoding since the last such line, every 10 s at most.
+  void LogSpeculation(const protocol::EngineStats& stats);
   void Count(const protocol::EngineOutputs& outputs);  // per-rank metrics counters
 
   Scheduler scheduler_;
@@ -71,6 +73,8 @@ class EngineCore {
   bool lockstep_ = false;
   int64_t num_waves_ = 0;
   int64_t num_dummy_steps_ = 0;
+  protocol::EngineStats spec_logged_;  // the stats of the last SpecDecoding log line
+  double spec_log_due_s_ = 0;          // MonotonicSeconds() of the next one at the earliest
   std::vector<int64_t> num_received_by_client_;
 };
 

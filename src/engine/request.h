@@ -57,6 +57,9 @@ class Request {
   int32_t stop_token_id = -1;
   // False until the first EngineOutput (which carries num_cached_tokens) is emitted.
   bool first_output_sent = false;
+  // Draft tokens the worker proposed, to verify in the next step (speculative decoding);
+  // cleared when it is preempted.
+  std::vector<int32_t> spec_token_ids;
 
  private:
   std::string request_id_;

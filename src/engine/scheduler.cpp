@@ -106,12 +106,17 @@ bool Scheduler::ScheduleRunning(int32_t* token_budget, std::vector<ScheduledRequ
   size_t req_index = 0;
   while (req_index < running_.size() && *token_budget > 0) {
     Request* request = running_[req_index];
+    const int32_t num_drafts = NumVerifiableDrafts(*request);
     const int32_t num_new_tokens = CapNewTokens(
-        request->num_tokens() - request->num_computed_tokens, *token_budget);
+        request->num_tokens() + num_drafts - request->num_computed_tokens, *token_budget);
     if (num_new_tokens <= 0) {
       ++req_index;
       continue;
     }
+    // The budget may cut into the drafts: verify those scheduled (a prefix), or none when it
+    // does not even reach the request's own last token.
+    const int32_t num_scheduled_drafts = std::max(
+        0, request->num_computed_tokens + num_new_tokens - request->num_tokens());
     std::optional<std::vector<int32_t>> new_block_ids;
     bool self_preempted = false;
     while (!(new_block_ids = kv_cache_manager_.AllocateSlots(*request, num_new_tokens))) {
@@ -125,7 +130,10 @@ bool Scheduler::ScheduleRunning(int32_t* token_budget, std::vector<ScheduledRequ
       }
     }
     if (self_preempted) break;
-    scheduled->push_back({request, num_new_tokens, std::move(*new_block_ids)});
+    scheduled->push_back({request, num_new_tokens, std::move(*new_block_ids),
+                          std::vector<int32_t>(request->spec_token_ids.begin(),
+                                               request->spec_token_ids.begin() +
+                                                   num_scheduled_drafts)});
     *token_budget -= num_new_tokens;
     ++req_index;
   }
@@ -166,6 +174,7 @@ void Scheduler::Preempt(Request* request) {
   kv_cache_manager_.Free(*request);
   request->status = RequestStatus::kPreempted;
   request->num_computed_tokens = 0;
+  request->spec_token_ids.clear();
   waiting_.push_front(request);
   finished_request_ids_.push_back(request->request_id());  // workers drop its state
   ++num_preemptions_;
@@ -194,6 +203,12 @@ protocol::StepPlan Scheduler::BuildPlan(const std::vector<ScheduledRequest>& new
     plan.scheduled_request_ids.push_back(s.request->request_id());
     plan.num_scheduled_tokens.push_back(s.num_new_tokens);
   }
+  if (config_.num_speculative_tokens > 0) {  // parallel to scheduled_request_ids
+    plan.scheduled_spec_decode_tokens.resize(new_requests.size());
+    for (const ScheduledRequest& s : cached_requests) {
+      plan.scheduled_spec_decode_tokens.push_back(s.spec_token_ids);
+    }
+  }
   // An empty plan never reaches the workers: keep the finished ids for the next one.
   if (!plan.scheduled_request_ids.empty()) plan.finished_request_ids.swap(finished_request_ids_);
   return plan;
@@ -205,7 +220,7 @@ std::vector<EngineOutput> Scheduler::UpdateFromOutput(const protocol::StepPlan& 
   TANDEM_CHECK(result.request_ids.size() == num_scheduled &&
                result.sampled_token_ids.size() == num_scheduled)
       << "step " << plan.step_id << ": result lists " << result.request_ids.size()
-      << " requests and " << result.sampled_token_ids.size() << " tokens; expected "
+      << " requests and " << result.sampled_token_ids.size() << " token lists; expected "
       << num_scheduled;
   std::vector<EngineOutput> outputs;
   for (size_t i = 0; i < num_scheduled; ++i) {
@@ -215,23 +230,77 @@ std::vector<EngineOutput> Scheduler::UpdateFromOutput(const protocol::StepPlan& 
                                               << "'; expected '" << id << "'";
     Request* request = FindMutable(id);
     if (request == nullptr || request->status != RequestStatus::kRunning) continue;
-    request->num_computed_tokens += plan.num_scheduled_tokens[i];
-    kv_cache_manager_.CacheComputedBlocks(*request);
-    const int32_t token_id = result.sampled_token_ids[i];
-    // A partial prefill samples nothing (vLLM discards a token sampled there).
-    if (token_id < 0 || request->num_computed_tokens < request->num_tokens()) continue;
-
-    request->AppendOutputToken(token_id);
-    const FinishReason reason = CheckStop(*request, config_.max_model_len);
-    EngineOutput output = MakeOutput(*request, reason);
-    output.new_token_ids.push_back(token_id);
-    if (request->sampling().logprobs >= 0 && i < result.logprobs.size()) {
-      output.new_logprobs.push_back(result.logprobs[i]);
+    FinishReason reason = FinishReason::kNone;
+    const auto* logprobs = i < result.logprobs.size() ? &result.logprobs[i] : nullptr;
+    EngineOutput output = ApplyTokens(request, plan.num_scheduled_tokens[i], plan.SpecTokens(i),
+                                      result.sampled_token_ids[i], logprobs, &reason);
+    if (output.new_token_ids.empty()) continue;
+    if (reason != FinishReason::kNone) {
+      Finish(request, request->status);
+    } else if (i < result.draft_token_ids.size()) {
+      request->spec_token_ids = result.draft_token_ids[i];
     }
-    if (reason != FinishReason::kNone) Finish(request, request->status);
     outputs.push_back(std::move(output));
   }
   return outputs;
+}
+
+EngineOutput Scheduler::ApplyTokens(Request* request, int32_t num_scheduled,
+                                    const std::vector<int32_t>& drafts,
+                                    const std::vector<int32_t>& tokens,
+                                    const std::vector<protocol::PositionLogprobs>* logprobs,
+                                    FinishReason* reason) {
+  const int32_t num_tokens_before = request->num_tokens();
+  request->num_computed_tokens += num_scheduled;
+  EngineOutput output;
+  // A partial prefill gains nothing (vLLM discards a token sampled there).
+  if (tokens.empty() || request->num_computed_tokens < num_tokens_before) {
+    kv_cache_manager_.CacheComputedBlocks(*request);
+    return output;
+  }
+  const int32_t num_drafts = static_cast<int32_t>(drafts.size());
+  const int32_t num_accepted = static_cast<int32_t>(tokens.size()) - 1;
+  TANDEM_CHECK(num_accepted >= 0 && num_accepted <= num_drafts)
+      << "request " << request->request_id() << " gained " << tokens.size() << " tokens from "
+      << num_drafts << " drafts; expected 1 to " << num_drafts + 1;
+  // Rejected drafts' KV is not valid: roll back over them (their slots are overwritten later).
+  request->num_computed_tokens -= num_drafts - num_accepted;
+  if (num_drafts > 0) CountSpeculation(num_drafts, num_accepted);
+  for (size_t k = 0; k < tokens.size() && *reason == FinishReason::kNone; ++k) {
+    request->AppendOutputToken(tokens[k]);
+    *reason = CheckStop(*request, config_.max_model_len);
+    output.new_token_ids.push_back(tokens[k]);
+    if (request->sampling().logprobs >= 0 && logprobs != nullptr && k < logprobs->size()) {
+      output.new_logprobs.push_back((*logprobs)[k]);
+    }
+  }
+  // Tokens after a stop were computed but are dropped: so is their KV.
+  request->num_computed_tokens = std::min(request->num_computed_tokens, request->num_tokens() - 1);
+  kv_cache_manager_.CacheComputedBlocks(*request);
+  EngineOutput head = MakeOutput(*request, *reason);
+  head.new_token_ids = std::move(output.new_token_ids);
+  head.new_logprobs = std::move(output.new_logprobs);
+  return head;
+}
+
+int32_t Scheduler::NumVerifiableDrafts(const Request& request) const {
+  if (config_.num_speculative_tokens <= 0 || request.spec_token_ids.empty()) return 0;
+  // k drafts may yield k + 1 tokens: that many must fit in max_tokens and max_model_len.
+  const int32_t by_max_tokens = request.sampling().max_tokens - request.num_output_tokens() - 1;
+  const int32_t by_model_len = config_.max_model_len - request.num_tokens() - 1;
+  return std::clamp(std::min({static_cast<int32_t>(request.spec_token_ids.size()),
+                              config_.num_speculative_tokens, by_max_tokens, by_model_len}),
+                    0, config_.num_speculative_tokens);
+}
+
+void Scheduler::CountSpeculation(int32_t num_drafts, int32_t num_accepted) {
+  ++spec_num_drafts_;
+  spec_num_draft_tokens_ += num_drafts;
+  spec_num_accepted_tokens_ += num_accepted;
+  if (static_cast<int32_t>(spec_num_accepted_per_pos_.size()) < config_.num_speculative_tokens) {
+    spec_num_accepted_per_pos_.resize(config_.num_speculative_tokens, 0);
+  }
+  for (int32_t pos = 0; pos < num_accepted; ++pos) ++spec_num_accepted_per_pos_[pos];
 }
 
 std::vector<EngineOutput> Scheduler::FailScheduled(const protocol::StepPlan& plan,
@@ -293,6 +362,10 @@ protocol::EngineStats Scheduler::MakeStats() const {
   stats.prefix_cache_queries = kv_cache_manager_.prefix_cache_stats().num_query_tokens;
   stats.prefix_cache_hits = kv_cache_manager_.prefix_cache_stats().num_hit_tokens;
   stats.num_held_tokens = held_tokens_;
+  stats.spec_num_drafts = spec_num_drafts_;
+  stats.spec_num_draft_tokens = spec_num_draft_tokens_;
+  stats.spec_num_accepted_tokens = spec_num_accepted_tokens_;
+  stats.spec_num_accepted_per_pos = spec_num_accepted_per_pos_;
   return stats;
 }
 

@@ -9,8 +9,12 @@
 // max_num_seqs allow. When a running request cannot get blocks, the newest running request is
 // preempted (blocks freed, num_computed_tokens = 0, back to the front of the waiting queue) and
 // later recomputed, never dropped.
+// Speculative decoding: a running request's drafts (proposed by the worker in the last step)
+// count as tokens to compute, after its own; the result says how many were accepted, and
+// num_computed_tokens rolls back over the rejected ones. Each gained token is checked for a
+// stop in order; tokens after a stop are dropped.
 // Reference: vLLM v1 core/sched/scheduler.Scheduler (schedule, update_from_output,
-// finish_requests), FCFS policy, no speculative decoding / connectors / async scheduling.
+// finish_requests, spec_token_ids), FCFS policy, no connectors / async scheduling.
 // Not thread-safe: owned by the engine core thread.
 #pragma once
 
@@ -77,8 +81,9 @@ class Scheduler {
  private:
   struct ScheduledRequest {
     Request* request;
-    int32_t num_new_tokens;
+    int32_t num_new_tokens;              // including the drafts
     std::vector<int32_t> new_block_ids;  // only for running (cached) requests
+    std::vector<int32_t> spec_token_ids;  // drafts verified this step (a prefix of the request's)
   };
 
   // Serves running requests; returns false when it had to preempt (then, as in vLLM, no
@@ -97,6 +102,18 @@ class Scheduler {
   }
   protocol::EngineOutput MakeOutput(Request& request, protocol::FinishReason reason);
   Request* FindMutable(const std::string& request_id);
+  // How many of `request`'s drafts a step may verify: each must leave room for the token that
+  // follows it within max_tokens and max_model_len.
+  int32_t NumVerifiableDrafts(const Request& request) const;
+  // Applies one request's result: rolls back rejected drafts, appends its tokens with a stop
+  // check after each, publishes computed blocks. Returns its output (new_token_ids empty when
+  // it gained none) and the finish reason.
+  protocol::EngineOutput ApplyTokens(Request* request, int32_t num_scheduled,
+                                     const std::vector<int32_t>& drafts,
+                                     const std::vector<int32_t>& tokens,
+                                     const std::vector<protocol::PositionLogprobs>* logprobs,
+                                     protocol::FinishReason* reason);
+  void CountSpeculation(int32_t num_drafts, int32_t num_accepted);
 
   SchedulerConfig config_;
   KvCacheManager kv_cache_manager_;
@@ -107,6 +124,11 @@ class Scheduler {
   int64_t next_step_id_ = 0;
   int64_t num_preemptions_ = 0;
   int64_t held_tokens_ = 0;  // Σ HeldTokens over requests_
+  // Speculative decoding counters (EngineStats::spec_*).
+  int64_t spec_num_drafts_ = 0;
+  int64_t spec_num_draft_tokens_ = 0;
+  int64_t spec_num_accepted_tokens_ = 0;
+  std::vector<int64_t> spec_num_accepted_per_pos_;
 };
 
 }  // namespace tandem::engine

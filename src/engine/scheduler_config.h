@@ -25,6 +25,9 @@ struct SchedulerConfig {
   // > 0: a prefill chunk of one request holds at most this many tokens per step, so one long
   // prompt cannot take the whole budget (--long-prefill-token-threshold). 0 = off.
   int32_t long_prefill_token_threshold = 0;
+  // Speculative decoding (--speculative-config num_speculative_tokens): draft tokens a running
+  // request may verify per step, beyond its own. 0 = off.
+  int32_t num_speculative_tokens = 0;
 
   // Checks every field and that one max_model_len request fits in the KV pool (otherwise it
   // could never be scheduled). Errors: kInvalidArgument naming the field, the value found and

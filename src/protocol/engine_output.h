@@ -71,10 +71,18 @@ struct EngineStats {
   // engine accepted them (a frame that does not decode names no client and is not counted):
   // an API server counts what it sent beyond these as not yet in the load.
   std::vector<int64_t> num_received_by_client;
+  // Speculative decoding, cumulative (vLLM's spec_decode_* counters): steps in which a request
+  // verified drafts, drafts verified, drafts accepted, and accepted drafts by position (0 = the
+  // first draft of a step).
+  int64_t spec_num_drafts = 0;
+  int64_t spec_num_draft_tokens = 0;
+  int64_t spec_num_accepted_tokens = 0;
+  std::vector<int64_t> spec_num_accepted_per_pos;
   MSGPACK_DEFINE(dp_rank, num_running, num_waiting, kv_cache_usage, num_gpu_blocks, block_size,
                  num_preemptions, prefix_cache_queries, prefix_cache_hits, num_requests_finished,
                  num_generation_tokens, num_waves, num_dummy_steps, lockstep, num_held_tokens,
-                 num_received_by_client)
+                 num_received_by_client, spec_num_drafts, spec_num_draft_tokens,
+                 spec_num_accepted_tokens, spec_num_accepted_per_pos)
 };
 
 struct EngineOutputs {

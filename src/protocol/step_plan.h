@@ -43,18 +43,33 @@ struct StepPlan {
   std::vector<int32_t> num_scheduled_tokens;   // parallel to scheduled_request_ids
   // Requests that finished or were preempted since the last plan: workers drop their state.
   std::vector<std::string> finished_request_ids;
+  // Parallel to scheduled_request_ids: the draft tokens each request verifies this step (empty
+  // = none), appended after its tokens and counted in num_scheduled_tokens (vLLM
+  // SchedulerOutput.scheduled_spec_decode_tokens). Empty when speculation is off.
+  std::vector<std::vector<int32_t>> scheduled_spec_decode_tokens;
   MSGPACK_DEFINE(step_id, new_requests, cached_requests, scheduled_request_ids,
-                 num_scheduled_tokens, finished_request_ids)
+                 num_scheduled_tokens, finished_request_ids, scheduled_spec_decode_tokens)
+
+  // The drafts of scheduled request `i` (none when the plan carries none).
+  const std::vector<int32_t>& SpecTokens(size_t i) const {
+    static const std::vector<int32_t> kNone;
+    return i < scheduled_spec_decode_tokens.size() ? scheduled_spec_decode_tokens[i] : kNone;
+  }
 };
 
-// One entry per scheduled request, in plan order. A request whose prompt is still being
-// prefilled in chunks (computed + scheduled < its token count) samples nothing: -1.
+// One entry per scheduled request, in plan order.
 struct StepResult {
   int64_t step_id = 0;
   std::vector<std::string> request_ids;
-  std::vector<int32_t> sampled_token_ids;          // -1 = no token this step
-  std::vector<PositionLogprobs> logprobs;          // parallel; empty `top` when not requested
-  MSGPACK_DEFINE(step_id, request_ids, sampled_token_ids, logprobs)
+  // [num_scheduled][0..k+1] the tokens each request gained this step, in order: empty while a
+  // prompt is still prefilled in chunks; one without drafts; with k drafts, the accepted drafts
+  // then the target's correction (or, all accepted, the bonus token).
+  std::vector<std::vector<int32_t>> sampled_token_ids;
+  // Parallel to sampled_token_ids, one entry per token; empty `top` when not requested.
+  std::vector<std::vector<PositionLogprobs>> logprobs;
+  // [num_scheduled][0..k] drafts proposed for each request's next step (empty = none).
+  std::vector<std::vector<int32_t>> draft_token_ids;
+  MSGPACK_DEFINE(step_id, request_ids, sampled_token_ids, logprobs, draft_token_ids)
 };
 
 // Engine → TP workers once, before the first plan: the KV pool size rank 0 decided.

@@ -23,12 +23,18 @@ StepInputs InputBuilder::Build(const protocol::StepPlan& plan, RequestTable& req
         << "step " << plan.step_id << " schedules unknown request '" << request_id << "'";
     RequestState& state = it->second;
     const int32_t num_scheduled = plan.num_scheduled_tokens[i];
-    AppendRequest(state, num_scheduled, ctx);
+    const std::vector<int32_t>& drafts = plan.SpecTokens(i);
+    const int32_t num_drafts = static_cast<int32_t>(drafts.size());
+    AppendRequest(state, drafts, num_scheduled, ctx);
     inputs.requests.push_back(&state);
-    const bool samples = state.num_computed_tokens + num_scheduled == state.num_tokens();
+    inputs.drafts.push_back(&drafts);
+    const bool samples =
+        state.num_computed_tokens + num_scheduled == state.num_tokens() + num_drafts;
     if (samples) {
       inputs.logits_rows.push_back(static_cast<int32_t>(ctx.logits_indices.size()));
-      ctx.logits_indices.push_back(ctx.num_tokens() - 1);
+      for (int32_t k = num_drafts; k >= 0; --k) {
+        ctx.logits_indices.push_back(ctx.num_tokens() - 1 - k);
+      }
     } else {
       inputs.logits_rows.push_back(-1);
     }
@@ -36,19 +42,21 @@ StepInputs InputBuilder::Build(const protocol::StepPlan& plan, RequestTable& req
   return inputs;
 }
 
-void InputBuilder::AppendRequest(const RequestState& state, int32_t num_scheduled_tokens,
-                                 model::ForwardContext& ctx) const {
+void InputBuilder::AppendRequest(const RequestState& state, const std::vector<int32_t>& drafts,
+                                 int32_t num_scheduled_tokens, model::ForwardContext& ctx) const {
   const int32_t begin = state.num_computed_tokens;
   const int32_t end = begin + num_scheduled_tokens;
-  TANDEM_CHECK(num_scheduled_tokens > 0 && begin >= 0 && end <= state.num_tokens())
+  const int32_t num_tokens = state.num_tokens();
+  TANDEM_CHECK(num_scheduled_tokens > 0 && begin >= 0 &&
+               end <= num_tokens + static_cast<int32_t>(drafts.size()))
       << "scheduled tokens [" << begin << ", " << end << ") outside the request's "
-      << state.num_tokens() << " tokens";
+      << num_tokens << " tokens and " << drafts.size() << " drafts";
   const int64_t num_block_tokens = static_cast<int64_t>(state.block_ids.size()) * block_size_;
   TANDEM_CHECK(end <= num_block_tokens)
       << "block table of " << state.block_ids.size() << " blocks (" << num_block_tokens
       << " slots) cannot hold " << end << " tokens";
   for (int32_t pos = begin; pos < end; ++pos) {
-    ctx.token_ids.push_back(state.token_ids[pos]);
+    ctx.token_ids.push_back(pos < num_tokens ? state.token_ids[pos] : drafts[pos - num_tokens]);
     ctx.positions.push_back(pos);
     const int64_t block_id = state.block_ids[pos / block_size_];
     ctx.slot_mapping.push_back(block_id * block_size_ + pos % block_size_);

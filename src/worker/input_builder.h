@@ -2,9 +2,10 @@
 // forward pass (model::ForwardContext).
 //
 // Central rule (vLLM V1 scheduling): there is no prefill or decode phase. A scheduled request
-// computes tokens [num_computed_tokens, num_computed_tokens + num_scheduled) of its token list;
-// it samples only when that reaches the end of the list. A request still short of the end is
-// mid-prefill (a chunk of a long prompt): it runs, but asks for no logits.
+// computes tokens [num_computed_tokens, num_computed_tokens + num_scheduled) of its token list
+// followed by the step's draft tokens; it samples only when that reaches the end (all tokens
+// and drafts). A request still short of the end is mid-prefill (a chunk of a long prompt): it
+// runs, but asks for no logits.
 // Reference: vLLM V1 GPUModelRunner._prepare_inputs.
 #pragma once
 
@@ -19,10 +20,13 @@ namespace tandem::worker {
 
 struct StepInputs {
   model::ForwardContext ctx;
-  // Parallel to plan.scheduled_request_ids: the request's state, and its row in the logits
-  // (index into ctx.logits_indices), or -1 when it is mid-prefill and samples nothing.
+  // Parallel to plan.scheduled_request_ids: the request's state, and its first row in the
+  // logits (index into ctx.logits_indices), or -1 when it is mid-prefill and samples nothing.
+  // A request verifying k drafts has k + 1 consecutive rows: the positions of its last token
+  // and of each draft (speculative decoding).
   std::vector<RequestState*> requests;
   std::vector<int32_t> logits_rows;
+  std::vector<const std::vector<int32_t>*> drafts;  // parallel: the drafts verified (may be empty)
 };
 
 class InputBuilder {
@@ -36,9 +40,10 @@ class InputBuilder {
   StepInputs Build(const protocol::StepPlan& plan, RequestTable& requests) const;
 
  private:
-  // Appends the rows of one request computing `num_scheduled_tokens` tokens.
-  void AppendRequest(const RequestState& state, int32_t num_scheduled_tokens,
-                     model::ForwardContext& ctx) const;
+  // Appends the rows of one request computing `num_scheduled_tokens` tokens of its token list
+  // followed by `drafts`.
+  void AppendRequest(const RequestState& state, const std::vector<int32_t>& drafts,
+                     int32_t num_scheduled_tokens, model::ForwardContext& ctx) const;
 
   int32_t block_size_;
 };

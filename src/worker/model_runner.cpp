@@ -6,7 +6,8 @@
 namespace tandem::worker {
 
 ModelRunner::ModelRunner(std::unique_ptr<model::Model> model, int32_t num_blocks,
-                         int32_t block_size, uint64_t engine_seed)
+                         int32_t block_size, uint64_t engine_seed,
+                         const protocol::SpeculativeConfig& speculative)
     : model_(std::move(model)),
       input_builder_(block_size),
       sampler_(model_ ? model_->info().vocab_size : 1),
@@ -14,6 +15,13 @@ ModelRunner::ModelRunner(std::unique_ptr<model::Model> model, int32_t num_blocks
   TANDEM_CHECK(model_ != nullptr) << "ModelRunner needs a model";
   TANDEM_CHECK(num_blocks > 0) << "ModelRunner needs at least one KV block, got " << num_blocks;
   kv_cache_.Allocate(model_->kv_cache_spec(), num_blocks, block_size);
+  if (speculative.enabled()) {
+    TANDEM_CHECK(speculative.method == "ngram")
+        << "speculative method '" << speculative.method << "' has no proposer in the worker";
+    ngram_ = std::make_unique<NgramProposer>(speculative.prompt_lookup_min,
+                                             speculative.prompt_lookup_max,
+                                             speculative.num_speculative_tokens);
+  }
 }
 
 Status ModelRunner::ValidatePlan(const protocol::StepPlan& plan) const {
@@ -25,7 +33,7 @@ protocol::StepResult ModelRunner::Execute(const protocol::StepPlan& plan) {
   UpdateStates(plan);
   const StepInputs inputs = input_builder_.Build(plan, requests_);
   Forward(inputs);
-  const std::vector<SampledToken> sampled = SampleTokens(inputs);
+  const std::vector<std::vector<SampledToken>> sampled = SampleTokens(inputs);
   return AppendAndReport(plan, inputs, sampled);
 }
 
@@ -80,31 +88,61 @@ void ModelRunner::Forward(const StepInputs& inputs) {
       << sampler_.vocab_size();
 }
 
-std::vector<SampledToken> ModelRunner::SampleTokens(const StepInputs& inputs) {
-  std::vector<SamplingRow> rows(inputs.ctx.logits_indices.size());
+std::vector<std::vector<SampledToken>> ModelRunner::SampleTokens(const StepInputs& inputs) {
+  std::vector<std::vector<SampledToken>> sampled(inputs.requests.size());
   for (size_t i = 0; i < inputs.requests.size(); ++i) {
-    if (inputs.logits_rows[i] < 0) continue;
-    RequestState& state = *inputs.requests[i];
-    rows[inputs.logits_rows[i]] = {&state.sampling, state.prompt_token_ids(),
-                                   state.output_token_ids(), &state.generator};
+    if (inputs.logits_rows[i] >= 0) sampled[i] = SampleRequest(inputs, i);
   }
-  return sampler_.Sample(logits_, rows);
+  return sampled;
 }
 
-protocol::StepResult ModelRunner::AppendAndReport(const protocol::StepPlan& plan,
-                                                  const StepInputs& inputs,
-                                                  const std::vector<SampledToken>& sampled) {
+std::vector<SampledToken> ModelRunner::SampleRequest(const StepInputs& inputs, size_t i) {
+  RequestState& state = *inputs.requests[i];
+  const std::vector<int32_t>& drafts = *inputs.drafts[i];
+  const size_t vocab = static_cast<size_t>(sampler_.vocab_size());
+  auto row_logits = [&](size_t k) {
+    return std::span<const float>(logits_).subspan((inputs.logits_rows[i] + k) * vocab, vocab);
+  };
+  if (drafts.empty()) {
+    return {sampler_.SampleRow(row_logits(0), {&state.sampling, state.prompt_token_ids(),
+                                                state.output_token_ids(), &state.generator})};
+  }
+  // Penalties at draft position k see the output so far plus the drafts accepted before it.
+  std::vector<int32_t> history(state.output_token_ids().begin(), state.output_token_ids().end());
+  std::vector<SampledToken> emitted;
+  for (size_t k = 0; k <= drafts.size(); ++k) {
+    const SamplingRow row{&state.sampling, state.prompt_token_ids(), history, &state.generator};
+    if (k == drafts.size()) {  // every draft accepted: the bonus token
+      emitted.push_back(sampler_.SampleRow(row_logits(k), row));
+      break;
+    }
+    bool accepted = false;
+    emitted.push_back(sampler_.VerifyRow(row_logits(k), row, drafts[k], &accepted));
+    if (!accepted) break;
+    history.push_back(drafts[k]);
+  }
+  return emitted;
+}
+
+protocol::StepResult ModelRunner::AppendAndReport(
+    const protocol::StepPlan& plan, const StepInputs& inputs,
+    const std::vector<std::vector<SampledToken>>& sampled) {
   protocol::StepResult result;
   result.step_id = plan.step_id;
   result.request_ids = plan.scheduled_request_ids;
-  result.sampled_token_ids.assign(inputs.requests.size(), -1);
+  result.sampled_token_ids.resize(inputs.requests.size());
   result.logprobs.resize(inputs.requests.size());
+  if (ngram_) result.draft_token_ids.resize(inputs.requests.size());
   for (size_t i = 0; i < inputs.requests.size(); ++i) {
-    const int32_t row = inputs.logits_rows[i];
-    if (row < 0) continue;
-    inputs.requests[i]->token_ids.push_back(sampled[row].token_id);
-    result.sampled_token_ids[i] = sampled[row].token_id;
-    if (sampled[row].has_logprobs) result.logprobs[i] = sampled[row].logprobs;
+    if (sampled[i].empty()) continue;
+    RequestState& state = *inputs.requests[i];
+    for (const SampledToken& token : sampled[i]) {
+      state.token_ids.push_back(token.token_id);
+      result.sampled_token_ids[i].push_back(token.token_id);
+      result.logprobs[i].push_back(token.has_logprobs ? token.logprobs
+                                                      : protocol::PositionLogprobs{});
+    }
+    if (ngram_) result.draft_token_ids[i] = ngram_->Propose(state.token_ids);
   }
   return result;
 }

@@ -1,10 +1,17 @@
 // ModelRunner: executes one StepPlan on one model: keeps the running requests' state and the
 // KV cache, builds the step's inputs, runs the forward pass and samples.
 //
-// Reference: vLLM V1 GPUModelRunner (_update_states, _prepare_inputs, execute_model), reduced
-// to the CPU path. The engine sends new requests in full and running ones as diffs; the
-// runner appends the token it samples to its own copy of the request (the engine appends the
-// same token to its copy from the StepResult).
+// Reference: vLLM V1 GPUModelRunner (_update_states, _prepare_inputs, execute_model,
+// propose_draft_token_ids), reduced to the CPU path. The engine sends new requests in full and
+// running ones as diffs; the runner appends the tokens it samples to its own copy of the
+// request (the engine appends the same tokens to its copy from the StepResult).
+//
+// Speculative decoding: a request may carry k draft tokens into a step. Their positions are
+// computed with its last token in one forward pass; each position's logits verify the next
+// draft (Sampler::VerifyRow) until one is rejected, which emits the target's own token there;
+// all accepted also emits the bonus token of the last position. So a request gains 1..k+1
+// tokens, and each uses its position's one random draw. Then the proposer drafts the next
+// step's tokens from the updated sequence.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +22,10 @@
 #include "core/status.h"
 #include "model/kv_cache.h"
 #include "model/model.h"
+#include "protocol/speculative_config.h"
 #include "protocol/step_plan.h"
 #include "worker/input_builder.h"
+#include "worker/ngram_proposer.h"
 #include "worker/request_state.h"
 #include "worker/sampler.h"
 
@@ -26,8 +35,9 @@ class ModelRunner {
  public:
   // Allocates a KV cache of `num_blocks` blocks of `block_size` tokens for the model's
   // kv_cache_spec(). engine_seed (`--seed`) seeds the streams of unseeded requests.
+  // `speculative` (off by default): the drafter whose proposals StepResult carries.
   ModelRunner(std::unique_ptr<model::Model> model, int32_t num_blocks, int32_t block_size,
-              uint64_t engine_seed);
+              uint64_t engine_seed, const protocol::SpeculativeConfig& speculative = {});
 
   // Checks that `plan` fits the runner's state: parallel arrays of equal size, cached and
   // scheduled ids known (or new in this plan), scheduled tokens within each request's tokens
@@ -35,10 +45,10 @@ class ModelRunner {
   // what was expected — the engine and this worker disagree. Does not change state.
   Status ValidatePlan(const protocol::StepPlan& plan) const;
 
-  // Runs one step: drop finished, add new, update cached; build inputs; forward; sample;
-  // append sampled tokens. Returns one entry per scheduled request, in plan order (-1 for a
-  // request mid-prefill). The plan must pass ValidatePlan (a violation aborts).
-  // Thread: one caller at a time.
+  // Runs one step: drop finished, add new, update cached; build inputs; forward; sample (and
+  // verify drafts); append the tokens; propose the next drafts. Returns one entry per scheduled
+  // request, in plan order (no tokens for a request mid-prefill). The plan must pass
+  // ValidatePlan (a violation aborts). Thread: one caller at a time.
   protocol::StepResult Execute(const protocol::StepPlan& plan);
 
   // EOS id masked while a request is below min_tokens (the tokenizer's; -1 = none).
@@ -54,9 +64,11 @@ class ModelRunner {
   void UpdateStates(const protocol::StepPlan& plan);
   void AddRequest(const protocol::NewRequestData& data);
   void Forward(const StepInputs& inputs);
-  std::vector<SampledToken> SampleTokens(const StepInputs& inputs);
+  // Per scheduled request: its emitted tokens (none mid-prefill; 1..k+1 with k drafts).
+  std::vector<std::vector<SampledToken>> SampleTokens(const StepInputs& inputs);
+  std::vector<SampledToken> SampleRequest(const StepInputs& inputs, size_t i);
   protocol::StepResult AppendAndReport(const protocol::StepPlan& plan, const StepInputs& inputs,
-                                       const std::vector<SampledToken>& sampled);
+                                       const std::vector<std::vector<SampledToken>>& sampled);
 
   std::unique_ptr<model::Model> model_;
   model::KvCache kv_cache_;
@@ -64,6 +76,7 @@ class ModelRunner {
   Sampler sampler_;
   RequestTable requests_;
   uint64_t engine_seed_;
+  std::unique_ptr<NgramProposer> ngram_;  // null: no speculation
   uint64_t num_requests_added_ = 0;  // counter mixed into unseeded requests' streams
   std::vector<float> logits_;        // [num_logits, vocab_size] f32 of the last step
 };

@@ -58,6 +58,12 @@ struct Extent {
 
 Status ValidateStepPlan(const protocol::StepPlan& plan, const RequestTable& requests,
                         const PlanLimits& limits) {
+  if (!plan.scheduled_spec_decode_tokens.empty() &&
+      plan.scheduled_spec_decode_tokens.size() != plan.scheduled_request_ids.size()) {
+    return PlanError(plan, fmt::format("{} scheduled ids but {} draft lists",
+                                       plan.scheduled_request_ids.size(),
+                                       plan.scheduled_spec_decode_tokens.size()));
+  }
   if (plan.scheduled_request_ids.size() != plan.num_scheduled_tokens.size()) {
     return PlanError(plan, fmt::format("{} scheduled ids but {} token counts",
                                        plan.scheduled_request_ids.size(),
@@ -109,7 +115,21 @@ Status ValidateStepPlan(const protocol::StepPlan& plan, const RequestTable& requ
     }
     const Extent& e = it->second;
     const int64_t end = e.num_computed_tokens + num_scheduled;
-    if (num_scheduled <= 0 || e.num_computed_tokens < 0 || end > e.num_tokens) {
+    const std::vector<int32_t>& drafts = plan.SpecTokens(i);
+    const int64_t num_drafts = static_cast<int64_t>(drafts.size());
+    if (num_drafts > 0 && end != e.num_tokens + num_drafts) {
+      return PlanError(plan, fmt::format("request '{}' verifies {} drafts but schedules {} tokens "
+                                         "after {} computed of {}; drafts follow all its tokens",
+                                         id, num_drafts, num_scheduled, e.num_computed_tokens,
+                                         e.num_tokens));
+    }
+    for (int32_t token_id : drafts) {
+      if (token_id < 0 || token_id >= limits.vocab_size) {
+        return PlanError(plan, fmt::format("request '{}' has draft token id {}; expected [0, {})",
+                                           id, token_id, limits.vocab_size));
+      }
+    }
+    if (num_scheduled <= 0 || e.num_computed_tokens < 0 || end > e.num_tokens + num_drafts) {
       return PlanError(plan, fmt::format("request '{}' schedules {} tokens after {} computed; "
                                          "expected > 0 tokens ending at most at its {} tokens",
                                          id, num_scheduled, e.num_computed_tokens,

@@ -42,13 +42,12 @@ std::vector<SampledToken> Sampler::Sample(std::span<const float> logits,
   return out;
 }
 
-SampledToken Sampler::SampleRow(std::span<const float> logits, const SamplingRow& row) {
+void Sampler::Process(std::span<const float> logits, const SamplingRow& row) {
   TANDEM_CHECK(row.params != nullptr && row.generator != nullptr)
       << "SamplingRow without sampling params or generator";
   TANDEM_CHECK(static_cast<int32_t>(logits.size()) == vocab_size_)
       << "logits row has " << logits.size() << " entries; expected vocabulary " << vocab_size_;
   const protocol::SamplingParams& params = *row.params;
-
   processed_.assign(logits.begin(), logits.end());
   ApplyMinTokens(params, static_cast<int32_t>(row.output_token_ids.size()), eos_token_id_,
                  processed_);
@@ -59,34 +58,90 @@ SampledToken Sampler::SampleRow(std::span<const float> logits, const SamplingRow
   if (HasPenalties(params)) {
     ApplyPenalties(params, row.prompt_token_ids, row.output_token_ids, processed_, scratch_);
   }
-  // One draw per generated token, whatever the mode (request_generator.h invariant).
-  const double uniform = row.generator->NextUniform();
+}
 
+SampledToken Sampler::Finish(std::span<const float> logits, const SamplingRow& row,
+                             int32_t token_id) {
   SampledToken out;
-  out.token_id = params.temperature < kGreedyTemperature ? GreedyArgmax(processed_)
-                                                         : SampleRandom(params, uniform);
-  if (params.logprobs >= 0) {
+  out.token_id = token_id;
+  if (row.params->logprobs >= 0) {
     out.has_logprobs = true;
-    out.logprobs = ComputeRawLogprobs(logits, out.token_id, params.logprobs, scratch_);
+    out.logprobs = ComputeRawLogprobs(logits, out.token_id, row.params->logprobs, scratch_);
   }
   return out;
 }
 
-int32_t Sampler::SampleRandom(const protocol::SamplingParams& params, double uniform) {
+SampledToken Sampler::SampleRow(std::span<const float> logits, const SamplingRow& row) {
+  Process(logits, row);
+  const protocol::SamplingParams& params = *row.params;
+  // One draw per generated token, whatever the mode (request_generator.h invariant).
+  const double uniform = row.generator->NextUniform();
+  int32_t token_id = -1;
+  if (params.temperature < kGreedyTemperature) {
+    token_id = GreedyArgmax(processed_);
+  } else if (BuildDistribution(params)) {
+    token_id = InverseCdf(uniform, /*excluded=*/-1);
+  } else {
+    token_id = GreedyArgmax(processed_);  // every logit was -inf or NaN
+  }
+  return Finish(logits, row, token_id);
+}
+
+SampledToken Sampler::VerifyRow(std::span<const float> logits, const SamplingRow& row,
+                                int32_t draft_token, bool* accepted) {
+  Process(logits, row);
+  const protocol::SamplingParams& params = *row.params;
+  const double uniform = row.generator->NextUniform();  // this position's one draw
+  int32_t token_id = -1;
+  if (params.temperature < kGreedyTemperature) {
+    token_id = GreedyArgmax(processed_);
+    *accepted = token_id == draft_token;
+    return Finish(logits, row, token_id);
+  }
+  if (!BuildDistribution(params)) {
+    *accepted = false;
+    return Finish(logits, row, GreedyArgmax(processed_));
+  }
+  double total = 0.0;
+  double p_draft = 0.0;
+  for (int32_t id : candidates_) {
+    total += probs_[id];
+    if (id == draft_token) p_draft = probs_[id];
+  }
+  p_draft /= total;
+  // Accept with probability P(draft); else draw from P without the draft, renormalised, with
+  // the rest of the same uniform, which is uniform on [0, 1) given the rejection.
+  *accepted = uniform < p_draft;
+  if (*accepted) return Finish(logits, row, draft_token);
+  const double rest = p_draft < 1.0 ? (uniform - p_draft) / (1.0 - p_draft) : 0.0;
+  token_id = InverseCdf(std::clamp(rest, 0.0, std::nextafter(1.0, 0.0)), draft_token);
+  return Finish(logits, row, token_id);
+}
+
+bool Sampler::BuildDistribution(const protocol::SamplingParams& params) {
   ComputeCandidates(params);
-  if (candidates_.empty()) return GreedyArgmax(processed_);  // every logit was -inf or NaN
+  if (candidates_.empty()) return false;
   ApplyTopK(params.top_k);
   ApplyTopP(params.top_p);
+  return true;
+}
 
+int32_t Sampler::InverseCdf(double uniform, int32_t excluded) {
   double total = 0.0;
-  for (int32_t token_id : candidates_) total += probs_[token_id];
+  for (int32_t token_id : candidates_) {
+    if (token_id != excluded) total += probs_[token_id];
+  }
+  if (!(total > 0.0)) return excluded >= 0 ? excluded : candidates_.front();
   const double target = uniform * total;
   double cumulative = 0.0;
+  int32_t last = -1;
   for (int32_t token_id : candidates_) {
+    if (token_id == excluded) continue;
     cumulative += probs_[token_id];
+    last = token_id;
     if (cumulative > target) return token_id;
   }
-  return candidates_.back();  // rounding left target at the very top
+  return last;  // rounding left target at the very top
 }
 
 void Sampler::ComputeCandidates(const protocol::SamplingParams& params) {

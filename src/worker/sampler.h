@@ -55,6 +55,17 @@ class Sampler {
   // One row: logits [vocab_size] f32.
   SampledToken SampleRow(std::span<const float> logits, const SamplingRow& row);
 
+  // Speculative decoding: verifies `draft_token` at one position with the row's one draw.
+  // Greedy rows accept it iff it is the argmax, and return the argmax either way. Sampled rows
+  // accept it with probability P(draft) — P the row's distribution after penalties,
+  // temperature, min_p, top_k, top_p — and on rejection return a token drawn from P without the
+  // draft, renormalised, with the rest of the same draw; so the returned token is distributed as
+  // P whatever the draft (Leviathan et al. 2023, "Fast Inference from Transformers via
+  // Speculative Decoding", for a drafter without probabilities; vLLM rejection_sampler's ngram
+  // path). Sets *accepted. Logprobs as SampleRow.
+  SampledToken VerifyRow(std::span<const float> logits, const SamplingRow& row,
+                         int32_t draft_token, bool* accepted);
+
   void set_eos_token_id(int32_t eos_token_id) { eos_token_id_ = eos_token_id; }
   int32_t vocab_size() const { return vocab_size_; }
 
@@ -62,8 +73,14 @@ class Sampler {
   static constexpr float kGreedyTemperature = 1e-5f;
 
  private:
-  // Steps 4-5 on processed_ (already penalised); `uniform` in [0, 1).
-  int32_t SampleRandom(const protocol::SamplingParams& params, double uniform);
+  // Steps 1-2 into processed_.
+  void Process(std::span<const float> logits, const SamplingRow& row);
+  // The SampledToken of `token_id` with its logprobs (step 1) when requested.
+  SampledToken Finish(std::span<const float> logits, const SamplingRow& row, int32_t token_id);
+  // Step 4 on processed_: candidates_ and probs_; false when nothing is finite.
+  bool BuildDistribution(const protocol::SamplingParams& params);
+  // Step 5 over candidates_, leaving out `excluded` (-1 = none); `uniform` in [0, 1).
+  int32_t InverseCdf(double uniform, int32_t excluded);
   // Fills probs_ (unnormalised, max = 1) from processed_ / temperature and candidates_ with
   // the tokens min_p keeps, in id order.
   void ComputeCandidates(const protocol::SamplingParams& params);

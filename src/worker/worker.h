@@ -8,6 +8,7 @@
 
 #include "core/status.h"
 #include "model/model.h"
+#include "protocol/speculative_config.h"
 #include "protocol/step_plan.h"
 #include "worker/model_runner.h"
 
@@ -18,6 +19,7 @@ struct WorkerConfig {
   int32_t block_size = 16;     // tokens per KV block (--block-size)
   uint64_t seed = 0;           // engine seed (--seed) for unseeded requests
   int32_t eos_token_id = -1;   // masked below min_tokens; -1 = unknown
+  protocol::SpeculativeConfig speculative;  // --speculative-config; off by default
 };
 
 class Worker {

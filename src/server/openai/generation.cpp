@@ -133,9 +133,6 @@ void Generation::OnOutput(int32_t index, const protocol::EngineOutput& output) {
           for (int32_t k = 0; k < num_new; ++k) context_.metrics->ObserveInterTokenLatency(gap_s);
         }
         choice.last_token_time_s = now_s;
-        choice.num_output_tokens += num_new;
-        usage_.completion_tokens += num_new;
-        context_.metrics->AddGenerationTokens(num_new);
       }
       bool stopped_by_string = false;
       for (int32_t k = 0; k < num_new && !stopped_by_string; ++k) {
@@ -151,6 +148,12 @@ void Generation::OnOutput(int32_t index, const protocol::EngineOutput& output) {
           delta.stop_reason = *step.matched_stop;
         }
       }
+      // Counted as delivered: with speculative decoding one output carries several tokens, and
+      // those after a stop string are dropped.
+      const auto num_kept = static_cast<int32_t>(delta.token_ids.size());
+      choice.num_output_tokens += num_kept;
+      usage_.completion_tokens += num_kept;
+      if (num_kept > 0) context_.metrics->AddGenerationTokens(num_kept);
       if (stopped_by_string) {
         // The engine does not know about stop strings: end the request there.
         if (finish == FinishReason::kNone) to_abort.push_back(choice.engine_request_id);

@@ -55,8 +55,9 @@ inline protocol::StepResult MakeResult(const protocol::StepPlan& plan, int32_t t
   for (const std::string& id : plan.scheduled_request_ids) {
     result.request_ids.push_back(id);
     const bool is_partial = std::find(partial.begin(), partial.end(), id) != partial.end();
-    result.sampled_token_ids.push_back(is_partial ? -1 : token_id);
-    result.logprobs.push_back({{token_id, -0.5f}, {}});
+    result.sampled_token_ids.push_back(is_partial ? std::vector<int32_t>{}
+                                                  : std::vector<int32_t>{token_id});
+    result.logprobs.push_back({protocol::PositionLogprobs{{token_id, -0.5f}, {}}});
   }
   return result;
 }
@@ -95,8 +96,10 @@ class FakeExecutor : public Executor {
     for (size_t i = 0; i < plan.scheduled_request_ids.size(); ++i) {
       const std::string& id = plan.scheduled_request_ids[i];
       result.request_ids.push_back(id);
-      result.sampled_token_ids.push_back(Compute(id, plan.num_scheduled_tokens[i]));
-      result.logprobs.push_back({{result.sampled_token_ids.back(), -1.0f}, {}});
+      const int32_t token_id = Compute(id, plan.num_scheduled_tokens[i]);
+      result.sampled_token_ids.push_back(token_id < 0 ? std::vector<int32_t>{}
+                                                      : std::vector<int32_t>{token_id});
+      result.logprobs.push_back({protocol::PositionLogprobs{{token_id, -1.0f}, {}}});
     }
     return result;
   }

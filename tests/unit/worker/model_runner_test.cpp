@@ -31,7 +31,7 @@ TEST(ModelRunnerTest, NewCachedFinishedAndPreemptedResumeFlow) {
   protocol::StepResult r1 = runner.Execute(plan1);
   EXPECT_EQ(r1.step_id, 1);
   EXPECT_THAT(r1.request_ids, ElementsAre("a"));
-  EXPECT_THAT(r1.sampled_token_ids, ElementsAre(-1));
+  EXPECT_THAT(testing::FirstTokens(r1), ElementsAre(-1));
   EXPECT_THAT(contexts->back().token_ids, ElementsAre(1, 2, 3));
   EXPECT_TRUE(contexts->back().logits_indices.empty());
 
@@ -39,7 +39,7 @@ TEST(ModelRunnerTest, NewCachedFinishedAndPreemptedResumeFlow) {
   protocol::StepPlan plan2;
   plan2.cached_requests.push_back(Cached("a", 3));
   Schedule(plan2, "a", 2);
-  EXPECT_THAT(runner.Execute(plan2).sampled_token_ids, ElementsAre(6));
+  EXPECT_THAT(testing::FirstTokens(runner.Execute(plan2)), ElementsAre(6));
   EXPECT_THAT(contexts->back().positions, ElementsAre(3, 4));
   EXPECT_THAT(runner.FindRequest("a")->token_ids, ElementsAre(1, 2, 3, 4, 5, 6));
 
@@ -49,7 +49,7 @@ TEST(ModelRunnerTest, NewCachedFinishedAndPreemptedResumeFlow) {
   plan3.cached_requests.push_back(Cached("a", 5));
   Schedule(plan3, "b", 1);
   Schedule(plan3, "a", 1);
-  EXPECT_THAT(runner.Execute(plan3).sampled_token_ids, ElementsAre(8, 7));
+  EXPECT_THAT(testing::FirstTokens(runner.Execute(plan3)), ElementsAre(8, 7));
   const model::ForwardContext& ctx3 = contexts->back();
   EXPECT_THAT(ctx3.token_ids, ElementsAre(7, 6));
   EXPECT_THAT(ctx3.positions, ElementsAre(0, 5));
@@ -62,7 +62,7 @@ TEST(ModelRunnerTest, NewCachedFinishedAndPreemptedResumeFlow) {
   plan4.finished_request_ids = {"a"};
   plan4.cached_requests.push_back(Cached("b", 1, {5}));
   Schedule(plan4, "b", 1);
-  EXPECT_THAT(runner.Execute(plan4).sampled_token_ids, ElementsAre(9));
+  EXPECT_THAT(testing::FirstTokens(runner.Execute(plan4)), ElementsAre(9));
   EXPECT_EQ(runner.FindRequest("a"), nullptr);
   EXPECT_THAT(runner.FindRequest("b")->block_ids, ElementsAre(2, 5));
 
@@ -71,7 +71,7 @@ TEST(ModelRunnerTest, NewCachedFinishedAndPreemptedResumeFlow) {
   plan5.finished_request_ids = {"b"};
   plan5.new_requests.push_back(NewRequest("b", {7, 8, 9}, {3}, testing::Greedy(), 1));
   Schedule(plan5, "b", 3);
-  EXPECT_THAT(runner.Execute(plan5).sampled_token_ids, ElementsAre(10));
+  EXPECT_THAT(testing::FirstTokens(runner.Execute(plan5)), ElementsAre(10));
   EXPECT_THAT(contexts->back().token_ids, ElementsAre(7, 8, 9));
   EXPECT_THAT(contexts->back().slot_mapping, ElementsAre(12, 13, 14));
   EXPECT_THAT(runner.FindRequest("b")->output_token_ids(), ElementsAre(8, 9, 10));
@@ -98,13 +98,13 @@ std::vector<int32_t> Generate(ModelRunner& runner, std::vector<int32_t> tokens,
   first.new_requests.push_back(
       NewRequest("s", tokens, {0, 1, 2, 3}, testing::Seeded(42), num_prompt_tokens));
   Schedule(first, "s", static_cast<int32_t>(tokens.size()));
-  generated.push_back(runner.Execute(first).sampled_token_ids[0]);
+  generated.push_back(testing::FirstTokens(runner.Execute(first))[0]);
   for (int i = 1; i < num_tokens; ++i) {
     protocol::StepPlan plan;
     plan.cached_requests.push_back(
         Cached("s", static_cast<int32_t>(tokens.size()) + i - 1));
     Schedule(plan, "s", 1);
-    generated.push_back(runner.Execute(plan).sampled_token_ids[0]);
+    generated.push_back(testing::FirstTokens(runner.Execute(plan))[0]);
   }
   return generated;
 }
@@ -155,7 +155,7 @@ TEST(WorkerTest, PlanThatDoesNotFitTheWorkerIsAnErrorNotACrash) {
   Schedule(good, "a", 5);
   Result<protocol::StepResult> ok = worker.ExecuteStep(good);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
-  EXPECT_THAT(ok->sampled_token_ids, ElementsAre(6));
+  EXPECT_THAT(testing::FirstTokens(*ok), ElementsAre(6));
 
   protocol::StepPlan again;  // "a" is running: sending it as new again is a disagreement
   again.new_requests.push_back(NewRequest("a", {1}, {2}));

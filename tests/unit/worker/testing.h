@@ -79,4 +79,14 @@ inline void Schedule(protocol::StepPlan& plan, const std::string& id, int32_t nu
   plan.num_scheduled_tokens.push_back(num_tokens);
 }
 
+// The first token each request gained in `result` (-1 = none): the shape of a result without
+// speculative decoding, where a request gains at most one token per step.
+inline std::vector<int32_t> FirstTokens(const protocol::StepResult& result) {
+  std::vector<int32_t> first;
+  for (const std::vector<int32_t>& tokens : result.sampled_token_ids) {
+    first.push_back(tokens.empty() ? -1 : tokens.front());
+  }
+  return first;
+}
+
 }  // namespace tandem::worker::testing

@@ -81,7 +81,7 @@ TEST(WorkerGoldenTest, BatchedChunkedGreedyDecodeMatchesStories260kGolden) {
     for (size_t k = 0; k < result->request_ids.size(); ++k) {
       EngineSeq& seq = seqs[std::stoi(result->request_ids[k].substr(1))];
       seq.num_computed_tokens += plan.num_scheduled_tokens[k];
-      const int32_t token = result->sampled_token_ids[k];
+      const int32_t token = testing::FirstTokens(*result)[k];
       if (token < 0) continue;
       seq.tokens.push_back(token);
       seq.generated.push_back(token);
