@@ -18,7 +18,10 @@ DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp)
   size_t bytes =
       w_.embedding.table()->size() * sizeof(float) + w_.final_norm.weight.size() * sizeof(float);
   if (w_.lm_head.weight() != w_.embedding.table()) bytes += w_.lm_head.weight_bytes();
-  for (const DecoderLayer& layer : w_.layers) bytes += layer.weight_bytes();
+  for (const DecoderLayer& layer : w_.layers) {
+    TANDEM_CHECK(layer.mixer != nullptr) << "DecoderModel: a layer without a token mixer";
+    bytes += layer.weight_bytes();
+  }
   info_.weight_bytes = bytes;
 }
 
@@ -35,8 +38,8 @@ void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, std::vector<f
   w_.embedding.Forward(ctx.token_ids.data(), n, hidden_.data());
   tp_.AllReduceSum(hidden_.data(), n * dim);  // vocab-parallel: other ranks' rows were zeros
   for (size_t l = 0; l < w_.layers.size(); ++l) {
-    w_.layers[l].Forward(ctx, tp_, kv.key_cache[l].data(), kv.value_cache[l].data(),
-                         hidden_.data(), normed_.data(), delta_.data(), dim);
+    LayerCache cache{kv.key_cache[l].data(), kv.value_cache[l].data()};
+    w_.layers[l].Forward(ctx, tp_, cache, hidden_.data(), normed_.data(), delta_.data(), dim);
   }
   // Only the rows whose logits are wanted go through the final norm and lm_head.
   const int64_t num_logits = static_cast<int64_t>(ctx.logits_indices.size());

@@ -117,7 +117,7 @@ Status LoadLlamaLayer(const LlamaConfig& c, WeightFormat f, int l, const TpConte
     wk = UnpermuteRope(wk, dims.num_kv_heads, hd, dim);
   }
   const RotaryEmbedding rope{c.head_dim, c.rope_theta, kernels::RopeStyle::kNeox};
-  layer.attention = Attention(dims, wq, wk, wv, std::move(wo), rope);
+  layer.mixer = std::make_unique<Attention>(dims, wq, wk, wv, std::move(wo), rope);
   if (c.num_experts > 0) {
     TANDEM_ASSIGN_OR_RETURN(auto router, r.Read(name("ffn_gate_inp", "")));
     TANDEM_ASSIGN_OR_RETURN(auto gate, r.Read(name("ffn_gate_exps", "")));

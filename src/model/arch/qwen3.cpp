@@ -47,7 +47,7 @@ Result<std::unique_ptr<Model>> LoadQwen3(const QwenConfig& c, const WeightSource
     DecoderLayer& layer = w.layers[l];
     TANDEM_RETURN_IF_ERROR(LoadHfLayerNorms(r, l, c.rms_norm_eps, layer));
     TANDEM_ASSIGN_OR_RETURN(auto aw, LoadHfAttention(r, prefix(l) + ".self_attn", attn));
-    layer.attention = Attention(local, std::move(aw), rope);
+    layer.mixer = std::make_unique<Attention>(local, std::move(aw), rope);
     TANDEM_ASSIGN_OR_RETURN(layer.mlp,
                             LoadHfMlp(r, prefix(l) + ".mlp", c.hidden_size, c.intermediate_size));
   }

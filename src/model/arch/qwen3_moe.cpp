@@ -52,7 +52,7 @@ Result<std::unique_ptr<Model>> LoadQwen3Moe(const QwenConfig& c, const WeightSou
     DecoderLayer& layer = w.layers[l];
     TANDEM_RETURN_IF_ERROR(LoadHfLayerNorms(r, l, c.rms_norm_eps, layer));
     TANDEM_ASSIGN_OR_RETURN(auto aw, LoadHfAttention(r, prefix(l) + ".self_attn", attn));
-    layer.attention = Attention(local, std::move(aw), rope);
+    layer.mixer = std::make_unique<Attention>(local, std::move(aw), rope);
     layer.sparse = c.IsSparseLayer(l);
     if (layer.sparse) {
       TANDEM_ASSIGN_OR_RETURN(layer.moe, LoadHfMoe(r, prefix(l) + ".mlp", c.num_experts,

@@ -54,8 +54,10 @@ Attention::Attention(const AttentionDims& dims, AttentionWeights w, RotaryEmbedd
   k_norm_ = RmsNormLayer{std::move(w.k_norm), w.qk_norm_eps};
 }
 
-void Attention::Forward(const float* x, const ForwardContext& ctx, float* key_cache,
-                        float* value_cache, float* out) {
+void Attention::Forward(const float* x, const ForwardContext& ctx, LayerCache& cache,
+                        float* out) {
+  float* key_cache = cache.key_cache;
+  float* value_cache = cache.value_cache;
   const int64_t num_tokens = ctx.num_tokens();
   const int64_t q_size = static_cast<int64_t>(dims_.num_heads) * dims_.head_dim;
   const int64_t kv_size = static_cast<int64_t>(dims_.num_kv_heads) * dims_.head_dim;

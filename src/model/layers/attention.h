@@ -13,6 +13,7 @@
 #include "model/layers/rms_norm.h"
 #include "model/layers/rope.h"
 #include "model/layers/tensor_parallel.h"
+#include "model/layers/token_mixer.h"
 
 namespace tandem::model {
 
@@ -44,7 +45,7 @@ struct AttentionWeights {
   float qk_norm_eps = 1e-6f;
 };
 
-class Attention {
+class Attention : public TokenMixer {
  public:
   Attention() = default;
   // q: [num_heads * head_dim, hidden]; k, v: [num_kv_heads * head_dim, hidden];
@@ -55,12 +56,11 @@ class Attention {
   // the loader has already validated every shape against the config.
   Attention(const AttentionDims& dims, AttentionWeights weights, RotaryEmbedding rope);
 
-  // x: [num_tokens, hidden] (normed input); out: [num_tokens, hidden]; key_cache/value_cache:
-  // this layer's [num_blocks, block_size, num_kv_heads, head_dim] f32.
-  // Not thread-safe (scratch buffers).
-  void Forward(const float* x, const ForwardContext& ctx, float* key_cache, float* value_cache,
-               float* out);
-  size_t weight_bytes() const {
+  // x: [num_tokens, hidden] (normed input); out: [num_tokens, hidden]; cache: this layer's
+  // paged key_cache / value_cache. Not thread-safe (scratch buffers).
+  void Forward(const float* x, const ForwardContext& ctx, LayerCache& cache,
+               float* out) override;
+  size_t weight_bytes() const override {
     return qkv_.weight_bytes() + o_.weight_bytes() +
            (q_norm_.weight.size() + k_norm_.weight.size()) * sizeof(float);
   }

@@ -9,12 +9,11 @@ void AddInPlace(float* x, const float* d, int64_t n) {
 
 }  // namespace
 
-void DecoderLayer::Forward(const ForwardContext& ctx, const TpContext& tp, float* key_cache,
-                           float* value_cache, float* hidden, float* normed, float* delta,
-                           int64_t dim) {
+void DecoderLayer::Forward(const ForwardContext& ctx, const TpContext& tp, LayerCache& cache,
+                           float* hidden, float* normed, float* delta, int64_t dim) {
   const int64_t n = ctx.num_tokens();
   attn_norm.Forward(hidden, normed, n);
-  attention.Forward(normed, ctx, key_cache, value_cache, delta);
+  mixer->Forward(normed, ctx, cache, delta);
   tp.AllReduceSum(delta, n * dim);
   AddInPlace(hidden, delta, n * dim);
   ffn_norm.Forward(hidden, normed, n);
@@ -30,7 +29,7 @@ void DecoderLayer::Forward(const ForwardContext& ctx, const TpContext& tp, float
 
 size_t DecoderLayer::weight_bytes() const {
   size_t bytes =
-      attention.weight_bytes() + (attn_norm.weight.size() + ffn_norm.weight.size()) * sizeof(float);
+      mixer->weight_bytes() + (attn_norm.weight.size() + ffn_norm.weight.size()) * sizeof(float);
   if (!sparse) return bytes + mlp.weight_bytes();
   bytes += moe.weight_bytes();
   if (has_shared_expert) bytes += shared_expert.weight_bytes();

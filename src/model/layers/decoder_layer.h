@@ -1,11 +1,13 @@
 // DecoderLayer: one pre-norm transformer block over the residual stream h:
-//   h += attention(attn_norm(h));  h += ffn(ffn_norm(h))
-// where ffn is a dense SwiGLU Mlp, or a sparse Moe plus an optional sigmoid-gated SharedExpert.
+//   h += mixer(attn_norm(h));  h += ffn(ffn_norm(h))
+// where mixer is a TokenMixer (Attention today) and ffn a dense SwiGLU Mlp, or a sparse Moe
+// plus an optional sigmoid-gated SharedExpert.
 // Reference: HF LlamaDecoderLayer, Qwen3DecoderLayer, Qwen3MoeDecoderLayer,
 // Qwen2MoeDecoderLayer.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "model/forward_context.h"
 #include "model/layers/attention.h"
@@ -19,7 +21,7 @@ namespace tandem::model {
 
 struct DecoderLayer {
   RmsNormLayer attn_norm;  // input_layernorm, [hidden]
-  Attention attention;
+  std::unique_ptr<TokenMixer> mixer;
   RmsNormLayer ffn_norm;  // post_attention_layernorm, [hidden]
   bool sparse = false;    // true: moe (+ shared_expert); false: mlp
   Mlp mlp;
@@ -28,11 +30,11 @@ struct DecoderLayer {
   SharedExpert shared_expert;
 
   // hidden: [num_tokens, dim] residual stream, updated in place; normed, delta: scratch of the
-  // same size; key_cache/value_cache: this layer's paged KV (this TP rank's KV heads). Under TP
-  // the attention's and the FFN's partial outputs are each summed by ONE all-reduce over `tp`
-  // (for a sparse layer: after the experts and the shared expert). Not thread-safe.
-  void Forward(const ForwardContext& ctx, const TpContext& tp, float* key_cache,
-               float* value_cache, float* hidden, float* normed, float* delta, int64_t dim);
+  // same size; cache: this layer's cache (paged KV of this TP rank's KV heads). Under TP the
+  // mixer's and the FFN's partial outputs are each summed by ONE all-reduce over `tp` (for a
+  // sparse layer: after the experts and the shared expert). Not thread-safe.
+  void Forward(const ForwardContext& ctx, const TpContext& tp, LayerCache& cache, float* hidden,
+               float* normed, float* delta, int64_t dim);
   size_t weight_bytes() const;
 };
 

@@ -1,0 +1,35 @@
+// TokenMixer: the half of a decoder layer that mixes information across positions — softmax
+// attention over a paged KV cache today; gated attention and Gated DeltaNet (a recurrent state
+// per sequence) for hybrid models (docs/design/hybrid-and-speculative.md §1). The other half,
+// the feed-forward, works on each token alone.
+#pragma once
+
+#include <cstddef>
+
+#include "model/forward_context.h"
+
+namespace tandem::model {
+
+// The cache one layer's mixer reads and writes across steps. Paged attention: this layer's
+// key_cache / value_cache, each [num_blocks, block_size, num_kv_heads, head_dim] f32, addressed
+// through ForwardContext::slot_mapping and block_tables.
+struct LayerCache {
+  float* key_cache = nullptr;
+  float* value_cache = nullptr;
+};
+
+class TokenMixer {
+ public:
+  virtual ~TokenMixer() = default;
+
+  // x: [num_tokens, hidden] f32, the normed input rows of ctx's flat batch; out: [num_tokens,
+  // hidden] f32, this TP rank's partial output (the caller all-reduces it over TP). Writes this
+  // step's state into `cache`. Not thread-safe (scratch buffers).
+  virtual void Forward(const float* x, const ForwardContext& ctx, LayerCache& cache,
+                       float* out) = 0;
+
+  // Bytes of this rank's weights.
+  virtual size_t weight_bytes() const = 0;
+};
+
+}  // namespace tandem::model
