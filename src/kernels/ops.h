@@ -86,6 +86,47 @@ void TopKRouting(const float* router_logits, int64_t num_tokens, int64_t num_exp
 void TopKRoutingNaive(const float* router_logits, int64_t num_tokens, int64_t num_experts,
                       int64_t top_k, int32_t* expert_ids, float* weights);
 
+// ---- causal conv1d (cpu/causal_conv1d.cpp) ----
+// Depthwise causal convolution with SiLU over one sequence (Gated DeltaNet's short convolution,
+// QWEN35.md §3.2):
+//   out[t, c] = silu(Σ_{i<K} weight[c, i] · x[t − K + 1 + i, c])
+// where rows before t = 0 come from conv_state: [channels, K − 1], oldest first (zeros for a new
+// sequence). conv_state is then updated to the last K − 1 input rows. x, out: [T, channels]
+// (out must not alias x); weight: [channels, K]. Reference: HF causal_conv1d_update / the
+// Dao-AILab causal-conv1d kernel (no bias, SiLU).
+void CausalConv1dSilu(const float* x, const float* weight, float* conv_state, float* out,
+                      int64_t num_tokens, int64_t channels, int64_t kernel_size);
+void CausalConv1dSiluNaive(const float* x, const float* weight, float* conv_state, float* out,
+                           int64_t num_tokens, int64_t channels, int64_t kernel_size);
+
+// ---- gated delta rule (cpu/gated_delta_rule.cpp) ----
+// Shapes of one sequence's Gated DeltaNet recurrence.
+struct GatedDeltaRuleDims {
+  int64_t num_tokens = 0;   // T
+  int64_t num_k_heads = 0;  // Hk: query/key heads
+  int64_t num_v_heads = 0;  // Hv, a multiple of Hk: value head j reads key head j / (Hv / Hk)
+  int64_t key_dim = 0;      // dk
+  int64_t value_dim = 0;    // dv
+};
+// The recurrence per value head j with key head h = j / (Hv / Hk) (QWEN35.md §3.4; HF
+// torch_recurrent_gated_delta_rule; FLA naive_recurrent_gated_delta_rule):
+//   S ← exp(g_t) · S;   S ← S + k_t · (β_t (v_t − Sᵀ k_t))ᵀ;   o_t = Sᵀ q_t
+// q, k: [T, Hk, dk] (already l2-normalised; q also scaled by dk^-½); v: [T, Hv, dv];
+// g: [T, Hv] log decay (≤ 0); beta: [T, Hv] in (0, 1); state: [Hv, dk, dv] f32, read as the
+// state before token 0 and overwritten with the state after token T − 1; out: [T, Hv, dv].
+// The recurrent form is the decode path (one token per step); the chunked form computes the
+// same values chunk_size tokens at a time with matrix products (the WY / "UT" transform:
+// QWEN35.md §3.5; FLA chunk_gated_delta_rule), the prefill path. Naive: the recurrence in f64.
+void GatedDeltaRuleRecurrent(const float* q, const float* k, const float* v, const float* g,
+                             const float* beta, float* state, float* out,
+                             const GatedDeltaRuleDims& dims);
+void GatedDeltaRuleChunked(const float* q, const float* k, const float* v, const float* g,
+                           const float* beta, float* state, float* out,
+                           const GatedDeltaRuleDims& dims, int64_t chunk_size);
+void GatedDeltaRuleNaive(const float* q, const float* k, const float* v, const float* g,
+                         const float* beta, float* state, float* out,
+                         const GatedDeltaRuleDims& dims);
+
 }  // namespace tandem::kernels
 
 namespace tandem::kernels {
