@@ -17,6 +17,8 @@ struct ForwardContext {
   std::vector<std::vector<int32_t>> block_tables;  // [num_seqs][num_blocks_of_seq] block ids
   std::vector<int32_t> logits_indices;   // [num_logits] int32: rows whose logits are wanted
                                          //   (the last scheduled token of each sampling seq)
+  std::vector<int32_t> state_slots;      // [num_seqs] int32: each sequence's state slot in the
+                                         //   linear-attention layers' caches (hybrid models)
   int32_t block_size = 16;               // tokens per KV block
 
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }

@@ -12,10 +12,13 @@ namespace tandem::model {
 
 // The cache one layer's mixer reads and writes across steps. Paged attention: this layer's
 // key_cache / value_cache, each [num_blocks, block_size, num_kv_heads, head_dim] f32, addressed
-// through ForwardContext::slot_mapping and block_tables.
+// through ForwardContext::slot_mapping and block_tables. Linear attention: this layer's state
+// slots, [num_slots, state_floats] f32; sequence s of a batch owns slot ctx.state_slots[s].
 struct LayerCache {
   float* key_cache = nullptr;
   float* value_cache = nullptr;
+  float* state = nullptr;
+  int64_t state_floats = 0;  // floats per slot
 };
 
 class TokenMixer {
