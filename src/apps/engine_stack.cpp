@@ -56,6 +56,7 @@ worker::WorkerConfig MakeWorkerConfig(const EngineCoreConfig& cfg, int32_t num_b
   w.seed = static_cast<uint64_t>(cfg.seed) ^ (static_cast<uint64_t>(cfg.dp_rank) * 0x9E3779B97F4A7C15ULL);
   w.eos_token_id = cfg.eos_token_id;
   w.speculative = SpeculativeOf(cfg);
+  w.max_num_seqs = cfg.max_num_seqs;
   return w;
 }
 
@@ -121,9 +122,12 @@ Result<ExpertParallelGroups> JoinExpertParallelGroups(const EngineCoreConfig& cf
 Result<int32_t> ComputeKvBlocks(const EngineCoreConfig& cfg, const model::Model& model) {
   std::optional<size_t> kv_bytes;
   if (cfg.kv_cache_memory_bytes > 0) kv_bytes = static_cast<size_t>(cfg.kv_cache_memory_bytes);
-  int32_t num_blocks =
-      worker::ComputeNumKvBlocks(model.kv_cache_spec(), cfg.block_size, model.info().weight_bytes,
-                                 cfg.gpu_memory_utilization, kv_bytes);
+  // A hybrid model's state slots (one per running sequence, --max-num-seqs of them) come first;
+  // the KV blocks get the rest of the budget.
+  const size_t state_bytes = model.kv_cache_spec().BytesPerStateSlot() * cfg.max_num_seqs;
+  int32_t num_blocks = worker::ComputeNumKvBlocks(model.kv_cache_spec(), cfg.block_size,
+                                                  model.info().weight_bytes + state_bytes,
+                                                  cfg.gpu_memory_utilization, kv_bytes);
   const int64_t blocks_needed = (cfg.max_model_len + cfg.block_size - 1) / cfg.block_size;
   if (!kv_bytes) {
     // On CPU, memory the pool can never use is memory taken from everything else on the
@@ -149,7 +153,8 @@ Result<int32_t> ComputeKvBlocks(const EngineCoreConfig& cfg, const model::Model&
   return num_blocks;
 }
 
-Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& cfg) {
+Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& config) {
+  EngineCoreConfig cfg = config;  // the model may switch prefix caching off (hybrid models)
   auto stack = std::make_unique<EngineStack>();
   const int tp = cfg.tensor_parallel_size;
   std::unique_ptr<executor::MultiprocExecutor> mp;
@@ -210,6 +215,25 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& cf
   const bool lockstep = cfg.dp_size > 1 && model->NeedsLockstep();
   if (ExpertParallelActive(cfg) && model->info().num_experts == 0) {
     TLOG_INFO("--enable-expert-parallel has no effect: the model has no experts (dense)");
+  }
+  const model::KvCacheSpec spec = model->kv_cache_spec();
+  if (spec.num_state_layers > 0) {
+    // A cached block says nothing about the recurrent state at its end: a prefix hit would
+    // compute from a wrong state. Drafts would need the state rolled back (not built yet).
+    if (cfg.num_speculative_tokens > 0) {
+      return Unimplemented("--speculative-config with " + model->info().architecture +
+                           ": its linear-attention state cannot be rolled back over rejected "
+                           "drafts yet; drop --speculative-config");
+    }
+    if (cfg.enable_prefix_caching) {
+      TLOG_WARN("prefix caching disabled: {} keeps a recurrent state per sequence that cached "
+                "blocks cannot restore (pass --no-enable-prefix-caching to silence this)",
+                model->info().architecture);
+      cfg.enable_prefix_caching = false;
+    }
+    TLOG_INFO("recurrent state: {} slots (--max-num-seqs) x {:.2f} MiB ({} linear-attention "
+              "layers)", cfg.max_num_seqs, spec.BytesPerStateSlot() / 1048576.0,
+              spec.num_state_layers);
   }
   TANDEM_ASSIGN_OR_RETURN(stack->num_kv_blocks, ComputeKvBlocks(cfg, *model));
   LogModel(cfg, *model, stack->num_kv_blocks);

@@ -21,12 +21,26 @@ DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp)
   for (const DecoderLayer& layer : w_.layers) {
     TANDEM_CHECK(layer.mixer != nullptr) << "DecoderModel: a layer without a token mixer";
     bytes += layer.weight_bytes();
+    const int64_t floats = layer.mixer->state_floats();
+    state_layer_.push_back(floats > 0);
+    if (floats > 0) {
+      TANDEM_CHECK(state_floats_ == 0 || state_floats_ == floats)
+          << "DecoderModel: recurrent layers of " << state_floats_ << " and " << floats
+          << " state values";
+      state_floats_ = floats;
+      cache_index_.push_back(num_state_layers_++);
+    } else {
+      cache_index_.push_back(num_kv_layers_++);
+    }
   }
   info_.weight_bytes = bytes;
 }
 
 KvCacheSpec DecoderModel::kv_cache_spec() const {
-  return KvCacheSpec{info_.num_layers, info_.num_kv_heads, info_.head_dim};
+  KvCacheSpec spec{num_kv_layers_, info_.num_kv_heads, info_.head_dim};
+  spec.num_state_layers = num_state_layers_;
+  spec.state_floats = state_floats_;
+  return spec;
 }
 
 void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, std::vector<float>& logits) {
@@ -38,7 +52,10 @@ void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, std::vector<f
   w_.embedding.Forward(ctx.token_ids.data(), n, hidden_.data());
   tp_.AllReduceSum(hidden_.data(), n * dim);  // vocab-parallel: other ranks' rows were zeros
   for (size_t l = 0; l < w_.layers.size(); ++l) {
-    LayerCache cache{kv.key_cache[l].data(), kv.value_cache[l].data()};
+    const int32_t c = cache_index_[l];
+    LayerCache cache = state_layer_[l]
+                           ? LayerCache{nullptr, nullptr, kv.state[c].data(), kv.spec.state_floats}
+                           : LayerCache{kv.key_cache[c].data(), kv.value_cache[c].data()};
     w_.layers[l].Forward(ctx, tp_, cache, hidden_.data(), normed_.data(), delta_.data(), dim);
   }
   // Only the rows whose logits are wanted go through the final norm and lm_head.
@@ -66,10 +83,22 @@ void DecoderModel::CheckContext(const ForwardContext& ctx, const KvCache& kv) co
       << " query_start_loc entries and " << ctx.block_tables.size() << " block tables";
   TANDEM_CHECK(ctx.query_start_loc.back() <= static_cast<int32_t>(n))
       << "ForwardContext: query_start_loc ends at " << ctx.query_start_loc.back() << " > " << n;
-  TANDEM_CHECK(static_cast<int32_t>(kv.key_cache.size()) == info_.num_layers &&
+  TANDEM_CHECK(static_cast<int32_t>(kv.key_cache.size()) == num_kv_layers_ &&
                kv.block_size == ctx.block_size)
       << "KvCache has " << kv.key_cache.size() << " layers, block_size " << kv.block_size
-      << "; model has " << info_.num_layers << " layers, ctx block_size " << ctx.block_size;
+      << "; model has " << num_kv_layers_ << " attention layers, ctx block_size "
+      << ctx.block_size;
+  if (num_state_layers_ > 0) {
+    TANDEM_CHECK(static_cast<int32_t>(kv.state.size()) == num_state_layers_ &&
+                 ctx.state_slots.size() == ctx.seq_lens.size())
+        << "KvCache has " << kv.state.size() << " state layers (model: " << num_state_layers_
+        << "); ctx has " << ctx.state_slots.size() << " state slots for " << ctx.seq_lens.size()
+        << " sequences";
+    for (int32_t slot : ctx.state_slots) {
+      TANDEM_CHECK(slot >= 0 && slot < kv.num_state_slots)
+          << "state slot " << slot << " outside the cache's " << kv.num_state_slots;
+    }
+  }
   TANDEM_CHECK(kv.spec.num_kv_heads == info_.num_kv_heads && kv.spec.head_dim == info_.head_dim)
       << "KvCache has " << kv.spec.num_kv_heads << " KV heads of " << kv.spec.head_dim
       << "; TP rank " << tp_.rank << " holds " << info_.num_kv_heads << " of " << info_.head_dim;

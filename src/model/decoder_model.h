@@ -17,7 +17,8 @@ namespace tandem::model {
 
 struct DecoderWeights {
   Embedding embedding;               // [vocab, hidden]
-  std::vector<DecoderLayer> layers;  // num_layers, each with one attention (one KV layer)
+  std::vector<DecoderLayer> layers;  // num_layers; each mixer's cache is a paged KV layer or,
+                                     // for a recurrent mixer, a state-slot layer
   RmsNormLayer final_norm;           // [hidden]
   Linear lm_head;  // [vocab slice (padded), hidden]; may share the embedding table (tied)
 };
@@ -43,6 +44,13 @@ class DecoderModel : public Model {
   ModelInfo info_;
   DecoderWeights w_;
   TpContext tp_;
+  // Per layer: its index among the paged-KV layers, or among the state-slot layers when
+  // state_layer_[l] (hybrid models).
+  std::vector<int32_t> cache_index_;
+  std::vector<bool> state_layer_;
+  int32_t num_kv_layers_ = 0;
+  int32_t num_state_layers_ = 0;
+  int64_t state_floats_ = 0;
   std::vector<float> hidden_, normed_, delta_, last_;  // scratch, reused across steps
   std::vector<float> local_logits_, gathered_;          // scratch: vocab-parallel lm_head
 };

@@ -33,10 +33,16 @@ LazyZeroBuffer& LazyZeroBuffer::operator=(LazyZeroBuffer&& other) noexcept {
   return *this;
 }
 
-void KvCache::Allocate(const KvCacheSpec& s, int32_t n_blocks, int32_t b_size) {
+void KvCache::Allocate(const KvCacheSpec& s, int32_t n_blocks, int32_t b_size,
+                       int32_t n_state_slots) {
   spec = s;
   num_blocks = n_blocks;
   block_size = b_size;
+  num_state_slots = s.num_state_layers > 0 ? n_state_slots : 0;
+  state.clear();
+  for (int32_t l = 0; l < s.num_state_layers; ++l) {
+    state.emplace_back(static_cast<size_t>(num_state_slots) * s.state_floats);
+  }
   const size_t per_layer = static_cast<size_t>(n_blocks) * b_size * s.num_kv_heads * s.head_dim;
   key_cache.clear();
   value_cache.clear();

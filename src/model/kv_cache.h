@@ -9,15 +9,24 @@
 
 namespace tandem::model {
 
-// What one model needs per KV block; the worker sizes the pool from it.
+// What one model needs per KV block, and per sequence of recurrent state; the worker sizes the
+// pools from it. Two cache groups (docs/design/hybrid-and-speculative.md §2): paged KV blocks
+// for attention layers, one fixed-size state slot per running sequence for linear-attention
+// layers (hybrid models such as Qwen3.5).
 struct KvCacheSpec {
   int32_t num_layers = 0;    // attention layers holding KV
   int32_t num_kv_heads = 0;  // KV heads on this TP rank
   int32_t head_dim = 0;
+  int32_t num_state_layers = 0;  // linear-attention layers holding a state per sequence
+  int64_t state_floats = 0;      // f32 values of one sequence's state in one such layer
   // bytes of one block over all layers, K and V, f32
   size_t BytesPerBlock(int32_t block_size) const {
     return static_cast<size_t>(num_layers) * 2 * block_size * num_kv_heads * head_dim *
            sizeof(float);
+  }
+  // bytes of one sequence's state over all linear-attention layers, f32
+  size_t BytesPerStateSlot() const {
+    return static_cast<size_t>(num_state_layers) * state_floats * sizeof(float);
   }
 };
 
@@ -47,13 +56,18 @@ struct KvCache {
   int32_t num_blocks = 0;
   int32_t block_size = 16;
   KvCacheSpec spec;
-  // Per layer: [num_blocks, block_size, num_kv_heads, head_dim] f32, row-major.
+  // Per attention layer: [num_blocks, block_size, num_kv_heads, head_dim] f32, row-major.
   std::vector<LazyZeroBuffer> key_cache;
   std::vector<LazyZeroBuffer> value_cache;
+  // Per linear-attention layer: [num_state_slots, spec.state_floats] f32.
+  int32_t num_state_slots = 0;
+  std::vector<LazyZeroBuffer> state;
 
-  // Allocates zeroed storage for `num_blocks` blocks of `block_size` tokens (lazily: pages
-  // are committed when first written). Aborts (TANDEM_CHECK) when the address space is refused.
-  void Allocate(const KvCacheSpec& spec, int32_t num_blocks, int32_t block_size);
+  // Allocates zeroed storage for `num_blocks` blocks of `block_size` tokens and, when the spec
+  // has linear-attention layers, `num_state_slots` state slots (lazily: pages are committed
+  // when first written). Aborts (TANDEM_CHECK) when the address space is refused.
+  void Allocate(const KvCacheSpec& spec, int32_t num_blocks, int32_t block_size,
+                int32_t num_state_slots = 0);
   // f32 offset of (slot, kv_head 0) in a layer's key_cache / value_cache.
   size_t SlotOffset(int64_t slot) const {
     return static_cast<size_t>(slot) * spec.num_kv_heads * spec.head_dim;

@@ -10,8 +10,10 @@
 #include "kernels/ops.h"
 #include "model/arch/llama.h"
 #include "model/arch/qwen.h"
+#include "model/arch/qwen35.h"
 #include "model/config/hf_config.h"
 #include "model/config/model_config.h"
+#include "model/config/qwen35_config.h"
 #include "model/config/qwen_config.h"
 #include "model/loader/gguf_reader.h"
 #include "model/loader/safetensors_reader.h"
@@ -73,10 +75,16 @@ Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpCont
     TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
     return LoadLlama(config, *checkpoint, WeightFormat::kHf, tp);
   }
+  if (IsQwen35Architecture(arch)) {
+    TANDEM_ASSIGN_OR_RETURN(Qwen35Config config, Qwen35ConfigFromHf(dir));
+    TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
+    return LoadQwen35Moe(config, *checkpoint, tp);
+  }
   if (!IsQwenArchitecture(arch)) {
     return InvalidArgument("model folder '" + dir + "' names architecture '" + arch +
                            "' in config.json; supported: LlamaForCausalLM, Qwen3ForCausalLM, "
-                           "Qwen3MoeForCausalLM, Qwen2MoeForCausalLM");
+                           "Qwen3MoeForCausalLM, Qwen2MoeForCausalLM, "
+                           "Qwen3_5MoeForConditionalGeneration, Qwen3_5MoeForCausalLM");
   }
   TANDEM_ASSIGN_OR_RETURN(QwenConfig config, QwenConfigFromHf(dir));
   TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));

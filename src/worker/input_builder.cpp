@@ -64,6 +64,7 @@ void InputBuilder::AppendRequest(const RequestState& state, const std::vector<in
   ctx.query_start_loc.push_back(ctx.num_tokens());
   ctx.seq_lens.push_back(end);
   ctx.block_tables.push_back(state.block_ids);
+  ctx.state_slots.push_back(state.state_slot);
 }
 
 }  // namespace tandem::worker

@@ -7,14 +7,18 @@ namespace tandem::worker {
 
 ModelRunner::ModelRunner(std::unique_ptr<model::Model> model, int32_t num_blocks,
                          int32_t block_size, uint64_t engine_seed,
-                         const protocol::SpeculativeConfig& speculative)
+                         const protocol::SpeculativeConfig& speculative,
+                         int32_t num_state_slots)
     : model_(std::move(model)),
       input_builder_(block_size),
       sampler_(model_ ? model_->info().vocab_size : 1),
       engine_seed_(engine_seed) {
   TANDEM_CHECK(model_ != nullptr) << "ModelRunner needs a model";
   TANDEM_CHECK(num_blocks > 0) << "ModelRunner needs at least one KV block, got " << num_blocks;
-  kv_cache_.Allocate(model_->kv_cache_spec(), num_blocks, block_size);
+  kv_cache_.Allocate(model_->kv_cache_spec(), num_blocks, block_size, num_state_slots);
+  for (int32_t slot = kv_cache_.num_state_slots - 1; slot >= 0; --slot) {
+    free_state_slots_.push_back(slot);
+  }
   if (speculative.enabled()) {
     TANDEM_CHECK(speculative.method == "ngram")
         << "speculative method '" << speculative.method << "' has no proposer in the worker";
@@ -44,7 +48,12 @@ const RequestState* ModelRunner::FindRequest(const std::string& request_id) cons
 
 void ModelRunner::UpdateStates(const protocol::StepPlan& plan) {
   // Finished first: a preempted request can come back as new in the same plan.
-  for (const std::string& request_id : plan.finished_request_ids) requests_.erase(request_id);
+  for (const std::string& request_id : plan.finished_request_ids) {
+    auto it = requests_.find(request_id);
+    if (it == requests_.end()) continue;
+    if (it->second.state_slot >= 0) free_state_slots_.push_back(it->second.state_slot);
+    requests_.erase(it);
+  }
   for (const protocol::NewRequestData& data : plan.new_requests) AddRequest(data);
   for (const protocol::CachedRequestData& data : plan.cached_requests) {
     auto it = requests_.find(data.request_id);
@@ -68,10 +77,16 @@ void ModelRunner::AddRequest(const protocol::NewRequestData& data) {
   ++num_requests_added_;
   // A request resumed after preemption already drew once per generated token.
   generator.Skip(data.token_ids.size() - data.num_prompt_tokens);
-  requests_.insert_or_assign(
-      data.request_id, RequestState{data.token_ids, data.num_prompt_tokens,
-                                    data.num_computed_tokens, data.block_ids, data.sampling,
-                                    generator});
+  RequestState state{data.token_ids,  data.num_prompt_tokens, data.num_computed_tokens,
+                     data.block_ids,  data.sampling,          generator};
+  if (kv_cache_.num_state_slots > 0) {
+    // The engine runs at most max_num_seqs requests, and there are that many slots.
+    TANDEM_CHECK(!free_state_slots_.empty())
+        << "no free recurrent-state slot for request '" << data.request_id << "'";
+    state.state_slot = free_state_slots_.back();
+    free_state_slots_.pop_back();
+  }
+  requests_.insert_or_assign(data.request_id, std::move(state));
 }
 
 void ModelRunner::Forward(const StepInputs& inputs) {

@@ -36,8 +36,10 @@ class ModelRunner {
   // Allocates a KV cache of `num_blocks` blocks of `block_size` tokens for the model's
   // kv_cache_spec(). engine_seed (`--seed`) seeds the streams of unseeded requests.
   // `speculative` (off by default): the drafter whose proposals StepResult carries.
+  // `num_state_slots`: recurrent-state slots of a hybrid model (one per running request).
   ModelRunner(std::unique_ptr<model::Model> model, int32_t num_blocks, int32_t block_size,
-              uint64_t engine_seed, const protocol::SpeculativeConfig& speculative = {});
+              uint64_t engine_seed, const protocol::SpeculativeConfig& speculative = {},
+              int32_t num_state_slots = 256);
 
   // Checks that `plan` fits the runner's state: parallel arrays of equal size, cached and
   // scheduled ids known (or new in this plan), scheduled tokens within each request's tokens
@@ -77,6 +79,7 @@ class ModelRunner {
   RequestTable requests_;
   uint64_t engine_seed_;
   std::unique_ptr<NgramProposer> ngram_;  // null: no speculation
+  std::vector<int32_t> free_state_slots_;  // hybrid models: slots no running request holds
   uint64_t num_requests_added_ = 0;  // counter mixed into unseeded requests' streams
   std::vector<float> logits_;        // [num_logits, vocab_size] f32 of the last step
 };

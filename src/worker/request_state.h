@@ -21,6 +21,7 @@ struct RequestState {
   std::vector<int32_t> block_ids;    // block table: KV block ids, in position order
   protocol::SamplingParams sampling;
   RequestGenerator generator;        // this request's random stream
+  int32_t state_slot = -1;           // its recurrent-state slot (hybrid models); -1 = none
 
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
   std::span<const int32_t> prompt_token_ids() const {

@@ -4,7 +4,7 @@ namespace tandem::worker {
 
 Worker::Worker(std::unique_ptr<model::Model> model, const WorkerConfig& config)
     : runner_(std::move(model), config.num_kv_blocks, config.block_size, config.seed,
-              config.speculative) {
+              config.speculative, config.max_num_seqs) {
   runner_.set_eos_token_id(config.eos_token_id);
 }
 

@@ -20,6 +20,7 @@ struct WorkerConfig {
   uint64_t seed = 0;           // engine seed (--seed) for unseeded requests
   int32_t eos_token_id = -1;   // masked below min_tokens; -1 = unknown
   protocol::SpeculativeConfig speculative;  // --speculative-config; off by default
+  int32_t max_num_seqs = 256;  // running sequences at most: the state slots of a hybrid model
 };
 
 class Worker {

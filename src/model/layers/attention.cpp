@@ -28,12 +28,19 @@ Attention::Attention(const AttentionDims& dims, const std::vector<float>& q,
     : dims_(dims), rope_(rope) {
   const int64_t q_size = static_cast<int64_t>(dims.num_heads) * dims.head_dim;
   const int64_t kv_size = static_cast<int64_t>(dims.num_kv_heads) * dims.head_dim;
-  qkv_ = Linear(Concat3(q, k, v), q_size + 2 * kv_size, dims.hidden_size);
+  // q may carry a gate per head (twice the rows); the other constructor says which.
+  const int64_t q_rows = static_cast<int64_t>(q.size()) / dims.hidden_size;
+  qkv_ = Linear(Concat3(q, k, v), q_rows + 2 * kv_size, dims.hidden_size);
   o_ = Linear(std::move(o), dims.hidden_size, q_size);
 }
 
 Attention::Attention(const AttentionDims& dims, AttentionWeights w, RotaryEmbedding rope)
     : Attention(dims, w.q, w.k, w.v, std::move(w.o), rope) {
+  output_gate_ = w.output_gate;
+  const int64_t q_rows = static_cast<int64_t>(dims.num_heads) * dims.head_dim *
+                         (output_gate_ ? 2 : 1);
+  TANDEM_CHECK(qkv_.out_features() == q_rows + 2 * int64_t{dims.num_kv_heads} * dims.head_dim)
+      << "attention q has " << w.q.size() / dims.hidden_size << " rows; expected " << q_rows;
   const bool any_bias = !w.q_bias.empty() || !w.k_bias.empty() || !w.v_bias.empty();
   if (any_bias) {
     const size_t q_size = static_cast<size_t>(dims.num_heads) * dims.head_dim;
@@ -61,18 +68,28 @@ void Attention::Forward(const float* x, const ForwardContext& ctx, LayerCache& c
   const int64_t num_tokens = ctx.num_tokens();
   const int64_t q_size = static_cast<int64_t>(dims_.num_heads) * dims_.head_dim;
   const int64_t kv_size = static_cast<int64_t>(dims_.num_kv_heads) * dims_.head_dim;
-  const int64_t row = q_size + 2 * kv_size;
+  const int64_t q_rows = output_gate_ ? 2 * q_size : q_size;
+  const int64_t row = q_rows + 2 * kv_size;
   qkv_out_.resize(num_tokens * row);
   q_.resize(num_tokens * q_size);
   k_.resize(num_tokens * kv_size);
   v_.resize(num_tokens * kv_size);
   attn_out_.assign(num_tokens * q_size, 0.0f);
   qkv_.Forward(x, qkv_out_.data(), num_tokens);
+  if (output_gate_) gate_.resize(num_tokens * q_size);
+  const int64_t d = dims_.head_dim;
   for (int64_t t = 0; t < num_tokens; ++t) {
     const float* r = &qkv_out_[t * row];
-    std::memcpy(&q_[t * q_size], r, q_size * sizeof(float));
-    std::memcpy(&k_[t * kv_size], r + q_size, kv_size * sizeof(float));
-    std::memcpy(&v_[t * kv_size], r + q_size + kv_size, kv_size * sizeof(float));
+    if (output_gate_) {  // per head [q_h | gate_h]
+      for (int64_t h = 0; h < dims_.num_heads; ++h) {
+        std::memcpy(&q_[t * q_size + h * d], r + 2 * h * d, d * sizeof(float));
+        std::memcpy(&gate_[t * q_size + h * d], r + 2 * h * d + d, d * sizeof(float));
+      }
+    } else {
+      std::memcpy(&q_[t * q_size], r, q_size * sizeof(float));
+    }
+    std::memcpy(&k_[t * kv_size], r + q_rows, kv_size * sizeof(float));
+    std::memcpy(&v_[t * kv_size], r + q_rows + kv_size, kv_size * sizeof(float));
   }
   // Qwen3: RMSNorm over head_dim of every head, before RoPE (rows = tokens × heads).
   if (!q_norm_.weight.empty()) q_norm_.Forward(q_.data(), q_.data(), num_tokens * dims_.num_heads);
@@ -92,6 +109,11 @@ void Attention::Forward(const float* x, const ForwardContext& ctx, LayerCache& c
   kernels::PagedAttention(q_.data(), key_cache, value_cache, ctx.query_start_loc.data(),
                           ctx.seq_lens.data(), ctx.num_seqs(), ctx.block_tables, p,
                           attn_out_.data());
+  if (output_gate_) {
+    for (size_t i = 0; i < attn_out_.size(); ++i) {
+      attn_out_[i] *= 1.0f / (1.0f + std::exp(-gate_[i]));
+    }
+  }
   o_.Forward(attn_out_.data(), out, num_tokens);
 }
 

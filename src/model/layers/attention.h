@@ -1,7 +1,9 @@
 // Attention: one self-attention layer over the paged KV cache:
 // fused QKV projection (+ optional q/k/v bias, Qwen2) → optional per-head RMSNorm of q and k
-// (q_norm/k_norm, Qwen3) → RoPE on q, k → write k, v at ctx.slot_mapping → paged attention
-// (causal, GQA) → o_proj. Reference: HF LlamaAttention, Qwen2MoeAttention, Qwen3Attention;
+// (q_norm/k_norm, Qwen3) → RoPE on q, k (optionally partial) → write k, v at ctx.slot_mapping →
+// paged attention (causal, GQA) → optional sigmoid output gate (Qwen3.5 gated attention: q_proj
+// rows per head are [q_h | gate_h], the output is attn ⊙ σ(gate)) → o_proj.
+// Reference: HF LlamaAttention, Qwen2MoeAttention, Qwen3Attention, Qwen3_5MoeAttention;
 // vLLM Attention + PagedAttention.
 #pragma once
 
@@ -32,7 +34,8 @@ inline AttentionDims LocalAttentionDims(const AttentionDims& dims, const TpConte
 
 // Weights of one attention layer, row-major f32, q/k rows in HF (rotate_half) order.
 struct AttentionWeights {
-  std::vector<float> q;       // [num_heads * head_dim, hidden]
+  std::vector<float> q;       // [num_heads * head_dim, hidden]; with output_gate
+                              //   [num_heads * 2 * head_dim, hidden], per head [q_h | gate_h]
   std::vector<float> k;       // [num_kv_heads * head_dim, hidden]
   std::vector<float> v;       // [num_kv_heads * head_dim, hidden]
   std::vector<float> o;       // [hidden, num_heads * head_dim]
@@ -43,6 +46,7 @@ struct AttentionWeights {
   std::vector<float> q_norm;  // [head_dim] RMSNorm scale over each q head, or empty (no norm)
   std::vector<float> k_norm;  // [head_dim] RMSNorm scale over each k head, or empty
   float qk_norm_eps = 1e-6f;
+  bool output_gate = false;   // q carries a gate per head: out = attn ⊙ sigmoid(gate)
 };
 
 class Attention : public TokenMixer {
@@ -71,7 +75,8 @@ class Attention : public TokenMixer {
   Linear o_;
   RotaryEmbedding rope_;
   RmsNormLayer q_norm_, k_norm_;  // over head_dim; empty weight = not applied
-  std::vector<float> qkv_out_, q_, k_, v_, attn_out_;
+  bool output_gate_ = false;
+  std::vector<float> qkv_out_, q_, k_, v_, gate_, attn_out_;
 };
 
 }  // namespace tandem::model

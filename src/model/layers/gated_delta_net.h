@@ -61,6 +61,7 @@ class GatedDeltaNet : public TokenMixer {
   void Forward(const float* x, const ForwardContext& ctx, LayerCache& cache,
                float* out) override;
   size_t weight_bytes() const override;
+  int64_t state_floats() const override { return dims_.state_floats(); }
 
   const GatedDeltaNetDims& dims() const { return dims_; }
 

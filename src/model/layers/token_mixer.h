@@ -33,6 +33,10 @@ class TokenMixer {
 
   // Bytes of this rank's weights.
   virtual size_t weight_bytes() const = 0;
+
+  // f32 values of one sequence's recurrent state (a state-slot layer), or 0 for a layer whose
+  // cache is paged KV.
+  virtual int64_t state_floats() const { return 0; }
 };
 
 }  // namespace tandem::model

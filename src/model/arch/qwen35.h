@@ -1,0 +1,20 @@
+// Qwen3.5-MoE from a Hugging Face folder (arch/qwen3_5_moe.cpp).
+#pragma once
+
+#include <memory>
+
+#include "core/status.h"
+#include "model/config/qwen35_config.h"
+#include "model/layers/tensor_parallel.h"
+#include "model/loader/weight_source.h"
+#include "model/model.h"
+
+namespace tandem::model {
+
+// Builds the text model of a Qwen3_5MoeForConditionalGeneration / Qwen3_5MoeForCausalLM
+// checkpoint. Errors: kInvalidArgument (a missing or misshaped tensor: name, expected and found
+// shape), kUnimplemented (TP > 1 or expert parallel, not built yet), kDataLoss from the source.
+Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& config,
+                                             const WeightSource& source, const TpContext& tp = {});
+
+}  // namespace tandem::model
