@@ -16,6 +16,7 @@
 #include "model/config/qwen35_config.h"
 #include "model/config/qwen_config.h"
 #include "model/loader/gguf_reader.h"
+#include "model/loader/qwen35_gguf_source.h"
 #include "model/loader/safetensors_reader.h"
 #include "model/model.h"
 
@@ -105,6 +106,12 @@ Result<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOpti
   if (fs::is_directory(path, ec)) return LoadHfFolder(path, tp);
   if (fs::path(path).extension() == ".gguf") {
     TANDEM_ASSIGN_OR_RETURN(auto gguf, GgufReader::Open(path));
+    const auto gguf_arch = gguf->GetString("general.architecture");
+    if (gguf_arch.ok() && gguf_arch.value() == "qwen35moe") {
+      TANDEM_ASSIGN_OR_RETURN(Qwen35Config config, Qwen35ConfigFromGguf(*gguf));
+      const Qwen35GgufSource source(*gguf, config);
+      return LoadQwen35Moe(config, source, tp);
+    }
     TANDEM_ASSIGN_OR_RETURN(LlamaConfig config, LlamaConfigFromGguf(*gguf));
     return LoadLlama(config, *gguf, WeightFormat::kGguf, tp);
   }

@@ -1,0 +1,228 @@
+#include "model/loader/qwen35_gguf_source.h"
+
+#include <cmath>
+
+namespace tandem::model {
+namespace {
+
+Result<std::vector<float>> Read(const GgufReader& gguf, const std::string& name) {
+  TANDEM_ASSIGN_OR_RETURN(tensor::Tensor t, gguf.ReadF32(name));
+  return t.TakeF32();
+}
+
+// Rows [rows, width] whose block of `num_heads` heads × `head_rows` rows starting at row
+// `first` is in tiled order → grouped order (grouped head g·r + i ← tiled head i·Hk + g).
+void UntileHeadRows(std::vector<float>& x, int64_t width, int64_t first, int64_t num_k_heads,
+                    int64_t num_v_heads, int64_t head_rows) {
+  const int64_t r = num_v_heads / num_k_heads;
+  std::vector<float> tiled(x.begin() + first * width,
+                           x.begin() + (first + num_v_heads * head_rows) * width);
+  for (int64_t g = 0; g < num_k_heads; ++g) {
+    for (int64_t i = 0; i < r; ++i) {
+      const int64_t from = (i * num_k_heads + g) * head_rows * width;
+      const int64_t to = (first + (g * r + i) * head_rows) * width;
+      std::copy(tiled.begin() + from, tiled.begin() + from + head_rows * width, x.begin() + to);
+    }
+  }
+}
+
+}  // namespace
+
+Result<Qwen35Config> Qwen35ConfigFromGguf(const GgufReader& gguf) {
+  Qwen35Config c;
+  TANDEM_ASSIGN_OR_RETURN(std::string arch, gguf.GetString("general.architecture"));
+  if (arch != "qwen35moe") {
+    return InvalidArgument("GGUF file '" + gguf.path() + "' has general.architecture '" + arch +
+                           "'; expected qwen35moe");
+  }
+  c.architecture = "qwen35moe";
+  auto get = [&](const char* key, int32_t* out) -> Status {
+    TANDEM_ASSIGN_OR_RETURN(int64_t v, gguf.GetInt(std::string("qwen35moe.") + key));
+    *out = static_cast<int32_t>(v);
+    return Status::Ok();
+  };
+  int32_t blocks = 0, nextn = 0, inner = 0, interval = 4, rope_dims = 0;
+  TANDEM_RETURN_IF_ERROR(get("block_count", &blocks));
+  TANDEM_ASSIGN_OR_RETURN(int64_t n, gguf.GetIntOr("qwen35moe.nextn_predict_layers", 0));
+  nextn = static_cast<int32_t>(n);
+  c.num_layers = blocks - nextn;
+  c.mtp_num_hidden_layers = nextn;
+  TANDEM_RETURN_IF_ERROR(get("embedding_length", &c.hidden_size));
+  TANDEM_RETURN_IF_ERROR(get("attention.head_count", &c.num_heads));
+  TANDEM_RETURN_IF_ERROR(get("attention.head_count_kv", &c.num_kv_heads));
+  TANDEM_RETURN_IF_ERROR(get("attention.key_length", &c.head_dim));
+  TANDEM_RETURN_IF_ERROR(get("rope.dimension_count", &rope_dims));
+  TANDEM_RETURN_IF_ERROR(get("expert_count", &c.num_experts));
+  TANDEM_RETURN_IF_ERROR(get("expert_used_count", &c.num_experts_per_tok));
+  TANDEM_RETURN_IF_ERROR(get("expert_feed_forward_length", &c.moe_intermediate_size));
+  TANDEM_ASSIGN_OR_RETURN(int64_t shared,
+                          gguf.GetIntOr("qwen35moe.expert_shared_feed_forward_length", 0));
+  c.shared_expert_intermediate_size = static_cast<int32_t>(shared);
+  TANDEM_RETURN_IF_ERROR(get("ssm.conv_kernel", &c.linear_conv_kernel_dim));
+  TANDEM_RETURN_IF_ERROR(get("ssm.state_size", &c.linear_key_head_dim));
+  TANDEM_RETURN_IF_ERROR(get("ssm.group_count", &c.linear_num_key_heads));
+  TANDEM_RETURN_IF_ERROR(get("ssm.time_step_rank", &c.linear_num_value_heads));
+  TANDEM_RETURN_IF_ERROR(get("ssm.inner_size", &inner));
+  TANDEM_ASSIGN_OR_RETURN(int64_t iv, gguf.GetIntOr("qwen35moe.full_attention_interval", 4));
+  interval = static_cast<int32_t>(iv);
+  TANDEM_ASSIGN_OR_RETURN(int64_t ctx, gguf.GetIntOr("qwen35moe.context_length", 262144));
+  c.max_position_embeddings = static_cast<int32_t>(ctx);
+  TANDEM_ASSIGN_OR_RETURN(double theta, gguf.GetFloatOr("qwen35moe.rope.freq_base", 1e7));
+  TANDEM_ASSIGN_OR_RETURN(double eps,
+                          gguf.GetFloatOr("qwen35moe.attention.layer_norm_rms_epsilon", 1e-6));
+  c.rope_theta = static_cast<float>(theta);
+  c.rms_norm_eps = static_cast<float>(eps);
+  if (c.linear_num_value_heads <= 0 || inner % c.linear_num_value_heads != 0 ||
+      c.head_dim <= 0) {
+    return InvalidArgument("GGUF file '" + gguf.path() + "': qwen35moe.ssm.inner_size " +
+                           std::to_string(inner) + " is not a multiple of ssm.time_step_rank " +
+                           std::to_string(c.linear_num_value_heads));
+  }
+  c.linear_value_head_dim = inner / c.linear_num_value_heads;
+  c.partial_rotary_factor = static_cast<float>(rope_dims) / static_cast<float>(c.head_dim);
+  for (int32_t l = 0; l < c.num_layers; ++l) c.full_attention.push_back((l + 1) % interval == 0);
+  const GgufTensorInfo* embd = gguf.FindTensor("token_embd.weight");
+  if (embd == nullptr || embd->ne.size() != 2) {
+    return InvalidArgument("GGUF file '" + gguf.path() + "' has no 2-d tensor 'token_embd.weight'");
+  }
+  c.vocab_size = static_cast<int32_t>(embd->ne[1]);
+  c.tie_word_embeddings = !gguf.HasTensor("output.weight");
+  TANDEM_RETURN_IF_ERROR(c.Validate());
+  return c;
+}
+
+Qwen35GgufSource::Qwen35GgufSource(const GgufReader& gguf, const Qwen35Config& config)
+    : gguf_(gguf), c_(config) {
+  Direct("model.embed_tokens.weight", "token_embd.weight");
+  if (gguf_.HasTensor("output.weight")) Direct("lm_head.weight", "output.weight");
+  entries_["model.norm.weight"] = {{c_.hidden_size}, [this]() -> Result<std::vector<float>> {
+    TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, "output_norm.weight"));
+    for (float& v : w) v -= 1.0f;  // the loader adds the zero-centred norm's 1 back
+    return w;
+  }};
+  for (int32_t l = 0; l < c_.num_layers; ++l) AddLayer(l);
+}
+
+void Qwen35GgufSource::Direct(const std::string& hf, const std::string& gguf_name) {
+  auto shape = gguf_.TensorShape(gguf_name);
+  entries_[hf] = {shape.ok() ? shape.value() : tensor::Shape{},
+                  [this, gguf_name] { return Read(gguf_, gguf_name); }};
+}
+
+void Qwen35GgufSource::AddLayer(int32_t l) {
+  const std::string hf = "model.layers." + std::to_string(l) + ".";
+  const std::string g = "blk." + std::to_string(l) + ".";
+  const int64_t h = c_.hidden_size, hk = c_.linear_num_key_heads, hv = c_.linear_num_value_heads;
+  const int64_t dk = c_.linear_key_head_dim, dv = c_.linear_value_head_dim;
+  const int64_t kernel = c_.linear_conv_kernel_dim, channels = 2 * hk * dk + hv * dv;
+  const int64_t e = c_.num_experts, ff = c_.moe_intermediate_size;
+  auto minus_one = [this](std::string name, int64_t size) {
+    return Entry{{size}, [this, name]() -> Result<std::vector<float>> {
+                   TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, name));
+                   for (float& v : w) v -= 1.0f;
+                   return w;
+                 }};
+  };
+  entries_[hf + "input_layernorm.weight"] = minus_one(g + "attn_norm.weight", h);
+  entries_[hf + "post_attention_layernorm.weight"] = minus_one(g + "post_attention_norm.weight", h);
+  if (c_.full_attention[l]) {
+    const std::string a = hf + "self_attn.";
+    Direct(a + "q_proj.weight", g + "attn_q.weight");
+    Direct(a + "k_proj.weight", g + "attn_k.weight");
+    Direct(a + "v_proj.weight", g + "attn_v.weight");
+    Direct(a + "o_proj.weight", g + "attn_output.weight");
+    entries_[a + "q_norm.weight"] = minus_one(g + "attn_q_norm.weight", c_.head_dim);
+    entries_[a + "k_norm.weight"] = minus_one(g + "attn_k_norm.weight", c_.head_dim);
+  } else {
+    const std::string p = hf + "linear_attn.";
+    // Rows (or entries) in tiled value-head order → grouped, `head_rows` rows per head, the
+    // value block starting at row `first`.
+    auto untiled = [this, hk, hv](std::string name, tensor::Shape shape, int64_t first,
+                                  int64_t head_rows) {
+      const int64_t width = shape.size() > 1 ? shape.back() : 1;
+      return Entry{shape, [this, name, first, head_rows, width, hk, hv]()
+                              -> Result<std::vector<float>> {
+                     TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, name));
+                     UntileHeadRows(w, width, first, hk, hv, head_rows);
+                     return w;
+                   }};
+    };
+    entries_[p + "in_proj_qkv.weight"] = untiled(g + "attn_qkv.weight", {channels, h},
+                                                 2 * hk * dk, dv);
+    entries_[p + "in_proj_z.weight"] = untiled(g + "attn_gate.weight", {hv * dv, h}, 0, dv);
+    entries_[p + "in_proj_b.weight"] = untiled(g + "ssm_beta.weight", {hv, h}, 0, 1);
+    entries_[p + "in_proj_a.weight"] = untiled(g + "ssm_alpha.weight", {hv, h}, 0, 1);
+    entries_[p + "dt_bias"] = untiled(g + "ssm_dt.bias", {hv}, 0, 1);
+    // conv1d [C, K] (squeezed): v channels untiled; presented as HF's [C, 1, K].
+    entries_[p + "conv1d.weight"] = Entry{
+        {channels, 1, kernel}, [this, g, kernel, hk, hv, dk, dv]() -> Result<std::vector<float>> {
+          TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, g + "ssm_conv1d.weight"));
+          UntileHeadRows(w, kernel, 2 * hk * dk, hk, hv, dv);
+          return w;
+        }};
+    entries_[p + "A_log"] = Entry{{hv}, [this, g, hk, hv]() -> Result<std::vector<float>> {
+                                    TANDEM_ASSIGN_OR_RETURN(auto a, Read(gguf_, g + "ssm_a"));
+                                    UntileHeadRows(a, 1, 0, hk, hv, 1);
+                                    for (float& v : a) v = std::log(-v);  // ssm_a = −exp(A_log)
+                                    return a;
+                                  }};
+    Direct(p + "norm.weight", g + "ssm_norm.weight");
+    // ssm_out [H, Hv·dv]: its input columns are in tiled order; untile each row's columns.
+    entries_[p + "out_proj.weight"] = Entry{
+        {h, hv * dv}, [this, g, h, hk, hv, dv]() -> Result<std::vector<float>> {
+          TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, g + "ssm_out.weight"));
+          for (int64_t row = 0; row < h; ++row) {
+            std::vector<float> cols(w.begin() + row * hv * dv, w.begin() + (row + 1) * hv * dv);
+            UntileHeadRows(cols, 1, 0, hk, hv, dv);
+            std::copy(cols.begin(), cols.end(), w.begin() + row * hv * dv);
+          }
+          return w;
+        }};
+  }
+  Direct(hf + "mlp.gate.weight", g + "ffn_gate_inp.weight");
+  entries_[hf + "mlp.experts.gate_up_proj"] = Entry{
+      {e, 2 * ff, h}, [this, g, e, ff, h]() -> Result<std::vector<float>> {
+        TANDEM_ASSIGN_OR_RETURN(auto gate, Read(gguf_, g + "ffn_gate_exps.weight"));
+        TANDEM_ASSIGN_OR_RETURN(auto up, Read(gguf_, g + "ffn_up_exps.weight"));
+        std::vector<float> fused;
+        fused.reserve(gate.size() + up.size());
+        for (int64_t x = 0; x < e; ++x) {
+          fused.insert(fused.end(), gate.begin() + x * ff * h, gate.begin() + (x + 1) * ff * h);
+          fused.insert(fused.end(), up.begin() + x * ff * h, up.begin() + (x + 1) * ff * h);
+        }
+        return fused;
+      }};
+  Direct(hf + "mlp.experts.down_proj", g + "ffn_down_exps.weight");
+  if (c_.shared_expert_intermediate_size > 0) {
+    Direct(hf + "mlp.shared_expert.gate_proj.weight", g + "ffn_gate_shexp.weight");
+    Direct(hf + "mlp.shared_expert.up_proj.weight", g + "ffn_up_shexp.weight");
+    Direct(hf + "mlp.shared_expert.down_proj.weight", g + "ffn_down_shexp.weight");
+    Direct(hf + "mlp.shared_expert_gate.weight", g + "ffn_gate_inp_shexp.weight");
+  }
+}
+
+Result<tensor::Shape> Qwen35GgufSource::TensorShape(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) {
+    return InvalidArgument("'" + source_name() + "' has no tensor for '" + name + "'");
+  }
+  return it->second.shape;
+}
+
+Result<tensor::Tensor> Qwen35GgufSource::ReadF32(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) {
+    return InvalidArgument("'" + source_name() + "' has no tensor for '" + name + "'");
+  }
+  TANDEM_ASSIGN_OR_RETURN(std::vector<float> values, it->second.read());
+  tensor::Tensor t(it->second.shape, tensor::DType::kF32);
+  if (static_cast<int64_t>(values.size()) != t.numel()) {
+    return InvalidArgument("'" + source_name() + "': tensor for '" + name + "' has " +
+                           std::to_string(values.size()) + " values; expected shape " +
+                           tensor::ShapeToString(it->second.shape));
+  }
+  std::copy(values.begin(), values.end(), t.mutable_f32());
+  return t;
+}
+
+}  // namespace tandem::model
