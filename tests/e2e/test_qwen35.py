@@ -55,6 +55,16 @@ def test_gguf_made_by_llama_cpp_gives_the_same_ids():
         check_cases(srv, "GGUF")
 
 
+def test_tensor_parallel_and_expert_parallel_equal_one_rank():
+    # TP 2: heads (GDN key heads with their value groups) and expert widths split over two
+    # processes; DP 2 x TP 2 with expert parallel: whole experts per rank, DP waves.
+    for flags in (["--tensor-parallel-size", "2"],
+                  ["--tensor-parallel-size", "2", "--data-parallel-size", "2",
+                   "--enable-expert-parallel"]):
+        with Server(QWEN35, *FLAGS, *flags) as srv:
+            check_cases(srv, " ".join(flags))
+
+
 def test_chunked_prefill_at_every_split_keeps_the_state():
     for budget in ("1", "2", "3", "64", "100"):
         with Server(QWEN35, *FLAGS, "--max-num-batched-tokens", budget, "--max-num-seqs",
@@ -118,6 +128,7 @@ def test_chat_with_thinking_off_answers():
 if __name__ == "__main__":
     run([test_greedy_ids_and_top_logprobs_equal_the_golden,
          test_gguf_made_by_llama_cpp_gives_the_same_ids,
+         test_tensor_parallel_and_expert_parallel_equal_one_rank,
          test_chunked_prefill_at_every_split_keeps_the_state,
          test_sixteen_concurrent_requests_each_equal_their_golden,
          test_preemption_recomputes_the_state_and_keeps_every_golden,

@@ -11,10 +11,16 @@
 //     shared_expert(x)
 // Zero-centred RMSNorms ((1 + w), HF init 0) are loaded as 1 + w so the standard RMSNorm
 // computes them; the GDN output norm is a plain weight. The vision tower and the MTP layer are
-// not loaded (one info line). Not yet: TP > 1, expert parallel (refused by name).
+// not loaded (one info line).
+// TP (as vLLM shards it): attention by query heads ([q_h | gate_h] rows together), KV heads;
+// GatedDeltaNet by key heads with their value-head groups (the q, k and v channel blocks of
+// in_proj_qkv and conv1d, z/b/a rows, dt_bias/A_log, out_proj columns); experts' intermediate
+// rows/columns — or, with expert parallel, whole experts per EP rank. Fused tensors are read
+// whole and sliced here.
 #include "core/logging.h"
 #include "model/arch/qwen35.h"
 #include "model/decoder_model.h"
+#include "model/layers/expert_parallel.h"
 #include "model/layers/gated_delta_net.h"
 #include "model/loader/hf_layer_weights.h"
 
@@ -30,21 +36,39 @@ struct Names {
   std::string Layer(int32_t l) const { return p + "layers." + std::to_string(l) + "."; }
 };
 
+// Rows [first, first + count) of a row-major [rows, width] matrix.
+std::vector<float> Rows(const std::vector<float>& x, int64_t width, int64_t first, int64_t count) {
+  return std::vector<float>(x.begin() + first * width, x.begin() + (first + count) * width);
+}
+
+// Columns [first, first + count) of a row-major [rows, width] matrix.
+std::vector<float> Cols(const std::vector<float>& x, int64_t rows, int64_t width, int64_t first,
+                        int64_t count) {
+  std::vector<float> out;
+  out.reserve(rows * count);
+  for (int64_t r = 0; r < rows; ++r) {
+    out.insert(out.end(), x.begin() + r * width + first, x.begin() + r * width + first + count);
+  }
+  return out;
+}
+
 void DeclareAttention(ShardedReader& r, const Qwen35Config& c, const std::string& a) {
   const int64_t h = c.hidden_size, d = c.head_dim;
-  r.Declare(a + "q_proj.weight", {2 * c.num_heads * d, h}, Replicated());
-  r.Declare(a + "k_proj.weight", {c.num_kv_heads * d, h}, Replicated());
-  r.Declare(a + "v_proj.weight", {c.num_kv_heads * d, h}, Replicated());
-  r.Declare(a + "o_proj.weight", {h, c.num_heads * d}, Replicated());
+  r.Declare(a + "q_proj.weight", {2 * c.num_heads * d, h},
+            ColumnParallel("query heads", 0, 2 * d));
+  r.Declare(a + "k_proj.weight", {c.num_kv_heads * d, h}, KvHeadParallel(d));
+  r.Declare(a + "v_proj.weight", {c.num_kv_heads * d, h}, KvHeadParallel(d));
+  r.Declare(a + "o_proj.weight", {h, c.num_heads * d}, RowParallel("query heads", d));
   r.Declare(a + "q_norm.weight", {d}, Replicated());
   r.Declare(a + "k_norm.weight", {d}, Replicated());
 }
 
-GatedDeltaNetDims GdnDims(const Qwen35Config& c) {
+// The full model's GDN dims, or with `tp` this rank's share of the heads.
+GatedDeltaNetDims GdnDims(const Qwen35Config& c, const TpContext& tp = {}) {
   GatedDeltaNetDims d;
   d.hidden_size = c.hidden_size;
-  d.num_k_heads = c.linear_num_key_heads;
-  d.num_v_heads = c.linear_num_value_heads;
+  d.num_k_heads = c.linear_num_key_heads / tp.size;
+  d.num_v_heads = c.linear_num_value_heads / tp.size;
   d.key_dim = c.linear_key_head_dim;
   d.value_dim = c.linear_value_head_dim;
   d.conv_kernel = c.linear_conv_kernel_dim;
@@ -72,7 +96,7 @@ std::string ExpertTensor(const WeightSource& src, const std::string& name) {
 }
 
 Result<std::unique_ptr<TokenMixer>> LoadAttention(const ShardedReader& r, const Qwen35Config& c,
-                                                  const std::string& a) {
+                                                  const std::string& a, const TpContext& tp) {
   AttentionWeights w;
   TANDEM_ASSIGN_OR_RETURN(w.q, r.Read(a + "q_proj.weight"));
   TANDEM_ASSIGN_OR_RETURN(w.k, r.Read(a + "k_proj.weight"));
@@ -86,42 +110,74 @@ Result<std::unique_ptr<TokenMixer>> LoadAttention(const ShardedReader& r, const 
   w.output_gate = true;
   RotaryEmbedding rope{c.head_dim, c.rope_theta, kernels::RopeStyle::kNeox};
   rope.rotary_dim = c.rotary_dim();
-  const AttentionDims dims{c.hidden_size, c.num_heads, c.num_kv_heads, c.head_dim};
+  const AttentionDims dims = LocalAttentionDims(
+      AttentionDims{c.hidden_size, c.num_heads, c.num_kv_heads, c.head_dim}, tp);
   return std::unique_ptr<TokenMixer>(std::make_unique<Attention>(dims, std::move(w), rope));
 }
 
 Result<std::unique_ptr<TokenMixer>> LoadGdn(const ShardedReader& r, const Qwen35Config& c,
-                                            const std::string& g) {
+                                            const std::string& g, const TpContext& tp) {
+  const GatedDeltaNetDims full = GdnDims(c), local = GdnDims(c, tp);
+  const int64_t h = c.hidden_size, dk = full.key_dim, dv = full.value_dim;
+  const int64_t k0 = int64_t{tp.rank} * local.num_k_heads;  // this rank's first key head
+  const int64_t v0 = int64_t{tp.rank} * local.num_v_heads;  // ... and first value head
+  const int64_t lk = local.num_k_heads, lv = local.num_v_heads;
+  // This rank's channels of a q | k | v block layout, rows of `width` values.
+  auto qkv_rows = [&](const std::vector<float>& x, int64_t width) {
+    std::vector<float> out = Rows(x, width, k0 * dk, lk * dk);
+    const auto k = Rows(x, width, full.num_k_heads * dk + k0 * dk, lk * dk);
+    const auto v = Rows(x, width, 2 * full.num_k_heads * dk + v0 * dv, lv * dv);
+    out.insert(out.end(), k.begin(), k.end());
+    out.insert(out.end(), v.begin(), v.end());
+    return out;
+  };
   GatedDeltaNetWeights w;
-  TANDEM_ASSIGN_OR_RETURN(w.in_proj_qkv, r.Read(g + "in_proj_qkv.weight"));
-  TANDEM_ASSIGN_OR_RETURN(w.in_proj_z, r.Read(g + "in_proj_z.weight"));
-  TANDEM_ASSIGN_OR_RETURN(w.in_proj_b, r.Read(g + "in_proj_b.weight"));
-  TANDEM_ASSIGN_OR_RETURN(w.in_proj_a, r.Read(g + "in_proj_a.weight"));
-  TANDEM_ASSIGN_OR_RETURN(w.conv1d, r.Read(g + "conv1d.weight"));  // [C, 1, K] = [C, K]
-  TANDEM_ASSIGN_OR_RETURN(w.dt_bias, r.Read(g + "dt_bias"));
-  TANDEM_ASSIGN_OR_RETURN(w.a_log, r.Read(g + "A_log"));
+  TANDEM_ASSIGN_OR_RETURN(auto qkv, r.Read(g + "in_proj_qkv.weight"));
+  w.in_proj_qkv = qkv_rows(qkv, h);
+  TANDEM_ASSIGN_OR_RETURN(auto z, r.Read(g + "in_proj_z.weight"));
+  w.in_proj_z = Rows(z, h, v0 * dv, lv * dv);
+  TANDEM_ASSIGN_OR_RETURN(auto b, r.Read(g + "in_proj_b.weight"));
+  w.in_proj_b = Rows(b, h, v0, lv);
+  TANDEM_ASSIGN_OR_RETURN(auto a, r.Read(g + "in_proj_a.weight"));
+  w.in_proj_a = Rows(a, h, v0, lv);
+  TANDEM_ASSIGN_OR_RETURN(auto conv, r.Read(g + "conv1d.weight"));  // [C, 1, K] = [C, K]
+  w.conv1d = qkv_rows(conv, full.conv_kernel);
+  TANDEM_ASSIGN_OR_RETURN(auto dt_bias, r.Read(g + "dt_bias"));
+  w.dt_bias = Rows(dt_bias, 1, v0, lv);
+  TANDEM_ASSIGN_OR_RETURN(auto a_log, r.Read(g + "A_log"));
+  w.a_log = Rows(a_log, 1, v0, lv);
   TANDEM_ASSIGN_OR_RETURN(w.norm, r.Read(g + "norm.weight"));
-  TANDEM_ASSIGN_OR_RETURN(w.out_proj, r.Read(g + "out_proj.weight"));
-  return std::unique_ptr<TokenMixer>(std::make_unique<GatedDeltaNet>(GdnDims(c), std::move(w)));
+  TANDEM_ASSIGN_OR_RETURN(auto out, r.Read(g + "out_proj.weight"));  // row-parallel
+  w.out_proj = Cols(out, h, full.num_v_heads * dv, v0 * dv, lv * dv);
+  return std::unique_ptr<TokenMixer>(std::make_unique<GatedDeltaNet>(local, std::move(w)));
 }
 
-// Router, fused experts split into the stacked gate/up/down Moe takes, renormalised top-k.
+// Router, fused experts split into the stacked gate/up/down Moe takes (this rank's experts
+// whole with expert parallel, else every expert's share of the intermediate size), top-k
+// renormalised.
 Result<Moe> LoadMoe(const ShardedReader& r, const Qwen35Config& c, const std::string& m,
-                    const std::string& gate_up_name, const std::string& down_name) {
+                    const std::string& gate_up_name, const std::string& down_name,
+                    const TpContext& tp) {
   const int64_t e = c.num_experts, h = c.hidden_size, ff = c.moe_intermediate_size;
+  const bool ep = tp.ep.enabled();
+  const ExpertRange experts = ep ? LocalExpertsOf(e, tp.ep.rank, tp.ep.size) : ExpertRange{0, e};
+  const int64_t local_ff = ep ? ff : ff / tp.size;
+  const int64_t f0 = ep ? 0 : int64_t{tp.rank} * local_ff;  // first intermediate row held
   TANDEM_ASSIGN_OR_RETURN(auto router, r.Read(m + "gate.weight"));
   TANDEM_ASSIGN_OR_RETURN(auto gate_up, r.Read(gate_up_name));  // [E, 2·ff, H]
-  TANDEM_ASSIGN_OR_RETURN(auto down, r.Read(down_name));        // [E, H, ff]
-  std::vector<float> gate, up;
-  gate.reserve(e * ff * h);
-  up.reserve(e * ff * h);
-  for (int64_t x = 0; x < e; ++x) {
+  TANDEM_ASSIGN_OR_RETURN(auto down_all, r.Read(down_name));    // [E, H, ff]
+  std::vector<float> gate, up, down;
+  for (int64_t x = experts.first; x < experts.first + experts.count; ++x) {
     const float* base = gate_up.data() + x * 2 * ff * h;
-    gate.insert(gate.end(), base, base + ff * h);
-    up.insert(up.end(), base + ff * h, base + 2 * ff * h);
+    gate.insert(gate.end(), base + f0 * h, base + (f0 + local_ff) * h);
+    up.insert(up.end(), base + (ff + f0) * h, base + (ff + f0 + local_ff) * h);
+    const std::vector<float> expert_down(down_all.begin() + x * h * ff,
+                                         down_all.begin() + (x + 1) * h * ff);
+    const auto cols = Cols(expert_down, h, ff, f0, local_ff);
+    down.insert(down.end(), cols.begin(), cols.end());
   }
-  return Moe(std::move(router), gate, up, std::move(down), e, c.num_experts_per_tok, h, ff,
-             /*norm_topk_prob=*/true);
+  return Moe(std::move(router), gate, up, std::move(down), e, c.num_experts_per_tok, h,
+             local_ff, /*norm_topk_prob=*/true, tp.ep);
 }
 
 }  // namespace
@@ -130,10 +186,16 @@ Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const Weight
                                              const TpContext& tp) {
   // 1. Config.
   TANDEM_RETURN_IF_ERROR(c.Validate());
-  if (tp.size > 1 || tp.ep.enabled()) {
-    return Unimplemented(c.architecture + " is served on one rank only so far; drop "
-                         "--tensor-parallel-size " + std::to_string(tp.size) +
-                         (tp.ep.enabled() ? " and --enable-expert-parallel" : ""));
+  for (const auto& [what, count] : std::vector<std::pair<const char*, int64_t>>{
+           {"linear_num_key_heads", c.linear_num_key_heads},
+           {"linear_num_value_heads", c.linear_num_value_heads},
+           {"num_attention_heads", c.num_heads},
+           {"moe_intermediate_size", tp.ep.enabled() ? tp.size : c.moe_intermediate_size}}) {
+    if (count % tp.size != 0) {
+      return InvalidArgument(c.architecture + ": " + what + " " + std::to_string(count) +
+                             " does not divide by --tensor-parallel-size " +
+                             std::to_string(tp.size));
+    }
   }
   const Names n{src.HasTensor("model.language_model.embed_tokens.weight")
                     ? "model.language_model." : "model."};
@@ -191,12 +253,13 @@ Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const Weight
     AddOne(layer.ffn_norm.weight);
     layer.attn_norm.eps = layer.ffn_norm.eps = c.rms_norm_eps;
     if (c.full_attention[l]) {
-      TANDEM_ASSIGN_OR_RETURN(layer.mixer, LoadAttention(r, c, p + "self_attn."));
+      TANDEM_ASSIGN_OR_RETURN(layer.mixer, LoadAttention(r, c, p + "self_attn.", tp));
     } else {
-      TANDEM_ASSIGN_OR_RETURN(layer.mixer, LoadGdn(r, c, p + "linear_attn."));
+      TANDEM_ASSIGN_OR_RETURN(layer.mixer, LoadGdn(r, c, p + "linear_attn.", tp));
     }
     layer.sparse = true;
-    TANDEM_ASSIGN_OR_RETURN(layer.moe, LoadMoe(r, c, p + "mlp.", gate_up_names[l], down_names[l]));
+    TANDEM_ASSIGN_OR_RETURN(layer.moe,
+                            LoadMoe(r, c, p + "mlp.", gate_up_names[l], down_names[l], tp));
     layer.has_shared_expert = c.shared_expert_intermediate_size > 0;
     if (layer.has_shared_expert) {
       TANDEM_ASSIGN_OR_RETURN(layer.shared_expert,
