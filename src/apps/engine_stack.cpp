@@ -219,12 +219,8 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& co
   const model::KvCacheSpec spec = model->kv_cache_spec();
   if (spec.num_state_layers > 0) {
     // A cached block says nothing about the recurrent state at its end: a prefix hit would
-    // compute from a wrong state. Drafts would need the state rolled back (not built yet).
-    if (cfg.num_speculative_tokens > 0) {
-      return Unimplemented("--speculative-config with " + model->info().architecture +
-                           ": its linear-attention state cannot be rolled back over rejected "
-                           "drafts yet; drop --speculative-config");
-    }
+    // compute from a wrong state. (Speculation rolls the state back itself: the layers keep
+    // one per verified position.)
     if (cfg.enable_prefix_caching) {
       TLOG_WARN("prefix caching disabled: {} keeps a recurrent state per sequence that cached "
                 "blocks cannot restore (pass --no-enable-prefix-caching to silence this)",

@@ -111,6 +111,21 @@ void DecoderModel::CheckContext(const ForwardContext& ctx, const KvCache& kv) co
   }
 }
 
+void DecoderModel::CommitSpeculativeStates(const ForwardContext& ctx,
+                                           const std::vector<int32_t>& num_accepted,
+                                           KvCache& kv) {
+  if (num_state_layers_ == 0) return;
+  for (size_t l = 0; l < w_.layers.size(); ++l) {
+    if (!state_layer_[l]) continue;
+    LayerCache cache{nullptr, nullptr, kv.state[cache_index_[l]].data(), kv.spec.state_floats};
+    for (int32_t s = 0; s < ctx.num_seqs(); ++s) {
+      if (s < static_cast<int32_t>(ctx.num_draft_tokens.size()) && ctx.num_draft_tokens[s] > 0) {
+        w_.layers[l].mixer->CommitSpeculativeState(ctx, s, num_accepted[s], cache);
+      }
+    }
+  }
+}
+
 void DecoderModel::DummyForward() {
   for (DecoderLayer& layer : w_.layers) {
     if (layer.sparse && layer.moe.expert_parallel()) layer.moe.Forward(nullptr, nullptr, 0);

@@ -35,6 +35,8 @@ class DecoderModel : public Model {
   // See Model::Forward. An inconsistent ctx/kv (sizes, slots beyond the cache) is a caller bug
   // and aborts via TANDEM_CHECK naming the mismatch.
   void Forward(const ForwardContext& ctx, KvCache& kv, std::vector<float>& logits) override;
+  void CommitSpeculativeStates(const ForwardContext& ctx, const std::vector<int32_t>& num_accepted,
+                               KvCache& kv) override;
   void DummyForward() override;
   bool NeedsLockstep() const override;
 

@@ -19,6 +19,10 @@ struct ForwardContext {
                                          //   (the last scheduled token of each sampling seq)
   std::vector<int32_t> state_slots;      // [num_seqs] int32: each sequence's state slot in the
                                          //   linear-attention layers' caches (hybrid models)
+  std::vector<int32_t> num_draft_tokens; // [num_seqs] int32 or empty: drafts a sequence verifies
+                                         //   (speculative decoding); a recurrent layer keeps its
+                                         //   state after each of the last drafts + 1 rows until
+                                         //   Model::CommitSpeculativeStates picks one
   int32_t block_size = 16;               // tokens per KV block
 
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }

@@ -42,6 +42,13 @@ class Model {
   // Thread: one caller at a time (the worker thread).
   virtual void Forward(const ForwardContext& ctx, KvCache& kv, std::vector<float>& logits) = 0;
 
+  // Speculative decoding with recurrent (linear-attention) layers: after the Forward of `ctx`,
+  // sequence s (index in ctx) accepted num_accepted[s] of its ctx.num_draft_tokens[s] drafts;
+  // its state becomes the one after its last token plus those drafts. Default: nothing to do
+  // (paged KV needs no rollback: rejected positions are overwritten later). Thread: as Forward.
+  virtual void CommitSpeculativeStates(const ForwardContext& ctx,
+                                       const std::vector<int32_t>& num_accepted, KvCache& kv) {}
+
   // A step with no tokens on this rank (vLLM execute_dummy_batch): enters every collective
   // that other ranks' Forward enter outside this rank's TP group — with expert parallel, each
   // MoE layer's dispatch and combine — so an idle DP rank does not leave busy ones waiting.

@@ -65,6 +65,7 @@ void InputBuilder::AppendRequest(const RequestState& state, const std::vector<in
   ctx.seq_lens.push_back(end);
   ctx.block_tables.push_back(state.block_ids);
   ctx.state_slots.push_back(state.state_slot);
+  ctx.num_draft_tokens.push_back(static_cast<int32_t>(drafts.size()));
 }
 
 }  // namespace tandem::worker

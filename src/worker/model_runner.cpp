@@ -1,5 +1,7 @@
 #include "worker/model_runner.h"
 
+#include <algorithm>
+
 #include "core/check.h"
 #include "worker/plan_validator.h"
 
@@ -38,6 +40,7 @@ protocol::StepResult ModelRunner::Execute(const protocol::StepPlan& plan) {
   const StepInputs inputs = input_builder_.Build(plan, requests_);
   Forward(inputs);
   const std::vector<std::vector<SampledToken>> sampled = SampleTokens(inputs);
+  CommitSpeculativeStates(inputs, sampled);
   return AppendAndReport(plan, inputs, sampled);
 }
 
@@ -101,6 +104,20 @@ void ModelRunner::Forward(const StepInputs& inputs) {
       << "model '" << model_->info().architecture << "' returned " << logits_.size()
       << " logits; expected " << inputs.ctx.logits_indices.size() << " rows × vocabulary "
       << sampler_.vocab_size();
+}
+
+void ModelRunner::CommitSpeculativeStates(const StepInputs& inputs,
+                                          const std::vector<std::vector<SampledToken>>& sampled) {
+  if (kv_cache_.num_state_slots == 0) return;  // paged KV only: nothing to roll back
+  std::vector<int32_t> num_accepted(inputs.requests.size(), 0);
+  bool any = false;
+  for (size_t i = 0; i < inputs.requests.size(); ++i) {
+    if (inputs.drafts[i]->empty()) continue;
+    any = true;
+    // Every emitted token but the last is an accepted draft (a mid-prefill request has none).
+    num_accepted[i] = std::max(0, static_cast<int32_t>(sampled[i].size()) - 1);
+  }
+  if (any) model_->CommitSpeculativeStates(inputs.ctx, num_accepted, kv_cache_);
 }
 
 std::vector<std::vector<SampledToken>> ModelRunner::SampleTokens(const StepInputs& inputs) {

@@ -69,6 +69,10 @@ class ModelRunner {
   // Per scheduled request: its emitted tokens (none mid-prefill; 1..k+1 with k drafts).
   std::vector<std::vector<SampledToken>> SampleTokens(const StepInputs& inputs);
   std::vector<SampledToken> SampleRequest(const StepInputs& inputs, size_t i);
+  // Hybrid models: each verifying request's recurrent state becomes the one after its
+  // accepted drafts (the forward kept one per verified position).
+  void CommitSpeculativeStates(const StepInputs& inputs,
+                               const std::vector<std::vector<SampledToken>>& sampled);
   protocol::StepResult AppendAndReport(const protocol::StepPlan& plan, const StepInputs& inputs,
                                        const std::vector<std::vector<SampledToken>>& sampled);
 

@@ -65,6 +65,26 @@ def test_tensor_parallel_and_expert_parallel_equal_one_rank():
             check_cases(srv, " ".join(flags))
 
 
+def test_ngram_speculation_rolls_the_recurrent_state_back_and_keeps_every_golden():
+    # Rejected drafts passed through the Gated DeltaNet layers; the state is rolled back to the
+    # last accepted position (one state kept per verified position).
+    spec = json.dumps({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 1,
+                       "prompt_lookup_max": 3})
+    with Server(QWEN35, *FLAGS, "--speculative-config", spec) as srv:
+        check_cases(srv, "ngram k=3")
+        _, _, metrics = srv.request("GET", "/metrics")
+        lines = metrics.decode().splitlines()
+
+        def total(name):
+            return sum(float(line.split()[-1]) for line in lines if line.startswith(name + "{"))
+
+        drafted = total("vllm:spec_decode_num_draft_tokens_total")
+        accepted = total("vllm:spec_decode_num_accepted_tokens_total")
+        check(drafted > 0, "no drafts were verified")
+        check(accepted < drafted, f"every draft accepted ({accepted} of {drafted}): the "
+                                  f"rollback was not exercised")
+
+
 def test_chunked_prefill_at_every_split_keeps_the_state():
     for budget in ("1", "2", "3", "64", "100"):
         with Server(QWEN35, *FLAGS, "--max-num-batched-tokens", budget, "--max-num-seqs",
@@ -129,6 +149,7 @@ if __name__ == "__main__":
     run([test_greedy_ids_and_top_logprobs_equal_the_golden,
          test_gguf_made_by_llama_cpp_gives_the_same_ids,
          test_tensor_parallel_and_expert_parallel_equal_one_rank,
+         test_ngram_speculation_rolls_the_recurrent_state_back_and_keeps_every_golden,
          test_chunked_prefill_at_every_split_keeps_the_state,
          test_sixteen_concurrent_requests_each_equal_their_golden,
          test_preemption_recomputes_the_state_and_keeps_every_golden,

@@ -76,12 +76,26 @@ void GatedDeltaNet::Forward(const float* x, const ForwardContext& ctx, LayerCach
   in_proj_z_.Forward(x, z_.data(), n);
   in_proj_b_.Forward(x, b_.data(), n);
   in_proj_a_.Forward(x, a_.data(), n);
+  // Speculative steps keep the state after every verified position (drafts + 1 per sequence).
+  snapshot_offset_.assign(ctx.num_seqs(), -1);
+  int64_t num_snapshot_floats = 0;
+  for (int32_t s = 0; s < ctx.num_seqs(); ++s) {
+    const int32_t drafts = s < static_cast<int32_t>(ctx.num_draft_tokens.size())
+                               ? ctx.num_draft_tokens[s] : 0;
+    if (drafts <= 0) continue;
+    snapshot_offset_[s] = num_snapshot_floats;
+    num_snapshot_floats += (drafts + 1) * dims_.state_floats();
+  }
+  snapshots_.resize(num_snapshot_floats);
   for (int32_t s = 0; s < ctx.num_seqs(); ++s) {
     const int64_t first = ctx.query_start_loc[s];
     const int64_t rows = ctx.query_start_loc[s + 1] - first;
     if (rows == 0) continue;
     const bool fresh = ctx.seq_lens[s] - rows == 0;
-    ForwardSequence(first, rows, fresh, cache.state + ctx.state_slots[s] * cache.state_floats);
+    const bool spec = snapshot_offset_[s] >= 0;
+    ForwardSequence(first, rows, fresh, cache.state + ctx.state_slots[s] * cache.state_floats,
+                    spec ? ctx.num_draft_tokens[s] + 1 : 0,
+                    spec ? snapshots_.data() + snapshot_offset_[s] : nullptr);
   }
   // Gated RMSNorm per token and value head ("norm before gate"), then out_proj.
   for (int64_t r = 0; r < n * hv; ++r) {
@@ -95,14 +109,39 @@ void GatedDeltaNet::Forward(const float* x, const ForwardContext& ctx, LayerCach
   out_proj_.Forward(o_.data(), out, n);
 }
 
-void GatedDeltaNet::ForwardSequence(int64_t first, int64_t rows, bool fresh, float* state) {
+void GatedDeltaNet::CommitSpeculativeState(const ForwardContext& ctx, int32_t seq,
+                                           int32_t num_accepted, LayerCache& cache) {
+  TANDEM_CHECK(seq >= 0 && seq < static_cast<int32_t>(snapshot_offset_.size()) &&
+               snapshot_offset_[seq] >= 0 && num_accepted >= 0 &&
+               num_accepted <= ctx.num_draft_tokens[seq])
+      << "GatedDeltaNet: commit of sequence " << seq << " with " << num_accepted
+      << " accepted drafts, but the last step kept no such state";
+  const float* chosen = snapshots_.data() + snapshot_offset_[seq] +
+                        static_cast<int64_t>(num_accepted) * dims_.state_floats();
+  std::copy(chosen, chosen + dims_.state_floats(),
+            cache.state + ctx.state_slots[seq] * cache.state_floats);
+}
+
+void GatedDeltaNet::ForwardSequence(int64_t first, int64_t rows, bool fresh, float* state,
+                                    int64_t num_snapshots, float* snapshots) {
   const int64_t channels = dims_.conv_channels(), hk = dims_.num_k_heads, hv = dims_.num_v_heads;
   const int64_t dk = dims_.key_dim, dv = dims_.value_dim, kernel = dims_.conv_kernel;
   float* conv_state = state;
   float* recurrent_state = state + channels * (kernel - 1);
   if (fresh) std::fill(state, state + dims_.state_floats(), 0.0f);
-  kernels::CausalConv1dSilu(mixed_.data() + first * channels, conv1d_.data(), conv_state,
-                            conv_out_.data() + first * channels, rows, channels, kernel);
+  // Rows whose state is snapshotted (the verified positions) go one at a time.
+  const int64_t plain_rows = rows - num_snapshots;
+  if (plain_rows > 0) {
+    kernels::CausalConv1dSilu(mixed_.data() + first * channels, conv1d_.data(), conv_state,
+                              conv_out_.data() + first * channels, plain_rows, channels, kernel);
+  }
+  std::vector<float> conv_snapshots(num_snapshots * channels * (kernel - 1));
+  for (int64_t t = plain_rows; t < rows; ++t) {
+    kernels::CausalConv1dSilu(mixed_.data() + (first + t) * channels, conv1d_.data(), conv_state,
+                              conv_out_.data() + (first + t) * channels, 1, channels, kernel);
+    std::copy(conv_state, conv_state + channels * (kernel - 1),
+              conv_snapshots.begin() + (t - plain_rows) * channels * (kernel - 1));
+  }
   const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
   for (int64_t t = first; t < first + rows; ++t) {
     const float* row = conv_out_.data() + t * channels;
@@ -118,16 +157,30 @@ void GatedDeltaNet::ForwardSequence(int64_t first, int64_t rows, bool fresh, flo
       g_[t * hv + j] = -std::exp(a_log_[j]) * Softplus(a_[t * hv + j] + dt_bias_[j]);
     }
   }
-  const kernels::GatedDeltaRuleDims d{rows, hk, hv, dk, dv};
-  const int64_t kr = first * hk * dk, vr = first * hv * dv, gr = first * hv;
-  if (rows == 1) {
-    kernels::GatedDeltaRuleRecurrent(q_.data() + kr, k_.data() + kr, v_.data() + vr,
+  auto run = [&](int64_t from, int64_t count) {
+    const kernels::GatedDeltaRuleDims d{count, hk, hv, dk, dv};
+    const int64_t t = first + from;
+    const int64_t kr = t * hk * dk, vr = t * hv * dv, gr = t * hv;
+    if (count == 1) {
+      kernels::GatedDeltaRuleRecurrent(q_.data() + kr, k_.data() + kr, v_.data() + vr,
+                                       g_.data() + gr, beta_.data() + gr, recurrent_state,
+                                       o_.data() + vr, d);
+    } else {
+      kernels::GatedDeltaRuleChunked(q_.data() + kr, k_.data() + kr, v_.data() + vr,
                                      g_.data() + gr, beta_.data() + gr, recurrent_state,
-                                     o_.data() + vr, d);
-  } else {
-    kernels::GatedDeltaRuleChunked(q_.data() + kr, k_.data() + kr, v_.data() + vr,
-                                   g_.data() + gr, beta_.data() + gr, recurrent_state,
-                                   o_.data() + vr, d, kChunkSize);
+                                     o_.data() + vr, d, kChunkSize);
+    }
+  };
+  if (plain_rows > 0) run(0, plain_rows);
+  const int64_t conv_floats = channels * (kernel - 1);
+  const int64_t state_floats = dims_.state_floats();
+  for (int64_t t = plain_rows; t < rows; ++t) {
+    run(t, 1);
+    float* snapshot = snapshots + (t - plain_rows) * state_floats;
+    std::copy(conv_snapshots.begin() + (t - plain_rows) * conv_floats,
+              conv_snapshots.begin() + (t - plain_rows + 1) * conv_floats, snapshot);
+    std::copy(recurrent_state, recurrent_state + (state_floats - conv_floats),
+              snapshot + conv_floats);
   }
 }
 

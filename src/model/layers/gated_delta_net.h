@@ -62,6 +62,8 @@ class GatedDeltaNet : public TokenMixer {
                float* out) override;
   size_t weight_bytes() const override;
   int64_t state_floats() const override { return dims_.state_floats(); }
+  void CommitSpeculativeState(const ForwardContext& ctx, int32_t seq, int32_t num_accepted,
+                              LayerCache& cache) override;
 
   const GatedDeltaNetDims& dims() const { return dims_; }
 
@@ -69,13 +71,19 @@ class GatedDeltaNet : public TokenMixer {
   static constexpr int64_t kChunkSize = 64;
 
  private:
-  void ForwardSequence(int64_t first_row, int64_t num_rows, bool fresh, float* state);
+  // `snapshots`: null, or room for the state after each of the last `num_snapshots` rows.
+  void ForwardSequence(int64_t first_row, int64_t num_rows, bool fresh, float* state,
+                       int64_t num_snapshots, float* snapshots);
 
   GatedDeltaNetDims dims_;
   Linear in_proj_qkv_, in_proj_z_, in_proj_b_, in_proj_a_, out_proj_;
   std::vector<float> conv1d_, dt_bias_, a_log_, norm_;
   // Scratch for one step: [num_tokens, ...] rows.
   std::vector<float> mixed_, conv_out_, z_, b_, a_, q_, k_, v_, g_, beta_, o_;
+  // Speculative steps: per sequence of the last Forward, the offset of its state snapshots in
+  // snapshots_ (-1 = none) — one state per verified position, drafts + 1 of them.
+  std::vector<int64_t> snapshot_offset_;
+  std::vector<float> snapshots_;
 };
 
 }  // namespace tandem::model

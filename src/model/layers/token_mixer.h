@@ -37,6 +37,11 @@ class TokenMixer {
   // f32 values of one sequence's recurrent state (a state-slot layer), or 0 for a layer whose
   // cache is paged KV.
   virtual int64_t state_floats() const { return 0; }
+
+  // Recurrent layers: after a Forward whose ctx had drafts, sets sequence `seq`'s state to the
+  // one after its last token and `num_accepted` drafts (see ForwardContext::num_draft_tokens).
+  virtual void CommitSpeculativeState(const ForwardContext& ctx, int32_t seq,
+                                      int32_t num_accepted, LayerCache& cache) {}
 };
 
 }  // namespace tandem::model
