@@ -87,7 +87,14 @@ def test_tensor_and_data_parallel_with_speculation_equal_goldens():
     with Server(STORIES_GGUF, "--speculative-config", NGRAM, "--tensor-parallel-size", "2",
                 "--data-parallel-size", "2") as srv:
         check_goldens(srv, STORIES_GGUF)
-        check(metric(srv, "vllm:spec_decode_num_accepted_tokens_total") > 0, "no acceptance")
+        # The engines' counters reach /metrics with their stats messages (after a step that
+        # finished a request, or the next heartbeat): wait for them; the deadline only guards
+        # against a hang.
+        import time
+        deadline = time.time() + 30
+        while metric(srv, "vllm:spec_decode_num_accepted_tokens_total") == 0:
+            check(time.time() < deadline, "no acceptance reported by the DP ranks")
+            time.sleep(0.1)
 
 
 def test_seeded_sampling_is_reproducible_with_speculation():
