@@ -36,6 +36,12 @@ DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp)
   info_.weight_bytes = bytes;
 }
 
+void DecoderModel::FinalNormedHidden(std::vector<float>* out) const {
+  const int64_t rows = static_cast<int64_t>(hidden_.size()) / info_.hidden_size;
+  out->resize(hidden_.size());
+  w_.final_norm.Forward(hidden_.data(), out->data(), rows);
+}
+
 KvCacheSpec DecoderModel::kv_cache_spec() const {
   KvCacheSpec spec{num_kv_layers_, info_.num_kv_heads, info_.head_dim};
   spec.num_state_layers = num_state_layers_;

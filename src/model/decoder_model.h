@@ -31,6 +31,12 @@ class DecoderModel : public Model {
   DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp = {});
 
   const ModelInfo& info() const override { return info_; }
+
+  // The final-normed hidden state of every row of the last Forward: [num_tokens, hidden] f32
+  // (what an MTP head reads as h_p). Only valid until the next Forward.
+  void FinalNormedHidden(std::vector<float>* out) const;
+  const Embedding& embedding() const { return w_.embedding; }
+  const Linear& lm_head() const { return w_.lm_head; }
   KvCacheSpec kv_cache_spec() const override;
   // See Model::Forward. An inconsistent ctx/kv (sizes, slots beyond the cache) is a caller bug
   // and aborts via TANDEM_CHECK naming the mismatch.

@@ -7,6 +7,7 @@
 #include "model/config/qwen35_config.h"
 #include "model/layers/tensor_parallel.h"
 #include "model/loader/weight_source.h"
+#include "model/mtp_module.h"
 #include "model/model.h"
 
 namespace tandem::model {
@@ -16,5 +17,12 @@ namespace tandem::model {
 // shape), kUnimplemented (TP > 1 or expert parallel, not built yet), kDataLoss from the source.
 Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& config,
                                              const WeightSource& source, const TpContext& tp = {});
+
+// The checkpoint's MTP head (mtp.*: fc, its norms, one full-attention MoE layer), split like the
+// trunk's full layers. Errors: kInvalidArgument when the checkpoint has none, or a missing or
+// misshaped tensor.
+Result<std::unique_ptr<MtpModule>> LoadQwen35Mtp(const Qwen35Config& config,
+                                                 const WeightSource& source,
+                                                 const TpContext& tp = {});
 
 }  // namespace tandem::model

@@ -270,4 +270,57 @@ Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const Weight
   return std::unique_ptr<Model>(std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w), tp));
 }
 
+Result<std::unique_ptr<MtpModule>> LoadQwen35Mtp(const Qwen35Config& c, const WeightSource& src,
+                                                 const TpContext& tp) {
+  if (c.mtp_num_hidden_layers < 1 || !src.HasTensor("mtp.fc.weight")) {
+    return InvalidArgument(c.architecture + " checkpoint '" + src.source_name() +
+                           "' has no MTP layer (mtp.fc.weight)");
+  }
+  const int64_t h = c.hidden_size, e = c.num_experts, ff = c.moe_intermediate_size;
+  const std::string p = "mtp.layers.0.";
+  ShardedReader r(src, tp);
+  r.Declare("mtp.fc.weight", {h, 2 * h}, Replicated());
+  for (const char* norm : {"mtp.pre_fc_norm_embedding.weight", "mtp.pre_fc_norm_hidden.weight",
+                           "mtp.norm.weight"}) {
+    r.Declare(norm, {h}, Replicated());
+  }
+  r.Declare(p + "input_layernorm.weight", {h}, Replicated());
+  r.Declare(p + "post_attention_layernorm.weight", {h}, Replicated());
+  DeclareAttention(r, c, p + "self_attn.");
+  r.Declare(p + "mlp.gate.weight", {e, h}, Replicated());
+  const std::string gate_up = ExpertTensor(src, p + "mlp.experts.gate_up_proj");
+  const std::string down = ExpertTensor(src, p + "mlp.experts.down_proj");
+  r.Declare(gate_up, {e, 2 * ff, h}, Replicated());
+  r.Declare(down, {e, h, ff}, Replicated());
+  if (c.shared_expert_intermediate_size > 0) {
+    DeclareHfSharedExpert(r, p + "mlp", h, c.shared_expert_intermediate_size);
+  }
+  TANDEM_RETURN_IF_ERROR(r.CheckAll());
+  MtpWeights w;
+  TANDEM_ASSIGN_OR_RETURN(auto fc, r.Read("mtp.fc.weight"));
+  w.fc = Linear(std::move(fc), h, 2 * h);
+  for (auto [norm, name] : {std::pair{&w.enorm, "mtp.pre_fc_norm_embedding.weight"},
+                            std::pair{&w.hnorm, "mtp.pre_fc_norm_hidden.weight"},
+                            std::pair{&w.norm, "mtp.norm.weight"}}) {
+    TANDEM_ASSIGN_OR_RETURN(norm->weight, r.Read(name));
+    AddOne(norm->weight);
+    norm->eps = c.rms_norm_eps;
+  }
+  DecoderLayer& layer = w.layer;
+  TANDEM_ASSIGN_OR_RETURN(layer.attn_norm.weight, r.Read(p + "input_layernorm.weight"));
+  TANDEM_ASSIGN_OR_RETURN(layer.ffn_norm.weight, r.Read(p + "post_attention_layernorm.weight"));
+  AddOne(layer.attn_norm.weight);
+  AddOne(layer.ffn_norm.weight);
+  layer.attn_norm.eps = layer.ffn_norm.eps = c.rms_norm_eps;
+  TANDEM_ASSIGN_OR_RETURN(layer.mixer, LoadAttention(r, c, p + "self_attn.", tp));
+  layer.sparse = true;
+  TANDEM_ASSIGN_OR_RETURN(layer.moe, LoadMoe(r, c, p + "mlp.", gate_up, down, tp));
+  layer.has_shared_expert = c.shared_expert_intermediate_size > 0;
+  if (layer.has_shared_expert) {
+    TANDEM_ASSIGN_OR_RETURN(layer.shared_expert,
+                            LoadHfSharedExpert(r, p + "mlp", h, c.shared_expert_intermediate_size));
+  }
+  return std::make_unique<MtpModule>(std::move(w), h, tp);
+}
+
 }  // namespace tandem::model
