@@ -27,6 +27,9 @@ Result<engine::SchedulerConfig> MakeSchedulerConfig(const EngineCoreConfig& cfg,
   sched.num_gpu_blocks = num_blocks;
   sched.enable_prefix_caching = cfg.enable_prefix_caching;
   sched.num_speculative_tokens = cfg.num_speculative_tokens;
+  if (cfg.num_speculative_tokens > 0 && cfg.spec_method != "ngram") {
+    sched.num_lookahead_tokens = cfg.num_speculative_tokens;  // MTP's draft rows
+  }
   TANDEM_RETURN_IF_ERROR(sched.Validate());
   return sched;
 }
@@ -74,6 +77,7 @@ model::LoadOptions MakeLoadOptions(const EngineCoreConfig& cfg, comm::ProcessGro
   load.tp_rank = cfg.tp_rank;
   load.tp_size = cfg.tensor_parallel_size;
   load.tp_group = group;
+  load.load_mtp = cfg.num_speculative_tokens > 0 && cfg.spec_method != "ngram";
   if (ep_group != nullptr) {
     load.ep_group = ep_group;
     load.ep_rank = ep_group->rank();

@@ -42,18 +42,26 @@ Result<protocol::SpeculativeConfig> ParseSpeculativeConfig(const std::string& js
     return Bad("'method' is required: \"ngram\", \"mtp\" or \"qwen3_5_mtp\"");
   }
   config.method = j["method"].get<std::string>();
-  if (config.method == "mtp" || config.method == "qwen3_5_mtp") {
-    return Unimplemented(fmt::format(
-        "--speculative-config method '{}' drafts with the model's MTP layers (Qwen3.5); no "
-        "model served by this build has them yet. Use \"method\": \"ngram\"", config.method));
-  }
-  if (config.method != "ngram") {
+  const bool mtp = config.method == "mtp" || config.method == "qwen3_5_mtp";
+  if (!mtp && config.method != "ngram") {
     return Bad(fmt::format("unknown method '{}'; expected \"ngram\", \"mtp\" or \"qwen3_5_mtp\"",
                            config.method));
   }
   if (!j.contains("num_speculative_tokens")) return Bad("'num_speculative_tokens' is required");
   TANDEM_ASSIGN_OR_RETURN(config.num_speculative_tokens,
                           PositiveInt(j, "num_speculative_tokens", 0));
+  if (mtp) {
+    // The model's MTP layers draft, applied k times (vLLM's qwen3_5_mtp / mtp); the model is
+    // checked at load (it must have them).
+    if (j.contains("prompt_lookup_min") || j.contains("prompt_lookup_max")) {
+      return Bad(fmt::format("prompt_lookup_min/max are ngram fields; method '{}' does not "
+                             "take them", config.method));
+    }
+    if (j.contains("enforce_eager")) {
+      TLOG_INFO("--speculative-config enforce_eager accepted; it has no effect on CPU");
+    }
+    return config;
+  }
   TANDEM_ASSIGN_OR_RETURN(config.prompt_lookup_min, PositiveInt(j, "prompt_lookup_min", 0));
   TANDEM_ASSIGN_OR_RETURN(config.prompt_lookup_max, PositiveInt(j, "prompt_lookup_max", 0));
   if (config.prompt_lookup_min == 0 && config.prompt_lookup_max == 0) {
@@ -79,6 +87,9 @@ Result<protocol::SpeculativeConfig> ParseSpeculativeConfig(const std::string& js
 
 std::string DescribeSpeculativeConfig(const protocol::SpeculativeConfig& config) {
   if (!config.enabled()) return "off";
+  if (config.method != "ngram") {
+    return fmt::format("{} k={}", config.method, config.num_speculative_tokens);
+  }
   return fmt::format("{} k={} n={}..{}", config.method, config.num_speculative_tokens,
                      config.prompt_lookup_min, config.prompt_lookup_max);
 }

@@ -8,12 +8,12 @@
 
 namespace tandem::apps {
 
-// Parses `json` ("" = speculation off). Fields: method ("ngram"; "mtp" / "qwen3_5_mtp" need a
-// model with MTP layers: refused until such a model is supported), num_speculative_tokens
+// Parses `json` ("" = speculation off). Fields: method ("ngram"; "mtp" / "qwen3_5_mtp": the
+// model's MTP layers, checked when it loads), num_speculative_tokens
 // (>= 1, required), prompt_lookup_min / prompt_lookup_max (ngram; >= 1, min <= max; one given
 // sets the other, neither gives 5 and 5 as vLLM), enforce_eager (accepted; no effect on CPU).
 // Errors: kInvalidArgument naming the field, the value and what was expected — an unknown
-// field or method included; kUnimplemented for the MTP methods.
+// field or method included, ngram fields with an MTP method.
 Result<protocol::SpeculativeConfig> ParseSpeculativeConfig(const std::string& json);
 
 // "ngram k=3 n=1..4", for logs and the settings DP ranks compare; "off" when disabled.

@@ -119,7 +119,8 @@ bool Scheduler::ScheduleRunning(int32_t* token_budget, std::vector<ScheduledRequ
         0, request->num_computed_tokens + num_new_tokens - request->num_tokens());
     std::optional<std::vector<int32_t>> new_block_ids;
     bool self_preempted = false;
-    while (!(new_block_ids = kv_cache_manager_.AllocateSlots(*request, num_new_tokens))) {
+    while (!(new_block_ids = kv_cache_manager_.AllocateSlots(
+                 *request, num_new_tokens + config_.num_lookahead_tokens))) {
       // Out of blocks: free the newest running request and retry.
       Request* victim = running_.back();
       Preempt(victim);
@@ -151,7 +152,10 @@ void Scheduler::ScheduleWaiting(int32_t* token_budget, std::vector<ScheduledRequ
         request->num_tokens() - computed.num_computed_tokens, *token_budget);
     TANDEM_CHECK(num_new_tokens > 0) << "request " << request->request_id()
                                      << " has nothing to compute";
-    if (!kv_cache_manager_.AllocateSlots(*request, num_new_tokens, computed)) break;
+    if (!kv_cache_manager_.AllocateSlots(*request, num_new_tokens + config_.num_lookahead_tokens,
+                                         computed)) {
+      break;
+    }
 
     waiting_.pop_front();
     running_.push_back(request);

@@ -28,6 +28,9 @@ struct SchedulerConfig {
   // Speculative decoding (--speculative-config num_speculative_tokens): draft tokens a running
   // request may verify per step, beyond its own. 0 = off.
   int32_t num_speculative_tokens = 0;
+  // KV slots allocated beyond each request's scheduled tokens (a drafter that writes its own
+  // KV ahead: MTP writes up to k − 1 positions past the last token). 0 = none.
+  int32_t num_lookahead_tokens = 0;
 
   // Checks every field and that one max_model_len request fits in the KV pool (otherwise it
   // could never be scheduled). Errors: kInvalidArgument naming the field, the value found and

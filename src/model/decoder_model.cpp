@@ -42,8 +42,28 @@ void DecoderModel::FinalNormedHidden(std::vector<float>* out) const {
   w_.final_norm.Forward(hidden_.data(), out->data(), rows);
 }
 
+void DecoderModel::AttachMtp(std::unique_ptr<MtpModule> mtp) {
+  info_.weight_bytes += mtp->weight_bytes();
+  mtp_ = std::move(mtp);
+}
+
+void DecoderModel::MtpForward(const ForwardContext& ctx, const int32_t* next_tokens,
+                              const float* hidden, KvCache& kv, std::vector<float>& hidden_out,
+                              std::vector<float>& logits) {
+  TANDEM_CHECK(mtp_ != nullptr) << "MtpForward on a model without an MTP head";
+  if (ctx.num_tokens() == 0) {
+    mtp_->DummyForward();
+    hidden_out.clear();
+    logits.clear();
+    return;
+  }
+  LayerCache cache{kv.key_cache[num_kv_layers_].data(), kv.value_cache[num_kv_layers_].data()};
+  mtp_->Forward(ctx, next_tokens, hidden, w_.embedding, w_.lm_head, info_.vocab_size, cache,
+                hidden_out, logits);
+}
+
 KvCacheSpec DecoderModel::kv_cache_spec() const {
-  KvCacheSpec spec{num_kv_layers_, info_.num_kv_heads, info_.head_dim};
+  KvCacheSpec spec{num_kv_layers_ + (mtp_ ? 1 : 0), info_.num_kv_heads, info_.head_dim};
   spec.num_state_layers = num_state_layers_;
   spec.state_floats = state_floats_;
   return spec;
@@ -89,7 +109,8 @@ void DecoderModel::CheckContext(const ForwardContext& ctx, const KvCache& kv) co
       << " query_start_loc entries and " << ctx.block_tables.size() << " block tables";
   TANDEM_CHECK(ctx.query_start_loc.back() <= static_cast<int32_t>(n))
       << "ForwardContext: query_start_loc ends at " << ctx.query_start_loc.back() << " > " << n;
-  TANDEM_CHECK(static_cast<int32_t>(kv.key_cache.size()) == num_kv_layers_ &&
+  const int32_t num_paged = num_kv_layers_ + (mtp_ ? 1 : 0);  // the MTP head's layer last
+  TANDEM_CHECK(static_cast<int32_t>(kv.key_cache.size()) == num_paged &&
                kv.block_size == ctx.block_size)
       << "KvCache has " << kv.key_cache.size() << " layers, block_size " << kv.block_size
       << "; model has " << num_kv_layers_ << " attention layers, ctx block_size "

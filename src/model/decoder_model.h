@@ -12,6 +12,7 @@
 #include "model/layers/rms_norm.h"
 #include "model/layers/tensor_parallel.h"
 #include "model/model.h"
+#include "model/mtp_module.h"
 
 namespace tandem::model {
 
@@ -35,6 +36,13 @@ class DecoderModel : public Model {
   // The final-normed hidden state of every row of the last Forward: [num_tokens, hidden] f32
   // (what an MTP head reads as h_p). Only valid until the next Forward.
   void FinalNormedHidden(std::vector<float>* out) const;
+  // Attaches an MTP head: the KV cache gains one paged layer (the last) for it.
+  void AttachMtp(std::unique_ptr<MtpModule> mtp);
+  bool HasMtp() const override { return mtp_ != nullptr; }
+  void TargetHidden(std::vector<float>* out) const override { FinalNormedHidden(out); }
+  void MtpForward(const ForwardContext& ctx, const int32_t* next_tokens, const float* hidden,
+                  KvCache& kv, std::vector<float>& hidden_out,
+                  std::vector<float>& logits) override;
   const Embedding& embedding() const { return w_.embedding; }
   const Linear& lm_head() const { return w_.lm_head; }
   KvCacheSpec kv_cache_spec() const override;
@@ -59,6 +67,7 @@ class DecoderModel : public Model {
   int32_t num_kv_layers_ = 0;
   int32_t num_state_layers_ = 0;
   int64_t state_floats_ = 0;
+  std::unique_ptr<MtpModule> mtp_;  // null: no MTP head
   std::vector<float> hidden_, normed_, delta_, last_;  // scratch, reused across steps
   std::vector<float> local_logits_, gathered_;          // scratch: vocab-parallel lm_head
 };

@@ -49,6 +49,18 @@ class Model {
   virtual void CommitSpeculativeStates(const ForwardContext& ctx,
                                        const std::vector<int32_t>& num_accepted, KvCache& kv) {}
 
+  // MTP speculative decoding (a model whose MTP head was loaded, LoadOptions::load_mtp).
+  virtual bool HasMtp() const { return false; }
+  // The final-normed hidden state of every row of the last Forward: [num_tokens, hidden] f32.
+  virtual void TargetHidden(std::vector<float>* out) const {}
+  // One application of the MTP head over ctx's rows (its own KV layer in `kv`, at ctx's
+  // slots): next_tokens [num_tokens] = x_{p+1}, hidden [num_tokens, hidden] = h_p; writes
+  // hidden_out [num_tokens, hidden] = h' and logits [ctx.logits_indices.size(), vocab]. With no
+  // rows it only enters the collectives other DP ranks' heads enter (expert parallel).
+  virtual void MtpForward(const ForwardContext& ctx, const int32_t* next_tokens,
+                          const float* hidden, KvCache& kv, std::vector<float>& hidden_out,
+                          std::vector<float>& logits) {}
+
   // A step with no tokens on this rank (vLLM execute_dummy_batch): enters every collective
   // that other ranks' Forward enter outside this rank's TP group — with expert parallel, each
   // MoE layer's dispatch and combine — so an idle DP rank does not leave busy ones waiting.
@@ -78,6 +90,9 @@ struct LoadOptions {
   int32_t ep_rank = 0;
   int32_t ep_size = 1;
   comm::ProcessGroup* ep_group = nullptr;  // non-owning; required when ep_size > 1
+  // Load the checkpoint's MTP head too (--speculative-config method mtp / qwen3_5_mtp); a
+  // model without one is kInvalidArgument.
+  bool load_mtp = false;
 };
 
 // Loads a model from a .gguf file (llama) or a Hugging Face folder (config.json + safetensors;

@@ -43,6 +43,12 @@ class MtpModule {
                LayerCache& cache, std::vector<float>& hidden_out, std::vector<float>& logits);
 
   size_t weight_bytes() const;
+  // No rows on this rank: enters the head's expert-parallel collectives only.
+  void DummyForward() {
+    if (w_.layer.sparse && w_.layer.moe.expert_parallel()) {
+      w_.layer.moe.Forward(nullptr, nullptr, 0);
+    }
+  }
 
  private:
   MtpWeights w_;

@@ -69,8 +69,13 @@ Result<TpContext> TpContextOf(const LoadOptions& o) {
   return tp;
 }
 
-Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpContext& tp) {
+Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpContext& tp,
+                                            bool load_mtp) {
   TANDEM_ASSIGN_OR_RETURN(std::string arch, ReadHfArchitecture(dir));
+  if (load_mtp && !IsQwen35Architecture(arch)) {
+    return InvalidArgument("--speculative-config method mtp needs a model with MTP layers; '" +
+                           dir + "' is " + arch);
+  }
   if (arch == "LlamaForCausalLM") {
     TANDEM_ASSIGN_OR_RETURN(LlamaConfig config, LlamaConfigFromHf(dir));
     TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
@@ -79,7 +84,7 @@ Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpCont
   if (IsQwen35Architecture(arch)) {
     TANDEM_ASSIGN_OR_RETURN(Qwen35Config config, Qwen35ConfigFromHf(dir));
     TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
-    return LoadQwen35Moe(config, *checkpoint, tp);
+    return LoadQwen35Moe(config, *checkpoint, tp, load_mtp);
   }
   if (!IsQwenArchitecture(arch)) {
     return InvalidArgument("model folder '" + dir + "' names architecture '" + arch +
@@ -103,14 +108,18 @@ Result<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOpti
   kernels::SetNumThreads(options.num_threads);
   std::error_code ec;
   if (!fs::exists(path, ec)) return NotFound("model path '" + path + "' does not exist");
-  if (fs::is_directory(path, ec)) return LoadHfFolder(path, tp);
+  if (fs::is_directory(path, ec)) return LoadHfFolder(path, tp, options.load_mtp);
   if (fs::path(path).extension() == ".gguf") {
     TANDEM_ASSIGN_OR_RETURN(auto gguf, GgufReader::Open(path));
     const auto gguf_arch = gguf->GetString("general.architecture");
     if (gguf_arch.ok() && gguf_arch.value() == "qwen35moe") {
       TANDEM_ASSIGN_OR_RETURN(Qwen35Config config, Qwen35ConfigFromGguf(*gguf));
       const Qwen35GgufSource source(*gguf, config);
-      return LoadQwen35Moe(config, source, tp);
+      return LoadQwen35Moe(config, source, tp, options.load_mtp);
+    }
+    if (options.load_mtp) {
+      return InvalidArgument("--speculative-config method mtp needs a model with MTP layers; '" +
+                             path + "' has none");
     }
     TANDEM_ASSIGN_OR_RETURN(LlamaConfig config, LlamaConfigFromGguf(*gguf));
     return LoadLlama(config, *gguf, WeightFormat::kGguf, tp);

@@ -11,7 +11,8 @@ namespace tandem::protocol {
 
 struct SpeculativeConfig {
   // "" = off; "ngram" (prompt lookup: drafts copied from an earlier occurrence of the
-  // sequence's last n tokens; any model).
+  // sequence's last n tokens; any model); "mtp" / "qwen3_5_mtp" (the model's MTP head, applied
+  // k times).
   std::string method;
   // Draft tokens verified per step per request at most (k); 0 = off.
   int32_t num_speculative_tokens = 0;

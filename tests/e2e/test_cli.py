@@ -22,8 +22,9 @@ def test_help_lists_flags_defaults_and_env():
 
 
 def test_unsupported_parallel_flags_are_refused_by_name():
-    # MTP drafting needs a model with MTP layers (Qwen3.5, not served yet).
-    for args, flag in ((["--speculative_config", '{"method":"qwen3_5_mtp"}'],
+    # MTP drafting needs a model with MTP layers (stories260K has none).
+    for args, flag in ((["--speculative_config",
+                         '{"method":"qwen3_5_mtp","num_speculative_tokens":1}'],
                         "--speculative-config"),):
         code, out = serve_fails(STORIES_GGUF, *args)
         check(code != 0 and flag in out and "MTP layers" in out,

@@ -58,9 +58,14 @@ def test_gguf_made_by_llama_cpp_gives_the_same_ids():
 def test_tensor_parallel_and_expert_parallel_equal_one_rank():
     # TP 2: heads (GDN key heads with their value groups) and expert widths split over two
     # processes; DP 2 x TP 2 with expert parallel: whole experts per rank, DP waves.
+    mtp = json.dumps({"method": "qwen3_5_mtp", "num_speculative_tokens": 3})
     for flags in (["--tensor-parallel-size", "2"],
                   ["--tensor-parallel-size", "2", "--data-parallel-size", "2",
-                   "--enable-expert-parallel"]):
+                   "--enable-expert-parallel"],
+                  # ... and with MTP drafting: idle ranks' dummy steps enter the head's
+                  # expert-parallel collectives too.
+                  ["--tensor-parallel-size", "2", "--data-parallel-size", "2",
+                   "--enable-expert-parallel", "--speculative-config", mtp]):
         with Server(QWEN35, *FLAGS, *flags) as srv:
             check_cases(srv, " ".join(flags))
 
@@ -83,6 +88,36 @@ def test_ngram_speculation_rolls_the_recurrent_state_back_and_keeps_every_golden
         check(drafted > 0, "no drafts were verified")
         check(accepted < drafted, f"every draft accepted ({accepted} of {drafted}): the "
                                   f"rollback was not exercised")
+
+
+def test_mtp_drafts_keep_every_golden_and_the_first_drafts_equal_the_reference():
+    # The seed's speculative config (sizes aside). Greedy verification makes the output the
+    # goldens whatever the drafts; with k = 1 each step's draft is also checked against
+    # golden.json's MTP drafts along the golden path (vLLM's convention: h_p with x_{p+1}).
+    for k in (1, 3):
+        spec = json.dumps({"method": "qwen3_5_mtp", "num_speculative_tokens": k,
+                           "enforce_eager": True})
+        with Server(QWEN35, *FLAGS, "--speculative-config", spec,
+                    env={"TANDEM_LOG_LEVEL": "debug"}) as srv:
+            reference = {c["name"]: c for c in GOLDEN["invariants"]["mtp"]["cases"]}
+            for case in CASES:
+                status, body = srv.post_json("/v1/completions", greedy(case))
+                check(status == 200, f"k={k} {case['name']}: {status} {str(body)[:200]}")
+                check(body["choices"][0]["token_ids"] == case["generated_ids"],
+                      f"k={k} {case['name']}: {body['choices'][0]['token_ids'][:8]}")
+                if k != 1 or case["name"] not in reference:
+                    continue
+                drafts = []
+                for line in srv.logs().splitlines():
+                    if f"request {body['id']}" in line and " drafts [" in line:
+                        drafts.append(int(line.split(" drafts [")[1].rstrip("]")))
+                want = reference[case["name"]]["draft_ids_vllm_convention"]
+                check(drafts[:len(want)] == want, f"{case['name']}: drafts {drafts[:6]}... "
+                                                  f"want {want[:6]}...")
+            _, _, metrics = srv.request("GET", "/metrics")
+            drafted = sum(float(line.split()[-1]) for line in metrics.decode().splitlines()
+                          if line.startswith("vllm:spec_decode_num_draft_tokens_total{"))
+            check(drafted > 0, f"k={k}: no drafts verified")
 
 
 def test_chunked_prefill_at_every_split_keeps_the_state():
@@ -150,6 +185,7 @@ if __name__ == "__main__":
          test_gguf_made_by_llama_cpp_gives_the_same_ids,
          test_tensor_parallel_and_expert_parallel_equal_one_rank,
          test_ngram_speculation_rolls_the_recurrent_state_back_and_keeps_every_golden,
+         test_mtp_drafts_keep_every_golden_and_the_first_drafts_equal_the_reference,
          test_chunked_prefill_at_every_split_keeps_the_state,
          test_sixteen_concurrent_requests_each_equal_their_golden,
          test_preemption_recomputes_the_state_and_keeps_every_golden,

@@ -183,7 +183,7 @@ Result<Moe> LoadMoe(const ShardedReader& r, const Qwen35Config& c, const std::st
 }  // namespace
 
 Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const WeightSource& src,
-                                             const TpContext& tp) {
+                                             const TpContext& tp, bool load_mtp) {
   // 1. Config.
   TANDEM_RETURN_IF_ERROR(c.Validate());
   for (const auto& [what, count] : std::vector<std::pair<const char*, int64_t>>{
@@ -200,8 +200,9 @@ Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const Weight
   const Names n{src.HasTensor("model.language_model.embed_tokens.weight")
                     ? "model.language_model." : "model."};
   const bool tied = c.tie_word_embeddings && !src.HasTensor("lm_head.weight");
-  TLOG_INFO("{}: text model only (vision tower not loaded); {} MTP layer(s) in the checkpoint "
-            "not loaded (no MTP drafter yet)", c.architecture, c.mtp_num_hidden_layers);
+  TLOG_INFO("{}: text model only (vision tower not loaded); {} MTP layer(s) in the checkpoint, "
+            "{}", c.architecture, c.mtp_num_hidden_layers,
+            load_mtp ? "loaded as the drafter" : "not loaded (no MTP speculation asked)");
   // 2. Weights: declare every one, check them all against the file, then read.
   ShardedReader r(src, tp);
   const int64_t h = c.hidden_size;
@@ -266,8 +267,13 @@ Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const Weight
                               LoadHfSharedExpert(r, p + "mlp", h, c.shared_expert_intermediate_size));
     }
   }
-  // 3. Forward: the shared decoder stack.
-  return std::unique_ptr<Model>(std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w), tp));
+  // 3. Forward: the shared decoder stack (+ the MTP head when asked).
+  auto model = std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w), tp);
+  if (load_mtp) {
+    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<MtpModule> mtp, LoadQwen35Mtp(c, src, tp));
+    model->AttachMtp(std::move(mtp));
+  }
+  return std::unique_ptr<Model>(std::move(model));
 }
 
 Result<std::unique_ptr<MtpModule>> LoadQwen35Mtp(const Qwen35Config& c, const WeightSource& src,
@@ -317,8 +323,9 @@ Result<std::unique_ptr<MtpModule>> LoadQwen35Mtp(const Qwen35Config& c, const We
   TANDEM_ASSIGN_OR_RETURN(layer.moe, LoadMoe(r, c, p + "mlp.", gate_up, down, tp));
   layer.has_shared_expert = c.shared_expert_intermediate_size > 0;
   if (layer.has_shared_expert) {
-    TANDEM_ASSIGN_OR_RETURN(layer.shared_expert,
-                            LoadHfSharedExpert(r, p + "mlp", h, c.shared_expert_intermediate_size));
+    TANDEM_ASSIGN_OR_RETURN(
+        layer.shared_expert,
+        LoadHfSharedExpert(r, p + "mlp", h, c.shared_expert_intermediate_size));
   }
   return std::make_unique<MtpModule>(std::move(w), h, tp);
 }

@@ -82,7 +82,9 @@ Result<Qwen35Config> Qwen35ConfigFromHf(const std::string& dir) {
   std::ifstream in(path);
   if (!in) return NotFound("model folder '" + dir + "' has no config.json");
   nlohmann::json top = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (top.is_discarded() || !top.is_object()) return DataLoss("'" + path + "' is not a JSON object");
+  if (top.is_discarded() || !top.is_object()) {
+    return DataLoss("'" + path + "' is not a JSON object");
+  }
   Qwen35Config c;
   const auto& archs = top.value("architectures", nlohmann::json::array());
   c.architecture = archs.is_array() && !archs.empty() && archs[0].is_string()
