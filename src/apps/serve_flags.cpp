@@ -110,7 +110,8 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "num-threads", f.num_threads, "CPU threads for the forward pass (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
 
-  Opt(app, "tensor-parallel-size", f.tensor_parallel_size, "TP ranks per DP rank (only 1 for now; vLLM short form -tp)");
+  Opt(app, "tensor-parallel-size", f.tensor_parallel_size,
+      "TP ranks (processes) per DP rank, each holding a shard of every layer (vLLM short form -tp)");
   Opt(app, "data-parallel-size", f.data_parallel_size, "DP ranks in the whole deployment (vLLM short form -dp)");
   Opt(app, "data-parallel-size-local", f.data_parallel_size_local,
       "DP ranks on this machine (-1 = all ranks from --data-parallel-start-rank on)");

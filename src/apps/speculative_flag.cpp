@@ -38,8 +38,12 @@ Result<protocol::SpeculativeConfig> ParseSpeculativeConfig(const std::string& js
                              "prompt_lookup_min, prompt_lookup_max and enforce_eager", key));
     }
   }
-  if (!j.contains("method") || !j["method"].is_string()) {
+  if (!j.contains("method") || j["method"].is_null()) {
     return Bad("'method' is required: \"ngram\", \"mtp\" or \"qwen3_5_mtp\"");
+  }
+  if (!j["method"].is_string()) {
+    return Bad(fmt::format("'method' must be a string (\"ngram\", \"mtp\" or "
+                           "\"qwen3_5_mtp\"); found {}", j["method"].dump()));
   }
   config.method = j["method"].get<std::string>();
   const bool mtp = config.method == "mtp" || config.method == "qwen3_5_mtp";
@@ -47,7 +51,9 @@ Result<protocol::SpeculativeConfig> ParseSpeculativeConfig(const std::string& js
     return Bad(fmt::format("unknown method '{}'; expected \"ngram\", \"mtp\" or \"qwen3_5_mtp\"",
                            config.method));
   }
-  if (!j.contains("num_speculative_tokens")) return Bad("'num_speculative_tokens' is required");
+  if (!j.contains("num_speculative_tokens") || j["num_speculative_tokens"].is_null()) {
+    return Bad("'num_speculative_tokens' is required");  // null too: never silently off
+  }
   TANDEM_ASSIGN_OR_RETURN(config.num_speculative_tokens,
                           PositiveInt(j, "num_speculative_tokens", 0));
   if (mtp) {

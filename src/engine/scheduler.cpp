@@ -54,6 +54,9 @@ Scheduler::Scheduler(const SchedulerConfig& config)
                         config.enable_prefix_caching) {
   Status status = config.Validate();
   TANDEM_CHECK(status.ok()) << status.ToString();
+  // One counter per draft position from the start: /metrics shows the spec_decode series (at
+  // 0) exactly when speculation is on.
+  spec_num_accepted_per_pos_.assign(config.num_speculative_tokens, 0);
 }
 
 Status Scheduler::AddRequest(protocol::EngineRequest request) {

@@ -30,6 +30,26 @@ struct ModelInfo {
   int32_t tp_size = 1;                  // --tensor-parallel-size
 };
 
+// The ModelInfo of a full (unsharded) model from any architecture config with the usual
+// fields (architecture, vocab_size, hidden_size, num_layers, num_heads, num_kv_heads, head_dim,
+// max_position_embeddings, num_experts, num_experts_per_tok); weight_bytes and the TP fields
+// are filled by the model (DecoderModel).
+template <typename Config>
+ModelInfo ModelInfoFromConfig(const Config& c) {
+  ModelInfo info;
+  info.architecture = c.architecture;
+  info.vocab_size = c.vocab_size;
+  info.hidden_size = c.hidden_size;
+  info.num_layers = c.num_layers;
+  info.num_heads = c.num_heads;  // the full model's: DecoderModel keeps this rank's share
+  info.num_kv_heads = c.num_kv_heads;
+  info.head_dim = c.head_dim;
+  info.max_position_embeddings = c.max_position_embeddings;
+  info.num_experts = c.num_experts;
+  info.num_experts_per_tok = c.num_experts_per_tok;
+  return info;
+}
+
 class Model {
  public:
   virtual ~Model() = default;

@@ -209,22 +209,28 @@ std::string Metrics::Render(const std::string& model_name,
              "Steps the rank ran with nothing scheduled, only to enter the other ranks' "
              "expert-parallel collectives.",
              per_engine([](const S& s, size_t) { return s.num_dummy_steps; }));
-  w.Labelled("spec_decode_num_drafts_total", "counter",
-             "Number of spec decoding drafts (a request verifying drafts in a step).",
-             per_engine([](const S& s, size_t) { return s.spec_num_drafts; }));
-  w.Labelled("spec_decode_num_draft_tokens_total", "counter", "Number of draft tokens.",
-             per_engine([](const S& s, size_t) { return s.spec_num_draft_tokens; }));
-  w.Labelled("spec_decode_num_accepted_tokens_total", "counter", "Number of accepted tokens.",
-             per_engine([](const S& s, size_t) { return s.spec_num_accepted_tokens; }));
-  std::vector<std::pair<std::string, double>> per_pos;
-  for (size_t r = 0; r < per_rank.size(); ++r) {
-    for (size_t p = 0; p < per_rank[r].spec_num_accepted_per_pos.size(); ++p) {
-      per_pos.emplace_back(fmt::format(",engine=\"{}\",position=\"{}\"", r, p),
-                           static_cast<double>(per_rank[r].spec_num_accepted_per_pos[p]));
+  // vLLM shows these only when speculative decoding is on (engines then report per-position
+  // counters).
+  bool speculating = false;
+  for (const S& s : per_rank) speculating |= !s.spec_num_accepted_per_pos.empty();
+  if (speculating) {
+    w.Labelled("spec_decode_num_drafts_total", "counter",
+               "Number of spec decoding drafts (a request verifying drafts in a step).",
+               per_engine([](const S& s, size_t) { return s.spec_num_drafts; }));
+    w.Labelled("spec_decode_num_draft_tokens_total", "counter", "Number of draft tokens.",
+               per_engine([](const S& s, size_t) { return s.spec_num_draft_tokens; }));
+    w.Labelled("spec_decode_num_accepted_tokens_total", "counter", "Number of accepted tokens.",
+               per_engine([](const S& s, size_t) { return s.spec_num_accepted_tokens; }));
+    std::vector<std::pair<std::string, double>> per_pos;
+    for (size_t r = 0; r < per_rank.size(); ++r) {
+      for (size_t p = 0; p < per_rank[r].spec_num_accepted_per_pos.size(); ++p) {
+        per_pos.emplace_back(fmt::format(",engine=\"{}\",position=\"{}\"", r, p),
+                             static_cast<double>(per_rank[r].spec_num_accepted_per_pos[p]));
+      }
     }
+    w.Labelled("spec_decode_num_accepted_tokens_per_pos_total", "counter",
+               "Accepted tokens per draft position.", per_pos);
   }
-  w.Labelled("spec_decode_num_accepted_tokens_per_pos_total", "counter",
-             "Accepted tokens per draft position.", per_pos);
   w.Scalar("prompt_tokens_total", "counter", "Number of prefill tokens processed.",
            static_cast<double>(totals.prompt_tokens));
   w.Scalar("generation_tokens_total", "counter", "Number of generation tokens processed.",

@@ -41,6 +41,12 @@ def check_goldens(srv, model):
         check(body["usage"]["completion_tokens"] == len(case["generated_ids"]), body["usage"])
 
 
+def test_spec_decode_metrics_only_when_speculating():
+    with Server(STORIES_GGUF) as srv:
+        _, _, body = srv.request("GET", "/metrics")
+        check(b"spec_decode" not in body, "spec_decode series without --speculative-config")
+
+
 def test_ngram_greedy_equals_goldens_and_counters_add_up():
     for model in (STORIES_GGUF, STORIES_HF):
         with Server(model, "--speculative-config", NGRAM) as srv:
@@ -120,6 +126,8 @@ def test_seeded_sampling_is_reproducible_with_speculation():
 def test_bad_speculative_configs_stop_start_up_naming_the_field():
     for config, needle in [
             ('{"method": "ngram"}', "num_speculative_tokens"),
+            ('{"method": "ngram", "num_speculative_tokens": null}', "is required"),
+            ('{"method": 123, "num_speculative_tokens": 2}', "'method' must be a string"),
             ('{"method": "eagle", "num_speculative_tokens": 2}', "unknown method 'eagle'"),
             ('{"method": "ngram", "num_speculative_tokens": 2, "typo": 1}', "unknown field 'typo'"),
             ('{"method": "ngram", "num_speculative_tokens": 0}', "num_speculative_tokens"),
@@ -136,7 +144,8 @@ def test_bad_speculative_configs_stop_start_up_naming_the_field():
 
 
 if __name__ == "__main__":
-    run([test_ngram_greedy_equals_goldens_and_counters_add_up,
+    run([test_spec_decode_metrics_only_when_speculating,
+         test_ngram_greedy_equals_goldens_and_counters_add_up,
          test_ngram_in_a_busy_batch_and_streaming_equal_goldens,
          test_tensor_and_data_parallel_with_speculation_equal_goldens,
          test_seeded_sampling_is_reproducible_with_speculation,

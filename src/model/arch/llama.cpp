@@ -41,18 +41,7 @@ std::string LayerName(WeightFormat f, int layer, const char* gguf, const char* h
 }
 
 ModelInfo LlamaInfo(const LlamaConfig& c) {
-  ModelInfo info;
-  info.architecture = c.architecture;
-  info.vocab_size = c.vocab_size;
-  info.hidden_size = c.hidden_size;
-  info.num_layers = c.num_layers;
-  info.num_heads = c.num_heads;  // the full model's: DecoderModel keeps this rank's share
-  info.num_kv_heads = c.num_kv_heads;
-  info.head_dim = c.head_dim;
-  info.max_position_embeddings = c.max_position_embeddings;
-  info.num_experts = c.num_experts;
-  info.num_experts_per_tok = c.num_experts_per_tok;
-  return info;
+  return ModelInfoFromConfig(c);
 }
 
 // 2a. Declares every weight with its TP split (vLLM LlamaForCausalLM / MixtralForCausalLM,

@@ -30,6 +30,14 @@ Status LlamaConfig::Validate() const {
   return Status::Ok();
 }
 
+Result<int32_t> GgufVocabSize(const GgufReader& gguf) {
+  const GgufTensorInfo* embd = gguf.FindTensor("token_embd.weight");
+  if (embd == nullptr || embd->ne.size() != 2) {
+    return InvalidArgument("GGUF file '" + gguf.path() + "' has no 2-d tensor 'token_embd.weight'");
+  }
+  return static_cast<int32_t>(embd->ne[1]);
+}
+
 Result<LlamaConfig> LlamaConfigFromGguf(const GgufReader& gguf) {
   LlamaConfig c;
   TANDEM_ASSIGN_OR_RETURN(c.architecture, gguf.GetString("general.architecture"));
@@ -59,11 +67,7 @@ Result<LlamaConfig> LlamaConfigFromGguf(const GgufReader& gguf) {
   c.max_position_embeddings = static_cast<int32_t>(ctx);
   c.num_experts = static_cast<int32_t>(experts);
   c.num_experts_per_tok = static_cast<int32_t>(experts_used);
-  const GgufTensorInfo* embd = gguf.FindTensor("token_embd.weight");
-  if (embd == nullptr || embd->ne.size() != 2) {
-    return InvalidArgument("GGUF file '" + gguf.path() + "' has no 2-d tensor 'token_embd.weight'");
-  }
-  c.vocab_size = static_cast<int32_t>(embd->ne[1]);
+  TANDEM_ASSIGN_OR_RETURN(c.vocab_size, GgufVocabSize(gguf));
   c.tie_word_embeddings = !gguf.HasTensor("output.weight");
   TANDEM_RETURN_IF_ERROR(c.Validate());
   return c;

@@ -31,6 +31,10 @@ struct LlamaConfig {
   Status Validate() const;
 };
 
+// The vocabulary size of a GGUF model: the rows of its 2-d token_embd.weight.
+// Errors: kInvalidArgument naming the file when there is no such tensor.
+Result<int32_t> GgufVocabSize(const GgufReader& gguf);
+
 // From GGUF `general.architecture` == "llama" and its `llama.*` keys; vocab from token_embd.
 // Errors: kInvalidArgument (other architecture, missing/ill-typed key, naming it).
 Result<LlamaConfig> LlamaConfigFromGguf(const GgufReader& gguf);

@@ -100,18 +100,7 @@ Status QwenConfig::Validate() const {
 }
 
 ModelInfo ModelInfoOf(const QwenConfig& c) {
-  ModelInfo info;
-  info.architecture = c.architecture;
-  info.vocab_size = c.vocab_size;
-  info.hidden_size = c.hidden_size;
-  info.num_layers = c.num_layers;
-  info.num_heads = c.num_heads;
-  info.num_kv_heads = c.num_kv_heads;
-  info.head_dim = c.head_dim;
-  info.max_position_embeddings = c.max_position_embeddings;
-  info.num_experts = c.num_experts;
-  info.num_experts_per_tok = c.num_experts_per_tok;
-  return info;
+  return ModelInfoFromConfig(c);
 }
 
 bool IsQwenArchitecture(const std::string& architecture) {

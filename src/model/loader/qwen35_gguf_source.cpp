@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "model/config/model_config.h"
+
 namespace tandem::model {
 namespace {
 
@@ -81,11 +83,7 @@ Result<Qwen35Config> Qwen35ConfigFromGguf(const GgufReader& gguf) {
   c.linear_value_head_dim = inner / c.linear_num_value_heads;
   c.partial_rotary_factor = static_cast<float>(rope_dims) / static_cast<float>(c.head_dim);
   for (int32_t l = 0; l < c.num_layers; ++l) c.full_attention.push_back((l + 1) % interval == 0);
-  const GgufTensorInfo* embd = gguf.FindTensor("token_embd.weight");
-  if (embd == nullptr || embd->ne.size() != 2) {
-    return InvalidArgument("GGUF file '" + gguf.path() + "' has no 2-d tensor 'token_embd.weight'");
-  }
-  c.vocab_size = static_cast<int32_t>(embd->ne[1]);
+  TANDEM_ASSIGN_OR_RETURN(c.vocab_size, GgufVocabSize(gguf));
   c.tie_word_embeddings = !gguf.HasTensor("output.weight");
   TANDEM_RETURN_IF_ERROR(c.Validate());
   return c;
