@@ -108,7 +108,10 @@ def test_mtp_drafts_keep_every_golden_and_the_first_drafts_equal_the_reference()
                 if k != 1 or case["name"] not in reference:
                     continue
                 drafts = []
-                for line in srv.logs().splitlines():
+                srv.log.flush()
+                with open(srv.log.name, errors="replace") as f:  # all of it (logs() is a tail)
+                    log = f.read()
+                for line in log.splitlines():
                     if f"request {body['id']}" in line and " drafts [" in line:
                         drafts.append(int(line.split(" drafts [")[1].rstrip("]")))
                 want = reference[case["name"]]["draft_ids_vllm_convention"]
