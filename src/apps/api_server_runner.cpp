@@ -85,6 +85,9 @@ bool ParseServeFlags(int argc, char** argv, ServeFlags* flags, int* exit_code) {
     *exit_code = app.exit(e);
     return false;
   }
+  // Asked for, not just the default: a model that cannot cache prefixes then refuses to start.
+  flags->enable_prefix_caching_given =
+      flags->enable_prefix_caching && app.count("--enable-prefix-caching") > 0;
   return true;
 }
 

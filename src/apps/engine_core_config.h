@@ -24,6 +24,7 @@ struct EngineCoreConfig {
   int max_num_batched_tokens = 2048;
   int block_size = 16;
   bool enable_prefix_caching = true;
+  bool enable_prefix_caching_given = false;  // asked for on the command line (not the default)
   // memory
   double gpu_memory_utilization = 0.9;
   int64_t kv_cache_memory_bytes = 0;  // 0 = from utilization
@@ -60,7 +61,9 @@ struct EngineCoreConfig {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dtype, num_threads,
                                                 dp_rank, max_model_len, max_num_seqs,
                                                 max_num_batched_tokens, block_size,
-                                                enable_prefix_caching, gpu_memory_utilization,
+                                                enable_prefix_caching,
+                                                enable_prefix_caching_given,
+                                                gpu_memory_utilization,
                                                 kv_cache_memory_bytes, seed, eos_token_id,
                                                 input_endpoint, output_endpoint,
                                                 handshake_endpoint, dp_size,

@@ -225,6 +225,12 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& co
     // A cached block says nothing about the recurrent state at its end: a prefix hit would
     // compute from a wrong state. (Speculation rolls the state back itself: the layers keep
     // one per verified position.)
+    if (cfg.enable_prefix_caching_given) {
+      return InvalidArgument("--enable-prefix-caching with " + model->info().architecture +
+                             ": its recurrent (linear-attention) state cannot be restored from "
+                             "cached blocks, so a prefix hit would give wrong output; drop the "
+                             "flag or pass --no-enable-prefix-caching");
+    }
     if (cfg.enable_prefix_caching) {
       TLOG_WARN("prefix caching disabled: {} keeps a recurrent state per sequence that cached "
                 "blocks cannot restore (pass --no-enable-prefix-caching to silence this)",

@@ -41,6 +41,7 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
       f.max_num_batched_tokens > 0 ? f.max_num_batched_tokens : DefaultBatchedTokens(f);
   c.block_size = f.block_size;
   c.enable_prefix_caching = f.enable_prefix_caching;
+  c.enable_prefix_caching_given = f.enable_prefix_caching_given;
   c.gpu_memory_utilization = f.gpu_memory_utilization;
   c.kv_cache_memory_bytes = f.kv_cache_memory_bytes;
   c.seed = f.seed;

@@ -48,6 +48,7 @@ struct ServeFlags {
   int max_num_batched_tokens = 0;          // 0 = max(2048, ...) as vLLM's chunked-prefill default
   int block_size = 16;
   bool enable_prefix_caching = true;
+  bool enable_prefix_caching_given = false;  // --enable-prefix-caching was on the command line
   double gpu_memory_utilization = 0.9;
   int64_t kv_cache_memory_bytes = 0;       // 0 = from gpu_memory_utilization
   int64_t seed = 0;

@@ -5,9 +5,10 @@ recurrent state survives chunked prefill at 1, 2, 3, 64 and 100 tokens, batching
 requests and preemption; a chat with the Qwen3.5 template and thinking off answers."""
 import json
 import os
+import subprocess
 import threading
 
-from harness import MODELS, Server, check, run
+from harness import BIN, MODELS, Server, check, run
 
 QWEN35 = os.path.join(MODELS, "tiny-qwen3.5-moe")
 QWEN35_GGUF = os.path.join(QWEN35, "tiny-qwen3.5-moe-f16.gguf")
@@ -183,6 +184,19 @@ def test_chat_with_thinking_off_answers():
         check(body["usage"]["completion_tokens"] == 8, body["usage"])
 
 
+def test_prefix_caching_asked_for_is_refused_and_by_default_is_turned_off():
+    # A cached block cannot restore the recurrent state at its end: asked for by name, start-up
+    # stops naming the flag; left at vLLM's default (on), it is turned off with a warning.
+    p = subprocess.run([BIN, "serve", QWEN35, "--max-model-len", "256",
+                        "--enable-prefix-caching"], capture_output=True, text=True, timeout=120)
+    out = p.stdout + p.stderr
+    check(p.returncode != 0 and "--enable-prefix-caching" in out and "recurrent" in out,
+          f"code {p.returncode}: {out[-400:]}")
+    with Server(QWEN35, "--max-model-len", "256") as srv:
+        check("prefix caching disabled" in srv.logs(), srv.logs()[-400:])
+        check_cases(srv, "prefix caching default")
+
+
 if __name__ == "__main__":
     run([test_greedy_ids_and_top_logprobs_equal_the_golden,
          test_gguf_made_by_llama_cpp_gives_the_same_ids,
@@ -192,4 +206,5 @@ if __name__ == "__main__":
          test_chunked_prefill_at_every_split_keeps_the_state,
          test_sixteen_concurrent_requests_each_equal_their_golden,
          test_preemption_recomputes_the_state_and_keeps_every_golden,
-         test_chat_with_thinking_off_answers])
+         test_chat_with_thinking_off_answers,
+         test_prefix_caching_asked_for_is_refused_and_by_default_is_turned_off])
