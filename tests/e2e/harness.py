@@ -37,26 +37,45 @@ class Server:
     """One `tandem serve` on a free loopback port; use as a context manager."""
 
     def __init__(self, model, *args, env=None, ready_timeout_s=120):
+        self.model, self.args, self.ready_timeout_s = model, args, ready_timeout_s
+        self.full_env = dict(os.environ)
+        self.full_env.update(env or {})
+        self._spawn()
+
+    def _spawn(self):
         self.port = free_port()
         self.log = tempfile.NamedTemporaryFile(prefix="tandem-e2e-", suffix=".log", delete=False)
-        cmd = [BIN, "serve", model, "--host", "127.0.0.1", "--port", str(self.port),
-               "--num-threads", "1", *args]
-        full_env = dict(os.environ)
-        full_env.update(env or {})
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=full_env)
-        self.ready_timeout_s = ready_timeout_s
+        cmd = [BIN, "serve", self.model, "--host", "127.0.0.1", "--port", str(self.port),
+               "--num-threads", "1", *self.args]
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
+                                     env=self.full_env)
+
+    def _listening(self):
+        # Our own process says it listens on our port: a /health answer alone could come from
+        # another test's server that won a race for the same free port.
+        self.log.flush()
+        with open(self.log.name, errors="replace") as f:
+            return f"HTTP server listening on 127.0.0.1:{self.port}" in f.read()
 
     def __enter__(self):
         deadline = time.time() + self.ready_timeout_s
+        port_races = 0
         while time.time() < deadline:
             if self.proc.poll() is not None:
+                # free_port() closes its socket before tandem binds: a server started in
+                # parallel can take the port in between. Start again on another (3 times).
+                if "cannot bind" in self.logs() and port_races < 3:
+                    port_races += 1
+                    self._spawn()
+                    continue
                 raise RuntimeError(f"tandem exited with {self.proc.returncode}:\n{self.logs()}")
-            try:
-                status, _, _ = self.request("GET", "/health")
-                if status == 200:
-                    return self
-            except OSError:
-                pass
+            if self._listening():
+                try:
+                    status, _, _ = self.request("GET", "/health")
+                    if status == 200:
+                        return self
+                except OSError:
+                    pass
             time.sleep(0.1)
         raise RuntimeError(f"tandem not healthy after {self.ready_timeout_s}s:\n{self.logs()}")
 

@@ -109,34 +109,35 @@ def test_uneven_drain_ends_and_waves_restart():
             check(not t.is_alive(), "a request did not finish within 120 s (ranks hung in a wave)")
         for i, n in enumerate(lengths):
             check(got[i] == want[i], f"request {i} ({n} tokens): {got[i]} != {want[i]}")
+        # Idle ranks ran dummy steps during the wave and pause together afterwards: the
+        # counters stop growing once nothing is left to do. Each request below waits for that
+        # pause first, so it starts a new wave (one sent while the ranks still agree to stop
+        # would join the old one).
+        wait_until_paused(srv)
+        dummy = engine_counters(srv, "engine_dummy_steps_total")
+        check(sum(dummy) > 0, f"no dummy steps although ranks idled in waves: {dummy}")
         for rank in ("1", "0"):  # after the drain: new waves, started from either rank
             check(complete(srv, STORIES_MOE_GGUF, prompts[2], 40,
                            headers={"X-data-parallel-rank": rank}) == want[2],
                   f"request on rank {rank} after the drain differs")
-        # Idle ranks ran dummy steps during the waves, and pause together afterwards: the
-        # counters stop growing once nothing is left to do. The counters reach /metrics with
-        # the engines' stats (output frames and 0.5 s heartbeats): wait for them (the deadline
-        # only guards against a hang; a busy machine may take several heartbeats).
-        deadline = time.time() + 60
-        while True:
-            dummy = engine_counters(srv, "engine_dummy_steps_total")
-            waves = engine_counters(srv, "engine_waves_total")
-            if (sum(dummy) > 0 and all(w >= 2 for w in waves)) or time.time() > deadline:
-                break
-            time.sleep(0.25)
-        check(sum(dummy) > 0, f"no dummy steps although ranks idled in waves: {dummy}")
-        check(all(w >= 2 for w in waves), f"waves per rank {waves}")
-        # ... and then stop: the dummy-step counters settle, unchanged for 1.5 s (3 of the
-        # engines' 0.5 s heartbeats, so the window is measured on their clock, not against
-        # this machine's speed). The deadline only guards against ranks that never stop.
-        deadline = time.time() + 15
-        last, since = engine_counters(srv, "engine_dummy_steps_total"), time.time()
-        while time.time() - since < 1.5:
-            check(time.time() < deadline, f"ranks still stepping while idle: {last} after 15 s")
-            time.sleep(0.25)
-            now = engine_counters(srv, "engine_dummy_steps_total")
-            if now != last:
-                last, since = now, time.time()
+            wait_until_paused(srv)
+        waves = engine_counters(srv, "engine_waves_total")
+        check(all(w >= 3 for w in waves), f"waves per rank {waves} (3 each expected: the drain "
+                                          "and one per later request)")
+
+
+def wait_until_paused(srv):
+    """Waits until the dummy-step counters settle, unchanged for 1.5 s: 3 of the engines' 0.5 s
+    stats heartbeats, so the window is measured on their clock, not against this machine's
+    speed. The 30 s deadline only guards against ranks that never stop."""
+    deadline = time.time() + 30
+    last, since = engine_counters(srv, "engine_dummy_steps_total"), time.time()
+    while time.time() - since < 1.5:
+        check(time.time() < deadline, f"ranks still stepping while idle: {last} after 30 s")
+        time.sleep(0.25)
+        now = engine_counters(srv, "engine_dummy_steps_total")
+        if now != last:
+            last, since = now, time.time()
 
 
 def test_a_lost_rank_stops_the_deployment_at_once():

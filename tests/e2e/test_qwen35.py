@@ -8,7 +8,7 @@ import os
 import subprocess
 import threading
 
-from harness import BIN, MODELS, Server, check, run
+from harness import BIN, MODELS, Server, check, free_port, run
 
 QWEN35 = os.path.join(MODELS, "tiny-qwen3.5-moe")
 QWEN35_GGUF = os.path.join(QWEN35, "tiny-qwen3.5-moe-f16.gguf")
@@ -187,8 +187,9 @@ def test_chat_with_thinking_off_answers():
 def test_prefix_caching_asked_for_is_refused_and_by_default_is_turned_off():
     # A cached block cannot restore the recurrent state at its end: asked for by name, start-up
     # stops naming the flag; left at vLLM's default (on), it is turned off with a warning.
-    p = subprocess.run([BIN, "serve", QWEN35, "--max-model-len", "256",
-                        "--enable-prefix-caching"], capture_output=True, text=True, timeout=120)
+    p = subprocess.run([BIN, "serve", QWEN35, "--host", "127.0.0.1", "--port", str(free_port()),
+                        "--max-model-len", "256", "--enable-prefix-caching"],
+                       capture_output=True, text=True, timeout=120)
     out = p.stdout + p.stderr
     check(p.returncode != 0 and "--enable-prefix-caching" in out and "recurrent" in out,
           f"code {p.returncode}: {out[-400:]}")
