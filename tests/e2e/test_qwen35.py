@@ -2,7 +2,9 @@
 HF folder of tiny-qwen3.5-moe and from llama.cpp's GGUF of it: greedy ids through the HTTP API equal golden.json (llama.cpp,
 cross-checked by numpy) and the first positions' top-5 logprobs agree within 1e-3; the
 recurrent state survives chunked prefill at 1, 2, 3, 64 and 100 tokens, batching with 16 other
-requests and preemption; a chat with the Qwen3.5 template and thinking off answers."""
+requests and preemption; MTP and ngram speculation keep every golden, and a seeded sampled
+request with MTP repeats itself alone and in a busy batch; prefix caching asked for by name is
+refused; a chat with the Qwen3.5 template and thinking off answers."""
 import json
 import os
 import subprocess
@@ -124,6 +126,33 @@ def test_mtp_drafts_keep_every_golden_and_the_first_drafts_equal_the_reference()
             check(drafted > 0, f"k={k}: no drafts verified")
 
 
+def test_seeded_sampling_with_mtp_is_reproducible_alone_and_in_a_busy_batch():
+    # The sampler's stream is keyed by (seed, output position): whatever the drafts and however
+    # many were accepted, and whoever else is in the batch, a seeded request repeats itself.
+    spec = json.dumps({"method": "qwen3_5_mtp", "num_speculative_tokens": 3})
+    body = {"prompt": CASES[0]["prompt_ids"], "max_tokens": 40, "temperature": 0.8,
+            "seed": 1234, "return_token_ids": True}
+    with Server(QWEN35, *FLAGS, "--speculative-config", spec) as srv:
+        runs = [srv.post_json("/v1/completions", body)[1]["choices"][0]["token_ids"]
+                for _ in range(2)]
+        box = {}
+        others = [threading.Thread(target=lambda i=i: box.update({i: srv.post_json(
+            "/v1/completions", {**body, "seed": 99 + i, "max_tokens": 60})})) for i in range(6)]
+        for t in others:
+            t.start()
+        busy = srv.post_json("/v1/completions", body)[1]["choices"][0]["token_ids"]
+        for t in others:
+            t.join()
+        _, _, metrics = srv.request("GET", "/metrics")
+    check(all(box[i][0] == 200 for i in range(6)), f"{[box[i][0] for i in range(6)]}")
+    check(len(runs[0]) == 40, f"{len(runs[0])} tokens")
+    check(runs[0] == runs[1] == busy, f"seeded runs differ: {runs[0][:8]} {runs[1][:8]} "
+                                      f"{busy[:8]}")
+    drafted = sum(float(line.split()[-1]) for line in metrics.decode().splitlines()
+                  if line.startswith("vllm:spec_decode_num_draft_tokens_total{"))
+    check(drafted > 0, "no drafts verified")
+
+
 def test_chunked_prefill_at_every_split_keeps_the_state():
     for budget in ("1", "2", "3", "64", "100"):
         with Server(QWEN35, *FLAGS, "--max-num-batched-tokens", budget, "--max-num-seqs",
@@ -204,6 +233,7 @@ if __name__ == "__main__":
          test_tensor_parallel_and_expert_parallel_equal_one_rank,
          test_ngram_speculation_rolls_the_recurrent_state_back_and_keeps_every_golden,
          test_mtp_drafts_keep_every_golden_and_the_first_drafts_equal_the_reference,
+         test_seeded_sampling_with_mtp_is_reproducible_alone_and_in_a_busy_batch,
          test_chunked_prefill_at_every_split_keeps_the_state,
          test_sixteen_concurrent_requests_each_equal_their_golden,
          test_preemption_recomputes_the_state_and_keeps_every_golden,
