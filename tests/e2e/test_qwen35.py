@@ -96,18 +96,21 @@ def test_ngram_speculation_rolls_the_recurrent_state_back_and_keeps_every_golden
 def test_mtp_drafts_keep_every_golden_and_the_first_drafts_equal_the_reference():
     # The seed's speculative config (sizes aside). Greedy verification makes the output the
     # goldens whatever the drafts; with k = 1 each step's draft is also checked against
-    # golden.json's MTP drafts along the golden path (vLLM's convention: h_p with x_{p+1}).
-    for k in (1, 3):
+    # golden.json's MTP drafts along the golden path (vLLM's convention: h_p with x_{p+1}),
+    # from the HF folder's mtp.* and from the GGUF's last block (blk.4 + nextn.*).
+    for model, k in ((QWEN35, 1), (QWEN35, 3), (QWEN35_GGUF, 1)):
         spec = json.dumps({"method": "qwen3_5_mtp", "num_speculative_tokens": k,
                            "enforce_eager": True})
-        with Server(QWEN35, *FLAGS, "--speculative-config", spec,
+        with Server(model, *FLAGS, "--speculative-config", spec,
                     env={"TANDEM_LOG_LEVEL": "debug"}) as srv:
             reference = {c["name"]: c for c in GOLDEN["invariants"]["mtp"]["cases"]}
             for case in CASES:
                 status, body = srv.post_json("/v1/completions", greedy(case))
-                check(status == 200, f"k={k} {case['name']}: {status} {str(body)[:200]}")
+                check(status == 200, f"{os.path.basename(model)} k={k} {case['name']}: "
+                                     f"{status} {str(body)[:200]}")
                 check(body["choices"][0]["token_ids"] == case["generated_ids"],
-                      f"k={k} {case['name']}: {body['choices'][0]['token_ids'][:8]}")
+                      f"{os.path.basename(model)} k={k} {case['name']}: "
+                      f"{body['choices'][0]['token_ids'][:8]}")
                 if k != 1 or case["name"] not in reference:
                     continue
                 drafts = []
@@ -118,7 +121,8 @@ def test_mtp_drafts_keep_every_golden_and_the_first_drafts_equal_the_reference()
                     if f"request {body['id']}" in line and " drafts [" in line:
                         drafts.append(int(line.split(" drafts [")[1].rstrip("]")))
                 want = reference[case["name"]]["draft_ids_vllm_convention"]
-                check(drafts[:len(want)] == want, f"{case['name']}: drafts {drafts[:6]}... "
+                check(drafts[:len(want)] == want, f"{os.path.basename(model)} {case['name']}: "
+                                                  f"drafts {drafts[:6]}... "
                                                   f"want {want[:6]}...")
             _, _, metrics = srv.request("GET", "/metrics")
             drafted = sum(float(line.split()[-1]) for line in metrics.decode().splitlines()

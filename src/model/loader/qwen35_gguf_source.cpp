@@ -93,12 +93,32 @@ Qwen35GgufSource::Qwen35GgufSource(const GgufReader& gguf, const Qwen35Config& c
     : gguf_(gguf), c_(config) {
   Direct("model.embed_tokens.weight", "token_embd.weight");
   if (gguf_.HasTensor("output.weight")) Direct("lm_head.weight", "output.weight");
-  entries_["model.norm.weight"] = {{c_.hidden_size}, [this]() -> Result<std::vector<float>> {
-    TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, "output_norm.weight"));
-    for (float& v : w) v -= 1.0f;  // the loader adds the zero-centred norm's 1 back
-    return w;
-  }};
-  for (int32_t l = 0; l < c_.num_layers; ++l) AddLayer(l);
+  entries_["model.norm.weight"] = MinusOne("output_norm.weight", c_.hidden_size);
+  for (int32_t l = 0; l < c_.num_layers; ++l) {
+    AddLayer("model.layers." + std::to_string(l) + ".", l, c_.full_attention[l]);
+  }
+  // The MTP layer (llama.cpp's converter writes it as the last block, blk.{num_layers}, with
+  // the head's own tensors under nextn.*): presented under HF's mtp.* names, norms without
+  // the folded +1. Only the first MTP layer exists in Qwen3.5 checkpoints.
+  const std::string g = "blk." + std::to_string(c_.num_layers) + ".";
+  if (c_.mtp_num_hidden_layers >= 1 && gguf_.HasTensor(g + "nextn.eh_proj.weight")) {
+    AddLayer("mtp.layers.0.", c_.num_layers, /*full_attention=*/true);
+    Direct("mtp.fc.weight", g + "nextn.eh_proj.weight");
+    for (auto [hf, gguf_name] : {std::pair{"mtp.pre_fc_norm_embedding.weight", "nextn.enorm"},
+                                 std::pair{"mtp.pre_fc_norm_hidden.weight", "nextn.hnorm"},
+                                 std::pair{"mtp.norm.weight", "nextn.shared_head_norm"}}) {
+      entries_[hf] = MinusOne(g + gguf_name + ".weight", c_.hidden_size);
+    }
+  }
+}
+
+Qwen35GgufSource::Entry Qwen35GgufSource::MinusOne(const std::string& gguf_name,
+                                                   int64_t size) const {
+  return Entry{{size}, [this, gguf_name]() -> Result<std::vector<float>> {
+                 TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, gguf_name));
+                 for (float& v : w) v -= 1.0f;  // the loader adds the zero-centred norm's 1 back
+                 return w;
+               }};
 }
 
 void Qwen35GgufSource::Direct(const std::string& hf, const std::string& gguf_name) {
@@ -107,30 +127,22 @@ void Qwen35GgufSource::Direct(const std::string& hf, const std::string& gguf_nam
                   [this, gguf_name] { return Read(gguf_, gguf_name); }};
 }
 
-void Qwen35GgufSource::AddLayer(int32_t l) {
-  const std::string hf = "model.layers." + std::to_string(l) + ".";
-  const std::string g = "blk." + std::to_string(l) + ".";
+void Qwen35GgufSource::AddLayer(const std::string& hf, int32_t block, bool full_attention) {
+  const std::string g = "blk." + std::to_string(block) + ".";
   const int64_t h = c_.hidden_size, hk = c_.linear_num_key_heads, hv = c_.linear_num_value_heads;
   const int64_t dk = c_.linear_key_head_dim, dv = c_.linear_value_head_dim;
   const int64_t kernel = c_.linear_conv_kernel_dim, channels = 2 * hk * dk + hv * dv;
   const int64_t e = c_.num_experts, ff = c_.moe_intermediate_size;
-  auto minus_one = [this](std::string name, int64_t size) {
-    return Entry{{size}, [this, name]() -> Result<std::vector<float>> {
-                   TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, name));
-                   for (float& v : w) v -= 1.0f;
-                   return w;
-                 }};
-  };
-  entries_[hf + "input_layernorm.weight"] = minus_one(g + "attn_norm.weight", h);
-  entries_[hf + "post_attention_layernorm.weight"] = minus_one(g + "post_attention_norm.weight", h);
-  if (c_.full_attention[l]) {
+  entries_[hf + "input_layernorm.weight"] = MinusOne(g + "attn_norm.weight", h);
+  entries_[hf + "post_attention_layernorm.weight"] = MinusOne(g + "post_attention_norm.weight", h);
+  if (full_attention) {
     const std::string a = hf + "self_attn.";
     Direct(a + "q_proj.weight", g + "attn_q.weight");
     Direct(a + "k_proj.weight", g + "attn_k.weight");
     Direct(a + "v_proj.weight", g + "attn_v.weight");
     Direct(a + "o_proj.weight", g + "attn_output.weight");
-    entries_[a + "q_norm.weight"] = minus_one(g + "attn_q_norm.weight", c_.head_dim);
-    entries_[a + "k_norm.weight"] = minus_one(g + "attn_k_norm.weight", c_.head_dim);
+    entries_[a + "q_norm.weight"] = MinusOne(g + "attn_q_norm.weight", c_.head_dim);
+    entries_[a + "k_norm.weight"] = MinusOne(g + "attn_k_norm.weight", c_.head_dim);
   } else {
     const std::string p = hf + "linear_attn.";
     // Rows (or entries) in tiled value-head order → grouped, `head_rows` rows per head, the

@@ -8,7 +8,8 @@
 //     channels of ssm_conv1d and the input columns of ssm_out: put back in grouped order;
 //   - conv1d squeezed to [C, K]: presented as [C, 1, K]; experts split into gate/up/down
 //     tensors: presented fused as HF's gate_up_proj [E, 2·I, H] and down_proj [E, H, I].
-// The MTP block (blk.{n_layers}.*) is not presented.
+// The MTP block (blk.{n_layers}.*, with nextn.eh_proj / enorm / hnorm / shared_head_norm) is
+// presented as HF's mtp.layers.0.* / mtp.fc / mtp.pre_fc_norm_* / mtp.norm.
 #pragma once
 
 #include <functional>
@@ -42,7 +43,10 @@ class Qwen35GgufSource : public WeightSource {
     tensor::Shape shape;  // HF shape
     std::function<Result<std::vector<float>>()> read;
   };
-  void AddLayer(int32_t layer);
+  // GGUF block `block` under the HF layer prefix `hf` ("model.layers.3.", "mtp.layers.0.").
+  void AddLayer(const std::string& hf, int32_t block, bool full_attention);
+  // A zero-centred norm stored with llama.cpp's +1 folded in, presented without it.
+  Entry MinusOne(const std::string& gguf_name, int64_t size) const;
   // A GGUF tensor as is, under an HF name.
   void Direct(const std::string& hf, const std::string& gguf_name);
 
