@@ -18,7 +18,7 @@ namespace tandem::apps {
 namespace {
 
 Result<engine::SchedulerConfig> MakeSchedulerConfig(const EngineCoreConfig& cfg,
-                                                    int32_t num_blocks) {
+                                                    int32_t num_blocks, bool has_state) {
   engine::SchedulerConfig sched;
   sched.max_num_seqs = cfg.max_num_seqs;
   sched.max_num_batched_tokens = cfg.max_num_batched_tokens;
@@ -26,6 +26,7 @@ Result<engine::SchedulerConfig> MakeSchedulerConfig(const EngineCoreConfig& cfg,
   sched.block_size = cfg.block_size;
   sched.num_gpu_blocks = num_blocks;
   sched.enable_prefix_caching = cfg.enable_prefix_caching;
+  sched.num_state_slots = has_state ? cfg.max_num_seqs : 0;  // worker.h: one per running seq
   sched.num_speculative_tokens = cfg.num_speculative_tokens;
   if (cfg.num_speculative_tokens > 0 && cfg.spec_method != "ngram") {
     sched.num_lookahead_tokens = cfg.num_speculative_tokens;  // MTP's draft rows
@@ -260,7 +261,8 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& co
     executor = std::make_unique<executor::InProcessExecutor>(std::move(rank0));
   }
   TANDEM_ASSIGN_OR_RETURN(engine::SchedulerConfig sched,
-                          MakeSchedulerConfig(cfg, stack->num_kv_blocks));
+                          MakeSchedulerConfig(cfg, stack->num_kv_blocks,
+                                              /*has_state=*/spec.num_state_layers > 0));
   stack->core = std::make_unique<engine::EngineCore>(sched, std::move(executor), cfg.dp_rank);
   stack->core->set_lockstep(lockstep);
   if (lockstep) {

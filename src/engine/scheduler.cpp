@@ -365,6 +365,8 @@ protocol::EngineStats Scheduler::MakeStats() const {
   stats.kv_cache_usage = kv_cache_manager_.Usage();
   stats.num_gpu_blocks = config_.num_gpu_blocks;
   stats.block_size = config_.block_size;
+  stats.num_state_slots = config_.num_state_slots;
+  stats.num_state_slots_used = config_.num_state_slots > 0 ? num_running() : 0;
   stats.num_preemptions = num_preemptions_;
   stats.prefix_cache_queries = kv_cache_manager_.prefix_cache_stats().num_query_tokens;
   stats.prefix_cache_hits = kv_cache_manager_.prefix_cache_stats().num_hit_tokens;

@@ -20,6 +20,9 @@ struct SchedulerConfig {
   int32_t block_size = 16;
   // KV blocks in the pool; computed by the worker from the memory budget. Must be set (> 0).
   int32_t num_gpu_blocks = 0;
+  // Recurrent-state slots (hybrid models: one per running request, --max-num-seqs of them,
+  // held by the workers); 0 = the model keeps no state. Reported in the stats only.
+  int32_t num_state_slots = 0;
   // Reuse KV blocks of identical prompt prefixes (--enable-prefix-caching).
   bool enable_prefix_caching = true;
   // > 0: a prefill chunk of one request holds at most this many tokens per step, so one long

@@ -53,6 +53,10 @@ struct EngineStats {
   float kv_cache_usage = 0;          // used blocks / total blocks, in [0, 1]
   int32_t num_gpu_blocks = 0;        // KV blocks in the pool (CPU memory here)
   int32_t block_size = 0;            // tokens per block
+  // Recurrent-state slots (hybrid models; 0 = none) and those held by running requests: the
+  // second cache group next to the KV blocks.
+  int32_t num_state_slots = 0;
+  int32_t num_state_slots_used = 0;
   int64_t num_preemptions = 0;       // cumulative
   int64_t prefix_cache_queries = 0;  // cumulative prompt tokens looked up
   int64_t prefix_cache_hits = 0;     // cumulative prompt tokens found cached
@@ -82,7 +86,8 @@ struct EngineStats {
                  num_preemptions, prefix_cache_queries, prefix_cache_hits, num_requests_finished,
                  num_generation_tokens, num_waves, num_dummy_steps, lockstep, num_held_tokens,
                  num_received_by_client, spec_num_drafts, spec_num_draft_tokens,
-                 spec_num_accepted_tokens, spec_num_accepted_per_pos)
+                 spec_num_accepted_tokens, spec_num_accepted_per_pos, num_state_slots,
+                 num_state_slots_used)
 };
 
 struct EngineOutputs {

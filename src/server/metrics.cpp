@@ -202,6 +202,18 @@ std::string Metrics::Render(const std::string& model_name,
   w.Labelled("engine_generation_tokens_total", "counter",
              "Tokens the DP rank generated, as counted by the engine.",
              per_engine([](const S& s, size_t) { return s.num_generation_tokens; }));
+  // Hybrid models (Qwen3.5): the state-slot cache group next to the KV blocks.
+  bool has_state = false;
+  for (const S& s : per_rank) has_state |= s.num_state_slots > 0;
+  if (has_state) {
+    w.Labelled("state_slots_used", "gauge",
+               "Recurrent-state slots (linear-attention layers) held by running requests.",
+               per_engine([](const S& s, size_t) { return s.num_state_slots_used; }));
+    w.Labelled("state_slots_total", "gauge",
+               "Recurrent-state slots reserved at start (--max-num-seqs), one per running "
+               "request.",
+               per_engine([](const S& s, size_t) { return s.num_state_slots; }));
+  }
   w.Labelled("engine_waves_total", "counter",
              "DP waves the rank stepped in (expert-parallel MoE: ranks step together).",
              per_engine([](const S& s, size_t) { return s.num_waves; }));

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import threading
+import time
 
 from harness import BIN, MODELS, Server, check, free_port, run
 
@@ -49,6 +50,27 @@ def test_greedy_ids_and_top_logprobs_equal_the_golden():
                     check(abs(lp - g) <= 1e-3, f"{case['name']} position {k}: logprob {g} vs "
                                                f"golden {lp}")
                 check(ids[k] == want[0][0], f"{case['name']} position {k}: id {ids[k]}")
+
+
+def metric_values(srv, name):
+    _, _, body = srv.request("GET", "/metrics")
+    return [float(line.split()[-1]) for line in body.decode().splitlines()
+            if line.startswith(name + "{")]
+
+
+def test_state_slots_are_reported_and_freed():
+    # The second cache group: --max-num-seqs slots reserved at start, none held once every
+    # request has finished. The engines' stats reach /metrics with their outputs and 0.5 s
+    # heartbeats: wait for them (the deadline only guards against a hang).
+    with Server(QWEN35, *FLAGS, "--max-num-seqs", "12") as srv:
+        check_cases(srv, "state slots")
+        deadline = time.time() + 30
+        while metric_values(srv, "tandem:state_slots_used") != [0.0]:
+            check(time.time() < deadline, "state_slots_used never 0: "
+                  f"{metric_values(srv, 'tandem:state_slots_used')}")
+            time.sleep(0.1)
+        check(metric_values(srv, "tandem:state_slots_total") == [12.0],
+              f"{metric_values(srv, 'tandem:state_slots_total')}")
 
 
 def test_gguf_made_by_llama_cpp_gives_the_same_ids():
@@ -233,6 +255,7 @@ def test_prefix_caching_asked_for_is_refused_and_by_default_is_turned_off():
 
 if __name__ == "__main__":
     run([test_greedy_ids_and_top_logprobs_equal_the_golden,
+         test_state_slots_are_reported_and_freed,
          test_gguf_made_by_llama_cpp_gives_the_same_ids,
          test_tensor_parallel_and_expert_parallel_equal_one_rank,
          test_ngram_speculation_rolls_the_recurrent_state_back_and_keeps_every_golden,

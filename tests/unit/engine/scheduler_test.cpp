@@ -109,6 +109,24 @@ TEST(SchedulerTest, StatsWeighEachRequestByPromptPlusMaxTokensUntilItFinishes) {
   EXPECT_EQ(scheduler.MakeStats().num_held_tokens, 0);
 }
 
+TEST(SchedulerTest, StatsCountTheStateSlotsOfRunningRequests) {
+  SchedulerConfig config = MakeConfig(64, 64, /*max_num_seqs=*/2);
+  EXPECT_EQ(Scheduler(config).MakeStats().num_state_slots, 0) << "no state group by default";
+  config.num_state_slots = 2;  // a hybrid model: one slot per running request
+  Scheduler scheduler(config);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", Iota(4), /*max_tokens=*/1)).ok());
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", Iota(4, 10), 3)).ok());
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("c", Iota(5, 20), 9)).ok());
+  EXPECT_EQ(scheduler.MakeStats().num_state_slots_used, 0) << "waiting requests hold none";
+  StepPlan plan = scheduler.Schedule();  // a and b run; c waits for a slot
+  EXPECT_EQ(plan.new_requests.size(), 2u);
+  protocol::EngineStats stats = scheduler.MakeStats();
+  EXPECT_EQ(stats.num_state_slots, 2);
+  EXPECT_EQ(stats.num_state_slots_used, 2);
+  scheduler.AbortRequests({"a", "b", "c"});
+  EXPECT_EQ(scheduler.MakeStats().num_state_slots_used, 0);
+}
+
 TEST(SchedulerTest, PreemptsTheNewestRequestAndResumesItWithAllItsTokens) {
   // 6 blocks of 4 tokens; two requests of 8 prompt + up to 12 generated tokens cannot both
   // reach 13 tokens (4 blocks each).

@@ -46,6 +46,19 @@ TEST(MetricsTest, RendersEverySeriesUnderBothPrefixesWithModelLabel) {
   }
 }
 
+TEST(MetricsTest, StateSlotGaugesOnlyForModelsWithARecurrentState) {
+  Metrics metrics;
+  protocol::EngineStats stats;
+  EXPECT_EQ(metrics.Render("m", stats).find("state_slots"), std::string::npos);
+  stats.num_state_slots = 8;
+  stats.num_state_slots_used = 3;
+  const std::string text = metrics.Render("m", stats);
+  EXPECT_NE(text.find("tandem:state_slots_used{model_name=\"m\",engine=\"0\"} 3\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("tandem:state_slots_total{model_name=\"m\",engine=\"0\"} 8\n"),
+            std::string::npos);
+}
+
 TEST(MetricsTest, ApiServersSharingATableEachRenderTheSumOfAll) {
   // Two API servers of one port: the head creates the table, the other opens it (here both in
   // one process, as two Metrics with their own handles).
