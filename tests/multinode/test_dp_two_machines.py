@@ -84,8 +84,13 @@ def test_headless_first_then_head_works_too_and_a_burst_splits_evenly():
             dep.start_head()
             dep.wait_both_ranks()
             # Issue 4 §2: a burst on two idle ranks before any snapshot carries load splits
-            # 16 ± 1 / 16 ± 1 — so it is the first traffic the deployment sees.
-            dep.client({"requests": [greedy("Once", max_tokens=4) for _ in range(32)],
+            # 16 ± 1 / 16 ± 1 — so it is the first traffic the deployment sees. The balancer
+            # counts every send exactly (RankLoadTracker), so only a request that finishes
+            # during the burst can skew it: 400 tokens each (ignore_eos) keep all of them running
+            # for 400 engine steps, far longer than 32 sends take (with 4 tokens, a loaded
+            # machine finished some early and split 14 / 18).
+            dep.client({"requests": [greedy("Once", max_tokens=400, ignore_eos=True)
+                                     for _ in range(32)],
                         "concurrency": 32})
             split = finished_counts(dep, total=32)
             check(sum(split) == 32 and all(15 <= s <= 17 for s in split), f"burst split {split}")
