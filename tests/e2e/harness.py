@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BIN = os.environ.get("TANDEM_BIN", os.path.join(os.path.dirname(__file__), "../../build/tandem"))
@@ -53,9 +54,7 @@ class Server:
     def _listening(self):
         # Our own process says it listens on our port: a /health answer alone could come from
         # another test's server that won a race for the same free port.
-        self.log.flush()
-        with open(self.log.name, errors="replace") as f:
-            return f"HTTP server listening on 127.0.0.1:{self.port}" in f.read()
+        return f"HTTP server listening on 127.0.0.1:{self.port}" in self.full_log()
 
     def __enter__(self):
         deadline = time.time() + self.ready_timeout_s
@@ -92,10 +91,14 @@ class Server:
                 self.proc.wait()
         return self.proc.returncode
 
-    def logs(self):
+    def full_log(self):
         self.log.flush()
         with open(self.log.name, errors="replace") as f:
-            return f.read()[-8000:]
+            return f.read()
+
+    def logs(self):
+        """The last 8000 characters of the server's output (for failure messages)."""
+        return self.full_log()[-8000:]
 
     def request(self, method, path, body=None, headers=None, raw=None, timeout=120):
         """Returns (status, headers dict, body bytes)."""
@@ -115,6 +118,27 @@ class Server:
             return status, json.loads(out)
         except ValueError:
             return status, {"_raw": out.decode(errors="replace")}
+
+    def post_all_at_once(self, path, bodies):
+        """POSTs every body at the same time, one thread each; returns [(status, json)] in the
+        order of `bodies`."""
+        results = [None] * len(bodies)
+
+        def one(i):
+            results[i] = self.post_json(path, bodies[i])
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(len(bodies))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return results
+
+    def metric_values(self, name):
+        """The values of every series of metric `name` (e.g. one per engine) now."""
+        _, _, body = self.request("GET", "/metrics")
+        return [float(line.split()[-1]) for line in body.decode().splitlines()
+                if line.startswith(name + "{")]
 
     def stream(self, path, body, headers=None, timeout=120):
         """POSTs with stream=true; returns (status, list of parsed SSE data objects, saw_done)."""

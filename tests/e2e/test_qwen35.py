@@ -8,7 +8,6 @@ refused; a chat with the Qwen3.5 template and thinking off answers."""
 import json
 import os
 import subprocess
-import threading
 import time
 
 from harness import BIN, MODELS, Server, check, free_port, run
@@ -52,12 +51,6 @@ def test_greedy_ids_and_top_logprobs_equal_the_golden():
                 check(ids[k] == want[0][0], f"{case['name']} position {k}: id {ids[k]}")
 
 
-def metric_values(srv, name):
-    _, _, body = srv.request("GET", "/metrics")
-    return [float(line.split()[-1]) for line in body.decode().splitlines()
-            if line.startswith(name + "{")]
-
-
 def test_state_slots_are_reported_and_freed():
     # The second cache group: --max-num-seqs slots reserved at start, none held once every
     # request has finished. The engines' stats reach /metrics with their outputs and 0.5 s
@@ -65,12 +58,12 @@ def test_state_slots_are_reported_and_freed():
     with Server(QWEN35, *FLAGS, "--max-num-seqs", "12") as srv:
         check_cases(srv, "state slots")
         deadline = time.time() + 30
-        while metric_values(srv, "tandem:state_slots_used") != [0.0]:
+        while srv.metric_values("tandem:state_slots_used") != [0.0]:
             check(time.time() < deadline, "state_slots_used never 0: "
-                  f"{metric_values(srv, 'tandem:state_slots_used')}")
+                  f"{srv.metric_values('tandem:state_slots_used')}")
             time.sleep(0.1)
-        check(metric_values(srv, "tandem:state_slots_total") == [12.0],
-              f"{metric_values(srv, 'tandem:state_slots_total')}")
+        check(srv.metric_values("tandem:state_slots_total") == [12.0],
+              f"{srv.metric_values('tandem:state_slots_total')}")
 
 
 def test_gguf_made_by_llama_cpp_gives_the_same_ids():
@@ -102,14 +95,8 @@ def test_ngram_speculation_rolls_the_recurrent_state_back_and_keeps_every_golden
                        "prompt_lookup_max": 3})
     with Server(QWEN35, *FLAGS, "--speculative-config", spec) as srv:
         check_cases(srv, "ngram k=3")
-        _, _, metrics = srv.request("GET", "/metrics")
-        lines = metrics.decode().splitlines()
-
-        def total(name):
-            return sum(float(line.split()[-1]) for line in lines if line.startswith(name + "{"))
-
-        drafted = total("vllm:spec_decode_num_draft_tokens_total")
-        accepted = total("vllm:spec_decode_num_accepted_tokens_total")
+        drafted = sum(srv.metric_values("vllm:spec_decode_num_draft_tokens_total"))
+        accepted = sum(srv.metric_values("vllm:spec_decode_num_accepted_tokens_total"))
         check(drafted > 0, "no drafts were verified")
         check(accepted < drafted, f"every draft accepted ({accepted} of {drafted}): the "
                                   f"rollback was not exercised")
@@ -136,19 +123,14 @@ def test_mtp_drafts_keep_every_golden_and_the_first_drafts_equal_the_reference()
                 if k != 1 or case["name"] not in reference:
                     continue
                 drafts = []
-                srv.log.flush()
-                with open(srv.log.name, errors="replace") as f:  # all of it (logs() is a tail)
-                    log = f.read()
-                for line in log.splitlines():
+                for line in srv.full_log().splitlines():  # logs() is only the tail
                     if f"request {body['id']}" in line and " drafts [" in line:
                         drafts.append(int(line.split(" drafts [")[1].rstrip("]")))
                 want = reference[case["name"]]["draft_ids_vllm_convention"]
                 check(drafts[:len(want)] == want, f"{os.path.basename(model)} {case['name']}: "
                                                   f"drafts {drafts[:6]}... "
                                                   f"want {want[:6]}...")
-            _, _, metrics = srv.request("GET", "/metrics")
-            drafted = sum(float(line.split()[-1]) for line in metrics.decode().splitlines()
-                          if line.startswith("vllm:spec_decode_num_draft_tokens_total{"))
+            drafted = sum(srv.metric_values("vllm:spec_decode_num_draft_tokens_total"))
             check(drafted > 0, f"k={k}: no drafts verified")
 
 
@@ -161,21 +143,15 @@ def test_seeded_sampling_with_mtp_is_reproducible_alone_and_in_a_busy_batch():
     with Server(QWEN35, *FLAGS, "--speculative-config", spec) as srv:
         runs = [srv.post_json("/v1/completions", body)[1]["choices"][0]["token_ids"]
                 for _ in range(2)]
-        box = {}
-        others = [threading.Thread(target=lambda i=i: box.update({i: srv.post_json(
-            "/v1/completions", {**body, "seed": 99 + i, "max_tokens": 60})})) for i in range(6)]
-        for t in others:
-            t.start()
-        busy = srv.post_json("/v1/completions", body)[1]["choices"][0]["token_ids"]
-        for t in others:
-            t.join()
-        _, _, metrics = srv.request("GET", "/metrics")
-    check(all(box[i][0] == 200 for i in range(6)), f"{[box[i][0] for i in range(6)]}")
+        # ... and inside a busy batch of six other sampled requests.
+        batch = srv.post_all_at_once("/v1/completions", [body] + [
+            {**body, "seed": 99 + i, "max_tokens": 60} for i in range(6)])
+        drafted = sum(srv.metric_values("vllm:spec_decode_num_draft_tokens_total"))
+    check(all(status == 200 for status, _ in batch), f"{[status for status, _ in batch]}")
+    busy = batch[0][1]["choices"][0]["token_ids"]
     check(len(runs[0]) == 40, f"{len(runs[0])} tokens")
     check(runs[0] == runs[1] == busy, f"seeded runs differ: {runs[0][:8]} {runs[1][:8]} "
                                       f"{busy[:8]}")
-    drafted = sum(float(line.split()[-1]) for line in metrics.decode().splitlines()
-                  if line.startswith("vllm:spec_decode_num_draft_tokens_total{"))
     check(drafted > 0, "no drafts verified")
 
 
@@ -189,18 +165,8 @@ def test_chunked_prefill_at_every_split_keeps_the_state():
 def test_sixteen_concurrent_requests_each_equal_their_golden():
     with Server(QWEN35, *FLAGS, "--max-num-seqs", "16") as srv:
         cases = CASES * 4
-        results = {}
-
-        def one(i, case):
-            results[i] = srv.post_json("/v1/completions", greedy(case))
-
-        threads = [threading.Thread(target=one, args=(i, c)) for i, c in enumerate(cases)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        for i, case in enumerate(cases):
-            status, body = results[i]
+        results = srv.post_all_at_once("/v1/completions", [greedy(c) for c in cases])
+        for i, (case, (status, body)) in enumerate(zip(cases, results)):
             check(status == 200 and body["choices"][0]["token_ids"] == case["generated_ids"],
                   f"request {i} ({case['name']}): {str(body)[:200]}")
 
@@ -210,23 +176,11 @@ def test_preemption_recomputes_the_state_and_keeps_every_golden():
     with Server(QWEN35, "--no-enable-prefix-caching", "--max-model-len", "128",
                 "--kv-cache-memory-bytes", str(8 * 16 * 2 * 2 * 32 * 4),
                 "--max-num-seqs", "4") as srv:
-        results = {}
-
-        def one(i, case):
-            results[i] = srv.post_json("/v1/completions", greedy(case))
-
-        threads = [threading.Thread(target=one, args=(i, c)) for i, c in enumerate(CASES)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        for i, case in enumerate(CASES):
-            status, body = results[i]
+        results = srv.post_all_at_once("/v1/completions", [greedy(c) for c in CASES])
+        for case, (status, body) in zip(CASES, results):
             check(status == 200 and body["choices"][0]["token_ids"] == case["generated_ids"],
                   f"{case['name']}: {str(body)[:200]}")
-        _, _, metrics = srv.request("GET", "/metrics")
-        preemptions = [float(line.split()[-1]) for line in metrics.decode().splitlines()
-                       if line.startswith("vllm:num_preemptions_total{")]
+        preemptions = srv.metric_values("vllm:num_preemptions_total")
         check(sum(preemptions) > 0, f"no preemption happened: {preemptions}")
 
 

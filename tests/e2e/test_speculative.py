@@ -4,7 +4,6 @@ alone and in a batch, streaming included; the spec_decode counters count drafts 
 tokens consistently; seeded sampling is reproducible; bad configs stop start-up by name."""
 import json
 import subprocess
-import threading
 
 from harness import BIN, STORIES_GGUF, STORIES_HF, Server, check, free_port, load_golden, run
 
@@ -20,15 +19,10 @@ def greedy(case, **kw):
 
 
 def metric(srv, name):
-    _, _, body = srv.request("GET", "/metrics")
-    total = 0.0
-    found = False
-    for line in body.decode().splitlines():
-        if line.startswith(name + "{"):
-            total += float(line.split()[-1])
-            found = True
-    check(found, f"{name} not in /metrics")
-    return total
+    """Σ over the series of `name`, which must be in /metrics."""
+    values = srv.metric_values(name)
+    check(values, f"{name} not in /metrics")
+    return sum(values)
 
 
 def check_goldens(srv, model):
@@ -65,19 +59,9 @@ def test_ngram_greedy_equals_goldens_and_counters_add_up():
 
 def test_ngram_in_a_busy_batch_and_streaming_equal_goldens():
     with Server(STORIES_GGUF, "--speculative-config", NGRAM, "--max-num-seqs", "8") as srv:
-        results = {}
-
-        def one(i, case):
-            results[i] = srv.post_json("/v1/completions", greedy(case))
-
         cases = GOLDEN["generation"] * 3
-        threads = [threading.Thread(target=one, args=(i, c)) for i, c in enumerate(cases)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        for i, case in enumerate(cases):
-            status, body = results[i]
+        results = srv.post_all_at_once("/v1/completions", [greedy(c) for c in cases])
+        for i, (case, (status, body)) in enumerate(zip(cases, results)):
             check(status == 200 and body["choices"][0]["token_ids"] == case["generated_ids"],
                   f"batched case {i}: {str(body)[:200]}")
         case = GOLDEN["generation"][1]
@@ -110,14 +94,9 @@ def test_seeded_sampling_is_reproducible_with_speculation():
         runs = [srv.post_json("/v1/completions", body)[1]["choices"][0]["token_ids"]
                 for _ in range(2)]
         # ... and inside a busy batch of other sampled requests.
-        box = {}
-        others = [threading.Thread(target=lambda i=i: box.update({i: srv.post_json(
-            "/v1/completions", {**body, "seed": 99 + i})})) for i in range(6)]
-        for t in others:
-            t.start()
-        busy = srv.post_json("/v1/completions", body)[1]["choices"][0]["token_ids"]
-        for t in others:
-            t.join()
+        batch = srv.post_all_at_once("/v1/completions", [body] + [
+            {**body, "seed": 99 + i} for i in range(6)])
+        busy = batch[0][1]["choices"][0]["token_ids"]
     check(len(runs[0]) == 48, f"{len(runs[0])} tokens")
     check(runs[0] == runs[1] == busy, f"seeded runs differ: {runs[0][:8]} {runs[1][:8]} "
                                       f"{busy[:8]}")
