@@ -46,6 +46,11 @@ Result<Qwen35Config> Qwen35ConfigFromGguf(const GgufReader& gguf) {
   int32_t blocks = 0, nextn = 0, inner = 0, interval = 4, rope_dims = 0;
   TANDEM_RETURN_IF_ERROR(get("block_count", &blocks));
   TANDEM_ASSIGN_OR_RETURN(int64_t n, gguf.GetIntOr("qwen35moe.nextn_predict_layers", 0));
+  if (n < 0 || n >= blocks) {
+    return InvalidArgument("GGUF file '" + gguf.path() + "': qwen35moe.nextn_predict_layers " +
+                           std::to_string(n) + " must be in [0, block_count " +
+                           std::to_string(blocks) + ")");
+  }
   nextn = static_cast<int32_t>(n);
   c.num_layers = blocks - nextn;
   c.mtp_num_hidden_layers = nextn;

@@ -1,6 +1,7 @@
 // GgufReader on the real stories260K.gguf, on synthetic files covering every metadata type and
 // tensor type, and on corrupted copies (each must give a Status naming file/tensor, not crash).
 #include "model/loader/gguf_reader.h"
+#include "model/loader/qwen35_gguf_source.h"
 
 #include <gtest/gtest.h>
 
@@ -228,6 +229,27 @@ TEST(GgufReaderTest, ReadsEveryMetadataTypeAndF16Bf16Q8_0TensorsInV2) {
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(q->f32()[0], -8.0f);
   EXPECT_EQ(q->f32()[31], 7.5f);
+}
+
+TEST(GgufReaderTest, Qwen35ConfigRefusesMtpLayersOutsideTheBlockCount) {
+  for (int64_t nextn : {-1, 5, 6}) {
+    GgufWriter w;
+    w.Pod<uint32_t>(0x46554747);
+    w.Pod<uint32_t>(3);
+    w.Pod<uint64_t>(0);  // tensors
+    w.Pod<uint64_t>(3);  // kv pairs
+    w.Key("general.architecture", GgufType::kString); w.Str("qwen35moe");
+    w.Key("qwen35moe.block_count", GgufType::kU32); w.Pod<uint32_t>(5);
+    w.Key("qwen35moe.nextn_predict_layers", GgufType::kI64); w.Pod<int64_t>(nextn);
+    auto r = GgufReader::Open(WriteTemp("nextn.gguf", w.bytes));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    auto config = Qwen35ConfigFromGguf(**r);
+    ASSERT_FALSE(config.ok()) << nextn;
+    EXPECT_NE(config.status().message().find("qwen35moe.nextn_predict_layers " +
+                                             std::to_string(nextn)),
+              std::string::npos)
+        << config.status().message();
+  }
 }
 
 }  // namespace
