@@ -41,9 +41,10 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "model", f.model, "Same as the positional model");
   Opt(app, "tokenizer", f.tokenizer, "Take the tokenizer from this file/folder instead");
   Opt(app, "dtype", f.dtype,
-      "Weight dtype: auto|float32|bfloat16 (CPU computes in float32; bf16/f16 weights are "
-      "widened exactly at load)")
-      ->check(CLI::IsMember({"auto", "float32", "float", "bfloat16"}));
+      "Weight dtype: auto (as stored: float32/float16/bfloat16; GGUF Q8_0 is widened to "
+      "float32) | float32 | float | bfloat16 | float16 | half (converted at load). Activations "
+      "are float32")
+      ->check(CLI::IsMember({"auto", "float32", "float", "bfloat16", "float16", "half"}));
   Opt(app, "chat-template", f.chat_template, "Jinja chat template file (overrides the model's)");
   Opt(app, "generation-config", f.generation_config,
       "Default sampling from the model's generation_config.json: auto|vllm|PATH");

@@ -8,13 +8,40 @@
 #include <cstdint>
 #include <vector>
 
+#include "tensor/dtype.h"
+
 namespace tandem::kernels {
 
 // ---- matmul (cpu/matmul.cpp) ----
+// (A weight in its stored dtype: MatmulTyped below.)
 // y[m, n] = x[m, k] · w[n, k]ᵀ (w row-major [out=n, in=k], the layout of every weight).
 // Uses oneDNN; primitives are cached per (m, n, k). y must not alias x or w.
 void Matmul(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k);
 void MatmulNaive(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k);
+
+// ---- typed matmul (cpu/typed_matmul.cpp + cpu/typed_matmul_{avx512,avx2}.cpp) ----
+// y[m, n] = x[m, k] · w[n, k]ᵀ with x, y f32 and the weight w row-major [n, k] in its stored
+// dtype w_dtype: F32, F16 or BF16 (another dtype aborts: the loader never makes one). Every
+// weight element is widened exactly to f32 and products are summed in f32 (FMA), so F16/BF16
+// files compute the same products as widening them at load did.
+// m <= kFusedMatmulMaxRows (decode, verify batches): a fused kernel that widens weights in
+// registers while streaming them once (AVX-512F or AVX2+F16C by CPUID, a portable loop
+// otherwise), columns split over the OpenMP threads. Larger m (prefill): f32 weights through
+// oneDNN (Matmul); F16/BF16 widened one L2-sized tile of rows at a time per thread, each tile a
+// oneDNN matmul. Design: docs/design/weight-dtypes.md. y must not alias x or w.
+constexpr int64_t kFusedMatmulMaxRows = 16;
+void MatmulTyped(const float* x, const void* w, tensor::DType w_dtype, float* y, int64_t m,
+                 int64_t n, int64_t k);
+// Reference: the widening of tensor/dtype.h and f64 accumulation.
+void MatmulTypedNaive(const float* x, const void* w, tensor::DType w_dtype, float* y, int64_t m,
+                      int64_t n, int64_t k);
+// dst[i] = src[i] widened to f32 (exact) for i < count; src in F32, F16 or BF16.
+void WidenToF32(const void* src, tensor::DType dtype, float* dst, int64_t count);
+// The SIMD path MatmulTyped and WidenToF32 use on this CPU: "avx512", "avx2" or "portable".
+const char* MatmulTypedIsa();
+// Tests and `tandem bench kernels`: use the named path ("avx512", "avx2", "portable") from now
+// on, process-wide; false (and no change) when this CPU lacks it. Not while a matmul runs.
+bool ForceMatmulTypedIsa(const char* name);
 
 // ---- rms_norm (cpu/rms_norm.cpp) ----
 // y[r, :] = x[r, :] / sqrt(mean(x[r, :]²) + eps) * weight[:], for r < rows; x, y: [rows, dim].

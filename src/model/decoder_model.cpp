@@ -16,7 +16,7 @@ DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp)
   TANDEM_CHECK(static_cast<int32_t>(w_.layers.size()) == info_.num_layers)
       << "DecoderModel: " << w_.layers.size() << " layers, info says " << info_.num_layers;
   size_t bytes =
-      w_.embedding.table()->size() * sizeof(float) + w_.final_norm.weight.size() * sizeof(float);
+      w_.embedding.table()->size_bytes() + w_.final_norm.weight.size() * sizeof(float);
   if (w_.lm_head.weight() != w_.embedding.table()) bytes += w_.lm_head.weight_bytes();
   for (const DecoderLayer& layer : w_.layers) {
     TANDEM_CHECK(layer.mixer != nullptr) << "DecoderModel: a layer without a token mixer";

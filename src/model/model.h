@@ -92,8 +92,8 @@ class Model {
 };
 
 struct LoadOptions {
-  // auto|float32|bfloat16. All compute is f32 for now: bf16/f16 checkpoints are upcast
-  // exactly at load; "bfloat16" is accepted, logged, and computed in f32.
+  // --dtype: auto (each weight as stored: F32/F16/BF16) | float32 | float | bfloat16 | float16 |
+  // half (Linear/embedding weights converted at load). Activations are f32 in every case.
   std::string dtype = "auto";
   int32_t num_threads = 0;     // 0 = all cores
   // Tensor parallel: this instance holds TP rank tp_rank's shard of every weight (vLLM's split,

@@ -2,9 +2,11 @@
 // *.gguf → GGUF file). Architectures: llama (GGUF); LlamaForCausalLM, Qwen3ForCausalLM,
 // Qwen3MoeForCausalLM, Qwen2MoeForCausalLM (HF, chosen by config.json architectures[0]).
 // TP: LoadOptions' tp_rank/tp_size/tp_group become the TpContext every architecture shards by.
-// dtype: every model computes in f32; "bfloat16" is accepted and computed in f32 (logged), so
-// `--dtype bfloat16` works and gives the f32 goldens (bf16 weights upcast exactly).
+// dtype (--dtype, vLLM's names): "auto" keeps every Linear/Embedding weight in the dtype the file
+// stores (F32/F16/BF16; docs/design/weight-dtypes.md); float32|float, bfloat16, float16|half
+// convert those weights at load (CastingWeightSource). Activations are f32 in every case.
 #include <filesystem>
+#include <optional>
 
 #include "core/logging.h"
 #include "kernels/ops.h"
@@ -23,15 +25,25 @@
 namespace tandem::model {
 namespace {
 
-Status CheckDtype(const std::string& dtype) {
-  if (dtype == "auto" || dtype == "float32") return Status::Ok();
-  if (dtype == "bfloat16") {
-    TLOG_INFO(
-        "dtype bfloat16 requested: weights are upcast and computed in float32 "
-        "(no bf16 compute path yet)");
-    return Status::Ok();
-  }
-  return InvalidArgument("dtype '" + dtype + "' is not supported; use auto, float32 or bfloat16");
+// The dtype --dtype converts weights to; nullopt for "auto" (as stored).
+Result<std::optional<tensor::DType>> ParseDtype(const std::string& dtype) {
+  if (dtype == "auto") return std::optional<tensor::DType>();
+  if (dtype == "float32" || dtype == "float") return std::optional(tensor::DType::kF32);
+  if (dtype == "bfloat16") return std::optional(tensor::DType::kBF16);
+  if (dtype == "float16" || dtype == "half") return std::optional(tensor::DType::kF16);
+  return InvalidArgument("--dtype '" + dtype +
+                         "' is not supported; use auto, float32 (float), bfloat16 or float16 "
+                         "(half)");
+}
+
+// `source`, or `source` converted to `cast` (kept alive in `holder`).
+const WeightSource& Cast(const WeightSource& source, std::optional<tensor::DType> cast,
+                         std::unique_ptr<CastingWeightSource>& holder) {
+  if (!cast.has_value()) return source;
+  holder = std::make_unique<CastingWeightSource>(source, *cast);
+  TLOG_INFO("--dtype: Linear and embedding weights of {} converted to {} at load",
+            source.source_name(), tensor::DTypeName(*cast));
+  return *holder;
 }
 
 // The TP rank/size/group of `options`, checked against each other.
@@ -70,7 +82,8 @@ Result<TpContext> TpContextOf(const LoadOptions& o) {
 }
 
 Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpContext& tp,
-                                            bool load_mtp) {
+                                            bool load_mtp, std::optional<tensor::DType> cast) {
+  std::unique_ptr<CastingWeightSource> holder;
   TANDEM_ASSIGN_OR_RETURN(std::string arch, ReadHfArchitecture(dir));
   if (load_mtp && !IsQwen35Architecture(arch)) {
     return InvalidArgument("--speculative-config method mtp needs a model with MTP layers; '" +
@@ -79,12 +92,12 @@ Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpCont
   if (arch == "LlamaForCausalLM") {
     TANDEM_ASSIGN_OR_RETURN(LlamaConfig config, LlamaConfigFromHf(dir));
     TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
-    return LoadLlama(config, *checkpoint, WeightFormat::kHf, tp);
+    return LoadLlama(config, Cast(*checkpoint, cast, holder), WeightFormat::kHf, tp);
   }
   if (IsQwen35Architecture(arch)) {
     TANDEM_ASSIGN_OR_RETURN(Qwen35Config config, Qwen35ConfigFromHf(dir));
     TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
-    return LoadQwen35Moe(config, *checkpoint, tp, load_mtp);
+    return LoadQwen35Moe(config, Cast(*checkpoint, cast, holder), tp, load_mtp);
   }
   if (!IsQwenArchitecture(arch)) {
     return InvalidArgument("model folder '" + dir + "' names architecture '" + arch +
@@ -94,35 +107,37 @@ Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpCont
   }
   TANDEM_ASSIGN_OR_RETURN(QwenConfig config, QwenConfigFromHf(dir));
   TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
-  if (arch == "Qwen3ForCausalLM") return LoadQwen3(config, *checkpoint, tp);
-  if (arch == "Qwen3MoeForCausalLM") return LoadQwen3Moe(config, *checkpoint, tp);
-  return LoadQwen2Moe(config, *checkpoint, tp);
+  const WeightSource& source = Cast(*checkpoint, cast, holder);
+  if (arch == "Qwen3ForCausalLM") return LoadQwen3(config, source, tp);
+  if (arch == "Qwen3MoeForCausalLM") return LoadQwen3Moe(config, source, tp);
+  return LoadQwen2Moe(config, source, tp);
 }
 
 }  // namespace
 
 Result<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOptions& options) {
   namespace fs = std::filesystem;
-  TANDEM_RETURN_IF_ERROR(CheckDtype(options.dtype));
+  TANDEM_ASSIGN_OR_RETURN(const std::optional<tensor::DType> cast, ParseDtype(options.dtype));
+  std::unique_ptr<CastingWeightSource> holder;
   TANDEM_ASSIGN_OR_RETURN(TpContext tp, TpContextOf(options));
   kernels::SetNumThreads(options.num_threads);
   std::error_code ec;
   if (!fs::exists(path, ec)) return NotFound("model path '" + path + "' does not exist");
-  if (fs::is_directory(path, ec)) return LoadHfFolder(path, tp, options.load_mtp);
+  if (fs::is_directory(path, ec)) return LoadHfFolder(path, tp, options.load_mtp, cast);
   if (fs::path(path).extension() == ".gguf") {
     TANDEM_ASSIGN_OR_RETURN(auto gguf, GgufReader::Open(path));
     const auto gguf_arch = gguf->GetString("general.architecture");
     if (gguf_arch.ok() && gguf_arch.value() == "qwen35moe") {
       TANDEM_ASSIGN_OR_RETURN(Qwen35Config config, Qwen35ConfigFromGguf(*gguf));
       const Qwen35GgufSource source(*gguf, config);
-      return LoadQwen35Moe(config, source, tp, options.load_mtp);
+      return LoadQwen35Moe(config, Cast(source, cast, holder), tp, options.load_mtp);
     }
     if (options.load_mtp) {
       return InvalidArgument("--speculative-config method mtp needs a model with MTP layers; '" +
                              path + "' has none");
     }
     TANDEM_ASSIGN_OR_RETURN(LlamaConfig config, LlamaConfigFromGguf(*gguf));
-    return LoadLlama(config, *gguf, WeightFormat::kGguf, tp);
+    return LoadLlama(config, Cast(*gguf, cast, holder), WeightFormat::kGguf, tp);
   }
   return InvalidArgument("model path '" + path +
                          "' is neither a folder (Hugging Face layout) nor a .gguf file");

@@ -40,4 +40,26 @@ float HalfToFloat(uint16_t h) {
   return f;
 }
 
+uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof(x));
+  const auto sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  const uint32_t a = x & 0x7fffffffu;
+  if (a > 0x7f800000u) return sign | 0x7e00u | static_cast<uint16_t>((a >> 13) & 0x1ffu);  // NaN
+  if (a >= 0x477ff000u) return sign | 0x7c00u;  // ≥ 65520 rounds to inf (and inf itself)
+  if (a >= 0x38800000u) {  // normal half: re-bias the exponent, round the low 13 bits to even
+    return sign | static_cast<uint16_t>((a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13);
+  }
+  if (a < 0x33000000u) return sign;  // below 2^-25: rounds to ±0
+  // Subnormal half: units of 2^-24. a = 1.mant · 2^(e-127), so the value in units is
+  // (mant | 2^23) >> (126 - e), rounded to nearest even.
+  const uint32_t e = a >> 23;
+  const uint32_t mant = (a & 0x7fffffu) | 0x800000u;
+  const uint32_t shift = 126 - e;  // 14 … 24
+  uint32_t q = mant >> shift;
+  const uint32_t rest = mant & ((1u << shift) - 1u), half = 1u << (shift - 1);
+  if (rest > half || (rest == half && (q & 1u) != 0)) ++q;
+  return sign | static_cast<uint16_t>(q);
+}
+
 }  // namespace tandem::tensor

@@ -34,4 +34,17 @@ inline float BFloat16ToFloat(uint16_t b) {
   return f;
 }
 
+// f32 → IEEE half bits, rounded to nearest even; beyond ±65504 (after rounding) → ±inf, NaN
+// stays NaN (quiet), tiny values become subnormals or ±0.
+uint16_t FloatToHalf(float f);
+
+// f32 → bfloat16 bits, rounded to nearest even (the upper half of the f32 after rounding); NaN
+// stays NaN (quiet).
+inline uint16_t FloatToBFloat16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
 }  // namespace tandem::tensor

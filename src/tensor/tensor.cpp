@@ -1,5 +1,6 @@
 #include "tensor/tensor.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tandem::tensor {
@@ -30,6 +31,38 @@ Tensor Tensor::View(Shape shape, DType dtype, const void* data) {
   t.dtype_ = dtype;
   t.view_ = data;
   return t;
+}
+
+Tensor Tensor::FromF32(Shape shape, std::vector<float> values) {
+  TANDEM_CHECK(static_cast<int64_t>(values.size()) == NumElements(shape))
+      << values.size() << " values for shape " << ShapeToString(shape);
+  Tensor t;
+  t.shape_ = std::move(shape);
+  t.dtype_ = DType::kF32;
+  t.owned_ = std::move(values);
+  return t;
+}
+
+Tensor Tensor::Clone() const {
+  Tensor out(shape_, dtype_);
+  if (size_bytes() > 0) std::memcpy(out.mutable_raw(), raw(), size_bytes());
+  return out;
+}
+
+Tensor Tensor::To(DType dtype) const {
+  if (dtype == dtype_) return Clone();
+  TANDEM_CHECK(dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16)
+      << "cannot convert a tensor to " << DTypeName(dtype);
+  Tensor wide = ToF32();
+  if (dtype == DType::kF32) return wide;
+  Tensor out(shape_, dtype);
+  const float* src = wide.f32();
+  auto* dst = static_cast<uint16_t*>(out.mutable_raw());
+  const int64_t n = numel();
+  for (int64_t i = 0; i < n; ++i) {
+    dst[i] = dtype == DType::kF16 ? FloatToHalf(src[i]) : FloatToBFloat16(src[i]);
+  }
+  return out;
 }
 
 Tensor Tensor::ToF32() const {
@@ -76,6 +109,63 @@ void Tensor::Reshape(Shape shape) {
   TANDEM_CHECK(NumElements(shape) == numel())
       << "reshape " << ShapeToString(shape_) << " -> " << ShapeToString(shape);
   shape_ = std::move(shape);
+}
+
+namespace {
+// Bytes of one row (outermost index) of t.
+size_t RowBytes(const Tensor& t) {
+  TANDEM_CHECK(t.rank() >= 1) << "row operation on a scalar tensor";
+  return t.dim(0) == 0 ? 0 : t.size_bytes() / static_cast<size_t>(t.dim(0));
+}
+}  // namespace
+
+Tensor ConcatRows(const std::vector<const Tensor*>& parts) {
+  TANDEM_CHECK(!parts.empty()) << "ConcatRows of nothing";
+  const Tensor& first = *parts.front();
+  Shape shape = first.shape();
+  TANDEM_CHECK(!shape.empty()) << "ConcatRows of a scalar tensor";
+  shape[0] = 0;
+  for (const Tensor* p : parts) {
+    if (p->dtype() != first.dtype()) {
+      std::vector<Tensor> wide;
+      wide.reserve(parts.size());
+      for (const Tensor* q : parts) wide.push_back(q->ToF32());
+      std::vector<const Tensor*> wide_parts;
+      for (const Tensor& q : wide) wide_parts.push_back(&q);
+      return ConcatRows(wide_parts);
+    }
+  }
+  for (const Tensor* p : parts) {
+    TANDEM_CHECK(p->rank() == first.rank() &&
+                 std::equal(p->shape().begin() + 1, p->shape().end(), first.shape().begin() + 1))
+        << "ConcatRows: " << ShapeToString(p->shape()) << " " << DTypeName(p->dtype())
+        << " does not stack on " << ShapeToString(first.shape()) << " "
+        << DTypeName(first.dtype());
+    shape[0] += p->dim(0);
+  }
+  Tensor out(shape, first.dtype());
+  auto* dst = static_cast<unsigned char*>(out.mutable_raw());
+  for (const Tensor* p : parts) {
+    if (p->size_bytes() > 0) std::memcpy(dst, p->raw(), p->size_bytes());
+    dst += p->size_bytes();
+  }
+  return out;
+}
+
+Tensor GatherRows(const Tensor& t, const std::vector<int64_t>& src_row) {
+  Shape shape = t.shape();
+  TANDEM_CHECK(!shape.empty()) << "GatherRows of a scalar tensor";
+  shape[0] = static_cast<int64_t>(src_row.size());
+  Tensor out(shape, t.dtype());
+  const size_t row = RowBytes(t);
+  auto* dst = static_cast<unsigned char*>(out.mutable_raw());
+  const auto* src = static_cast<const unsigned char*>(t.raw());
+  for (size_t i = 0; i < src_row.size(); ++i) {
+    TANDEM_CHECK(src_row[i] >= 0 && src_row[i] < t.dim(0))
+        << "GatherRows: row " << src_row[i] << " of " << t.dim(0);
+    std::memcpy(dst + i * row, src + src_row[i] * row, row);
+  }
+  return out;
 }
 
 }  // namespace tandem::tensor

@@ -51,8 +51,16 @@ class Tensor {
     return static_cast<float*>(mutable_raw());
   }
 
+  // Owning F32 tensor that takes `values` (NumElements(shape) of them; checked).
+  static Tensor FromF32(Shape shape, std::vector<float> values);
+
   // Converts F32/F16/BF16 contents to a new owning F32 tensor of the same shape.
   Tensor ToF32() const;
+  // A new owning tensor of the same shape in `dtype` (F32, F16 or BF16; from F32/F16/BF16):
+  // widening is exact, narrowing rounds to nearest even (FloatToHalf / FloatToBFloat16).
+  Tensor To(DType dtype) const;
+  // An owning copy (a view's bytes are copied out of, e.g., the mmapped file).
+  Tensor Clone() const;
   // Moves the f32 contents out (owning F32 tensors only); leaves this tensor empty.
   std::vector<float> TakeF32();
   // Same bytes, new shape with the same element count.
@@ -64,5 +72,13 @@ class Tensor {
   std::vector<float> owned_;  // float-aligned byte store for owning tensors
   const void* view_ = nullptr;
 };
+
+// Rows of a 2-d or higher tensor, counted over the outermost axis: [rows, inner...].
+// ConcatRows: the tensors' rows one after the other (same inner shape; checked), as an owning
+// tensor [Σ rows, inner...] in their dtype — or F32 when their dtypes differ (a checkpoint
+// mixing e.g. BF16 q with F32 k). Works on bytes, so for every dtype.
+Tensor ConcatRows(const std::vector<const Tensor*>& parts);
+// out row i = t row src_row[i] (an owning tensor with src_row.size() rows).
+Tensor GatherRows(const Tensor& t, const std::vector<int64_t>& src_row);
 
 }  // namespace tandem::tensor

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "core/check.h"
+#include "kernels/cpu/matmul_internal.h"
 #include "kernels/ops.h"
 
 namespace tandem::kernels {
@@ -32,10 +33,11 @@ class MatmulCache {
   }
   dnnl::engine& engine() { return engine_; }
 
-  // Returns the primitive for (m, n, k), creating it on first use (this thread's cache).
-  const MatmulPrimitive& Lookup(int64_t m, int64_t n, int64_t k) {
+  // Returns the primitive for (m, n, k) writing rows of y ldy floats apart, creating it on first
+  // use (this thread's cache).
+  const MatmulPrimitive& Lookup(int64_t m, int64_t n, int64_t k, int64_t ldy) {
     std::lock_guard<std::mutex> lock(mu_);
-    const auto key = std::make_tuple(m, n, k);
+    const auto key = std::make_tuple(m, n, k, ldy);
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
     // Bound the cache: prefill sizes vary; entries are cheap to rebuild.
@@ -44,7 +46,7 @@ class MatmulCache {
     MatmulPrimitive p;
     p.src_md = dnnl::memory::desc({m, k}, dt::f32, dnnl::memory::dims{k, 1});
     p.weights_md = dnnl::memory::desc({k, n}, dt::f32, dnnl::memory::dims{1, k});
-    p.dst_md = dnnl::memory::desc({m, n}, dt::f32, dnnl::memory::dims{n, 1});
+    p.dst_md = dnnl::memory::desc({m, n}, dt::f32, dnnl::memory::dims{ldy, 1});
     dnnl::matmul::desc desc(p.src_md, p.weights_md, p.dst_md);
     dnnl::matmul::primitive_desc pd(desc, engine_);
     p.primitive = dnnl::matmul(pd);
@@ -56,16 +58,22 @@ class MatmulCache {
   MatmulCache() : engine_(dnnl::engine::kind::cpu, 0) {}
   dnnl::engine engine_;
   std::mutex mu_;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, MatmulPrimitive> cache_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, MatmulPrimitive> cache_;
 };
 
 }  // namespace
 
 void Matmul(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k) {
-  TANDEM_CHECK(m >= 0 && n > 0 && k > 0) << "matmul shape m=" << m << " n=" << n << " k=" << k;
+  MatmulStrided(x, w, y, m, n, k, n);
+}
+
+void MatmulStrided(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k,
+                   int64_t ldy) {
+  TANDEM_CHECK(m >= 0 && n > 0 && k > 0 && ldy >= n)
+      << "matmul shape m=" << m << " n=" << n << " k=" << k << " ldy=" << ldy;
   if (m == 0) return;
   MatmulCache& cache = MatmulCache::Get();
-  const MatmulPrimitive& p = cache.Lookup(m, n, k);
+  const MatmulPrimitive& p = cache.Lookup(m, n, k, ldy);
   dnnl::engine& eng = cache.engine();
   thread_local dnnl::stream stream(eng);
   dnnl::memory src(p.src_md, eng, const_cast<float*>(x));

@@ -19,19 +19,17 @@ namespace {
 // Inverse of llama.cpp convert_hf_to_gguf's LlamaModel.permute: GGUF row h*hd +
 // 2j + half becomes HF row h*hd + half*hd/2 + j (see
 // stories260k-hf/PROVENANCE.md).
-std::vector<float> UnpermuteRope(const std::vector<float>& w, int64_t n_head, int64_t head_dim,
-                                 int64_t in) {
-  std::vector<float> out(w.size());
+// Rows move whole, so this works for every dtype.
+tensor::Tensor UnpermuteRope(const tensor::Tensor& w, int64_t n_head, int64_t head_dim) {
+  std::vector<int64_t> src_row(n_head * head_dim);
   for (int64_t h = 0; h < n_head; ++h) {
     for (int64_t j = 0; j < head_dim / 2; ++j) {
       for (int64_t half = 0; half < 2; ++half) {
-        const int64_t src = h * head_dim + 2 * j + half;
-        const int64_t dst = h * head_dim + half * head_dim / 2 + j;
-        std::copy(&w[src * in], &w[src * in] + in, &out[dst * in]);
+        src_row[h * head_dim + half * head_dim / 2 + j] = h * head_dim + 2 * j + half;
       }
     }
   }
-  return out;
+  return tensor::GatherRows(w, src_row);
 }
 
 std::string LayerName(WeightFormat f, int layer, const char* gguf, const char* hf) {
@@ -95,15 +93,15 @@ Status LoadLlamaLayer(const LlamaConfig& c, WeightFormat f, int l, const TpConte
   TANDEM_ASSIGN_OR_RETURN(layer.ffn_norm.weight,
                           r.Read(name("ffn_norm", "post_attention_layernorm")));
   layer.attn_norm.eps = layer.ffn_norm.eps = c.rms_norm_eps;
-  TANDEM_ASSIGN_OR_RETURN(auto wq, r.Read(name("attn_q", "self_attn.q_proj")));
-  TANDEM_ASSIGN_OR_RETURN(auto wk, r.Read(name("attn_k", "self_attn.k_proj")));
-  TANDEM_ASSIGN_OR_RETURN(auto wv, r.Read(name("attn_v", "self_attn.v_proj")));
-  TANDEM_ASSIGN_OR_RETURN(auto wo, r.Read(name("attn_output", "self_attn.o_proj")));
+  TANDEM_ASSIGN_OR_RETURN(auto wq, r.ReadStored(name("attn_q", "self_attn.q_proj")));
+  TANDEM_ASSIGN_OR_RETURN(auto wk, r.ReadStored(name("attn_k", "self_attn.k_proj")));
+  TANDEM_ASSIGN_OR_RETURN(auto wv, r.ReadStored(name("attn_v", "self_attn.v_proj")));
+  TANDEM_ASSIGN_OR_RETURN(auto wo, r.ReadStored(name("attn_output", "self_attn.o_proj")));
   const AttentionDims dims = LocalAttentionDims(
       AttentionDims{c.hidden_size, c.num_heads, c.num_kv_heads, c.head_dim}, tp);
   if (f == WeightFormat::kGguf) {  // the permutation is within each head: whole-head shards
-    wq = UnpermuteRope(wq, dims.num_heads, hd, dim);
-    wk = UnpermuteRope(wk, dims.num_kv_heads, hd, dim);
+    wq = UnpermuteRope(wq, dims.num_heads, hd);
+    wk = UnpermuteRope(wk, dims.num_kv_heads, hd);
   }
   const RotaryEmbedding rope{c.head_dim, c.rope_theta, kernels::RopeStyle::kNeox};
   layer.mixer = std::make_unique<Attention>(dims, wq, wk, wv, std::move(wo), rope);
@@ -118,10 +116,10 @@ Status LoadLlamaLayer(const LlamaConfig& c, WeightFormat f, int l, const TpConte
                     /*norm_topk_prob=*/true, tp.ep);
     return Status::Ok();
   }
-  TANDEM_ASSIGN_OR_RETURN(auto gate, r.Read(name("ffn_gate", "mlp.gate_proj")));
-  TANDEM_ASSIGN_OR_RETURN(auto up, r.Read(name("ffn_up", "mlp.up_proj")));
-  TANDEM_ASSIGN_OR_RETURN(auto down, r.Read(name("ffn_down", "mlp.down_proj")));
-  layer.mlp = Mlp(gate, up, std::move(down), dim, ff / tp.size);
+  TANDEM_ASSIGN_OR_RETURN(auto gate, r.ReadStored(name("ffn_gate", "mlp.gate_proj")));
+  TANDEM_ASSIGN_OR_RETURN(auto up, r.ReadStored(name("ffn_up", "mlp.up_proj")));
+  TANDEM_ASSIGN_OR_RETURN(auto down, r.ReadStored(name("ffn_down", "mlp.down_proj")));
+  layer.mlp = Mlp(gate, up, std::move(down));
   return Status::Ok();
 }
 
@@ -145,14 +143,14 @@ Result<std::unique_ptr<Model>> LoadLlama(const LlamaConfig& c, const WeightSourc
   TANDEM_RETURN_IF_ERROR(r.CheckAll());
   DecoderWeights w;
   const LocalVocab vocab = LocalVocabOf(c.vocab_size, tp);
-  TANDEM_ASSIGN_OR_RETURN(auto embd, r.Read(embd_name));
-  auto table = std::make_shared<const std::vector<float>>(std::move(embd));
+  TANDEM_ASSIGN_OR_RETURN(auto embd, r.ReadStored(embd_name));
+  auto table = std::make_shared<const tensor::Tensor>(std::move(embd));
   w.embedding = Embedding(table, c.vocab_size, c.hidden_size, vocab);
   if (tied) {
-    w.lm_head = Linear(table, vocab.padded, c.hidden_size);
+    w.lm_head = Linear(table);
   } else {
-    TANDEM_ASSIGN_OR_RETURN(auto head, r.Read(head_name));
-    w.lm_head = Linear(std::move(head), vocab.padded, c.hidden_size);
+    TANDEM_ASSIGN_OR_RETURN(auto head, r.ReadStored(head_name));
+    w.lm_head = Linear(std::move(head));
   }
   TANDEM_ASSIGN_OR_RETURN(w.final_norm.weight, r.Read(norm_name));
   w.final_norm.eps = c.rms_norm_eps;

@@ -98,10 +98,10 @@ std::string ExpertTensor(const WeightSource& src, const std::string& name) {
 Result<std::unique_ptr<TokenMixer>> LoadAttention(const ShardedReader& r, const Qwen35Config& c,
                                                   const std::string& a, const TpContext& tp) {
   AttentionWeights w;
-  TANDEM_ASSIGN_OR_RETURN(w.q, r.Read(a + "q_proj.weight"));
-  TANDEM_ASSIGN_OR_RETURN(w.k, r.Read(a + "k_proj.weight"));
-  TANDEM_ASSIGN_OR_RETURN(w.v, r.Read(a + "v_proj.weight"));
-  TANDEM_ASSIGN_OR_RETURN(w.o, r.Read(a + "o_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(w.q, r.ReadStored(a + "q_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(w.k, r.ReadStored(a + "k_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(w.v, r.ReadStored(a + "v_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(w.o, r.ReadStored(a + "o_proj.weight"));
   TANDEM_ASSIGN_OR_RETURN(w.q_norm, r.Read(a + "q_norm.weight"));
   TANDEM_ASSIGN_OR_RETURN(w.k_norm, r.Read(a + "k_norm.weight"));
   AddOne(w.q_norm);
@@ -231,15 +231,15 @@ Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const Weight
   }
   TANDEM_RETURN_IF_ERROR(r.CheckAll());
   DecoderWeights w;
-  TANDEM_ASSIGN_OR_RETURN(auto embd, r.Read(n.p + "embed_tokens.weight"));
-  auto table = std::make_shared<const std::vector<float>>(std::move(embd));
+  TANDEM_ASSIGN_OR_RETURN(auto embd, r.ReadStored(n.p + "embed_tokens.weight"));
+  auto table = std::make_shared<const tensor::Tensor>(std::move(embd));
   const LocalVocab vocab = LocalVocabOf(c.vocab_size, tp);
   w.embedding = Embedding(table, c.vocab_size, h, vocab);
   if (tied) {
-    w.lm_head = Linear(table, vocab.padded, h);
+    w.lm_head = Linear(table);
   } else {
-    TANDEM_ASSIGN_OR_RETURN(auto head, r.Read("lm_head.weight"));
-    w.lm_head = Linear(std::move(head), vocab.padded, h);
+    TANDEM_ASSIGN_OR_RETURN(auto head, r.ReadStored("lm_head.weight"));
+    w.lm_head = Linear(std::move(head));
   }
   TANDEM_ASSIGN_OR_RETURN(w.final_norm.weight, r.Read(n.p + "norm.weight"));
   AddOne(w.final_norm.weight);

@@ -22,16 +22,20 @@ std::vector<float> Concat3(const std::vector<float>& a, const std::vector<float>
 
 }  // namespace
 
-Attention::Attention(const AttentionDims& dims, const std::vector<float>& q,
-                     const std::vector<float>& k, const std::vector<float>& v,
-                     std::vector<float> o, RotaryEmbedding rope)
+Attention::Attention(const AttentionDims& dims, const tensor::Tensor& q, const tensor::Tensor& k,
+                     const tensor::Tensor& v, tensor::Tensor o, RotaryEmbedding rope)
     : dims_(dims), rope_(rope) {
   const int64_t q_size = static_cast<int64_t>(dims.num_heads) * dims.head_dim;
   const int64_t kv_size = static_cast<int64_t>(dims.num_kv_heads) * dims.head_dim;
   // q may carry a gate per head (twice the rows); the other constructor says which.
-  const int64_t q_rows = static_cast<int64_t>(q.size()) / dims.hidden_size;
-  qkv_ = Linear(Concat3(q, k, v), q_rows + 2 * kv_size, dims.hidden_size);
-  o_ = Linear(std::move(o), dims.hidden_size, q_size);
+  qkv_ = Linear(tensor::ConcatRows({&q, &k, &v}));
+  o_ = Linear(std::move(o));
+  TANDEM_CHECK(qkv_.in_features() == dims.hidden_size &&
+               qkv_.out_features() >= q_size + 2 * kv_size && o_.in_features() == q_size &&
+               o_.out_features() == dims.hidden_size)
+      << "attention weights qkv [" << qkv_.out_features() << ", " << qkv_.in_features()
+      << "], o [" << o_.out_features() << ", " << o_.in_features() << "] do not fit hidden "
+      << dims.hidden_size << ", " << q_size << " query and " << kv_size << " KV features";
 }
 
 Attention::Attention(const AttentionDims& dims, AttentionWeights w, RotaryEmbedding rope)
@@ -40,7 +44,7 @@ Attention::Attention(const AttentionDims& dims, AttentionWeights w, RotaryEmbedd
   const int64_t q_rows = static_cast<int64_t>(dims.num_heads) * dims.head_dim *
                          (output_gate_ ? 2 : 1);
   TANDEM_CHECK(qkv_.out_features() == q_rows + 2 * int64_t{dims.num_kv_heads} * dims.head_dim)
-      << "attention q has " << w.q.size() / dims.hidden_size << " rows; expected " << q_rows;
+      << "attention q has " << w.q.dim(0) << " rows; expected " << q_rows;
   const bool any_bias = !w.q_bias.empty() || !w.k_bias.empty() || !w.v_bias.empty();
   if (any_bias) {
     const size_t q_size = static_cast<size_t>(dims.num_heads) * dims.head_dim;

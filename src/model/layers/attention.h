@@ -12,6 +12,7 @@
 
 #include "model/forward_context.h"
 #include "model/layers/linear.h"
+#include "tensor/tensor.h"
 #include "model/layers/rms_norm.h"
 #include "model/layers/rope.h"
 #include "model/layers/tensor_parallel.h"
@@ -34,11 +35,12 @@ inline AttentionDims LocalAttentionDims(const AttentionDims& dims, const TpConte
 
 // Weights of one attention layer, row-major f32, q/k rows in HF (rotate_half) order.
 struct AttentionWeights {
-  std::vector<float> q;       // [num_heads * head_dim, hidden]; with output_gate
+  // Projections in their stored dtype (F32/F16/BF16, all four the same).
+  tensor::Tensor q;           // [num_heads * head_dim, hidden]; with output_gate
                               //   [num_heads * 2 * head_dim, hidden], per head [q_h | gate_h]
-  std::vector<float> k;       // [num_kv_heads * head_dim, hidden]
-  std::vector<float> v;       // [num_kv_heads * head_dim, hidden]
-  std::vector<float> o;       // [hidden, num_heads * head_dim]
+  tensor::Tensor k;           // [num_kv_heads * head_dim, hidden]
+  tensor::Tensor v;           // [num_kv_heads * head_dim, hidden]
+  tensor::Tensor o;           // [hidden, num_heads * head_dim]
   std::vector<float> q_bias;  // [num_heads * head_dim] or empty (no bias); k_bias/v_bias alike
   std::vector<float> k_bias;  // [num_kv_heads * head_dim] or empty
   std::vector<float> v_bias;  // [num_kv_heads * head_dim] or empty
@@ -54,8 +56,9 @@ class Attention : public TokenMixer {
   Attention() = default;
   // q: [num_heads * head_dim, hidden]; k, v: [num_kv_heads * head_dim, hidden];
   // o: [hidden, num_heads * head_dim]; q/k rows in HF (rotate_half) order.
-  Attention(const AttentionDims& dims, const std::vector<float>& q, const std::vector<float>& k,
-            const std::vector<float>& v, std::vector<float> o, RotaryEmbedding rope);
+  // Any one dtype of F32/F16/BF16 (kept; q|k|v fused into one matmul).
+  Attention(const AttentionDims& dims, const tensor::Tensor& q, const tensor::Tensor& k,
+            const tensor::Tensor& v, tensor::Tensor o, RotaryEmbedding rope);
   // Biases and q/k norms are used when present (non-empty). Sizes are checked (TANDEM_CHECK):
   // the loader has already validated every shape against the config.
   Attention(const AttentionDims& dims, AttentionWeights weights, RotaryEmbedding rope);

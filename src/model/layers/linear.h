@@ -1,6 +1,7 @@
-// Linear: y[rows, out] = x[rows, in] · Wᵀ (+ b) with W row-major [out, in] f32 and an optional
-// bias b [out] f32 (Qwen2 q/k/v). The weight is shared (shared_ptr) so a tied lm_head reuses the
-// token embeddings.
+// Linear: y[rows, out] = x[rows, in] · Wᵀ (+ b) with W row-major [out, in] kept in the dtype it
+// was stored in (F32, F16 or BF16; docs/design/weight-dtypes.md) and an optional bias b [out]
+// f32 (Qwen2 q/k/v). x and y are f32. The weight is shared (shared_ptr) so a tied lm_head
+// reuses the token embeddings.
 #pragma once
 
 #include <cstdint>
@@ -9,23 +10,30 @@
 
 #include "core/check.h"
 #include "kernels/ops.h"
+#include "tensor/tensor.h"
 
 namespace tandem::model {
 
 class Linear {
  public:
   Linear() = default;
-  Linear(std::shared_ptr<const std::vector<float>> weight, int64_t out_features,
-         int64_t in_features)
-      : weight_(std::move(weight)), out_features_(out_features), in_features_(in_features) {
-    TANDEM_CHECK(weight_ != nullptr &&
-                 static_cast<int64_t>(weight_->size()) == out_features * in_features)
-        << "linear weight has " << (weight_ ? weight_->size() : 0) << " values; expected "
-        << out_features << " x " << in_features;
+  // weight: [out_features, in_features] in F32, F16 or BF16 (checked).
+  explicit Linear(std::shared_ptr<const tensor::Tensor> weight) : weight_(std::move(weight)) {
+    TANDEM_CHECK(weight_ != nullptr && weight_->rank() == 2)
+        << "linear weight must be [out, in]; got "
+        << (weight_ ? tensor::ShapeToString(weight_->shape()) : "none");
+    const tensor::DType d = weight_->dtype();
+    TANDEM_CHECK(d == tensor::DType::kF32 || d == tensor::DType::kF16 ||
+                 d == tensor::DType::kBF16)
+        << "linear weight dtype " << tensor::DTypeName(d) << " has no matmul kernel";
+    out_features_ = weight_->dim(0);
+    in_features_ = weight_->dim(1);
   }
+  explicit Linear(tensor::Tensor weight)
+      : Linear(std::make_shared<const tensor::Tensor>(std::move(weight))) {}
+  // f32 values, row-major [out_features, in_features] (size checked).
   Linear(std::vector<float> weight, int64_t out_features, int64_t in_features)
-      : Linear(std::make_shared<const std::vector<float>>(std::move(weight)), out_features,
-               in_features) {}
+      : Linear(F32Matrix(std::move(weight), out_features, in_features)) {}
 
   // Adds a bias [out_features] f32, applied after the matmul (empty = no bias).
   void set_bias(std::vector<float> bias) {
@@ -36,7 +44,8 @@ class Linear {
 
   // x: [rows, in_features]; y: [rows, out_features] (must not alias x).
   void Forward(const float* x, float* y, int64_t rows) const {
-    kernels::Matmul(x, weight_->data(), y, rows, out_features_, in_features_);
+    kernels::MatmulTyped(x, weight_->raw(), weight_->dtype(), y, rows, out_features_,
+                         in_features_);
     if (bias_.empty()) return;
     for (int64_t r = 0; r < rows; ++r) {
       float* yr = y + r * out_features_;
@@ -45,13 +54,21 @@ class Linear {
   }
   int64_t out_features() const { return out_features_; }
   int64_t in_features() const { return in_features_; }
+  // Resident bytes: the weight in its dtype plus the f32 bias.
   size_t weight_bytes() const {
-    return (weight_ ? weight_->size() * sizeof(float) : 0) + bias_.size() * sizeof(float);
+    return (weight_ ? weight_->size_bytes() : 0) + bias_.size() * sizeof(float);
   }
-  const std::shared_ptr<const std::vector<float>>& weight() const { return weight_; }
+  const std::shared_ptr<const tensor::Tensor>& weight() const { return weight_; }
 
  private:
-  std::shared_ptr<const std::vector<float>> weight_;
+  static tensor::Tensor F32Matrix(std::vector<float> values, int64_t rows, int64_t cols) {
+    TANDEM_CHECK(static_cast<int64_t>(values.size()) == rows * cols)
+        << "linear weight has " << values.size() << " values; expected " << rows << " x "
+        << cols;
+    return tensor::Tensor::FromF32({rows, cols}, std::move(values));
+  }
+
+  std::shared_ptr<const tensor::Tensor> weight_;
   int64_t out_features_ = 0;
   int64_t in_features_ = 0;
   std::vector<float> bias_;  // [out_features] f32, or empty

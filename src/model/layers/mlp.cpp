@@ -13,6 +13,15 @@ Mlp::Mlp(const std::vector<float>& gate, const std::vector<float>& up, std::vect
   down_ = Linear(std::move(down), dim, ff);
 }
 
+Mlp::Mlp(const tensor::Tensor& gate, const tensor::Tensor& up, tensor::Tensor down)
+    : gate_up_(tensor::ConcatRows({&gate, &up})), down_(std::move(down)), ff_(gate.dim(0)) {
+  TANDEM_CHECK(up.dim(0) == ff_ && down_.in_features() == ff_ &&
+               down_.out_features() == gate_up_.in_features())
+      << "MLP weights gate [" << gate.dim(0) << ", " << gate_up_.in_features() << "], up ["
+      << up.dim(0) << ", ...], down [" << down_.out_features() << ", " << down_.in_features()
+      << "] do not fit together";
+}
+
 void Mlp::Forward(const float* x, float* out, int64_t rows) {
   gate_up_out_.resize(rows * 2 * ff_);
   act_.resize(rows * ff_);

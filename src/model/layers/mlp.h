@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/layers/linear.h"
+#include "tensor/tensor.h"
 
 namespace tandem::model {
 
@@ -15,6 +16,8 @@ class Mlp {
   // gate, up: [ff, dim]; down: [dim, ff], row-major f32.
   Mlp(const std::vector<float>& gate, const std::vector<float>& up, std::vector<float> down,
       int64_t dim, int64_t ff);
+  // The same in one stored dtype (F32/F16/BF16, kept): gate, up [ff, dim], down [dim, ff].
+  Mlp(const tensor::Tensor& gate, const tensor::Tensor& up, tensor::Tensor down);
 
   // x, out: [rows, dim] (must not alias). Not thread-safe (scratch buffers).
   void Forward(const float* x, float* out, int64_t rows);

@@ -229,6 +229,19 @@ Result<tensor::Shape> GgufReader::TensorShape(const std::string& name) const {
   return tensor::Shape(t->ne.rbegin(), t->ne.rend());
 }
 
+Result<tensor::Tensor> GgufReader::ReadStored(const std::string& name) const {
+  const GgufTensorInfo* t = FindTensor(name);
+  if (t == nullptr) return InvalidArgument("tensor '" + name + "' not in GGUF file '" + path() + "'");
+  tensor::Shape shape(t->ne.rbegin(), t->ne.rend());
+  const uint8_t* bytes = file_->data() + data_offset_ + t->offset;
+  switch (static_cast<GgmlType>(t->type)) {
+    case GgmlType::kF32: return tensor::Tensor::View(shape, tensor::DType::kF32, bytes).Clone();
+    case GgmlType::kF16: return tensor::Tensor::View(shape, tensor::DType::kF16, bytes).Clone();
+    case GgmlType::kBF16: return tensor::Tensor::View(shape, tensor::DType::kBF16, bytes).Clone();
+    default: return ReadF32(name);
+  }
+}
+
 Result<tensor::Tensor> GgufReader::ReadF32(const std::string& name) const {
   const GgufTensorInfo* t = FindTensor(name);
   if (t == nullptr) return InvalidArgument("tensor '" + name + "' not in GGUF file '" + path() + "'");

@@ -80,6 +80,8 @@ class GgufReader : public WeightSource {
   bool HasTensor(const std::string& name) const override { return FindTensor(name) != nullptr; }
   Result<tensor::Shape> TensorShape(const std::string& name) const override;
   Result<tensor::Tensor> ReadF32(const std::string& name) const override;
+  // F32/F16/BF16 copied as stored; Q8_0 widened to F32 (no Q8_0 kernel yet).
+  Result<tensor::Tensor> ReadStored(const std::string& name) const override;
 
  private:
   GgufReader() = default;

@@ -29,10 +29,10 @@ void DeclareHfAttention(ShardedReader& r, const std::string& prefix, const Atten
 Result<AttentionWeights> LoadHfAttention(const ShardedReader& r, const std::string& prefix,
                                          const HfAttentionOptions& options) {
   AttentionWeights w;
-  TANDEM_ASSIGN_OR_RETURN(w.q, r.Read(prefix + ".q_proj.weight"));
-  TANDEM_ASSIGN_OR_RETURN(w.k, r.Read(prefix + ".k_proj.weight"));
-  TANDEM_ASSIGN_OR_RETURN(w.v, r.Read(prefix + ".v_proj.weight"));
-  TANDEM_ASSIGN_OR_RETURN(w.o, r.Read(prefix + ".o_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(w.q, r.ReadStored(prefix + ".q_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(w.k, r.ReadStored(prefix + ".k_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(w.v, r.ReadStored(prefix + ".v_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(w.o, r.ReadStored(prefix + ".o_proj.weight"));
   if (options.qkv_bias) {
     TANDEM_ASSIGN_OR_RETURN(w.q_bias, r.Read(prefix + ".q_proj.bias"));
     TANDEM_ASSIGN_OR_RETURN(w.k_bias, r.Read(prefix + ".k_proj.bias"));
@@ -56,10 +56,12 @@ void DeclareHfMlp(ShardedReader& r, const std::string& prefix, int64_t dim, int6
 }
 
 Result<Mlp> LoadHfMlp(const ShardedReader& r, const std::string& prefix, int64_t dim, int64_t ff) {
-  TANDEM_ASSIGN_OR_RETURN(auto gate, r.Read(prefix + ".gate_proj.weight"));
-  TANDEM_ASSIGN_OR_RETURN(auto up, r.Read(prefix + ".up_proj.weight"));
-  TANDEM_ASSIGN_OR_RETURN(auto down, r.Read(prefix + ".down_proj.weight"));
-  return Mlp(gate, up, std::move(down), dim, ff / r.tp().size);
+  TANDEM_ASSIGN_OR_RETURN(auto gate, r.ReadStored(prefix + ".gate_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(auto up, r.ReadStored(prefix + ".up_proj.weight"));
+  TANDEM_ASSIGN_OR_RETURN(auto down, r.ReadStored(prefix + ".down_proj.weight"));
+  TANDEM_CHECK(gate.dim(1) == dim && gate.dim(0) == ff / r.tp().size)
+      << prefix << ".gate_proj shard is " << tensor::ShapeToString(gate.shape());
+  return Mlp(gate, up, std::move(down));
 }
 
 void DeclareHfMoe(ShardedReader& r, const std::string& prefix, int64_t num_experts, int64_t dim,
@@ -157,14 +159,14 @@ void DeclareHfEmbeddingAndHead(ShardedReader& r, int64_t vocab_size, int64_t dim
 Status LoadHfEmbeddingAndHead(const ShardedReader& r, int64_t vocab_size, int64_t dim, bool tied,
                               float eps, DecoderWeights& out) {
   const LocalVocab v = LocalVocabOf(vocab_size, r.tp());
-  TANDEM_ASSIGN_OR_RETURN(auto embd, r.Read("model.embed_tokens.weight"));
-  auto table = std::make_shared<const std::vector<float>>(std::move(embd));
+  TANDEM_ASSIGN_OR_RETURN(auto embd, r.ReadStored("model.embed_tokens.weight"));
+  auto table = std::make_shared<const tensor::Tensor>(std::move(embd));
   out.embedding = Embedding(table, vocab_size, dim, v);
   if (tied) {
-    out.lm_head = Linear(table, v.padded, dim);
+    out.lm_head = Linear(table);
   } else {
-    TANDEM_ASSIGN_OR_RETURN(auto head, r.Read("lm_head.weight"));
-    out.lm_head = Linear(std::move(head), v.padded, dim);
+    TANDEM_ASSIGN_OR_RETURN(auto head, r.ReadStored("lm_head.weight"));
+    out.lm_head = Linear(std::move(head));
   }
   TANDEM_ASSIGN_OR_RETURN(out.final_norm.weight, r.Read("model.norm.weight"));
   out.final_norm.eps = eps;

@@ -118,7 +118,7 @@ Result<tensor::Shape> SafetensorsReader::TensorShape(const std::string& name) co
   return it->second.shape;
 }
 
-Result<tensor::Tensor> SafetensorsReader::ReadF32(const std::string& name) const {
+Result<tensor::Tensor> SafetensorsReader::ReadStored(const std::string& name) const {
   auto it = tensors_.find(name);
   if (it == tensors_.end()) return InvalidArgument("tensor '" + name + "' not in '" + source_name() + "'");
   const SafetensorsTensorInfo& info = it->second;
@@ -132,9 +132,15 @@ Result<tensor::Tensor> SafetensorsReader::ReadF32(const std::string& name) const
     dtype = tensor::DType::kBF16;
   } else {
     return Unimplemented("tensor '" + name + "' in '" + source_name() + "' has dtype " +
-                         info.dtype + "; only F32, F16, BF16 convert to f32");
+                         info.dtype + "; only F32, F16, BF16 are read");
   }
-  return tensor::Tensor::View(info.shape, dtype, bytes).ToF32();
+  return tensor::Tensor::View(info.shape, dtype, bytes).Clone();
+}
+
+Result<tensor::Tensor> SafetensorsReader::ReadF32(const std::string& name) const {
+  TANDEM_ASSIGN_OR_RETURN(tensor::Tensor t, ReadStored(name));
+  if (t.dtype() == tensor::DType::kF32) return t;
+  return t.ToF32();
 }
 
 Result<std::unique_ptr<SafetensorsCheckpoint>> SafetensorsCheckpoint::Open(const std::string& dir) {
@@ -189,6 +195,12 @@ Result<tensor::Tensor> SafetensorsCheckpoint::ReadF32(const std::string& name) c
   auto it = owner_.find(name);
   if (it == owner_.end()) return InvalidArgument("tensor '" + name + "' not in checkpoint '" + dir_ + "'");
   return it->second->ReadF32(name);
+}
+
+Result<tensor::Tensor> SafetensorsCheckpoint::ReadStored(const std::string& name) const {
+  auto it = owner_.find(name);
+  if (it == owner_.end()) return InvalidArgument("tensor '" + name + "' not in checkpoint '" + dir_ + "'");
+  return it->second->ReadStored(name);
 }
 
 }  // namespace tandem::model

@@ -40,6 +40,8 @@ class SafetensorsReader : public WeightSource {
   Result<tensor::Shape> TensorShape(const std::string& name) const override;
   // F32/F16/BF16 → f32; other dtypes → kUnimplemented.
   Result<tensor::Tensor> ReadF32(const std::string& name) const override;
+  // F32/F16/BF16 copied as stored; other dtypes → kUnimplemented.
+  Result<tensor::Tensor> ReadStored(const std::string& name) const override;
 
  private:
   SafetensorsReader() = default;
@@ -62,6 +64,7 @@ class SafetensorsCheckpoint : public WeightSource {
   bool HasTensor(const std::string& name) const override { return owner_.count(name) > 0; }
   Result<tensor::Shape> TensorShape(const std::string& name) const override;
   Result<tensor::Tensor> ReadF32(const std::string& name) const override;
+  Result<tensor::Tensor> ReadStored(const std::string& name) const override;
   size_t num_shards() const { return shards_.size(); }
 
  private:

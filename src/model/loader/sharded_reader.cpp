@@ -1,6 +1,7 @@
 #include "model/loader/sharded_reader.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/check.h"
 
@@ -93,25 +94,36 @@ Status ShardedReader::CheckAll() const {
 }
 
 Result<std::vector<float>> ShardedReader::Read(const std::string& name) const {
+  TANDEM_ASSIGN_OR_RETURN(tensor::Tensor shard, ReadStored(name));
+  if (shard.dtype() != tensor::DType::kF32) shard = shard.ToF32();
+  return shard.TakeF32();
+}
+
+Result<tensor::Tensor> ShardedReader::ReadStored(const std::string& name) const {
   auto it = decls_.find(name);
   TANDEM_CHECK(it != decls_.end()) << "weight '" << name << "' read but never declared";
   const Decl& d = it->second;
   TANDEM_ASSIGN_OR_RETURN(Slice s, SliceOf(name, d));
-  TANDEM_ASSIGN_OR_RETURN(std::vector<float> full, LoadWeight(source_, name, d.shape));
+  TANDEM_ASSIGN_OR_RETURN(tensor::Tensor full, LoadStoredWeight(source_, name, d.shape));
   if (d.rule.kind == ShardKind::kRowBias && tp_.rank != 0) {
-    std::fill(full.begin(), full.end(), 0.0f);
-    return full;
+    return tensor::Tensor(d.shape, full.dtype());  // zeros: the bias is added once, by rank 0
   }
   const int64_t extent = d.shape.empty() ? 1 : d.shape[s.axis];
   if (s.begin == 0 && s.count == extent && s.padded == extent) return full;
-  // [outer, extent, inner] → [outer, padded, inner], rows [begin, begin + count) of the axis.
+  // [outer, extent, inner] → [outer, padded, inner], rows [begin, begin + count) of the axis;
+  // moved as bytes, so for every dtype.
   int64_t outer = 1, inner = 1;
   for (int32_t a = 0; a < s.axis; ++a) outer *= d.shape[a];
   for (size_t a = s.axis + 1; a < d.shape.size(); ++a) inner *= d.shape[a];
-  std::vector<float> out(outer * s.padded * inner, 0.0f);
+  tensor::Shape shape = d.shape;
+  if (!shape.empty()) shape[s.axis] = s.padded;
+  tensor::Tensor out(shape, full.dtype());
+  const size_t elem = tensor::DTypeSize(full.dtype());
+  const auto* src = static_cast<const unsigned char*>(full.raw());
+  auto* dst = static_cast<unsigned char*>(out.mutable_raw());
   for (int64_t o = 0; o < outer; ++o) {
-    const float* src = &full[(o * extent + s.begin) * inner];
-    std::copy(src, src + s.count * inner, &out[o * s.padded * inner]);
+    std::memcpy(dst + o * s.padded * inner * elem, src + (o * extent + s.begin) * inner * elem,
+                s.count * inner * elem);
   }
   return out;
 }

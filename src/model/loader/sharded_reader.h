@@ -61,6 +61,9 @@ class ShardedReader {
   // split axis cut to its local size). Errors as CheckAll, plus kDataLoss from the source.
   // Reading an undeclared name is a bug (TANDEM_CHECK).
   Result<std::vector<float>> Read(const std::string& name) const;
+  // The same shard in the dtype WeightSource::ReadStored gives (F32/F16/BF16), for the weights
+  // of Linear and Embedding; padding rows (vocab-parallel) are zeros of that dtype.
+  Result<tensor::Tensor> ReadStored(const std::string& name) const;
 
  private:
   struct Decl {

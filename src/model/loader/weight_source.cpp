@@ -1,9 +1,10 @@
 #include "model/loader/weight_source.h"
 
 namespace tandem::model {
+namespace {
 
-Result<std::vector<float>> LoadWeight(const WeightSource& source, const std::string& name,
-                                      const tensor::Shape& expected) {
+Status CheckPresentWithShape(const WeightSource& source, const std::string& name,
+                             const tensor::Shape& expected) {
   if (!source.HasTensor(name)) {
     return InvalidArgument("weight '" + name + "' is missing from " + source.source_name() +
                            " (expected shape " + tensor::ShapeToString(expected) + ")");
@@ -14,8 +15,28 @@ Result<std::vector<float>> LoadWeight(const WeightSource& source, const std::str
                            tensor::ShapeToString(shape) + "; expected " +
                            tensor::ShapeToString(expected));
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<tensor::Tensor> CastingWeightSource::ReadStored(const std::string& name) const {
+  TANDEM_ASSIGN_OR_RETURN(tensor::Tensor t, inner_.ReadStored(name));
+  if (t.dtype() == dtype_) return t;
+  return t.To(dtype_);
+}
+
+Result<std::vector<float>> LoadWeight(const WeightSource& source, const std::string& name,
+                                      const tensor::Shape& expected) {
+  TANDEM_RETURN_IF_ERROR(CheckPresentWithShape(source, name, expected));
   TANDEM_ASSIGN_OR_RETURN(tensor::Tensor t, source.ReadF32(name));
   return t.TakeF32();
+}
+
+Result<tensor::Tensor> LoadStoredWeight(const WeightSource& source, const std::string& name,
+                                        const tensor::Shape& expected) {
+  TANDEM_RETURN_IF_ERROR(CheckPresentWithShape(source, name, expected));
+  return source.ReadStored(name);
 }
 
 }  // namespace tandem::model

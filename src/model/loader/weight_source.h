@@ -21,11 +21,39 @@ class WeightSource {
   // Tensor `name` converted to an owning F32 tensor with its row-major shape.
   // Errors: kInvalidArgument (absent), kDataLoss (bytes outside the file), kUnimplemented (type).
   virtual Result<tensor::Tensor> ReadF32(const std::string& name) const = 0;
+  // Tensor `name` as an owning tensor in the dtype the file stores it in when a kernel reads
+  // that dtype (F32, F16, BF16), else widened to F32 (e.g. GGUF Q8_0): the weights of Linear and
+  // Embedding (docs/design/weight-dtypes.md). Errors as ReadF32. Default: ReadF32.
+  virtual Result<tensor::Tensor> ReadStored(const std::string& name) const { return ReadF32(name); }
+};
+
+// `inner` with ReadStored converted to one dtype: --dtype float32|bfloat16|float16 (vLLM's
+// names). f32 → bf16/f16 rounds to nearest even; widening is exact. Everything else delegates.
+class CastingWeightSource : public WeightSource {
+ public:
+  CastingWeightSource(const WeightSource& inner, tensor::DType dtype)
+      : inner_(inner), dtype_(dtype) {}
+  const std::string& source_name() const override { return inner_.source_name(); }
+  bool HasTensor(const std::string& name) const override { return inner_.HasTensor(name); }
+  Result<tensor::Shape> TensorShape(const std::string& name) const override {
+    return inner_.TensorShape(name);
+  }
+  Result<tensor::Tensor> ReadF32(const std::string& name) const override {
+    return inner_.ReadF32(name);
+  }
+  Result<tensor::Tensor> ReadStored(const std::string& name) const override;
+
+ private:
+  const WeightSource& inner_;
+  tensor::DType dtype_;
 };
 
 // Reads `name` and checks its shape equals `expected`; the error names the tensor, the source,
 // the expected and the found shape. Returns the f32 values, row-major.
 Result<std::vector<float>> LoadWeight(const WeightSource& source, const std::string& name,
                                       const tensor::Shape& expected);
+// As LoadWeight, but the tensor as ReadStored gives it (its stored dtype).
+Result<tensor::Tensor> LoadStoredWeight(const WeightSource& source, const std::string& name,
+                                        const tensor::Shape& expected);
 
 }  // namespace tandem::model

@@ -1,0 +1,134 @@
+// MatmulTyped (weights in F32/F16/BF16) against its naive reference over shapes × dtypes × rows,
+// on every SIMD path this CPU has (docs/design/weight-dtypes.md). Tolerance: the f32
+// accumulation error, 1e-5 of Σ|x·w| per output (weights are widened exactly, so the dtype does
+// not change it).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/ops.h"
+#include "tensor/dtype.h"
+
+namespace tandem::kernels {
+namespace {
+
+using tensor::DType;
+
+struct Weights {
+  std::vector<float> f32;      // the values the kernel must see
+  std::vector<uint16_t> bits;  // F16/BF16 encodings of them
+  const void* data(DType d) const {
+    return d == DType::kF32 ? static_cast<const void*>(f32.data()) : bits.data();
+  }
+};
+
+// Random weights exactly representable in `dtype`, plus a few f16 subnormals when F16.
+Weights MakeWeights(DType dtype, int64_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Weights w;
+  w.f32.resize(count);
+  for (int64_t i = 0; i < count; ++i) {
+    float v = dist(rng);
+    if (dtype == DType::kF16 && i % 97 == 5) v = 3e-6f;  // a subnormal half
+    if (dtype == DType::kF16) {
+      w.bits.push_back(tensor::FloatToHalf(v));
+      w.f32[i] = tensor::HalfToFloat(w.bits.back());
+    } else if (dtype == DType::kBF16) {
+      w.bits.push_back(tensor::FloatToBFloat16(v));
+      w.f32[i] = tensor::BFloat16ToFloat(w.bits.back());
+    } else {
+      w.f32[i] = v;
+    }
+  }
+  return w;
+}
+
+std::vector<std::string> AvailableIsas() {
+  std::vector<std::string> out;
+  for (const char* isa : {"avx512", "avx2", "portable"}) {
+    if (ForceMatmulTypedIsa(isa)) out.push_back(isa);
+  }
+  return out;
+}
+
+class TypedMatmulParityTest : public ::testing::Test {
+ protected:
+  void SetUp() override { restore_ = MatmulTypedIsa(); }
+  void TearDown() override { ForceMatmulTypedIsa(restore_.c_str()); }
+  std::string restore_;
+};
+
+TEST_F(TypedMatmulParityTest, MatchesNaiveOverShapesDtypesAndIsas) {
+  const std::vector<std::string> isas = AvailableIsas();
+  ASSERT_FALSE(isas.empty());
+  ASSERT_EQ(isas.back(), "portable");
+  const int64_t ms[] = {1, 2, 3, 4, 5, 8, 16, 17, 40};
+  const int64_t shapes[][2] = {{1, 1}, {3, 15}, {4, 16}, {7, 17}, {64, 64}, {130, 100},
+                               {96, 768}, {300, 33}};
+  int cases = 0;
+  for (const std::string& isa : isas) {
+    ASSERT_TRUE(ForceMatmulTypedIsa(isa.c_str()));
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      for (const auto& s : shapes) {
+        const int64_t n = s[0], k = s[1];
+        const Weights w = MakeWeights(dtype, n * k, static_cast<uint32_t>(n * 31 + k));
+        for (int64_t m : ms) {
+          if (isa == "portable" && m > 5) continue;  // the slow loop: a few row counts suffice
+          const Weights x = MakeWeights(DType::kF32, m * k, static_cast<uint32_t>(m + 7));
+          std::vector<float> got(m * n, -1.0f), want(m * n);
+          MatmulTyped(x.f32.data(), w.data(dtype), dtype, got.data(), m, n, k);
+          MatmulTypedNaive(x.f32.data(), w.data(dtype), dtype, want.data(), m, n, k);
+          SCOPED_TRACE(isa + " " + tensor::DTypeName(dtype) + " m=" + std::to_string(m) +
+                       " n=" + std::to_string(n) + " k=" + std::to_string(k));
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              double mag = 0.0;
+              for (int64_t p = 0; p < k; ++p) mag += std::fabs(x.f32[i * k + p] * w.f32[j * k + p]);
+              ASSERT_NEAR(got[i * n + j], want[i * n + j], 1e-5 * mag + 1e-30)
+                  << "at row " << i << " column " << j;
+            }
+          }
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_GE(cases, 3 * 8 * 5);
+}
+
+TEST_F(TypedMatmulParityTest, NaiveWidensExactly) {
+  // x = e_p picks weight column p: the reference must return the widened weight bit for bit.
+  const Weights w = MakeWeights(DType::kF16, 4 * 8, 3);
+  std::vector<float> x(8, 0.0f), y(4);
+  x[5] = 1.0f;
+  MatmulTypedNaive(x.data(), w.data(DType::kF16), DType::kF16, y.data(), 1, 4, 8);
+  for (int j = 0; j < 4; ++j) EXPECT_EQ(y[j], tensor::HalfToFloat(w.bits[j * 8 + 5]));
+}
+
+TEST_F(TypedMatmulParityTest, WidenToF32IsExactOnEveryIsa) {
+  std::vector<uint16_t> all(65536);
+  for (int i = 0; i < 65536; ++i) all[i] = static_cast<uint16_t>(i);
+  for (const std::string& isa : AvailableIsas()) {
+    ASSERT_TRUE(ForceMatmulTypedIsa(isa.c_str()));
+    for (DType dtype : {DType::kF16, DType::kBF16}) {
+      std::vector<float> got(all.size() - 3);  // an odd count exercises the tail
+      WidenToF32(all.data() + 3, dtype, got.data(), static_cast<int64_t>(got.size()));
+      for (size_t i = 0; i < got.size(); ++i) {
+        const uint16_t h = all[i + 3];
+        const float want = dtype == DType::kF16 ? tensor::HalfToFloat(h) : tensor::BFloat16ToFloat(h);
+        if (std::isnan(want)) {
+          ASSERT_TRUE(std::isnan(got[i])) << isa << " bits " << h;
+        } else {
+          ASSERT_EQ(got[i], want) << isa << " " << tensor::DTypeName(dtype) << " bits " << h;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tandem::kernels
