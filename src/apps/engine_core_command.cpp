@@ -88,6 +88,7 @@ std::vector<std::pair<std::string, std::string>> SharedSettings(const EngineCore
           {"--max-model-len", std::to_string(c.max_model_len)},
           {"--block-size", std::to_string(c.block_size)},
           {"--dtype", c.dtype},
+          {"--kv-cache-dtype", c.kv_cache_dtype},
           {"--speculative-config", DescribeSpeculativeConfig(SpeculativeOf(c))}};
 }
 

@@ -16,6 +16,7 @@ namespace tandem::apps {
 struct EngineCoreConfig {
   std::string model_path;
   std::string dtype = "auto";
+  std::string kv_cache_dtype = "auto";
   int num_threads = 0;              // 0 = all cores
   int dp_rank = 0;
   // scheduler
@@ -58,7 +59,8 @@ struct EngineCoreConfig {
   int prompt_lookup_max = 0;
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dtype, num_threads,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dtype,
+                                                kv_cache_dtype, num_threads,
                                                 dp_rank, max_model_len, max_num_seqs,
                                                 max_num_batched_tokens, block_size,
                                                 enable_prefix_caching,

@@ -43,9 +43,10 @@ void LogModel(const EngineCoreConfig& cfg, const model::Model& model, int32_t nu
             cfg.tensor_parallel_size > 1
                 ? " (TP rank 0 of " + std::to_string(cfg.tensor_parallel_size) + ")"
                 : "");
-  TLOG_INFO("KV cache: {} blocks of {} tokens ({} tokens, {:.1f} MiB)", num_blocks,
+  TLOG_INFO("KV cache: {} blocks of {} tokens ({} tokens, {:.1f} MiB, {})", num_blocks,
             cfg.block_size, int64_t{num_blocks} * cfg.block_size,
-            num_blocks * model.kv_cache_spec().BytesPerBlock(cfg.block_size) / 1048576.0);
+            num_blocks * model.kv_cache_spec().BytesPerBlock(cfg.block_size) / 1048576.0,
+            tensor::DTypeName(model.kv_cache_spec().kv_dtype));
 }
 
 }  // namespace
@@ -74,6 +75,7 @@ model::LoadOptions MakeLoadOptions(const EngineCoreConfig& cfg, comm::ProcessGro
                                    comm::ProcessGroup* ep_group) {
   model::LoadOptions load;
   load.dtype = cfg.dtype;
+  load.kv_cache_dtype = cfg.kv_cache_dtype;
   load.num_threads = cfg.num_threads;
   load.tp_rank = cfg.tp_rank;
   load.tp_size = cfg.tensor_parallel_size;

@@ -34,6 +34,7 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
   EngineCoreConfig c;
   c.model_path = f.model;
   c.dtype = f.dtype;
+  c.kv_cache_dtype = f.kv_cache_dtype;
   c.num_threads = f.num_threads;
   c.max_model_len = max_model_len;
   c.max_num_seqs = f.max_num_seqs;

@@ -45,6 +45,21 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       "float32) | float32 | float | bfloat16 | float16 | half (converted at load). Activations "
       "are float32")
       ->check(CLI::IsMember({"auto", "float32", "float", "bfloat16", "float16", "half"}));
+  Opt(app, "kv-cache-dtype", f.kv_cache_dtype,
+      "KV cache element type: auto (float32, the activations') | float32 | bfloat16 | float16 "
+      "(half the bytes attention reads; K/V rounded to nearest even). fp8 is refused on CPU")
+      ->check([](const std::string& v) -> std::string {
+        if (v == "auto" || v == "float32" || v == "float" || v == "bfloat16" ||
+            v == "float16" || v == "half") {
+          return "";
+        }
+        if (v.rfind("fp8", 0) == 0) {
+          return "--kv-cache-dtype " + v +
+                 ": fp8 KV caches have no CPU kernel; use auto, bfloat16 or float16";
+        }
+        return "--kv-cache-dtype '" + v +
+               "' is not one of auto, float32, bfloat16, float16, half";
+      });
   Opt(app, "chat-template", f.chat_template, "Jinja chat template file (overrides the model's)");
   Opt(app, "generation-config", f.generation_config,
       "Default sampling from the model's generation_config.json: auto|vllm|PATH");

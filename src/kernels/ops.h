@@ -85,23 +85,28 @@ struct PagedAttentionParams {
   int32_t head_dim = 0;
   int32_t block_size = 16;
   float scale = 1.0f;  // usually 1 / sqrt(head_dim)
+  // Element type of key_cache / value_cache (--kv-cache-dtype): F32, F16 or BF16; 16-bit
+  // entries are widened exactly when read, scores and the weighted sum are f32.
+  tensor::DType kv_dtype = tensor::DType::kF32;
 };
-// q: [num_tokens, num_heads, head_dim]; key_cache/value_cache: [num_blocks, block_size,
-// num_kv_heads, head_dim]; out: [num_tokens, num_heads, head_dim].
+// q: [num_tokens, num_heads, head_dim] f32; key_cache/value_cache: [num_blocks, block_size,
+// num_kv_heads, head_dim] in params.kv_dtype; out: [num_tokens, num_heads, head_dim] f32.
 // Reference: vLLM paged_attention (decode) / flash-attn varlen (prefill), softmax in f32.
-void PagedAttention(const float* q, const float* key_cache, const float* value_cache,
+void PagedAttention(const float* q, const void* key_cache, const void* value_cache,
                     const int32_t* query_start_loc, const int32_t* seq_lens, int32_t num_seqs,
                     const std::vector<std::vector<int32_t>>& block_tables,
                     const PagedAttentionParams& params, float* out);
-void PagedAttentionNaive(const float* q, const float* key_cache, const float* value_cache,
+void PagedAttentionNaive(const float* q, const void* key_cache, const void* value_cache,
                          const int32_t* query_start_loc, const int32_t* seq_lens,
                          int32_t num_seqs, const std::vector<std::vector<int32_t>>& block_tables,
                          const PagedAttentionParams& params, float* out);
 
-// Writes k/v rows [num_tokens, num_kv_heads * head_dim] into the paged caches at
-// slot_mapping[t] (block_id * block_size + offset); slot -1 = padding, skipped.
+// Writes f32 k/v rows [num_tokens, num_kv_heads * head_dim] into the paged caches (elements of
+// kv_dtype: F32 copied, F16/BF16 rounded to nearest even) at slot_mapping[t]
+// (block_id * block_size + offset); slot -1 = padding, skipped.
 void WriteKvCache(const float* k, const float* v, const int64_t* slot_mapping, int64_t num_tokens,
-                  int64_t kv_row_size, float* key_cache, float* value_cache);
+                  int64_t kv_row_size, void* key_cache, void* value_cache,
+                  tensor::DType kv_dtype = tensor::DType::kF32);
 
 // ---- MoE routing (cpu/moe_routing.cpp) ----
 // Per token: probabilities = softmax(router_logits[t, :]) over all num_experts, take the top_k

@@ -58,14 +58,26 @@ void DecoderModel::MtpForward(const ForwardContext& ctx, const int32_t* next_tok
     return;
   }
   LayerCache cache{kv.key_cache[num_kv_layers_].data(), kv.value_cache[num_kv_layers_].data()};
+  cache.kv_dtype = kv.spec.kv_dtype;
   mtp_->Forward(ctx, next_tokens, hidden, w_.embedding, w_.lm_head, info_.vocab_size, cache,
                 hidden_out, logits);
+}
+
+Status DecoderModel::SetKvCacheDtype(tensor::DType dtype) {
+  if (dtype != tensor::DType::kF32 && dtype != tensor::DType::kF16 &&
+      dtype != tensor::DType::kBF16) {
+    return InvalidArgument(std::string("--kv-cache-dtype ") + tensor::DTypeName(dtype) +
+                           " has no CPU kernel; use auto, float32, bfloat16 or float16");
+  }
+  kv_dtype_ = dtype;
+  return Status::Ok();
 }
 
 KvCacheSpec DecoderModel::kv_cache_spec() const {
   KvCacheSpec spec{num_kv_layers_ + (mtp_ ? 1 : 0), info_.num_kv_heads, info_.head_dim};
   spec.num_state_layers = num_state_layers_;
   spec.state_floats = state_floats_;
+  spec.kv_dtype = kv_dtype_;
   return spec;
 }
 
@@ -82,6 +94,7 @@ void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, std::vector<f
     LayerCache cache = state_layer_[l]
                            ? LayerCache{nullptr, nullptr, kv.state[c].data(), kv.spec.state_floats}
                            : LayerCache{kv.key_cache[c].data(), kv.value_cache[c].data()};
+    cache.kv_dtype = kv.spec.kv_dtype;
     w_.layers[l].Forward(ctx, tp_, cache, hidden_.data(), normed_.data(), delta_.data(), dim);
   }
   // Only the rows whose logits are wanted go through the final norm and lm_head.

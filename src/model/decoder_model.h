@@ -46,6 +46,7 @@ class DecoderModel : public Model {
   const Embedding& embedding() const { return w_.embedding; }
   const Linear& lm_head() const { return w_.lm_head; }
   KvCacheSpec kv_cache_spec() const override;
+  Status SetKvCacheDtype(tensor::DType dtype) override;
   // See Model::Forward. An inconsistent ctx/kv (sizes, slots beyond the cache) is a caller bug
   // and aborts via TANDEM_CHECK naming the mismatch.
   void Forward(const ForwardContext& ctx, KvCache& kv, std::vector<float>& logits) override;
@@ -67,6 +68,7 @@ class DecoderModel : public Model {
   int32_t num_kv_layers_ = 0;
   int32_t num_state_layers_ = 0;
   int64_t state_floats_ = 0;
+  tensor::DType kv_dtype_ = tensor::DType::kF32;
   std::unique_ptr<MtpModule> mtp_;  // null: no MTP head
   std::vector<float> hidden_, normed_, delta_, last_;  // scratch, reused across steps
   std::vector<float> local_logits_, gathered_;          // scratch: vocab-parallel lm_head

@@ -43,7 +43,10 @@ void KvCache::Allocate(const KvCacheSpec& s, int32_t n_blocks, int32_t b_size,
   for (int32_t l = 0; l < s.num_state_layers; ++l) {
     state.emplace_back(static_cast<size_t>(num_state_slots) * s.state_floats);
   }
-  const size_t per_layer = static_cast<size_t>(n_blocks) * b_size * s.num_kv_heads * s.head_dim;
+  const size_t elements = static_cast<size_t>(n_blocks) * b_size * s.num_kv_heads * s.head_dim;
+  // LazyZeroBuffer counts floats: a 16-bit cache takes half as many.
+  const size_t per_layer =
+      (elements * tensor::DTypeSize(s.kv_dtype) + sizeof(float) - 1) / sizeof(float);
   key_cache.clear();
   value_cache.clear();
   for (int32_t l = 0; l < s.num_layers; ++l) {

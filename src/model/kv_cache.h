@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "tensor/dtype.h"
+
 namespace tandem::model {
 
 // What one model needs per KV block, and per sequence of recurrent state; the worker sizes the
@@ -19,10 +21,11 @@ struct KvCacheSpec {
   int32_t head_dim = 0;
   int32_t num_state_layers = 0;  // linear-attention layers holding a state per sequence
   int64_t state_floats = 0;      // f32 values of one sequence's state in one such layer
-  // bytes of one block over all layers, K and V, f32
+  tensor::DType kv_dtype = tensor::DType::kF32;  // K/V elements (--kv-cache-dtype)
+  // bytes of one block over all layers, K and V
   size_t BytesPerBlock(int32_t block_size) const {
     return static_cast<size_t>(num_layers) * 2 * block_size * num_kv_heads * head_dim *
-           sizeof(float);
+           tensor::DTypeSize(kv_dtype);
   }
   // bytes of one sequence's state over all linear-attention layers, f32
   size_t BytesPerStateSlot() const {
@@ -56,7 +59,8 @@ struct KvCache {
   int32_t num_blocks = 0;
   int32_t block_size = 16;
   KvCacheSpec spec;
-  // Per attention layer: [num_blocks, block_size, num_kv_heads, head_dim] f32, row-major.
+  // Per attention layer: [num_blocks, block_size, num_kv_heads, head_dim] of spec.kv_dtype,
+  // row-major (a 16-bit cache fills half the floats of its buffer).
   std::vector<LazyZeroBuffer> key_cache;
   std::vector<LazyZeroBuffer> value_cache;
   // Per linear-attention layer: [num_state_slots, spec.state_floats] f32.

@@ -55,6 +55,14 @@ class Model {
   virtual ~Model() = default;
   virtual const ModelInfo& info() const = 0;
   virtual KvCacheSpec kv_cache_spec() const = 0;
+  // The element type of the paged K/V blocks kv_cache_spec() will ask for (--kv-cache-dtype):
+  // F32 (default), F16 or BF16. Call before the cache is allocated. Errors: kInvalidArgument for
+  // another dtype or a model that keeps no paged KV in another type.
+  virtual Status SetKvCacheDtype(tensor::DType dtype) {
+    if (dtype == tensor::DType::kF32) return Status::Ok();
+    return InvalidArgument(std::string("--kv-cache-dtype ") + tensor::DTypeName(dtype) +
+                           " is not supported by this model");
+  }
 
   // Runs one step over ctx's flat batch: writes each token's K/V into `kv` at
   // ctx.slot_mapping, attends over each sequence's blocks (causal), and writes
@@ -95,6 +103,9 @@ struct LoadOptions {
   // --dtype: auto (each weight as stored: F32/F16/BF16) | float32 | float | bfloat16 | float16 |
   // half (Linear/embedding weights converted at load). Activations are f32 in every case.
   std::string dtype = "auto";
+  // --kv-cache-dtype: auto (float32, the activations' dtype) | float32 | bfloat16 | float16;
+  // fp8 variants are refused by name (no CPU kernel).
+  std::string kv_cache_dtype = "auto";
   int32_t num_threads = 0;     // 0 = all cores
   // Tensor parallel: this instance holds TP rank tp_rank's shard of every weight (vLLM's split,
   // see model/loader/sharded_reader.h) and its Forward enters tp_group's collectives (two

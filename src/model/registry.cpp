@@ -113,9 +113,35 @@ Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpCont
   return LoadQwen2Moe(config, source, tp);
 }
 
+// The K/V element type --kv-cache-dtype names (vLLM's values; "auto" = f32, our activations').
+Result<tensor::DType> ParseKvCacheDtype(const std::string& name) {
+  if (name == "auto" || name == "float32" || name == "float") return tensor::DType::kF32;
+  if (name == "bfloat16") return tensor::DType::kBF16;
+  if (name == "float16" || name == "half") return tensor::DType::kF16;
+  if (name.rfind("fp8", 0) == 0) {
+    return InvalidArgument("--kv-cache-dtype " + name +
+                           ": fp8 KV caches have no CPU kernel; use auto, bfloat16 or float16");
+  }
+  return InvalidArgument("--kv-cache-dtype '" + name +
+                         "' is not supported; use auto, float32, bfloat16 or float16");
+}
+
+Result<std::unique_ptr<Model>> LoadModelWeights(const std::string& path,
+                                                const LoadOptions& options);
+
 }  // namespace
 
 Result<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOptions& options) {
+  TANDEM_ASSIGN_OR_RETURN(const tensor::DType kv_dtype, ParseKvCacheDtype(options.kv_cache_dtype));
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, LoadModelWeights(path, options));
+  TANDEM_RETURN_IF_ERROR(model->SetKvCacheDtype(kv_dtype));
+  return model;
+}
+
+namespace {
+
+Result<std::unique_ptr<Model>> LoadModelWeights(const std::string& path,
+                                                const LoadOptions& options) {
   namespace fs = std::filesystem;
   TANDEM_ASSIGN_OR_RETURN(const std::optional<tensor::DType> cast, ParseDtype(options.dtype));
   std::unique_ptr<CastingWeightSource> holder;
@@ -142,5 +168,7 @@ Result<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOpti
   return InvalidArgument("model path '" + path +
                          "' is neither a folder (Hugging Face layout) nor a .gguf file");
 }
+
+}  // namespace
 
 }  // namespace tandem::model

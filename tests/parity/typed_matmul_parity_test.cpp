@@ -130,5 +130,54 @@ TEST_F(TypedMatmulParityTest, WidenToF32IsExactOnEveryIsa) {
   }
 }
 
+// Paged attention reads a 16-bit KV cache through the same widening: against the naive
+// reference on the same cache bytes, for every KV dtype and SIMD path; WriteKvCache rounds to
+// nearest even.
+TEST_F(TypedMatmulParityTest, PagedAttentionOverKvDtypesAndIsas) {
+  const int heads = 8, kv_heads = 2, hd = 40, block = 16, blocks = 8;
+  const int64_t slot = int64_t{kv_heads} * hd;
+  const std::vector<int32_t> seq_lens = {37, 20}, qsl = {0, 1, 21};
+  const std::vector<std::vector<int32_t>> tables = {{7, 2, 5}, {1, 3}};
+  const Weights k = MakeWeights(DType::kF32, blocks * block * slot, 21);
+  const Weights v = MakeWeights(DType::kF32, blocks * block * slot, 22);
+  const Weights q = MakeWeights(DType::kF32, qsl.back() * heads * hd, 23);
+  std::vector<int64_t> slots(blocks * block);
+  for (size_t i = 0; i < slots.size(); ++i) slots[i] = static_cast<int64_t>(i);
+  int cases = 0;
+  for (const std::string& isa : AvailableIsas()) {
+    ASSERT_TRUE(ForceMatmulTypedIsa(isa.c_str()));
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      std::vector<float> kc(k.f32.size()), vc(v.f32.size());  // 16-bit fills the first half
+      WriteKvCache(k.f32.data(), v.f32.data(), slots.data(), blocks * block, slot, kc.data(),
+                   vc.data(), dtype);
+      if (dtype != DType::kF32) {
+        const auto* bits = reinterpret_cast<const uint16_t*>(kc.data());
+        for (int64_t i = 0; i < 50; ++i) {
+          ASSERT_EQ(bits[i], dtype == DType::kF16 ? tensor::FloatToHalf(k.f32[i])
+                                                  : tensor::FloatToBFloat16(k.f32[i]));
+        }
+      }
+      PagedAttentionParams p;
+      p.num_heads = heads;
+      p.num_kv_heads = kv_heads;
+      p.head_dim = hd;
+      p.block_size = block;
+      p.scale = 1.0f / std::sqrt(float{hd});
+      p.kv_dtype = dtype;
+      std::vector<float> got(q.f32.size()), want(q.f32.size());
+      PagedAttention(q.f32.data(), kc.data(), vc.data(), qsl.data(), seq_lens.data(), 2, tables,
+                     p, got.data());
+      PagedAttentionNaive(q.f32.data(), kc.data(), vc.data(), qsl.data(), seq_lens.data(), 2,
+                          tables, p, want.data());
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_NEAR(got[i], want[i], 1e-5 * (1.0 + std::fabs(want[i])))
+            << isa << " " << tensor::DTypeName(dtype) << " at " << i;
+      }
+      ++cases;
+    }
+  }
+  EXPECT_GE(cases, 6);
+}
+
 }  // namespace
 }  // namespace tandem::kernels

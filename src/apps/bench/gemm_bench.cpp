@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -135,6 +136,36 @@ GemmResult BenchTandemMatmul(const GemmShape& shape, int repeats) {
                     shape.m, shape.n, shape.k);
   });
   return MakeResult(shape, "tandem", best);
+}
+
+GemmResult BenchTypedMatmul(const GemmShape& shape, tensor::DType dtype, int repeats) {
+  const size_t elem = tensor::DTypeSize(dtype);
+  const size_t weight_count = size_t(shape.n) * shape.k;
+  const size_t weight_bytes = weight_count * elem;
+  const int num_copies = static_cast<int>(
+      std::max<size_t>(1, (kMinRotatedWeightBytes + weight_bytes - 1) / weight_bytes));
+  std::vector<float> a = RandomFloats(size_t(shape.m) * shape.k, 1);
+  std::vector<float> w = RandomFloats(weight_count, 2);
+  std::vector<unsigned char> copies(weight_bytes * num_copies);
+  for (size_t i = 0; i < weight_count; ++i) {
+    uint16_t h = dtype == tensor::DType::kF16 ? tensor::FloatToHalf(w[i])
+                                              : tensor::FloatToBFloat16(w[i]);
+    const void* src = dtype == tensor::DType::kF32 ? static_cast<const void*>(&w[i]) : &h;
+    for (int c = 0; c < num_copies; ++c) std::memcpy(&copies[c * weight_bytes + i * elem], src, elem);
+  }
+  std::vector<float> y(size_t(shape.m) * shape.n);
+  double best = TimeBest(repeats, [&](size_t call) {
+    kernels::MatmulTyped(a.data(), copies.data() + (call % num_copies) * weight_bytes, dtype,
+                         y.data(), shape.m, shape.n, shape.k);
+  });
+  const std::string impl = std::string("typed-") +
+                           (dtype == tensor::DType::kF32   ? "f32"
+                            : dtype == tensor::DType::kF16 ? "f16"
+                                                           : "bf16");
+  GemmResult r = MakeResult(shape, "", best);
+  r.impl = impl;
+  r.weight_gb_per_s = double(weight_bytes) / best / 1e9;
+  return r;
 }
 
 Result<GemmResult> BenchOnednnPackedMatmul(const GemmShape& shape, int repeats) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "tensor/dtype.h"
 
 namespace tandem::apps::bench {
 
@@ -33,6 +34,11 @@ struct GemmResult {
 
 // Times kernels::Matmul (runs on the oneDNN threads of the process).
 GemmResult BenchTandemMatmul(const GemmShape& shape, int repeats);
+
+// Times kernels::MatmulTyped with W [N, K] stored in `dtype` (F32, F16, BF16): what a Linear of
+// that dtype runs. impl = "typed-f32" / "typed-f16" / "typed-bf16"; weight_gb_per_s counts the
+// dtype's bytes (K·N·2 for 16-bit).
+GemmResult BenchTypedMatmul(const GemmShape& shape, tensor::DType dtype, int repeats);
 
 // Times a oneDNN matmul with prepacked weights. Internal naming the shape when oneDNN fails.
 Result<GemmResult> BenchOnednnPackedMatmul(const GemmShape& shape, int repeats);

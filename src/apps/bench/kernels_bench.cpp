@@ -8,6 +8,7 @@
 
 #include "apps/bench/gemm_bench.h"
 #include "apps/bench/memory_bandwidth.h"
+#include "kernels/ops.h"
 
 namespace tandem::apps::bench {
 namespace {
@@ -72,28 +73,39 @@ Status RunKernelsBench(const KernelsBenchConfig& config) {
   out["tandem_max_abs_diff"] = check.tandem_max_abs_diff;
   out["onednn_packed_max_abs_diff"] = check.onednn_packed_max_abs_diff;
 
-  std::printf("%-6s %-6s %-6s %-14s %10s %9s %9s %9s %7s\n", "M", "K", "N", "impl", "ms",
-              "GFLOP/s", "x naive", "W GB/s", "W/bw");
+  std::printf("typed matmul SIMD path: %s\n", kernels::MatmulTypedIsa());
+  std::printf("%-6s %-6s %-6s %-14s %10s %9s %9s %9s %9s\n", "M", "K", "N", "impl", "ms",
+              "GFLOP/s", "x naive", "W GB/s", "roofline");
   nlohmann::json gemms = nlohmann::json::array();
   for (int m : config.gemm_m) {
     const GemmShape shape{m, config.gemm_k, config.gemm_n};
     GemmResult tandem = BenchTandemMatmul(shape, config.repeats);
     TANDEM_ASSIGN_OR_RETURN(GemmResult packed, BenchOnednnPackedMatmul(shape, config.repeats));
-    for (const GemmResult& r : {tandem, packed}) {
+    std::vector<GemmResult> rows = {tandem, packed};
+    for (tensor::DType d : {tensor::DType::kF32, tensor::DType::kF16, tensor::DType::kBF16}) {
+      rows.push_back(BenchTypedMatmul(shape, d, config.repeats));
+    }
+    for (const GemmResult& r : rows) {
       const double vs_naive = r.gflop_per_s / naive.gflop_per_s;
-      const double bw_share = r.weight_gb_per_s / bw.read_gb_per_s;
-      std::printf("%-6d %-6d %-6d %-14s %10.3f %9.1f %9.1f %9.2f %7.2f\n", m, config.gemm_k,
+      // Roofline: weight streaming at the read bandwidth for decode sizes, the prepacked oneDNN
+      // f32 GEMM of the same shape for prefill sizes.
+      const bool decode = m <= kernels::kFusedMatmulMaxRows;
+      const double roofline = decode ? r.weight_gb_per_s / bw.read_gb_per_s
+                                     : r.gflop_per_s / packed.gflop_per_s;
+      std::printf("%-6d %-6d %-6d %-14s %10.3f %9.1f %9.1f %9.2f %8.2f%s\n", m, config.gemm_k,
                   config.gemm_n, r.impl.c_str(), r.seconds * 1e3, r.gflop_per_s, vs_naive,
-                  r.weight_gb_per_s, bw_share);
+                  r.weight_gb_per_s, roofline, decode ? "b" : "g");
       nlohmann::json j = GemmJson(r);
       j["speedup_vs_naive"] = vs_naive;
-      j["weight_bw_fraction"] = bw_share;
+      j[decode ? "weight_bw_fraction" : "packed_gemm_fraction"] = roofline;
       gemms.push_back(std::move(j));
     }
   }
   out["gemm"] = std::move(gemms);
-  std::printf("W GB/s = K*N*4 weight bytes / time; W/bw = that over the read bandwidth above: the "
-              "decode efficiency (small M), ~1.0 = memory-bound optimum\n");
+  std::printf("W GB/s = weight bytes (K*N*dtype size) / time. roofline: 'b' = W GB/s over the "
+              "read bandwidth above (decode sizes, M <= %lld; ~1.0 = memory-bound optimum), "
+              "'g' = GFLOP/s over onednn-packed f32 at the same shape (prefill sizes)\n",
+              static_cast<long long>(kernels::kFusedMatmulMaxRows));
 
   if (!config.json_path.empty()) {
     std::ofstream file(config.json_path);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "kernels/cpu/simd.h"
 #include "kernels/ops.h"
 
 namespace tandem::kernels {
@@ -34,12 +35,15 @@ void MapRows(const int32_t* query_start_loc, const int32_t* seq_lens, int32_t nu
 
 }  // namespace
 
-void PagedAttention(const float* q, const float* key_cache, const float* value_cache,
+void PagedAttention(const float* q, const void* key_cache, const void* value_cache,
                     const int32_t* query_start_loc, const int32_t* seq_lens, int32_t num_seqs,
                     const std::vector<std::vector<int32_t>>& block_tables,
                     const PagedAttentionParams& p, float* out) {
   TANDEM_CHECK(p.num_kv_heads > 0 && p.num_heads % p.num_kv_heads == 0)
       << "num_heads " << p.num_heads << " must be a multiple of num_kv_heads " << p.num_kv_heads;
+  const auto* kc = static_cast<const unsigned char*>(key_cache);
+  const auto* vc = static_cast<const unsigned char*>(value_cache);
+  const size_t elem = tensor::DTypeSize(p.kv_dtype);
   thread_local std::vector<int32_t> row_seq;
   thread_local std::vector<int32_t> row_pos;
   MapRows(query_start_loc, seq_lens, num_seqs, row_seq, row_pos);
@@ -70,10 +74,8 @@ void PagedAttention(const float* q, const float* key_cache, const float* value_c
     for (int64_t pos = 0; pos < ctx_len; ++pos) {
       const int64_t slot = static_cast<int64_t>(table[pos / p.block_size]) * p.block_size +
                            pos % p.block_size;
-      const float* kr = key_cache + slot * kv_stride + kvh * hd;
-      float dot = 0.0f;
-      for (int64_t d = 0; d < hd; ++d) dot += qr[d] * kr[d];
-      scores[pos] = dot * p.scale;
+      const unsigned char* kr = kc + (slot * kv_stride + kvh * hd) * elem;
+      scores[pos] = DotWidened(qr, kr, p.kv_dtype, hd) * p.scale;
       mx = std::max(mx, scores[pos]);
     }
     float sum = 0.0f;
@@ -87,18 +89,23 @@ void PagedAttention(const float* q, const float* key_cache, const float* value_c
     for (int64_t pos = 0; pos < ctx_len; ++pos) {
       const int64_t slot = static_cast<int64_t>(table[pos / p.block_size]) * p.block_size +
                            pos % p.block_size;
-      const float* vr = value_cache + slot * kv_stride + kvh * hd;
-      const float weight = scores[pos] * inv;
-      for (int64_t d = 0; d < hd; ++d) o[d] += weight * vr[d];
+      const unsigned char* vr = vc + (slot * kv_stride + kvh * hd) * elem;
+      AxpyWidened(scores[pos] * inv, vr, p.kv_dtype, o, hd);
     }
   }
 }
 
-void PagedAttentionNaive(const float* q, const float* key_cache, const float* value_cache,
+void PagedAttentionNaive(const float* q, const void* key_cache_raw, const void* value_cache_raw,
                          const int32_t* query_start_loc, const int32_t* seq_lens,
                          int32_t num_seqs, const std::vector<std::vector<int32_t>>& block_tables,
                          const PagedAttentionParams& p, float* out) {
   const int64_t hd = p.head_dim;
+  // Element i of a cache, widened by the reference conversions of tensor/dtype.h.
+  auto at = [&](const void* cache, int64_t i) -> double {
+    if (p.kv_dtype == tensor::DType::kF32) return static_cast<const float*>(cache)[i];
+    const uint16_t h = static_cast<const uint16_t*>(cache)[i];
+    return p.kv_dtype == tensor::DType::kF16 ? tensor::HalfToFloat(h) : tensor::BFloat16ToFloat(h);
+  };
   const int64_t kv_stride = static_cast<int64_t>(p.num_kv_heads) * hd;
   for (int32_t s = 0; s < num_seqs; ++s) {
     // Gather this sequence's K/V into contiguous [seq_len, num_kv_heads, hd].
@@ -108,8 +115,8 @@ void PagedAttentionNaive(const float* q, const float* key_cache, const float* va
       const int64_t slot = static_cast<int64_t>(block_tables[s][pos / p.block_size]) * p.block_size +
                            pos % p.block_size;
       for (int64_t i = 0; i < kv_stride; ++i) {
-        k[pos * kv_stride + i] = key_cache[slot * kv_stride + i];
-        v[pos * kv_stride + i] = value_cache[slot * kv_stride + i];
+        k[pos * kv_stride + i] = at(key_cache_raw, slot * kv_stride + i);
+        v[pos * kv_stride + i] = at(value_cache_raw, slot * kv_stride + i);
       }
     }
     const int32_t begin = query_start_loc[s];
@@ -139,12 +146,27 @@ void PagedAttentionNaive(const float* q, const float* key_cache, const float* va
 }
 
 void WriteKvCache(const float* k, const float* v, const int64_t* slot_mapping, int64_t num_tokens,
-                  int64_t kv_row_size, float* key_cache, float* value_cache) {
+                  int64_t kv_row_size, void* key_cache, void* value_cache,
+                  tensor::DType kv_dtype) {
   for (int64_t t = 0; t < num_tokens; ++t) {
     const int64_t slot = slot_mapping[t];
     if (slot < 0) continue;
-    std::copy(k + t * kv_row_size, k + (t + 1) * kv_row_size, key_cache + slot * kv_row_size);
-    std::copy(v + t * kv_row_size, v + (t + 1) * kv_row_size, value_cache + slot * kv_row_size);
+    const float* kr = k + t * kv_row_size;
+    const float* vr = v + t * kv_row_size;
+    if (kv_dtype == tensor::DType::kF32) {
+      std::copy(kr, kr + kv_row_size, static_cast<float*>(key_cache) + slot * kv_row_size);
+      std::copy(vr, vr + kv_row_size, static_cast<float*>(value_cache) + slot * kv_row_size);
+      continue;
+    }
+    TANDEM_CHECK(kv_dtype == tensor::DType::kF16 || kv_dtype == tensor::DType::kBF16)
+        << "KV cache dtype " << tensor::DTypeName(kv_dtype) << " has no kernel";
+    uint16_t* kd = static_cast<uint16_t*>(key_cache) + slot * kv_row_size;
+    uint16_t* vd = static_cast<uint16_t*>(value_cache) + slot * kv_row_size;
+    const bool half = kv_dtype == tensor::DType::kF16;
+    for (int64_t i = 0; i < kv_row_size; ++i) {
+      kd[i] = half ? tensor::FloatToHalf(kr[i]) : tensor::FloatToBFloat16(kr[i]);
+      vd[i] = half ? tensor::FloatToHalf(vr[i]) : tensor::FloatToBFloat16(vr[i]);
+    }
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "core/check.h"
 #include "kernels/cpu/matmul_internal.h"
+#include "kernels/cpu/simd.h"
 #include "kernels/cpu/typed_matmul_isa_api.h"
 #include "kernels/ops.h"
 
@@ -164,6 +165,26 @@ bool ForceMatmulTypedIsa(const char* name) {
   }
   IsaSlot().store(isa);
   return true;
+}
+
+float DotWidened(const float* a, const void* b, tensor::DType b_dtype, int64_t n) {
+  switch (TheIsa()) {
+    case Isa::kAvx512: return isa::DotAvx512(a, b, WeightCodeOf(b_dtype), n);
+    case Isa::kAvx2: return isa::DotAvx2(a, b, WeightCodeOf(b_dtype), n);
+    case Isa::kPortable: break;
+  }
+  float acc = 0.0f;
+  for (int64_t p = 0; p < n; ++p) acc += a[p] * WidenOne(b, b_dtype, p);
+  return acc;
+}
+
+void AxpyWidened(float alpha, const void* x, tensor::DType x_dtype, float* y, int64_t n) {
+  switch (TheIsa()) {
+    case Isa::kAvx512: return isa::AxpyAvx512(alpha, x, WeightCodeOf(x_dtype), y, n);
+    case Isa::kAvx2: return isa::AxpyAvx2(alpha, x, WeightCodeOf(x_dtype), y, n);
+    case Isa::kPortable: break;
+  }
+  for (int64_t p = 0; p < n; ++p) y[p] += alpha * WidenOne(x, x_dtype, p);
 }
 
 const char* MatmulTypedIsa() {

@@ -24,6 +24,8 @@ struct Isa {
     return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
   }
   static void Store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static V Add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V Set1(float x) { return _mm256_set1_ps(x); }
 };
 }  // namespace
 
@@ -34,6 +36,14 @@ namespace tandem::kernels::isa {
 void FusedMatmulAvx2(const float* x, const void* w, int wtype, float* y, int64_t m, int64_t n,
                      int64_t k, int64_t j0, int64_t j1) {
   FusedAny(x, w, wtype, y, m, n, k, j0, j1);
+}
+
+float DotAvx2(const float* a, const void* b, int wtype, int64_t n) {
+  return DotAny(a, b, wtype, n);
+}
+
+void AxpyAvx2(float alpha, const void* x, int wtype, float* y, int64_t n) {
+  AxpyAny(alpha, x, wtype, y, n);
 }
 
 void WidenAvx2(const void* src, int wtype, float* dst, int64_t count) {

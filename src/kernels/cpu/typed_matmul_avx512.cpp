@@ -20,6 +20,8 @@ struct Isa {
   static V Fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
   static float Sum(V v) { return _mm512_reduce_add_ps(v); }
   static void Store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static V Add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V Set1(float x) { return _mm512_set1_ps(x); }
 };
 }  // namespace
 
@@ -30,6 +32,14 @@ namespace tandem::kernels::isa {
 void FusedMatmulAvx512(const float* x, const void* w, int wtype, float* y, int64_t m, int64_t n,
                        int64_t k, int64_t j0, int64_t j1) {
   FusedAny(x, w, wtype, y, m, n, k, j0, j1);
+}
+
+float DotAvx512(const float* a, const void* b, int wtype, int64_t n) {
+  return DotAny(a, b, wtype, n);
+}
+
+void AxpyAvx512(float alpha, const void* x, int wtype, float* y, int64_t n) {
+  AxpyAny(alpha, x, wtype, y, n);
 }
 
 void WidenAvx512(const void* src, int wtype, float* dst, int64_t count) {

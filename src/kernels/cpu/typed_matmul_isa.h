@@ -4,7 +4,7 @@
 // define `struct Isa` with:
 //   using V; kLanes; Zero(); LoadF32(const float*); LoadF16(const uint16_t*);
 //   LoadBF16(const uint16_t*); Fma(a, b, acc) = a·b + acc; Sum(V) (horizontal f32 sum);
-//   Store(float*, V).
+//   Store(float*, V); Add(a, b); Set1(float).
 // Everything here is in an anonymous namespace and uses no STL, so no inline function compiled
 // with wider instructions can be merged by the linker into code that runs on older CPUs.
 #pragma once
@@ -25,6 +25,11 @@ inline Isa::V LoadW(const void* w, int64_t idx) {
     return Isa::LoadBF16(static_cast<const uint16_t*>(w) + idx);
   }
 }
+
+#ifndef TANDEM_PREFETCH
+#define TANDEM_PREFETCH 2048
+#endif
+constexpr int64_t kPrefetchBytes = TANDEM_PREFETCH;
 
 template <int D>
 constexpr int64_t ElemBytes() {
@@ -49,7 +54,10 @@ void Block(const float* x, const void* w, float* y, int64_t n, int64_t k, int64_
   for (int64_t p = 0; p < kv; p += L) {
     V wv[JR];
 #pragma GCC unroll 4
-    for (int r = 0; r < JR; ++r) wv[r] = LoadW<D>(w, (j0 + r) * k + p);
+    for (int r = 0; r < JR; ++r) {
+      __builtin_prefetch(static_cast<const char*>(w) + ((j0 + r) * k + p) * ElemBytes<D>() + kPrefetchBytes);
+      wv[r] = LoadW<D>(w, (j0 + r) * k + p);
+    }
 #pragma GCC unroll 4
     for (int a = 0; a < IR; ++a) {
       const V xv = Isa::LoadF32(x + (i0 + a) * k + p);
@@ -139,6 +147,62 @@ void Widen(const void* src, float* dst, int64_t count) {
                      (count - cv) * ElemBytes<D>());
     Isa::Store(out, LoadW<D>(tail, 0));
     for (int64_t i = cv; i < count; ++i) dst[i] = out[i - cv];
+  }
+}
+
+// Σ_p a[p] · widen(b[p]), two vector accumulators, the tail through a zero-padded copy.
+template <int D>
+float Dot(const float* a, const void* b, int64_t n) {
+  constexpr int L = Isa::kLanes;
+  typename Isa::V acc0 = Isa::Zero(), acc1 = Isa::Zero();
+  int64_t p = 0;
+  for (; p + 2 * L <= n; p += 2 * L) {
+    acc0 = Isa::Fma(Isa::LoadF32(a + p), LoadW<D>(b, p), acc0);
+    acc1 = Isa::Fma(Isa::LoadF32(a + p + L), LoadW<D>(b, p + L), acc1);
+  }
+  for (; p + L <= n; p += L) acc0 = Isa::Fma(Isa::LoadF32(a + p), LoadW<D>(b, p), acc0);
+  if (p < n) {
+    alignas(64) float at[L] = {};
+    alignas(64) unsigned char bt[L * 4] = {};
+    __builtin_memcpy(at, a + p, (n - p) * sizeof(float));
+    __builtin_memcpy(bt, static_cast<const unsigned char*>(b) + p * ElemBytes<D>(),
+                     (n - p) * ElemBytes<D>());
+    acc1 = Isa::Fma(Isa::LoadF32(at), LoadW<D>(bt, 0), acc1);
+  }
+  return Isa::Sum(Isa::Add(acc0, acc1));
+}
+
+// y[p] += alpha · widen(x[p]).
+template <int D>
+void Axpy(float alpha, const void* x, float* y, int64_t n) {
+  constexpr int L = Isa::kLanes;
+  const typename Isa::V va = Isa::Set1(alpha);
+  int64_t p = 0;
+  for (; p + L <= n; p += L) Isa::Store(y + p, Isa::Fma(va, LoadW<D>(x, p), Isa::LoadF32(y + p)));
+  if (p < n) {
+    alignas(64) float yt[L] = {};
+    alignas(64) unsigned char xt[L * 4] = {};
+    __builtin_memcpy(yt, y + p, (n - p) * sizeof(float));
+    __builtin_memcpy(xt, static_cast<const unsigned char*>(x) + p * ElemBytes<D>(),
+                     (n - p) * ElemBytes<D>());
+    Isa::Store(yt, Isa::Fma(va, LoadW<D>(xt, 0), Isa::LoadF32(yt)));
+    __builtin_memcpy(y + p, yt, (n - p) * sizeof(float));
+  }
+}
+
+float DotAny(const float* a, const void* b, int wtype, int64_t n) {
+  switch (wtype) {
+    case tandem::kernels::isa::kWeightF32: return Dot<tandem::kernels::isa::kWeightF32>(a, b, n);
+    case tandem::kernels::isa::kWeightF16: return Dot<tandem::kernels::isa::kWeightF16>(a, b, n);
+    default: return Dot<tandem::kernels::isa::kWeightBF16>(a, b, n);
+  }
+}
+
+void AxpyAny(float alpha, const void* x, int wtype, float* y, int64_t n) {
+  switch (wtype) {
+    case tandem::kernels::isa::kWeightF32: return Axpy<tandem::kernels::isa::kWeightF32>(alpha, x, y, n);
+    case tandem::kernels::isa::kWeightF16: return Axpy<tandem::kernels::isa::kWeightF16>(alpha, x, y, n);
+    default: return Axpy<tandem::kernels::isa::kWeightBF16>(alpha, x, y, n);
   }
 }
 

@@ -15,6 +15,12 @@ void FusedMatmulAvx512(const float* x, const void* w, int wtype, float* y, int64
                        int64_t k, int64_t j0, int64_t j1);
 void FusedMatmulAvx2(const float* x, const void* w, int wtype, float* y, int64_t m, int64_t n,
                      int64_t k, int64_t j0, int64_t j1);
+// Σ_{p<n} a[p] · widen(b[p]) (f32 FMA in vector lanes, then a horizontal sum).
+float DotAvx512(const float* a, const void* b, int wtype, int64_t n);
+float DotAvx2(const float* a, const void* b, int wtype, int64_t n);
+// y[p] += alpha · widen(x[p]) for p < n.
+void AxpyAvx512(float alpha, const void* x, int wtype, float* y, int64_t n);
+void AxpyAvx2(float alpha, const void* x, int wtype, float* y, int64_t n);
 // dst[i] = widen(src[i]) for i < count (exact).
 void WidenAvx512(const void* src, int wtype, float* dst, int64_t count);
 void WidenAvx2(const void* src, int wtype, float* dst, int64_t count);

@@ -67,8 +67,8 @@ Attention::Attention(const AttentionDims& dims, AttentionWeights w, RotaryEmbedd
 
 void Attention::Forward(const float* x, const ForwardContext& ctx, LayerCache& cache,
                         float* out) {
-  float* key_cache = cache.key_cache;
-  float* value_cache = cache.value_cache;
+  void* key_cache = cache.key_cache;
+  void* value_cache = cache.value_cache;
   const int64_t num_tokens = ctx.num_tokens();
   const int64_t q_size = static_cast<int64_t>(dims_.num_heads) * dims_.head_dim;
   const int64_t kv_size = static_cast<int64_t>(dims_.num_kv_heads) * dims_.head_dim;
@@ -103,13 +103,14 @@ void Attention::Forward(const float* x, const ForwardContext& ctx, LayerCache& c
   rope_.Apply(q_.data(), ctx.positions.data(), num_tokens, dims_.num_heads);
   rope_.Apply(k_.data(), ctx.positions.data(), num_tokens, dims_.num_kv_heads);
   kernels::WriteKvCache(k_.data(), v_.data(), ctx.slot_mapping.data(), num_tokens, kv_size,
-                        key_cache, value_cache);
+                        key_cache, value_cache, cache.kv_dtype);
   kernels::PagedAttentionParams p;
   p.num_heads = dims_.num_heads;
   p.num_kv_heads = dims_.num_kv_heads;
   p.head_dim = dims_.head_dim;
   p.block_size = ctx.block_size;
   p.scale = 1.0f / std::sqrt(static_cast<float>(dims_.head_dim));
+  p.kv_dtype = cache.kv_dtype;
   kernels::PagedAttention(q_.data(), key_cache, value_cache, ctx.query_start_loc.data(),
                           ctx.seq_lens.data(), ctx.num_seqs(), ctx.block_tables, p,
                           attn_out_.data());

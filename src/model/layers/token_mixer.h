@@ -6,6 +6,7 @@
 
 #include <cstddef>
 
+#include "tensor/dtype.h"
 #include "model/forward_context.h"
 
 namespace tandem::model {
@@ -15,10 +16,11 @@ namespace tandem::model {
 // through ForwardContext::slot_mapping and block_tables. Linear attention: this layer's state
 // slots, [num_slots, state_floats] f32; sequence s of a batch owns slot ctx.state_slots[s].
 struct LayerCache {
-  float* key_cache = nullptr;
-  float* value_cache = nullptr;
+  void* key_cache = nullptr;    // elements of kv_dtype
+  void* value_cache = nullptr;
   float* state = nullptr;
   int64_t state_floats = 0;  // floats per slot
+  tensor::DType kv_dtype = tensor::DType::kF32;  // --kv-cache-dtype
 };
 
 class TokenMixer {
