@@ -134,10 +134,13 @@ TEST_F(TypedMatmulParityTest, WidenToF32IsExactOnEveryIsa) {
 // reference on the same cache bytes, for every KV dtype and SIMD path; WriteKvCache rounds to
 // nearest even.
 TEST_F(TypedMatmulParityTest, PagedAttentionOverKvDtypesAndIsas) {
-  const int heads = 8, kv_heads = 2, hd = 40, block = 16, blocks = 8;
+  // seq 0: decode at 37 (per-row path); seq 1: prefill of 20 (blocked, one block); seq 2: a
+  // chunk of 150 query rows at length 170 (blocked, three query blocks, causal past context).
+  const int heads = 8, kv_heads = 2, hd = 40, block = 16, blocks = 24;
   const int64_t slot = int64_t{kv_heads} * hd;
-  const std::vector<int32_t> seq_lens = {37, 20}, qsl = {0, 1, 21};
-  const std::vector<std::vector<int32_t>> tables = {{7, 2, 5}, {1, 3}};
+  const std::vector<int32_t> seq_lens = {37, 20, 170}, qsl = {0, 1, 21, 171};
+  const std::vector<std::vector<int32_t>> tables = {
+      {7, 2, 5}, {1, 3}, {23, 8, 9, 10, 11, 12, 13, 14, 15, 16, 22}};
   const Weights k = MakeWeights(DType::kF32, blocks * block * slot, 21);
   const Weights v = MakeWeights(DType::kF32, blocks * block * slot, 22);
   const Weights q = MakeWeights(DType::kF32, qsl.back() * heads * hd, 23);
@@ -165,9 +168,9 @@ TEST_F(TypedMatmulParityTest, PagedAttentionOverKvDtypesAndIsas) {
       p.scale = 1.0f / std::sqrt(float{hd});
       p.kv_dtype = dtype;
       std::vector<float> got(q.f32.size()), want(q.f32.size());
-      PagedAttention(q.f32.data(), kc.data(), vc.data(), qsl.data(), seq_lens.data(), 2, tables,
+      PagedAttention(q.f32.data(), kc.data(), vc.data(), qsl.data(), seq_lens.data(), 3, tables,
                      p, got.data());
-      PagedAttentionNaive(q.f32.data(), kc.data(), vc.data(), qsl.data(), seq_lens.data(), 2,
+      PagedAttentionNaive(q.f32.data(), kc.data(), vc.data(), qsl.data(), seq_lens.data(), 3,
                           tables, p, want.data());
       for (size_t i = 0; i < got.size(); ++i) {
         ASSERT_NEAR(got[i], want[i], 1e-5 * (1.0 + std::fabs(want[i])))

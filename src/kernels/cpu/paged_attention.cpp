@@ -2,6 +2,10 @@
 // Invariant: the q_len query rows of a sequence are its last q_len tokens, and their K/V are
 // already in the cache (written by WriteKvCache before this call), so query row j attends to
 // context positions [0, seq_len - q_len + j] — causal within the chunk, full over the past.
+// Sequences with >= 8 query rows (prefill) run blocked: per (kv head, 64 query rows) the scores
+// S = Q·Kᵀ and the output softmax(S)·V are two oneDNN matmuls over the causal context gathered
+// to f32 (FlashAttention's blocking without its online softmax: a block's whole score row is
+// kept, bounded by 64 × context floats). Rows of other sequences: one dot/axpy per position.
 // Reference: vLLM paged_attention_v1 (decode) and flash-attn varlen semantics (prefill);
 // GQA mapping as HF repeat_kv: query head h reads kv head h / (num_heads / num_kv_heads).
 #include <algorithm>
@@ -35,6 +39,86 @@ void MapRows(const int32_t* query_start_loc, const int32_t* seq_lens, int32_t nu
 
 }  // namespace
 
+namespace {
+
+// Query rows of one sequence at or above this count go through the blocked (GEMM) path.
+constexpr int32_t kBlockedMinRows = 8;
+// Query rows per GEMM block: S = [rows, context] f32 per head stays in L2 for contexts of a few
+// thousand tokens.
+constexpr int32_t kQueryBlock = 64;
+
+// Context positions [0, len) of kv head kvh of a sequence, widened to f32: k_out [len, hd] and
+// v_t [hd, len] (V transposed, the weight layout of O = P · V as a Matmul).
+void GatherContext(const unsigned char* kc, const unsigned char* vc,
+                   const std::vector<int32_t>& table, const PagedAttentionParams& p, int64_t kvh,
+                   int64_t len, std::vector<float>& k_out, std::vector<float>& v_t,
+                   std::vector<float>& row) {
+  const int64_t hd = p.head_dim;
+  const int64_t kv_stride = static_cast<int64_t>(p.num_kv_heads) * hd;
+  const size_t elem = tensor::DTypeSize(p.kv_dtype);
+  k_out.resize(len * hd);
+  v_t.resize(hd * len);
+  row.resize(hd);
+  for (int64_t pos = 0; pos < len; ++pos) {
+    const int64_t slot =
+        static_cast<int64_t>(table[pos / p.block_size]) * p.block_size + pos % p.block_size;
+    const size_t offset = (slot * kv_stride + kvh * hd) * elem;
+    WidenToF32(kc + offset, p.kv_dtype, &k_out[pos * hd], hd);
+    WidenToF32(vc + offset, p.kv_dtype, row.data(), hd);
+    for (int64_t d = 0; d < hd; ++d) v_t[d * len + pos] = row[d];
+  }
+}
+
+// The query rows [begin, begin + q_len) of one sequence of length seq_len (its last q_len
+// tokens), blocked: per (kv head, block of kQueryBlock rows) S = Q · Kᵀ and O = softmax(S) · V are
+// two matmuls over the block's causal context; tasks run in parallel, each matmul on its thread.
+void AttendBlocked(const float* q, const unsigned char* kc, const unsigned char* vc,
+                   const std::vector<int32_t>& table, int64_t begin, int64_t q_len,
+                   int64_t seq_len, const PagedAttentionParams& p, float* out) {
+  const int64_t hd = p.head_dim, heads = p.num_heads;
+  const int64_t group = p.num_heads / p.num_kv_heads;
+  const int64_t blocks = (q_len + kQueryBlock - 1) / kQueryBlock;
+  const int64_t tasks = p.num_kv_heads * blocks;
+  TANDEM_CHECK(static_cast<int64_t>(table.size()) * p.block_size >= seq_len)
+      << "block table has " << table.size() << " blocks, too few for " << seq_len << " tokens";
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t task = 0; task < tasks; ++task) {
+    const int64_t kvh = task / blocks, b = task % blocks;
+    const int64_t j0 = b * kQueryBlock, j1 = std::min(q_len, j0 + kQueryBlock), nq = j1 - j0;
+    const int64_t first_pos = seq_len - q_len;  // position of query row 0
+    const int64_t ctx = first_pos + j1;         // keys 0 … ctx-1 cover the block's last row
+    thread_local std::vector<float> k_ctx, v_t, row, q_blk, scores, o_blk;
+    GatherContext(kc, vc, table, p, kvh, ctx, k_ctx, v_t, row);
+    q_blk.resize(nq * hd);
+    scores.resize(nq * ctx);
+    o_blk.resize(nq * hd);
+    for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h) {
+      for (int64_t j = 0; j < nq; ++j) {
+        const float* src = q + ((begin + j0 + j) * heads + h) * hd;
+        std::copy(src, src + hd, &q_blk[j * hd]);
+      }
+      Matmul(q_blk.data(), k_ctx.data(), scores.data(), nq, ctx, hd);
+      for (int64_t j = 0; j < nq; ++j) {
+        float* srow = &scores[j * ctx];
+        const int64_t visible = first_pos + j0 + j + 1;  // causal: keys 0 … its own position
+        float mx = -INFINITY;
+        for (int64_t c = 0; c < visible; ++c) mx = std::max(mx, srow[c] *= p.scale);
+        float sum = 0.0f;
+        for (int64_t c = 0; c < visible; ++c) sum += (srow[c] = std::exp(srow[c] - mx));
+        const float inv = 1.0f / sum;
+        for (int64_t c = 0; c < visible; ++c) srow[c] *= inv;
+        std::fill(srow + visible, srow + ctx, 0.0f);
+      }
+      Matmul(scores.data(), v_t.data(), o_blk.data(), nq, hd, ctx);
+      for (int64_t j = 0; j < nq; ++j) {
+        std::copy(&o_blk[j * hd], &o_blk[j * hd] + hd, out + ((begin + j0 + j) * heads + h) * hd);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void PagedAttention(const float* q, const void* key_cache, const void* value_cache,
                     const int32_t* query_start_loc, const int32_t* seq_lens, int32_t num_seqs,
                     const std::vector<std::vector<int32_t>>& block_tables,
@@ -47,19 +131,32 @@ void PagedAttention(const float* q, const void* key_cache, const void* value_cac
   thread_local std::vector<int32_t> row_seq;
   thread_local std::vector<int32_t> row_pos;
   MapRows(query_start_loc, seq_lens, num_seqs, row_seq, row_pos);
-  const int64_t num_tokens = query_start_loc[num_seqs];
+  // Sequences with many query rows (prefill chunks): the blocked GEMM path. The rows of the
+  // others (decode, short verify chunks) go through the per-row loop below.
+  thread_local std::vector<int32_t> rows;
+  rows.clear();
+  for (int32_t s = 0; s < num_seqs; ++s) {
+    const int32_t begin = query_start_loc[s], q_len = query_start_loc[s + 1] - begin;
+    if (q_len >= kBlockedMinRows) {
+      AttendBlocked(q, kc, vc, block_tables[s], begin, q_len, seq_lens[s], p, out);
+    } else {
+      for (int32_t j = 0; j < q_len; ++j) rows.push_back(begin + j);
+    }
+  }
   const int64_t group = p.num_heads / p.num_kv_heads;
   const int64_t hd = p.head_dim;
-  const int64_t kv_stride = static_cast<int64_t>(p.num_kv_heads) * hd;  // floats per slot
+  const int64_t kv_stride = static_cast<int64_t>(p.num_kv_heads) * hd;  // elements per slot
+  // Raw pointers: inside the parallel region a thread_local name is that thread's own vector.
   const int32_t* seq_of = row_seq.data();
   const int32_t* pos_of = row_pos.data();
-  const int64_t work = num_tokens * p.num_heads;
+  const int32_t* row_of = rows.data();
+  const int64_t work = static_cast<int64_t>(rows.size()) * p.num_heads;
   // Parallel only when there is real work (a fork/join costs ~µs, more on a busy machine).
   int64_t flops = 0;
-  for (int64_t t = 0; t < num_tokens; ++t) flops += (row_pos[t] + 1) * 4 * hd * p.num_heads;
+  for (int32_t t : rows) flops += (row_pos[t] + 1) * 4 * hd * p.num_heads;
 #pragma omp parallel for schedule(dynamic, 4) if (flops >= (1 << 18))
   for (int64_t w = 0; w < work; ++w) {
-    const int64_t t = w / p.num_heads;
+    const int64_t t = row_of[w / p.num_heads];
     const int64_t h = w % p.num_heads;
     const int64_t kvh = h / group;
     const std::vector<int32_t>& table = block_tables[seq_of[t]];

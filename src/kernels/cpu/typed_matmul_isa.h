@@ -27,7 +27,7 @@ inline Isa::V LoadW(const void* w, int64_t idx) {
 }
 
 #ifndef TANDEM_PREFETCH
-#define TANDEM_PREFETCH 2048
+#define TANDEM_PREFETCH 512
 #endif
 constexpr int64_t kPrefetchBytes = TANDEM_PREFETCH;
 
