@@ -1,41 +1,89 @@
 #!/usr/bin/env bash
 # tandem vs llama.cpp's llama-server on the same GGUF, one server after the other, same load:
-#   scripts/bench_vs_llamacpp.sh MODEL.gguf LLAMA_SERVER [NUM_THREADS]
-# `tandem bench serve` (input 128, output 32, ignore_eos, greedy) at concurrency 1 and 8
-# against each; prints output tokens/s per server and the ratio tandem / llama.cpp.
+#   scripts/bench_vs_llamacpp.sh MODEL.gguf LLAMA_SERVER [NUM_THREADS] [ROUNDS] [INPUT_LEN]
+# Each round starts tandem, then llama-server, and runs `tandem bench serve` (input INPUT_LEN
+# (default 128), output 32, ignore_eos, greedy, 16 prompts) at concurrency 1, 8 and 16 against
+# each; rounds alternate the servers so that a slow spell of a shared machine hits both. Prints
+# per run: output tokens/s, median TTFT and TPOT, resident memory (RSS of the server's process
+# tree after the load); then per concurrency the median over rounds of tandem / llama.cpp
+# output tokens/s and TTFT.
 # LLAMA_SERVER: from ../shared/peers/build_llamacpp.sh. Run on an otherwise idle machine (2
-# cores: any other busy process wrecks the numbers). Results: docs/benchmarks.md.
+# cores: any other busy process wrecks the numbers). Not part of CI. Results: docs/benchmarks.md.
 set -u
 cd "$(dirname "$0")/.."
 BIN=${TANDEM_BIN:-build/tandem}
-MODEL=${1:?usage: scripts/bench_vs_llamacpp.sh MODEL.gguf LLAMA_SERVER [NUM_THREADS]}
-LLAMA=${2:?usage: scripts/bench_vs_llamacpp.sh MODEL.gguf LLAMA_SERVER [NUM_THREADS]}
+USAGE="usage: scripts/bench_vs_llamacpp.sh MODEL.gguf LLAMA_SERVER [NUM_THREADS] [ROUNDS] [INPUT_LEN]"
+MODEL=${1:?$USAGE}
+LLAMA=${2:?$USAGE}
 THREADS=${3:-2}
+ROUNDS=${4:-3}
+INPUT=${5:-128}
 PORT=18779
-declare -A TPS
-for server in tandem llama.cpp; do
-  if [ "$server" = tandem ]; then
-    $BIN serve "$MODEL" --host 127.0.0.1 --port $PORT --num-threads "$THREADS" \
-      --max-num-seqs 8 > /tmp/bench_vs_srv.log 2>&1 &
-  else
-    "$LLAMA" -m "$MODEL" --host 127.0.0.1 --port $PORT -t "$THREADS" -tb "$THREADS" -np 8 \
-      -c 8192 --no-webui > /tmp/bench_vs_srv.log 2>&1 &
-  fi
-  pid=$!
-  for _ in $(seq 1 600); do
-    curl -s -o /dev/null -w '%{http_code}' 127.0.0.1:$PORT/health 2>/dev/null | grep -q 200 && break
-    sleep 0.2
+CONCURRENCY="1 8 16"
+RESULTS=$(mktemp)
+
+# RSS in MiB of a process and all its descendants.
+tree_rss_mib() {
+  local pids="$1" all="$1" next
+  while [ -n "$pids" ]; do
+    next=$(for p in $pids; do pgrep -P "$p"; done | tr '\n' ' ')
+    all="$all $next"
+    pids=$(echo "$next" | xargs)
   done
-  for c in 1 8; do
-    out=$($BIN bench serve --port $PORT --host 127.0.0.1 --num-prompts 16 --max-concurrency $c \
-      --random-input-len 128 --random-output-len 32 --ignore-eos --disable-tqdm 2>&1)
-    TPS[$server,$c]=$(echo "$out" | grep -i "Output token throughput" | awk '{print $NF}')
-    echo "$server concurrency=$c output_tok_s=${TPS[$server,$c]}"
+  local kb=0
+  for p in $all; do
+    r=$(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null)
+    kb=$((kb + ${r:-0}))
   done
-  kill $pid
-  wait $pid 2>/dev/null
+  echo $((kb / 1024))
+}
+
+for round in $(seq 1 "$ROUNDS"); do
+  for server in tandem llama.cpp; do
+    if [ "$server" = tandem ]; then
+      $BIN serve "$MODEL" --host 127.0.0.1 --port $PORT --num-threads "$THREADS" \
+        --max-num-seqs 16 > /tmp/bench_vs_srv.log 2>&1 &
+    else
+      "$LLAMA" -m "$MODEL" --host 127.0.0.1 --port $PORT -t "$THREADS" -tb "$THREADS" -np 16 \
+        -c 16384 --no-webui > /tmp/bench_vs_srv.log 2>&1 &
+    fi
+    pid=$!
+    for _ in $(seq 1 600); do
+      curl -s -o /dev/null -w '%{http_code}' 127.0.0.1:$PORT/health 2>/dev/null | grep -q 200 && break
+      sleep 0.2
+    done
+    for c in $CONCURRENCY; do
+      out=$($BIN bench serve --port $PORT --host 127.0.0.1 --num-prompts 16 --max-concurrency "$c" \
+        --random-input-len "$INPUT" --random-output-len 32 --ignore-eos --disable-tqdm 2>&1)
+      tps=$(echo "$out" | grep -i "Output token throughput" | awk '{print $NF}')
+      ttft=$(echo "$out" | grep -i "Median TTFT" | awk '{print $NF}')
+      tpot=$(echo "$out" | grep -i "Median TPOT" | awk '{print $NF}')
+      rss=$(tree_rss_mib "$pid")
+      echo "round=$round $server concurrency=$c output_tok_s=$tps ttft_p50_ms=$ttft tpot_p50_ms=$tpot rss_mib=$rss"
+      echo "$round $server $c $tps $ttft" >> "$RESULTS"
+    done
+    kill "$pid"
+    wait "$pid" 2>/dev/null
+  done
 done
-for c in 1 8; do
-  awk -v a="${TPS[tandem,$c]}" -v b="${TPS[llama.cpp,$c]}" -v c="$c" \
-    'BEGIN { if (b > 0) printf "concurrency=%s tandem/llama.cpp = %.2f\n", c, a / b }'
-done
+python3 - "$RESULTS" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1]) if line.strip()]
+runs = {}  # (round, concurrency) -> {server: (tok/s, ttft)}
+for rnd, server, c, tps, ttft in rows:
+    try:
+        runs.setdefault((rnd, int(c)), {})[server] = (float(tps), float(ttft))
+    except ValueError:
+        pass  # a run that printed no number
+for c in sorted({c for _, c in runs}):
+    pairs = [v for (r, cc), v in runs.items() if cc == c and len(v) == 2]
+    if not pairs:
+        print(f"concurrency={c}: no complete round")
+        continue
+    tok = [v["tandem"][0] / v["llama.cpp"][0] for v in pairs]
+    ttft = [v["tandem"][1] / v["llama.cpp"][1] for v in pairs]
+    print(f"concurrency={c} tandem/llama.cpp output tok/s = {statistics.median(tok):.2f} "
+          f"(median of {len(tok)} rounds, min {min(tok):.2f}, max {max(tok):.2f}); "
+          f"TTFT p50 tandem/llama.cpp = {statistics.median(ttft):.2f}")
+PY
+rm -f "$RESULTS"
