@@ -21,9 +21,10 @@ void MatmulNaive(const float* x, const float* w, float* y, int64_t m, int64_t n,
 
 // ---- typed matmul (cpu/typed_matmul.cpp + cpu/typed_matmul_{avx512,avx2}.cpp) ----
 // y[m, n] = x[m, k] · w[n, k]ᵀ with x, y f32 and the weight w row-major [n, k] in its stored
-// dtype w_dtype: F32, F16 or BF16 (another dtype aborts: the loader never makes one). Every
-// weight element is widened exactly to f32 and products are summed in f32 (FMA), so F16/BF16
-// files compute the same products as widening them at load did.
+// dtype w_dtype: F32, F16, BF16 or Q8_0 (rows of 34-byte blocks; k a multiple of 32); another
+// dtype aborts (the loader never makes one). Every weight element is widened exactly to f32
+// (Q8_0: d·q, exact) and products are summed in f32 (FMA), so a file computes the same products
+// as widening it at load did.
 // m <= kFusedMatmulMaxRows (decode, verify batches): a fused kernel that widens weights in
 // registers while streaming them once (AVX-512F or AVX2+F16C by CPUID, a portable loop
 // otherwise), columns split over the OpenMP threads. Larger m (prefill): f32 weights through
@@ -35,7 +36,8 @@ void MatmulTyped(const float* x, const void* w, tensor::DType w_dtype, float* y,
 // Reference: the widening of tensor/dtype.h and f64 accumulation.
 void MatmulTypedNaive(const float* x, const void* w, tensor::DType w_dtype, float* y, int64_t m,
                       int64_t n, int64_t k);
-// dst[i] = src[i] widened to f32 (exact) for i < count; src in F32, F16 or BF16.
+// dst[i] = src[i] widened to f32 (exact) for i < count; src in F32, F16, BF16 or Q8_0 (count
+// and the start then whole blocks of 32).
 void WidenToF32(const void* src, tensor::DType dtype, float* dst, int64_t count);
 // The SIMD path MatmulTyped and WidenToF32 use on this CPU: "avx512", "avx2" or "portable".
 const char* MatmulTypedIsa();

@@ -8,6 +8,7 @@ const char* DTypeName(DType dtype) {
     case DType::kF16: return "F16";
     case DType::kBF16: return "BF16";
     case DType::kI32: return "I32";
+    case DType::kQ8_0: return "Q8_0";
   }
   return "?";
 }

@@ -8,17 +8,33 @@
 
 namespace tandem::tensor {
 
-enum class DType { kF32, kF16, kBF16, kI32 };
+// kQ8_0: GGUF's block quantization (ggml-quants.c block_q8_0): each block of 32 consecutive
+// values along the last axis is an f16 scale d followed by 32 int8 q, value = d · q (34 bytes).
+enum class DType { kF32, kF16, kBF16, kI32, kQ8_0 };
 
-// Bytes of one element.
-constexpr size_t DTypeSize(DType dtype) {
+// Values per block: 32 for Q8_0, 1 for the element types.
+constexpr int64_t DTypeBlockValues(DType dtype) { return dtype == DType::kQ8_0 ? 32 : 1; }
+
+// Bytes of one block (of one element for the element types).
+constexpr size_t DTypeBlockBytes(DType dtype) {
   switch (dtype) {
     case DType::kF32: return 4;
     case DType::kF16: return 2;
     case DType::kBF16: return 2;
     case DType::kI32: return 4;
+    case DType::kQ8_0: return 34;
   }
   return 0;
+}
+
+// Bytes of one element of an element type; 0 for a block type (use DTypeBytes).
+constexpr size_t DTypeSize(DType dtype) {
+  return DTypeBlockValues(dtype) == 1 ? DTypeBlockBytes(dtype) : 0;
+}
+
+// Bytes of `count` consecutive values (a multiple of DTypeBlockValues for a block type).
+constexpr size_t DTypeBytes(DType dtype, int64_t count) {
+  return static_cast<size_t>(count / DTypeBlockValues(dtype)) * DTypeBlockBytes(dtype);
 }
 
 const char* DTypeName(DType dtype);

@@ -21,11 +21,19 @@ std::string ShapeToString(const Shape& shape) {
 }
 
 Tensor::Tensor(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtype) {
-  const size_t bytes = static_cast<size_t>(NumElements(shape_)) * DTypeSize(dtype_);
+  TANDEM_CHECK(DTypeBlockValues(dtype_) == 1 ||
+               (!shape_.empty() && shape_.back() % DTypeBlockValues(dtype_) == 0))
+      << DTypeName(dtype_) << " tensor " << ShapeToString(shape_) << ": the last axis must be "
+      << "whole blocks of " << DTypeBlockValues(dtype_);
+  const size_t bytes = DTypeBytes(dtype_, NumElements(shape_));
   owned_.assign((bytes + sizeof(float) - 1) / sizeof(float), 0.0f);
 }
 
 Tensor Tensor::View(Shape shape, DType dtype, const void* data) {
+  TANDEM_CHECK(DTypeBlockValues(dtype) == 1 ||
+               (!shape.empty() && shape.back() % DTypeBlockValues(dtype) == 0))
+      << DTypeName(dtype) << " view " << ShapeToString(shape) << ": the last axis must be "
+      << "whole blocks of " << DTypeBlockValues(dtype);
   Tensor t;
   t.shape_ = std::move(shape);
   t.dtype_ = dtype;
@@ -81,6 +89,18 @@ Tensor Tensor::ToF32() const {
         uint16_t h;
         std::memcpy(&h, src + 2 * i, 2);
         dst[i] = dtype_ == DType::kF16 ? HalfToFloat(h) : BFloat16ToFloat(h);
+      }
+      break;
+    }
+    case DType::kQ8_0: {
+      // Reference: ggml-quants.c dequantize_row_q8_0: x = d * q, d f16, 32 int8 per block.
+      const auto* src = static_cast<const unsigned char*>(raw());
+      for (int64_t b = 0; b < n / 32; ++b) {
+        const unsigned char* block = src + b * 34;
+        uint16_t d_bits;
+        std::memcpy(&d_bits, block, 2);
+        const float d = HalfToFloat(d_bits);
+        for (int j = 0; j < 32; ++j) dst[b * 32 + j] = d * static_cast<int8_t>(block[2 + j]);
       }
       break;
     }

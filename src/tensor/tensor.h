@@ -32,7 +32,7 @@ class Tensor {
   size_t rank() const { return shape_.size(); }
   DType dtype() const { return dtype_; }
   int64_t numel() const { return NumElements(shape_); }
-  size_t size_bytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype_); }
+  size_t size_bytes() const { return DTypeBytes(dtype_, numel()); }
   bool owns_data() const { return view_ == nullptr; }
 
   const void* raw() const { return view_ != nullptr ? view_ : owned_.data(); }
@@ -54,7 +54,7 @@ class Tensor {
   // Owning F32 tensor that takes `values` (NumElements(shape) of them; checked).
   static Tensor FromF32(Shape shape, std::vector<float> values);
 
-  // Converts F32/F16/BF16 contents to a new owning F32 tensor of the same shape.
+  // Converts F32/F16/BF16/Q8_0 contents to a new owning F32 tensor of the same shape (exact).
   Tensor ToF32() const;
   // A new owning tensor of the same shape in `dtype` (F32, F16 or BF16; from F32/F16/BF16):
   // widening is exact, narrowing rounds to nearest even (FloatToHalf / FloatToBFloat16).

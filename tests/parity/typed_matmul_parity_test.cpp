@@ -11,6 +11,7 @@
 
 #include "kernels/ops.h"
 #include "tensor/dtype.h"
+#include "tensor/tensor.h"
 
 namespace tandem::kernels {
 namespace {
@@ -18,12 +19,34 @@ namespace {
 using tensor::DType;
 
 struct Weights {
-  std::vector<float> f32;      // the values the kernel must see
-  std::vector<uint16_t> bits;  // F16/BF16 encodings of them
+  std::vector<float> f32;        // the values the kernel must see
+  std::vector<uint16_t> bits;    // F16/BF16 encodings of them
+  std::vector<uint8_t> blocks;   // Q8_0: 34-byte blocks (f16 d, 32 int8 q)
   const void* data(DType d) const {
+    if (d == DType::kQ8_0) return blocks.data();
     return d == DType::kF32 ? static_cast<const void*>(f32.data()) : bits.data();
   }
 };
+
+// Random Q8_0 blocks (scales of either sign and size, q over the whole int8 range, one all-zero
+// block) and their values d · q.
+Weights MakeQ8Weights(int64_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
+  std::uniform_int_distribution<int> q(-128, 127);
+  Weights w;
+  for (int64_t b = 0; b < count / 32; ++b) {
+    const uint16_t d = tensor::FloatToHalf(b == 1 ? 0.0f : scale(rng));
+    w.blocks.push_back(static_cast<uint8_t>(d & 0xff));
+    w.blocks.push_back(static_cast<uint8_t>(d >> 8));
+    for (int j = 0; j < 32; ++j) {
+      const int8_t v = static_cast<int8_t>(q(rng));
+      w.blocks.push_back(static_cast<uint8_t>(v));
+      w.f32.push_back(tensor::HalfToFloat(d) * v);
+    }
+  }
+  return w;
+}
 
 // Random weights exactly representable in `dtype`, plus a few f16 subnormals when F16.
 Weights MakeWeights(DType dtype, int64_t count, uint32_t seed) {
@@ -67,15 +90,18 @@ TEST_F(TypedMatmulParityTest, MatchesNaiveOverShapesDtypesAndIsas) {
   ASSERT_FALSE(isas.empty());
   ASSERT_EQ(isas.back(), "portable");
   const int64_t ms[] = {1, 2, 3, 4, 5, 8, 16, 17, 40};
-  const int64_t shapes[][2] = {{1, 1}, {3, 15}, {4, 16}, {7, 17}, {64, 64}, {130, 100},
-                               {96, 768}, {300, 33}};
+  const int64_t shapes[][2] = {{1, 1},   {3, 15},    {4, 16},   {7, 17},  {64, 64},
+                               {130, 100}, {96, 768}, {300, 33}, {5, 32}, {33, 96}};
   int cases = 0;
   for (const std::string& isa : isas) {
     ASSERT_TRUE(ForceMatmulTypedIsa(isa.c_str()));
-    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0}) {
       for (const auto& s : shapes) {
         const int64_t n = s[0], k = s[1];
-        const Weights w = MakeWeights(dtype, n * k, static_cast<uint32_t>(n * 31 + k));
+        if (dtype == DType::kQ8_0 && k % 32 != 0) continue;  // Q8_0 rows are whole blocks
+        const uint32_t seed = static_cast<uint32_t>(n * 31 + k);
+        const Weights w = dtype == DType::kQ8_0 ? MakeQ8Weights(n * k, seed)
+                                                : MakeWeights(dtype, n * k, seed);
         for (int64_t m : ms) {
           if (isa == "portable" && m > 5) continue;  // the slow loop: a few row counts suffice
           const Weights x = MakeWeights(DType::kF32, m * k, static_cast<uint32_t>(m + 7));
@@ -97,7 +123,22 @@ TEST_F(TypedMatmulParityTest, MatchesNaiveOverShapesDtypesAndIsas) {
       }
     }
   }
-  EXPECT_GE(cases, 3 * 8 * 5);
+  EXPECT_GE(cases, 3 * 10 * 5 + 4 * 5);
+}
+
+TEST_F(TypedMatmulParityTest, Q8_0WidensToGgmlDequantizationOnEveryIsa) {
+  const Weights w = MakeQ8Weights(32 * 37, 5);
+  const tensor::Tensor reference =
+      tensor::Tensor::View({37, 32}, DType::kQ8_0, w.blocks.data()).ToF32();
+  for (const std::string& isa : AvailableIsas()) {
+    ASSERT_TRUE(ForceMatmulTypedIsa(isa.c_str()));
+    std::vector<float> got(w.f32.size());
+    WidenToF32(w.blocks.data(), DType::kQ8_0, got.data(), static_cast<int64_t>(got.size()));
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i], reference.f32()[i]) << isa << " at " << i;
+      ASSERT_EQ(got[i], w.f32[i]) << isa << " at " << i;
+    }
+  }
 }
 
 TEST_F(TypedMatmulParityTest, NaiveWidensExactly) {

@@ -44,15 +44,22 @@ int WeightCodeOf(tensor::DType dtype) {
     case tensor::DType::kF32: return isa::kWeightF32;
     case tensor::DType::kF16: return isa::kWeightF16;
     case tensor::DType::kBF16: return isa::kWeightBF16;
+    case tensor::DType::kQ8_0: return isa::kWeightQ8_0;
     default: break;
   }
   TANDEM_CHECK(false) << "matmul weight dtype " << tensor::DTypeName(dtype)
-                      << " has no kernel (F32, F16, BF16)";
+                      << " has no kernel (F32, F16, BF16, Q8_0)";
   return 0;
 }
 
 float WidenOne(const void* w, tensor::DType dtype, int64_t i) {
   if (dtype == tensor::DType::kF32) return static_cast<const float*>(w)[i];
+  if (dtype == tensor::DType::kQ8_0) {  // ggml dequantize_row_q8_0: d · q
+    const unsigned char* block = static_cast<const unsigned char*>(w) + (i / 32) * 34;
+    uint16_t d;
+    std::memcpy(&d, block, 2);
+    return tensor::HalfToFloat(d) * static_cast<int8_t>(block[2 + i % 32]);
+  }
   uint16_t h;
   std::memcpy(&h, static_cast<const unsigned char*>(w) + 2 * i, 2);
   return dtype == tensor::DType::kF16 ? tensor::HalfToFloat(h) : tensor::BFloat16ToFloat(h);
@@ -102,15 +109,14 @@ void TiledMatmul(const float* x, const void* w, tensor::DType dtype, float* y, i
   // (oneDNN's GEMM loses half its speed below 64 output columns).
   const int64_t tile = std::clamp<int64_t>((int64_t{1} << 17) / k / 16 * 16, 64, 256);
   const int64_t tiles = (n + tile - 1) / tile;
-  const size_t elem = tensor::DTypeSize(dtype);
 #pragma omp parallel
   {
     std::vector<float> widened(static_cast<size_t>(std::min(tile, n) * k));
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < tiles; ++t) {
       const int64_t j0 = t * tile, rows = std::min(tile, n - j0);
-      WidenToF32(static_cast<const unsigned char*>(w) + j0 * k * elem, dtype, widened.data(),
-                 rows * k);
+      WidenToF32(static_cast<const unsigned char*>(w) + tensor::DTypeBytes(dtype, j0 * k), dtype,
+                 widened.data(), rows * k);
       MatmulStrided(x, widened.data(), y + j0, m, rows, k, n);
     }
   }
@@ -131,6 +137,8 @@ void WidenToF32(const void* src, tensor::DType dtype, float* dst, int64_t count)
 void MatmulTyped(const float* x, const void* w, tensor::DType w_dtype, float* y, int64_t m,
                  int64_t n, int64_t k) {
   TANDEM_CHECK(m >= 0 && n > 0 && k > 0) << "matmul shape m=" << m << " n=" << n << " k=" << k;
+  TANDEM_CHECK(k % tensor::DTypeBlockValues(w_dtype) == 0)
+      << "matmul k=" << k << " is not whole " << tensor::DTypeName(w_dtype) << " blocks";
   if (m == 0) return;
   if (m <= kFusedMatmulMaxRows) return FusedMatmul(x, w, w_dtype, y, m, n, k);
   if (w_dtype == tensor::DType::kF32) return Matmul(x, static_cast<const float*>(w), y, m, n, k);

@@ -26,6 +26,11 @@ struct Isa {
   static void Store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static V Add(V a, V b) { return _mm256_add_ps(a, b); }
   static V Set1(float x) { return _mm256_set1_ps(x); }
+  static V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V LoadQ8(const int8_t* p) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  }
+  static float HalfToFloat(uint16_t h) { return _cvtsh_ss(h); }
 };
 }  // namespace
 

@@ -22,6 +22,11 @@ struct Isa {
   static void Store(float* p, V v) { _mm512_storeu_ps(p, v); }
   static V Add(V a, V b) { return _mm512_add_ps(a, b); }
   static V Set1(float x) { return _mm512_set1_ps(x); }
+  static V Mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V LoadQ8(const int8_t* p) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  }
+  static float HalfToFloat(uint16_t h) { return _cvtsh_ss(h); }
 };
 }  // namespace
 

@@ -4,7 +4,8 @@
 // define `struct Isa` with:
 //   using V; kLanes; Zero(); LoadF32(const float*); LoadF16(const uint16_t*);
 //   LoadBF16(const uint16_t*); Fma(a, b, acc) = a·b + acc; Sum(V) (horizontal f32 sum);
-//   Store(float*, V); Add(a, b); Set1(float).
+//   Store(float*, V); Add(a, b); Set1(float); Mul(a, b); LoadQ8(const int8_t*) (kLanes int8
+//   widened to f32); HalfToFloat(uint16_t) (one f16 scale).
 // Everything here is in an anonymous namespace and uses no STL, so no inline function compiled
 // with wider instructions can be merged by the linker into code that runs on older CPUs.
 #pragma once
@@ -92,6 +93,75 @@ void Block(const float* x, const void* w, float* y, int64_t n, int64_t k, int64_
 
 using BlockFn = void (*)(const float*, const void*, float*, int64_t, int64_t, int64_t, int64_t);
 
+// Q8_0 rows (34-byte blocks: f16 d, 32 int8 q): the JR weight vectors of each block are
+// d · q (exact in f32: an 11-bit by 8-bit product), then as Block.
+template <int IR, int JR>
+void BlockQ8(const float* x, const void* w, float* y, int64_t n, int64_t k, int64_t i0,
+             int64_t j0) {
+  constexpr int L = Isa::kLanes;
+  constexpr int kPerBlock = 32 / L;
+  using V = typename Isa::V;
+  const int64_t num_blocks = k / 32, row_bytes = num_blocks * 34;
+  const unsigned char* rows[JR];
+  for (int r = 0; r < JR; ++r) rows[r] = static_cast<const unsigned char*>(w) + (j0 + r) * row_bytes;
+  V acc[IR][JR];
+#pragma GCC unroll 4
+  for (int a = 0; a < IR; ++a) {
+#pragma GCC unroll 4
+    for (int r = 0; r < JR; ++r) acc[a][r] = Isa::Zero();
+  }
+  for (int64_t b = 0; b < num_blocks; ++b) {
+    V scale[JR];
+#pragma GCC unroll 4
+    for (int r = 0; r < JR; ++r) {
+      const unsigned char* blk = rows[r] + b * 34;
+      __builtin_prefetch(blk + kPrefetchBytes);
+      uint16_t d;
+      __builtin_memcpy(&d, blk, 2);
+      scale[r] = Isa::Set1(Isa::HalfToFloat(d));
+    }
+#pragma GCC unroll 4
+    for (int v = 0; v < kPerBlock; ++v) {
+      V wv[JR];
+#pragma GCC unroll 4
+      for (int r = 0; r < JR; ++r) {
+        wv[r] = Isa::Mul(Isa::LoadQ8(reinterpret_cast<const int8_t*>(rows[r] + b * 34 + 2 + v * L)),
+                         scale[r]);
+      }
+#pragma GCC unroll 4
+      for (int a = 0; a < IR; ++a) {
+        const V xv = Isa::LoadF32(x + (i0 + a) * k + b * 32 + v * L);
+#pragma GCC unroll 4
+        for (int r = 0; r < JR; ++r) acc[a][r] = Isa::Fma(xv, wv[r], acc[a][r]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int a = 0; a < IR; ++a) {
+#pragma GCC unroll 4
+    for (int r = 0; r < JR; ++r) y[(i0 + a) * n + j0 + r] = Isa::Sum(acc[a][r]);
+  }
+}
+
+template <int IR>
+BlockFn BlockQ8For(int jr) {
+  switch (jr) {
+    case 1: return &BlockQ8<IR, 1>;
+    case 2: return &BlockQ8<IR, 2>;
+    case 3: return &BlockQ8<IR, 3>;
+    default: return &BlockQ8<IR, 4>;
+  }
+}
+
+BlockFn BlockQ8For(int ir, int jr) {
+  switch (ir) {
+    case 1: return BlockQ8For<1>(jr);
+    case 2: return BlockQ8For<2>(jr);
+    case 3: return BlockQ8For<3>(jr);
+    default: return BlockQ8For<4>(jr);
+  }
+}
+
 template <int D, int IR>
 BlockFn BlockFor(int jr) {
   switch (jr) {
@@ -104,6 +174,7 @@ BlockFn BlockFor(int jr) {
 
 template <int D>
 BlockFn BlockFor(int ir, int jr) {
+  if constexpr (D == tandem::kernels::isa::kWeightQ8_0) return BlockQ8For(ir, jr);
   switch (ir) {
     case 1: return BlockFor<D, 1>(jr);
     case 2: return BlockFor<D, 2>(jr);
@@ -131,6 +202,7 @@ void FusedAny(const float* x, const void* w, int wtype, float* y, int64_t m, int
   switch (wtype) {
     case tandem::kernels::isa::kWeightF32: return Fused<tandem::kernels::isa::kWeightF32>(x, w, y, m, n, k, j0, j1);
     case tandem::kernels::isa::kWeightF16: return Fused<tandem::kernels::isa::kWeightF16>(x, w, y, m, n, k, j0, j1);
+    case tandem::kernels::isa::kWeightQ8_0: return Fused<tandem::kernels::isa::kWeightQ8_0>(x, w, y, m, n, k, j0, j1);
     default: return Fused<tandem::kernels::isa::kWeightBF16>(x, w, y, m, n, k, j0, j1);
   }
 }
@@ -206,7 +278,23 @@ void AxpyAny(float alpha, const void* x, int wtype, float* y, int64_t n) {
   }
 }
 
+// Q8_0 blocks → f32 (count a multiple of 32).
+void WidenQ8(const void* src, float* dst, int64_t count) {
+  constexpr int L = Isa::kLanes;
+  for (int64_t b = 0; b < count / 32; ++b) {
+    const unsigned char* blk = static_cast<const unsigned char*>(src) + b * 34;
+    uint16_t d;
+    __builtin_memcpy(&d, blk, 2);
+    const typename Isa::V scale = Isa::Set1(Isa::HalfToFloat(d));
+    for (int v = 0; v < 32 / L; ++v) {
+      Isa::Store(dst + b * 32 + v * L,
+                 Isa::Mul(Isa::LoadQ8(reinterpret_cast<const int8_t*>(blk + 2 + v * L)), scale));
+    }
+  }
+}
+
 void WidenAny(const void* src, int wtype, float* dst, int64_t count) {
+  if (wtype == tandem::kernels::isa::kWeightQ8_0) return WidenQ8(src, dst, count);
   switch (wtype) {
     case tandem::kernels::isa::kWeightF32: return Widen<tandem::kernels::isa::kWeightF32>(src, dst, count);
     case tandem::kernels::isa::kWeightF16: return Widen<tandem::kernels::isa::kWeightF16>(src, dst, count);

@@ -7,7 +7,8 @@
 namespace tandem::kernels::isa {
 
 // Weight element types the fused kernels read (codes, so this header needs no STL/tensor).
-enum WeightCode : int { kWeightF32 = 0, kWeightF16 = 1, kWeightBF16 = 2 };
+// Q8_0: rows of 34-byte blocks (f16 scale d, 32 int8 q; value d·q), k a multiple of 32.
+enum WeightCode : int { kWeightF32 = 0, kWeightF16 = 1, kWeightBF16 = 2, kWeightQ8_0 = 3 };
 
 // y[i, j] = Σ_p x[i, p] · widen(w[j, p]) for i < m, j0 <= j < j1. x: [m, k] f32,
 // w: [n, k] in `wtype`, y: [m, n] f32 (only columns [j0, j1) written). f32 FMA accumulation.

@@ -1,4 +1,4 @@
-// Embedding: token id → row of the [vocab, dim] table (F32, F16 or BF16, widened to f32 on
+// Embedding: token id → row of the [vocab, dim] table (F32, F16, BF16 or Q8_0, widened to f32 on
 // lookup; shared with a tied lm_head).
 // Vocab-parallel (vLLM VocabParallelEmbedding): a TP rank holds rows [begin, begin + count) of
 // the table (zero-padded to `padded` rows); ids outside its slice give zero rows, and the caller
@@ -36,7 +36,7 @@ class Embedding {
   // out: [num_tokens, dim] f32. A token id outside [0, vocab) is a caller bug (the engine
   // validates prompts against the vocab before scheduling).
   void Forward(const int32_t* token_ids, int64_t num_tokens, float* out) const {
-    const size_t row_bytes = static_cast<size_t>(dim_) * tensor::DTypeSize(table_->dtype());
+    const size_t row_bytes = tensor::DTypeBytes(table_->dtype(), dim_);
     const auto* base = static_cast<const unsigned char*>(table_->raw());
     for (int64_t t = 0; t < num_tokens; ++t) {
       TANDEM_CHECK(token_ids[t] >= 0 && token_ids[t] < vocab_size_)

@@ -1,5 +1,5 @@
 // Linear: y[rows, out] = x[rows, in] · Wᵀ (+ b) with W row-major [out, in] kept in the dtype it
-// was stored in (F32, F16 or BF16; docs/design/weight-dtypes.md) and an optional bias b [out]
+// was stored in (F32, F16, BF16 or GGUF Q8_0; docs/design/weight-dtypes.md) and an optional bias b [out]
 // f32 (Qwen2 q/k/v). x and y are f32. The weight is shared (shared_ptr) so a tied lm_head
 // reuses the token embeddings.
 #pragma once
@@ -17,14 +17,14 @@ namespace tandem::model {
 class Linear {
  public:
   Linear() = default;
-  // weight: [out_features, in_features] in F32, F16 or BF16 (checked).
+  // weight: [out_features, in_features] in F32, F16, BF16 or Q8_0 (checked).
   explicit Linear(std::shared_ptr<const tensor::Tensor> weight) : weight_(std::move(weight)) {
     TANDEM_CHECK(weight_ != nullptr && weight_->rank() == 2)
         << "linear weight must be [out, in]; got "
         << (weight_ ? tensor::ShapeToString(weight_->shape()) : "none");
     const tensor::DType d = weight_->dtype();
     TANDEM_CHECK(d == tensor::DType::kF32 || d == tensor::DType::kF16 ||
-                 d == tensor::DType::kBF16)
+                 d == tensor::DType::kBF16 || d == tensor::DType::kQ8_0)
         << "linear weight dtype " << tensor::DTypeName(d) << " has no matmul kernel";
     out_features_ = weight_->dim(0);
     in_features_ = weight_->dim(1);

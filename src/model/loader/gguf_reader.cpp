@@ -238,8 +238,12 @@ Result<tensor::Tensor> GgufReader::ReadStored(const std::string& name) const {
     case GgmlType::kF32: return tensor::Tensor::View(shape, tensor::DType::kF32, bytes).Clone();
     case GgmlType::kF16: return tensor::Tensor::View(shape, tensor::DType::kF16, bytes).Clone();
     case GgmlType::kBF16: return tensor::Tensor::View(shape, tensor::DType::kBF16, bytes).Clone();
-    default: return ReadF32(name);
+    case GgmlType::kQ8_0:
+      if (shape.empty() || shape.back() % 32 != 0) break;
+      return tensor::Tensor::View(shape, tensor::DType::kQ8_0, bytes).Clone();
+    default: break;
   }
+  return ReadF32(name);
 }
 
 Result<tensor::Tensor> GgufReader::ReadF32(const std::string& name) const {
@@ -251,20 +255,9 @@ Result<tensor::Tensor> GgufReader::ReadF32(const std::string& name) const {
     case GgmlType::kF32: return tensor::Tensor::View(shape, tensor::DType::kF32, bytes).ToF32();
     case GgmlType::kF16: return tensor::Tensor::View(shape, tensor::DType::kF16, bytes).ToF32();
     case GgmlType::kBF16: return tensor::Tensor::View(shape, tensor::DType::kBF16, bytes).ToF32();
-    case GgmlType::kQ8_0: {
-      // Reference: ggml-quants.c dequantize_row_q8_0: x = d * q, d f16, 32 int8 per block.
-      tensor::Tensor out(shape, tensor::DType::kF32);
-      float* dst = out.mutable_f32();
-      const int64_t num_blocks = out.numel() / 32;
-      for (int64_t b = 0; b < num_blocks; ++b) {
-        const uint8_t* block = bytes + b * 34;
-        uint16_t d_bits;
-        std::memcpy(&d_bits, block, 2);
-        const float d = tensor::HalfToFloat(d_bits);
-        for (int j = 0; j < 32; ++j) dst[b * 32 + j] = d * static_cast<int8_t>(block[2 + j]);
-      }
-      return out;
-    }
+    case GgmlType::kQ8_0:
+      if (shape.empty() || shape.back() % 32 != 0) break;
+      return tensor::Tensor::View(shape, tensor::DType::kQ8_0, bytes).ToF32();
   }
   return Unimplemented("tensor '" + name + "' has unsupported ggml type " + std::to_string(t->type));
 }

@@ -117,13 +117,26 @@ Result<tensor::Tensor> ShardedReader::ReadStored(const std::string& name) const 
   for (size_t a = s.axis + 1; a < d.shape.size(); ++a) inner *= d.shape[a];
   tensor::Shape shape = d.shape;
   if (!shape.empty()) shape[s.axis] = s.padded;
-  tensor::Tensor out(shape, full.dtype());
-  const size_t elem = tensor::DTypeSize(full.dtype());
+  const tensor::DType dtype = full.dtype();
+  const int64_t block = tensor::DTypeBlockValues(dtype);
+  if ((s.begin * inner) % block != 0 || (s.count * inner) % block != 0 ||
+      (s.padded * inner) % block != 0) {
+    // A Q8_0 row split (row-parallel, input columns) must cut between blocks of 32.
+    return InvalidArgument("weight '" + name + "' in " + source_.source_name() + " is " +
+                           tensor::DTypeName(dtype) + " (blocks of " + std::to_string(block) +
+                           " values along its last axis) and its shard [" +
+                           std::to_string(s.begin) + ", " + std::to_string(s.begin + s.count) +
+                           ") of axis " + std::to_string(s.axis) +
+                           " cuts a block; use a --tensor-parallel-size that keeps every shard "
+                           "whole blocks, or an F16/BF16 file");
+  }
+  tensor::Tensor out(shape, dtype);
   const auto* src = static_cast<const unsigned char*>(full.raw());
   auto* dst = static_cast<unsigned char*>(out.mutable_raw());
   for (int64_t o = 0; o < outer; ++o) {
-    std::memcpy(dst + o * s.padded * inner * elem, src + (o * extent + s.begin) * inner * elem,
-                s.count * inner * elem);
+    std::memcpy(dst + tensor::DTypeBytes(dtype, o * s.padded * inner),
+                src + tensor::DTypeBytes(dtype, (o * extent + s.begin) * inner),
+                tensor::DTypeBytes(dtype, s.count * inner));
   }
   return out;
 }
