@@ -2,8 +2,8 @@
 # tandem vs llama.cpp's llama-server on the same GGUF, one server after the other, same load:
 #   scripts/bench_vs_llamacpp.sh MODEL.gguf LLAMA_SERVER [NUM_THREADS] [ROUNDS] [INPUT_LEN]
 # Each round starts tandem, then llama-server, and runs `tandem bench serve` (input INPUT_LEN
-# (default 128), output 32, ignore_eos, greedy, 16 prompts) at concurrency 1, 8 and 16 against
-# each; rounds alternate the servers so that a slow spell of a shared machine hits both. Prints
+# (default 128), output 32, ignore_eos, greedy, 16 prompts, a fresh prompt set per round and
+# concurrency so that no prompt cache helps) at concurrency 1, 8 and 16 against each; rounds alternate the servers so that a slow spell of a shared machine hits both. Prints
 # per run: output tokens/s, median TTFT and TPOT, resident memory (RSS of the server's process
 # tree after the load); then per concurrency the median over rounds of tandem / llama.cpp
 # output tokens/s and TTFT.
@@ -53,8 +53,11 @@ for round in $(seq 1 "$ROUNDS"); do
       sleep 0.2
     done
     for c in $CONCURRENCY; do
+      # A new prompt set per (round, concurrency), the same for both servers: a set seen
+      # before would be answered from either server's prompt/prefix cache.
       out=$($BIN bench serve --port $PORT --host 127.0.0.1 --num-prompts 16 --max-concurrency "$c" \
-        --random-input-len "$INPUT" --random-output-len 32 --ignore-eos --disable-tqdm 2>&1)
+        --random-input-len "$INPUT" --random-output-len 32 --ignore-eos --disable-tqdm \
+        --seed $((round * 100 + c)) 2>&1)
       tps=$(echo "$out" | grep -i "Output token throughput" | awk '{print $NF}')
       ttft=$(echo "$out" | grep -i "Median TTFT" | awk '{print $NF}')
       tpot=$(echo "$out" | grep -i "Median TPOT" | awk '{print $NF}')
