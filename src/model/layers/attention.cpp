@@ -74,6 +74,7 @@ void Attention::Forward(const float* x, const ForwardContext& ctx, LayerCache& c
   const int64_t kv_size = static_cast<int64_t>(dims_.num_kv_heads) * dims_.head_dim;
   const int64_t q_rows = output_gate_ ? 2 * q_size : q_size;
   const int64_t row = q_rows + 2 * kv_size;
+  thread_local std::vector<float> qkv_out_, q_, k_, v_, gate_, attn_out_;  // scratch
   qkv_out_.resize(num_tokens * row);
   q_.resize(num_tokens * q_size);
   k_.resize(num_tokens * kv_size);

@@ -64,7 +64,8 @@ class Attention : public TokenMixer {
   Attention(const AttentionDims& dims, AttentionWeights weights, RotaryEmbedding rope);
 
   // x: [num_tokens, hidden] (normed input); out: [num_tokens, hidden]; cache: this layer's
-  // paged key_cache / value_cache. Not thread-safe (scratch buffers).
+  // paged key_cache / value_cache. Scratch is per thread, shared by every Attention of the
+  // thread (not one set per layer); Forward must not be re-entered on one thread.
   void Forward(const float* x, const ForwardContext& ctx, LayerCache& cache,
                float* out) override;
   size_t weight_bytes() const override {
@@ -79,7 +80,6 @@ class Attention : public TokenMixer {
   RotaryEmbedding rope_;
   RmsNormLayer q_norm_, k_norm_;  // over head_dim; empty weight = not applied
   bool output_gate_ = false;
-  std::vector<float> qkv_out_, q_, k_, v_, gate_, attn_out_;
 };
 
 }  // namespace tandem::model

@@ -23,11 +23,12 @@ Mlp::Mlp(const tensor::Tensor& gate, const tensor::Tensor& up, tensor::Tensor do
 }
 
 void Mlp::Forward(const float* x, float* out, int64_t rows) {
-  gate_up_out_.resize(rows * 2 * ff_);
-  act_.resize(rows * ff_);
-  gate_up_.Forward(x, gate_up_out_.data(), rows);
-  kernels::SiluMul(gate_up_out_.data(), act_.data(), rows, ff_);
-  down_.Forward(act_.data(), out, rows);
+  thread_local std::vector<float> gate_up_out, act;  // [rows, 2 * ff], [rows, ff]
+  gate_up_out.resize(rows * 2 * ff_);
+  act.resize(rows * ff_);
+  gate_up_.Forward(x, gate_up_out.data(), rows);
+  kernels::SiluMul(gate_up_out.data(), act.data(), rows, ff_);
+  down_.Forward(act.data(), out, rows);
 }
 
 }  // namespace tandem::model

@@ -19,7 +19,9 @@ class Mlp {
   // The same in one stored dtype (F32/F16/BF16, kept): gate, up [ff, dim], down [dim, ff].
   Mlp(const tensor::Tensor& gate, const tensor::Tensor& up, tensor::Tensor down);
 
-  // x, out: [rows, dim] (must not alias). Not thread-safe (scratch buffers).
+  // x, out: [rows, dim] (must not alias). Scratch is per thread and shared by every Mlp of the
+  // thread (one set for all layers, not one per layer: a 2048-token step needs ~70 MB of it on a
+  // 1024-wide model); Forward must not be re-entered on one thread.
   void Forward(const float* x, float* out, int64_t rows);
   size_t weight_bytes() const { return gate_up_.weight_bytes() + down_.weight_bytes(); }
 
@@ -27,8 +29,6 @@ class Mlp {
   Linear gate_up_;  // [2 * ff, dim]: gate rows then up rows
   Linear down_;     // [dim, ff]
   int64_t ff_ = 0;
-  std::vector<float> gate_up_out_;  // [rows, 2 * ff]
-  std::vector<float> act_;          // [rows, ff]
 };
 
 }  // namespace tandem::model
