@@ -172,6 +172,26 @@ Tensor ConcatRows(const std::vector<const Tensor*>& parts) {
   return out;
 }
 
+Tensor SliceColumns(const Tensor& t, int64_t first, int64_t count) {
+  TANDEM_CHECK(t.rank() >= 1 && first >= 0 && count >= 0 && first + count <= t.shape().back())
+      << "SliceColumns [" << first << ", " << first + count << ") of " << ShapeToString(t.shape());
+  const int64_t block = DTypeBlockValues(t.dtype());
+  TANDEM_CHECK(first % block == 0 && count % block == 0)
+      << "SliceColumns [" << first << ", " << first + count << ") cuts " << DTypeName(t.dtype())
+      << " blocks of " << block;
+  Shape shape = t.shape();
+  const int64_t width = shape.back();
+  shape.back() = count;
+  Tensor out(shape, t.dtype());
+  const int64_t rows = width == 0 ? 0 : t.numel() / width;
+  const auto* src = static_cast<const unsigned char*>(t.raw());
+  auto* dst = static_cast<unsigned char*>(out.mutable_raw());
+  const size_t src_row = DTypeBytes(t.dtype(), width), dst_row = DTypeBytes(t.dtype(), count);
+  const size_t skip = DTypeBytes(t.dtype(), first);
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_row, src + r * src_row + skip, dst_row);
+  return out;
+}
+
 Tensor GatherRows(const Tensor& t, const std::vector<int64_t>& src_row) {
   Shape shape = t.shape();
   TANDEM_CHECK(!shape.empty()) << "GatherRows of a scalar tensor";

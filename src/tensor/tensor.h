@@ -80,5 +80,8 @@ class Tensor {
 Tensor ConcatRows(const std::vector<const Tensor*>& parts);
 // out row i = t row src_row[i] (an owning tensor with src_row.size() rows).
 Tensor GatherRows(const Tensor& t, const std::vector<int64_t>& src_row);
+// Columns [first, first + count) of the last axis of t (an owning tensor; for a block dtype
+// first and count must be whole blocks: checked).
+Tensor SliceColumns(const Tensor& t, int64_t first, int64_t count);
 
 }  // namespace tandem::tensor

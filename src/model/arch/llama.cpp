@@ -88,7 +88,7 @@ void DeclareLlama(const LlamaConfig& c, WeightFormat f, bool tied, const TpConte
 Status LoadLlamaLayer(const LlamaConfig& c, WeightFormat f, int l, const TpContext& tp,
                       ShardedReader& r, DecoderLayer& layer) {
   auto name = [&](const char* g, const char* h) { return LayerName(f, l, g, h); };
-  const int64_t dim = c.hidden_size, hd = c.head_dim, ff = c.intermediate_size;
+  const int64_t dim = c.hidden_size, hd = c.head_dim;
   TANDEM_ASSIGN_OR_RETURN(layer.attn_norm.weight, r.Read(name("attn_norm", "input_layernorm")));
   TANDEM_ASSIGN_OR_RETURN(layer.ffn_norm.weight,
                           r.Read(name("ffn_norm", "post_attention_layernorm")));
@@ -107,13 +107,28 @@ Status LoadLlamaLayer(const LlamaConfig& c, WeightFormat f, int l, const TpConte
   layer.mixer = std::make_unique<Attention>(dims, wq, wk, wv, std::move(wo), rope);
   if (c.num_experts > 0) {
     TANDEM_ASSIGN_OR_RETURN(auto router, r.Read(name("ffn_gate_inp", "")));
-    TANDEM_ASSIGN_OR_RETURN(auto gate, r.Read(name("ffn_gate_exps", "")));
-    TANDEM_ASSIGN_OR_RETURN(auto up, r.Read(name("ffn_up_exps", "")));
-    TANDEM_ASSIGN_OR_RETURN(auto down, r.Read(name("ffn_down_exps", "")));
+    TANDEM_ASSIGN_OR_RETURN(auto gate, r.ReadStored(name("ffn_gate_exps", "")));  // [L, ff', dim]
+    TANDEM_ASSIGN_OR_RETURN(auto up, r.ReadStored(name("ffn_up_exps", "")));      // [L, ff', dim]
+    TANDEM_ASSIGN_OR_RETURN(auto down, r.ReadStored(name("ffn_down_exps", "")));  // [L, dim, ff']
+    const int64_t experts = gate.dim(0), local_ff = gate.dim(1);
+    // Per expert its gate rows then its up rows, in the stored dtype (row moves).
+    gate.Reshape({experts * local_ff, dim});
+    up.Reshape({experts * local_ff, dim});
+    std::vector<int64_t> rows;
+    for (int64_t x = 0; x < experts; ++x) {
+      for (int64_t half = 0; half < 2; ++half) {
+        for (int64_t f = 0; f < local_ff; ++f) rows.push_back(half * experts * local_ff + x * local_ff + f);
+      }
+    }
+    tensor::Tensor gate_up = tensor::GatherRows(tensor::ConcatRows({&gate, &up}), rows);
+    if (gate_up.dtype() != down.dtype()) {
+      gate_up = gate_up.ToF32();
+      down = down.ToF32();
+    }
+    gate_up.Reshape({experts, 2 * local_ff, dim});
     layer.sparse = true;
-    layer.moe = Moe(std::move(router), gate, up, std::move(down), c.num_experts,
-                    c.num_experts_per_tok, dim, tp.ep.enabled() ? ff : ff / tp.size,
-                    /*norm_topk_prob=*/true, tp.ep);
+    layer.moe = Moe(std::move(router), std::move(gate_up), std::move(down), c.num_experts,
+                    c.num_experts_per_tok, dim, local_ff, /*norm_topk_prob=*/true, tp.ep);
     return Status::Ok();
   }
   TANDEM_ASSIGN_OR_RETURN(auto gate, r.ReadStored(name("ffn_gate", "mlp.gate_proj")));

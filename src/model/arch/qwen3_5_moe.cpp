@@ -164,19 +164,32 @@ Result<Moe> LoadMoe(const ShardedReader& r, const Qwen35Config& c, const std::st
   const int64_t local_ff = ep ? ff : ff / tp.size;
   const int64_t f0 = ep ? 0 : int64_t{tp.rank} * local_ff;  // first intermediate row held
   TANDEM_ASSIGN_OR_RETURN(auto router, r.Read(m + "gate.weight"));
-  TANDEM_ASSIGN_OR_RETURN(auto gate_up, r.Read(gate_up_name));  // [E, 2·ff, H]
-  TANDEM_ASSIGN_OR_RETURN(auto down_all, r.Read(down_name));    // [E, H, ff]
-  std::vector<float> gate, up, down;
+  TANDEM_ASSIGN_OR_RETURN(auto gate_up_all, r.ReadStored(gate_up_name));  // [E, 2·ff, H]
+  TANDEM_ASSIGN_OR_RETURN(auto down_all, r.ReadStored(down_name));        // [E, H, ff]
+  // This rank's experts, in the stored dtype: gate rows f0 … f0+local_ff then the same up rows
+  // of each expert (row moves), and the matching columns of each expert's down.
+  std::vector<int64_t> rows;
   for (int64_t x = experts.first; x < experts.first + experts.count; ++x) {
-    const float* base = gate_up.data() + x * 2 * ff * h;
-    gate.insert(gate.end(), base + f0 * h, base + (f0 + local_ff) * h);
-    up.insert(up.end(), base + (ff + f0) * h, base + (ff + f0 + local_ff) * h);
-    const std::vector<float> expert_down(down_all.begin() + x * h * ff,
-                                         down_all.begin() + (x + 1) * h * ff);
-    const auto cols = Cols(expert_down, h, ff, f0, local_ff);
-    down.insert(down.end(), cols.begin(), cols.end());
+    for (int64_t half = 0; half < 2; ++half) {
+      for (int64_t f = f0; f < f0 + local_ff; ++f) rows.push_back(x * 2 * ff + half * ff + f);
+    }
   }
-  return Moe(std::move(router), gate, up, std::move(down), e, c.num_experts_per_tok, h,
+  gate_up_all.Reshape({e * 2 * ff, h});
+  tensor::Tensor gate_up = tensor::GatherRows(gate_up_all, rows);
+  gate_up.Reshape({experts.count, 2 * local_ff, h});
+  down_all.Reshape({e * h, ff});
+  std::vector<int64_t> down_rows;
+  for (int64_t x = experts.first; x < experts.first + experts.count; ++x) {
+    for (int64_t row = 0; row < h; ++row) down_rows.push_back(x * h + row);
+  }
+  tensor::Tensor down = tensor::GatherRows(down_all, down_rows);
+  if (local_ff != ff) down = tensor::SliceColumns(down, f0, local_ff);
+  down.Reshape({experts.count, h, local_ff});
+  if (gate_up.dtype() != down.dtype()) {
+    gate_up = gate_up.ToF32();
+    down = down.ToF32();
+  }
+  return Moe(std::move(router), std::move(gate_up), std::move(down), e, c.num_experts_per_tok, h,
              local_ff, /*norm_topk_prob=*/true, tp.ep);
 }
 

@@ -7,10 +7,41 @@
 
 namespace tandem::model {
 
+namespace {
+
+// [L, 2 * ff, dim] f32: per expert its gate rows then its up rows.
+tensor::Tensor StackGateUp(const std::vector<float>& gate, const std::vector<float>& up,
+                           int64_t experts, int64_t dim, int64_t ff) {
+  const size_t slice = static_cast<size_t>(ff * dim);
+  TANDEM_CHECK(gate.size() == experts * slice && up.size() == gate.size())
+      << "Moe: gate/up hold " << gate.size() << "/" << up.size() << " floats; expected "
+      << experts << " experts × " << slice;
+  std::vector<float> fused(experts * 2 * slice);
+  for (int64_t e = 0; e < experts; ++e) {
+    std::memcpy(&fused[e * 2 * slice], &gate[e * slice], slice * sizeof(float));
+    std::memcpy(&fused[e * 2 * slice + slice], &up[e * slice], slice * sizeof(float));
+  }
+  return tensor::Tensor::FromF32({experts, 2 * ff, dim}, std::move(fused));
+}
+
+int64_t LocalCount(int64_t num_experts, const EpContext& ep) {
+  return ep.enabled() ? LocalExpertsOf(num_experts, ep.rank, ep.size).count : num_experts;
+}
+
+}  // namespace
+
 Moe::Moe(std::vector<float> router, const std::vector<float>& gate, const std::vector<float>& up,
          std::vector<float> down, int64_t num_experts, int64_t top_k, int64_t dim, int64_t ff,
          bool norm_topk_prob, const EpContext& ep)
+    : Moe(std::move(router), StackGateUp(gate, up, LocalCount(num_experts, ep), dim, ff),
+          tensor::Tensor::FromF32({LocalCount(num_experts, ep), dim, ff}, std::move(down)),
+          num_experts, top_k, dim, ff, norm_topk_prob, ep) {}
+
+Moe::Moe(std::vector<float> router, tensor::Tensor gate_up, tensor::Tensor down,
+         int64_t num_experts, int64_t top_k, int64_t dim, int64_t ff, bool norm_topk_prob,
+         const EpContext& ep)
     : router_(std::move(router), num_experts, dim),
+      gate_up_(std::move(gate_up)),
       down_(std::move(down)),
       num_experts_(num_experts),
       top_k_(top_k),
@@ -20,20 +51,18 @@ Moe::Moe(std::vector<float> router, const std::vector<float>& gate, const std::v
                           : ExpertRange{0, num_experts}),
       norm_topk_prob_(norm_topk_prob),
       ep_(ep) {
-  const size_t slice = static_cast<size_t>(ff * dim);
-  TANDEM_CHECK(gate.size() == local_.count * slice && up.size() == gate.size() &&
-               down_.size() == gate.size())
-      << "Moe: expert matrices hold " << gate.size() << "/" << up.size() << "/" << down_.size()
-      << " floats; expected " << local_.count << " experts × " << slice;
-  gate_up_.resize(local_.count * 2 * slice);
-  for (int64_t e = 0; e < local_.count; ++e) {
-    std::memcpy(&gate_up_[e * 2 * slice], &gate[e * slice], slice * sizeof(float));
-    std::memcpy(&gate_up_[e * 2 * slice + slice], &up[e * slice], slice * sizeof(float));
-  }
+  TANDEM_CHECK(gate_up_.shape() == tensor::Shape({local_.count, 2 * ff, dim}) &&
+               down_.shape() == tensor::Shape({local_.count, dim, ff}) &&
+               gate_up_.dtype() == down_.dtype())
+      << "Moe: experts gate_up " << tensor::ShapeToString(gate_up_.shape()) << " "
+      << tensor::DTypeName(gate_up_.dtype()) << ", down " << tensor::ShapeToString(down_.shape())
+      << " " << tensor::DTypeName(down_.dtype()) << "; expected [" << local_.count << ", "
+      << 2 * ff << ", " << dim << "] and [" << local_.count << ", " << dim << ", " << ff
+      << "] of one dtype";
 }
 
 size_t Moe::weight_bytes() const {
-  return router_.weight_bytes() + (gate_up_.size() + down_.size()) * sizeof(float);
+  return router_.weight_bytes() + gate_up_.size_bytes() + down_.size_bytes();
 }
 
 void Moe::Route(const float* x, int64_t rows) {
@@ -60,9 +89,14 @@ void Moe::Route(const float* x, int64_t rows) {
 void Moe::RunExpert(int64_t local_e, const float* xe, float* ye, int64_t n) {
   gu_.resize(n * 2 * ff_);
   act_.resize(n * ff_);
-  kernels::Matmul(xe, &gate_up_[local_e * 2 * ff_ * dim_], gu_.data(), n, 2 * ff_, dim_);
+  const tensor::DType dtype = gate_up_.dtype();
+  const auto* gate_up = static_cast<const unsigned char*>(gate_up_.raw()) +
+                        tensor::DTypeBytes(dtype, local_e * 2 * ff_ * dim_);
+  const auto* down = static_cast<const unsigned char*>(down_.raw()) +
+                     tensor::DTypeBytes(dtype, local_e * dim_ * ff_);
+  kernels::MatmulTyped(xe, gate_up, dtype, gu_.data(), n, 2 * ff_, dim_);
   kernels::SiluMul(gu_.data(), act_.data(), n, ff_);
-  kernels::Matmul(act_.data(), &down_[local_e * dim_ * ff_], ye, n, dim_, ff_);
+  kernels::MatmulTyped(act_.data(), down, dtype, ye, n, dim_, ff_);
 }
 
 void Moe::Forward(const float* x, float* out, int64_t rows) {

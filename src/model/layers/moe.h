@@ -14,6 +14,7 @@
 
 #include "model/layers/expert_parallel.h"
 #include "model/layers/linear.h"
+#include "tensor/tensor.h"
 
 namespace tandem::model {
 
@@ -27,6 +28,11 @@ class Moe {
   Moe(std::vector<float> router, const std::vector<float>& gate, const std::vector<float>& up,
       std::vector<float> down, int64_t num_experts, int64_t top_k, int64_t dim, int64_t ff,
       bool norm_topk_prob = true, const EpContext& ep = {});
+  // The experts in their stored dtype (F32/F16/BF16/Q8_0, kept): gate_up [L, 2 * ff, dim] (per
+  // expert its gate rows then its up rows), down [L, dim, ff], both the same dtype (checked).
+  Moe(std::vector<float> router, tensor::Tensor gate_up, tensor::Tensor down, int64_t num_experts,
+      int64_t top_k, int64_t dim, int64_t ff, bool norm_topk_prob = true,
+      const EpContext& ep = {});
 
   // x, out: [rows, dim] f32 (must not alias). Without EP: out = the block's output. With EP:
   // out holds the output of this TP rank's DispatchRowsOf rows and zeros elsewhere (the
@@ -46,8 +52,8 @@ class Moe {
   void ForwardExpertParallel(const float* x, float* out, int64_t rows);
 
   Linear router_;
-  std::vector<float> gate_up_;  // [local experts][2 * ff][dim]
-  std::vector<float> down_;     // [local experts][dim][ff]
+  tensor::Tensor gate_up_;  // [local experts, 2 * ff, dim], stored dtype
+  tensor::Tensor down_;     // [local experts, dim, ff], stored dtype
   int64_t num_experts_ = 0, top_k_ = 0, dim_ = 0, ff_ = 0;
   ExpertRange local_;           // the experts held here
   bool norm_topk_prob_ = true;

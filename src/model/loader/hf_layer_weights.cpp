@@ -87,28 +87,37 @@ void DeclareHfMoe(ShardedReader& r, const std::string& prefix, int64_t num_exper
 Result<Moe> LoadHfMoe(const ShardedReader& r, const std::string& prefix, int64_t num_experts,
                       int64_t top_k, int64_t dim, int64_t ff, bool norm_topk_prob) {
   TANDEM_ASSIGN_OR_RETURN(auto router, r.Read(prefix + ".gate.weight"));
-  // Moe takes the experts' matrices stacked: [L][ff'][dim] and [L][dim][ff'], where ff' is
-  // this rank's share of each expert's intermediate size (all of it with EP) and L the experts
-  // held here (all without EP).
+  // Moe takes the experts stacked in their stored dtype: gate_up [L, 2·ff', dim] (per expert
+  // gate rows then up rows) and down [L, dim, ff'], where ff' is this rank's share of each
+  // expert's intermediate size (all of it with EP) and L the experts held here (all without EP).
   const EpContext& ep = r.tp().ep;
   const ExpertRange local =
       ep.enabled() ? LocalExpertsOf(num_experts, ep.rank, ep.size) : ExpertRange{0, num_experts};
   const int64_t local_ff = ep.enabled() ? ff : ff / r.tp().size;
-  std::vector<float> gate, up, down;
-  gate.reserve(local.count * local_ff * dim);
-  up.reserve(local.count * local_ff * dim);
-  down.reserve(local.count * dim * local_ff);
+  std::vector<tensor::Tensor> parts;  // g0, u0, g1, u1, ... then d0, d1, ...
+  std::vector<tensor::Tensor> downs;
   for (int64_t e = local.first; e < local.first + local.count; ++e) {
     const std::string p = prefix + ".experts." + std::to_string(e);
-    TANDEM_ASSIGN_OR_RETURN(auto g, r.Read(p + ".gate_proj.weight"));
-    TANDEM_ASSIGN_OR_RETURN(auto u, r.Read(p + ".up_proj.weight"));
-    TANDEM_ASSIGN_OR_RETURN(auto d, r.Read(p + ".down_proj.weight"));
-    gate.insert(gate.end(), g.begin(), g.end());
-    up.insert(up.end(), u.begin(), u.end());
-    down.insert(down.end(), d.begin(), d.end());
+    TANDEM_ASSIGN_OR_RETURN(auto g, r.ReadStored(p + ".gate_proj.weight"));
+    TANDEM_ASSIGN_OR_RETURN(auto u, r.ReadStored(p + ".up_proj.weight"));
+    TANDEM_ASSIGN_OR_RETURN(auto d, r.ReadStored(p + ".down_proj.weight"));
+    parts.push_back(std::move(g));
+    parts.push_back(std::move(u));
+    downs.push_back(std::move(d));
   }
-  return Moe(std::move(router), gate, up, std::move(down), num_experts, top_k, dim, local_ff,
-             norm_topk_prob, ep);
+  std::vector<const tensor::Tensor*> gate_up_parts, down_parts;
+  for (const auto& t : parts) gate_up_parts.push_back(&t);
+  for (const auto& t : downs) down_parts.push_back(&t);
+  tensor::Tensor gate_up = tensor::ConcatRows(gate_up_parts);  // [L·2·ff', dim]
+  tensor::Tensor down = tensor::ConcatRows(down_parts);        // [L·dim, ff']
+  if (gate_up.dtype() != down.dtype()) {  // a checkpoint mixing dtypes: compute in f32
+    gate_up = gate_up.ToF32();
+    down = down.ToF32();
+  }
+  gate_up.Reshape({local.count, 2 * local_ff, dim});
+  down.Reshape({local.count, dim, local_ff});
+  return Moe(std::move(router), std::move(gate_up), std::move(down), num_experts, top_k, dim,
+             local_ff, norm_topk_prob, ep);
 }
 
 void DeclareHfSharedExpert(ShardedReader& r, const std::string& prefix, int64_t dim, int64_t ff) {
