@@ -18,6 +18,8 @@ struct EngineCoreConfig {
   std::string dtype = "auto";
   std::string kv_cache_dtype = "auto";
   int num_threads = 0;              // 0 = all cores
+  bool enable_cpu_binding = false;  // --additional-config enable_cpu_binding
+  int dp_local_rank = 0;            // this DP rank's index among the ranks of its machine
   int dp_rank = 0;
   // scheduler
   int max_model_len = 0;            // resolved (never 0 here)
@@ -61,6 +63,7 @@ struct EngineCoreConfig {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dtype,
                                                 kv_cache_dtype, num_threads,
+                                                enable_cpu_binding, dp_local_rank,
                                                 dp_rank, max_model_len, max_num_seqs,
                                                 max_num_batched_tokens, block_size,
                                                 enable_prefix_caching,

@@ -77,6 +77,9 @@ model::LoadOptions MakeLoadOptions(const EngineCoreConfig& cfg, comm::ProcessGro
   load.dtype = cfg.dtype;
   load.kv_cache_dtype = cfg.kv_cache_dtype;
   load.num_threads = cfg.num_threads;
+  if (cfg.enable_cpu_binding) {
+    load.cpu_binding_slot = cfg.dp_local_rank * cfg.tensor_parallel_size + cfg.tp_rank;
+  }
   load.tp_rank = cfg.tp_rank;
   load.tp_size = cfg.tensor_parallel_size;
   load.tp_group = group;

@@ -35,6 +35,7 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
   c.model_path = f.model;
   c.dtype = f.dtype;
   c.kv_cache_dtype = f.kv_cache_dtype;
+  c.enable_cpu_binding = f.enable_cpu_binding;
   c.num_threads = f.num_threads;
   c.max_model_len = max_model_len;
   c.max_num_seqs = f.max_num_seqs;
@@ -112,6 +113,7 @@ int RunHeadless(const ServeFlags& flags, const EngineCoreConfig& base) {
   for (int i = 0; i < flags.data_parallel_size_local; ++i) {
     EngineCoreConfig cfg = base;
     cfg.dp_rank = flags.data_parallel_start_rank + i;
+    cfg.dp_local_rank = i;
     cfg.handshake_endpoint = head;
     engines.push_back(std::make_unique<EngineLauncher>());
     ++running;
@@ -304,6 +306,7 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
   for (int i = 0; i < flags.data_parallel_size_local; ++i) {
     EngineCoreConfig cfg = base;
     cfg.dp_rank = flags.data_parallel_start_rank + i;
+    cfg.dp_local_rank = i;
     cfg.handshake_endpoint = hs_opts.bind_endpoint;
     children.push_back(std::make_unique<ChildProcess>());
     Status st = children.back()->Spawn(

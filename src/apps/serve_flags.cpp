@@ -54,11 +54,9 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
           return "";
         }
         if (v.rfind("fp8", 0) == 0) {
-          return "--kv-cache-dtype " + v +
-                 ": fp8 KV caches have no CPU kernel; use auto, bfloat16 or float16";
+          return v + ": fp8 KV caches have no CPU kernel; use auto, bfloat16 or float16";
         }
-        return "--kv-cache-dtype '" + v +
-               "' is not one of auto, float32, bfloat16, float16, half";
+        return "'" + v + "' is not one of auto, float32, bfloat16, float16, half";
       });
   Opt(app, "chat-template", f.chat_template, "Jinja chat template file (overrides the model's)");
   Opt(app, "generation-config", f.generation_config,
@@ -146,7 +144,9 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       "\"num_speculative_tokens\": K, \"prompt_lookup_min\": N, \"prompt_lookup_max\": M}");
 
   Opt(app, "compilation-config", f.compilation_config, "Accelerator graph config (JSON); no effect on CPU");
-  Opt(app, "additional-config", f.additional_config, "Platform-specific config (JSON); no effect on CPU");
+  Opt(app, "additional-config", f.additional_config,
+      "Platform-specific config (JSON object). On CPU: {\"enable_cpu_binding\": true} pins each "
+      "TP/DP rank's threads to its own cores; other keys are logged as having no effect");
   Flag(app, "async-scheduling", f.async_scheduling, "Overlap scheduling with compute; no effect yet");
   Flag(app, "enforce-eager", f.enforce_eager, "Accepted; no effect on CPU");
 }
@@ -231,6 +231,25 @@ Status ValidateServeFlags(ServeFlags& f) {
   TANDEM_RETURN_IF_ERROR(CheckJson("speculative-config", f.speculative_config));
   TANDEM_RETURN_IF_ERROR(CheckJson("compilation-config", f.compilation_config));
   TANDEM_RETURN_IF_ERROR(CheckJson("additional-config", f.additional_config));
+  if (!f.additional_config.empty()) {
+    const nlohmann::json extra = nlohmann::json::parse(f.additional_config);
+    if (!extra.is_object()) {
+      return InvalidArgument("--additional-config must be a JSON object, got '" +
+                             f.additional_config + "'");
+    }
+    f.additional_config_ignored.clear();
+    for (const auto& [key, value] : extra.items()) {
+      if (key != "enable_cpu_binding") {
+        f.additional_config_ignored.push_back(key);
+        continue;
+      }
+      if (!value.is_boolean()) {
+        return InvalidArgument("--additional-config enable_cpu_binding must be true or false, got " +
+                               value.dump());
+      }
+      f.enable_cpu_binding = value.get<bool>();
+    }
+  }
   TANDEM_RETURN_IF_ERROR(CheckJson("default-chat-template-kwargs", f.default_chat_template_kwargs));
   if (f.enable_auto_tool_choice && f.tool_call_parser.empty()) {
     return InvalidArgument("--enable-auto-tool-choice needs --tool-call-parser (hermes or "
@@ -251,7 +270,7 @@ void LogIneffectiveFlags(const ServeFlags& f) {
     TLOG_INFO("{} accepted; it has no effect on CPU", flag);
   };
   if (!f.compilation_config.empty()) note("--compilation-config");
-  if (!f.additional_config.empty()) note("--additional-config");
+  for (const std::string& key : f.additional_config_ignored) note("--additional-config key '" + key + "'");
   if (f.trust_remote_code) note("--trust-remote-code");
   if (f.async_scheduling) note("--async-scheduling");
   if (f.enforce_eager) note("--enforce-eager");

@@ -70,6 +70,8 @@ struct ServeFlags {
   // Accelerator-only knobs: accepted, logged as having no effect on CPU.
   std::string compilation_config;
   std::string additional_config;
+  bool enable_cpu_binding = false;          // --additional-config '{"enable_cpu_binding": true}'
+  std::vector<std::string> additional_config_ignored;  // other keys (logged by name)
   bool async_scheduling = false;
   bool enforce_eager = false;
 };

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/status.h"
 #include "tensor/dtype.h"
 
 namespace tandem::kernels {
@@ -171,5 +172,12 @@ namespace tandem::kernels {
 // start-up before the first forward. Tip for shared/over-subscribed hosts: OMP_WAIT_POLICY=passive.
 void SetNumThreads(int num_threads);
 int NumThreads();
+// Pins OpenMP thread t (t < num_threads, the master included) to the CPU at index
+// (first + t) mod |allowed| of the CPUs this process may run on (sched_getaffinity), so ranks
+// given disjoint [first, first + num_threads) never share a core (--additional-config
+// enable_cpu_binding). Returns the CPUs used, thread order. Errors: kInvalidArgument when
+// first + num_threads exceeds the allowed CPUs (ranks would overlap), kInternal when the kernel
+// refuses the affinity.
+Result<std::vector<int>> BindThreadsToCores(int first, int num_threads);
 
 }  // namespace tandem::kernels

@@ -107,6 +107,10 @@ struct LoadOptions {
   // fp8 variants are refused by name (no CPU kernel).
   std::string kv_cache_dtype = "auto";
   int32_t num_threads = 0;     // 0 = all cores
+  // --additional-config enable_cpu_binding: this process's slot among the ranks of its machine
+  // (local DP rank × TP size + TP rank); its threads are pinned to cores
+  // [slot × threads, (slot + 1) × threads) of the CPUs it may use. -1 = no binding.
+  int32_t cpu_binding_slot = -1;
   // Tensor parallel: this instance holds TP rank tp_rank's shard of every weight (vLLM's split,
   // see model/loader/sharded_reader.h) and its Forward enters tp_group's collectives (two
   // all-reduces per layer, one for the embedding, one all-gather for the logits), so all

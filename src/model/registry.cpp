@@ -147,6 +147,14 @@ Result<std::unique_ptr<Model>> LoadModelWeights(const std::string& path,
   std::unique_ptr<CastingWeightSource> holder;
   TANDEM_ASSIGN_OR_RETURN(TpContext tp, TpContextOf(options));
   kernels::SetNumThreads(options.num_threads);
+  if (options.cpu_binding_slot >= 0) {
+    const int threads = kernels::NumThreads();
+    TANDEM_ASSIGN_OR_RETURN(std::vector<int> cores,
+                            kernels::BindThreadsToCores(options.cpu_binding_slot * threads, threads));
+    std::string list;
+    for (int c : cores) list += (list.empty() ? "" : ",") + std::to_string(c);
+    TLOG_INFO("enable_cpu_binding: {} threads pinned to CPUs {}", threads, list);
+  }
   std::error_code ec;
   if (!fs::exists(path, ec)) return NotFound("model path '" + path + "' does not exist");
   if (fs::is_directory(path, ec)) return LoadHfFolder(path, tp, options.load_mtp, cast);
