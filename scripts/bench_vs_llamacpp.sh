@@ -7,6 +7,7 @@
 # per run: output tokens/s, median TTFT and TPOT, resident memory (RSS of the server's process
 # tree after the load); then per concurrency the median over rounds of tandem / llama.cpp
 # output tokens/s and TTFT.
+# CONCURRENCY="1 4 16" (environment) changes the concurrency levels.
 # LLAMA_SERVER: from ../shared/peers/build_llamacpp.sh. Run on an otherwise idle machine (2
 # cores: any other busy process wrecks the numbers). Not part of CI. Results: docs/benchmarks.md.
 set -u
@@ -19,7 +20,7 @@ THREADS=${3:-2}
 ROUNDS=${4:-3}
 INPUT=${5:-128}
 PORT=18779
-CONCURRENCY="1 8 16"
+CONCURRENCY=${CONCURRENCY:-"1 8 16"}
 RESULTS=$(mktemp)
 
 # RSS in MiB of a process and all its descendants.

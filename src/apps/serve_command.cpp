@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <set>
@@ -367,6 +368,12 @@ int RunServeCommand(int argc, char** argv) {
     return 2;
   }
   LogIneffectiveFlags(flags);
+  // The engine processes (children, which read it when libgomp loads) wait at a forward-pass
+  // barrier by spinning ~3000 rounds, then sleeping, unless the user chose a policy. libgomp's
+  // default spin made a busy neighbour on one of two cores cost ~4x decode time (the waiting
+  // thread spins through the slice the descheduled one needs); 3000 costs ~2x, the CPU share,
+  // with no loss when idle (docs/benchmarks.md, "busy neighbour").
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("GOMP_SPINCOUNT", "3000", /*overwrite=*/0);
   auto files = InspectModelFiles(flags.model, flags.tokenizer);
   if (!files.ok()) {
     TLOG_ERROR("{}", files.status().message());
