@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <chrono>
 #include <cmath>
@@ -138,30 +139,55 @@ GemmResult BenchTandemMatmul(const GemmShape& shape, int repeats) {
   return MakeResult(shape, "tandem", best);
 }
 
-GemmResult BenchTypedMatmul(const GemmShape& shape, tensor::DType dtype, int repeats) {
+namespace {
+
+// W [n, k] (random in [-1, 1]) encoded in `dtype`: element types by their conversions, Q8_0 by
+// ggml's reference quantization (d = max|x| / 127, q = round(x / d)).
+std::vector<unsigned char> EncodeWeights(const std::vector<float>& w, tensor::DType dtype) {
+  std::vector<unsigned char> out(tensor::DTypeBytes(dtype, static_cast<int64_t>(w.size())));
+  if (dtype == tensor::DType::kQ8_0) {
+    for (size_t b = 0; b < w.size() / 32; ++b) {
+      float amax = 0.0f;
+      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(w[b * 32 + j]));
+      const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+      const uint16_t dh = tensor::FloatToHalf(d);
+      std::memcpy(&out[b * 34], &dh, 2);
+      for (int j = 0; j < 32; ++j) {
+        out[b * 34 + 2 + j] = static_cast<unsigned char>(static_cast<int8_t>(std::round(w[b * 32 + j] * id)));
+      }
+    }
+    return out;
+  }
   const size_t elem = tensor::DTypeSize(dtype);
+  for (size_t i = 0; i < w.size(); ++i) {
+    const uint16_t h = dtype == tensor::DType::kF16 ? tensor::FloatToHalf(w[i])
+                                                    : tensor::FloatToBFloat16(w[i]);
+    std::memcpy(&out[i * elem], dtype == tensor::DType::kF32 ? static_cast<const void*>(&w[i]) : &h,
+                elem);
+  }
+  return out;
+}
+
+}  // namespace
+
+GemmResult BenchTypedMatmul(const GemmShape& shape, tensor::DType dtype, int repeats) {
   const size_t weight_count = size_t(shape.n) * shape.k;
-  const size_t weight_bytes = weight_count * elem;
+  std::vector<float> a = RandomFloats(size_t(shape.m) * shape.k, 1);
+  const std::vector<unsigned char> encoded = EncodeWeights(RandomFloats(weight_count, 2), dtype);
+  const size_t weight_bytes = encoded.size();
   const int num_copies = static_cast<int>(
       std::max<size_t>(1, (kMinRotatedWeightBytes + weight_bytes - 1) / weight_bytes));
-  std::vector<float> a = RandomFloats(size_t(shape.m) * shape.k, 1);
-  std::vector<float> w = RandomFloats(weight_count, 2);
   std::vector<unsigned char> copies(weight_bytes * num_copies);
-  for (size_t i = 0; i < weight_count; ++i) {
-    uint16_t h = dtype == tensor::DType::kF16 ? tensor::FloatToHalf(w[i])
-                                              : tensor::FloatToBFloat16(w[i]);
-    const void* src = dtype == tensor::DType::kF32 ? static_cast<const void*>(&w[i]) : &h;
-    for (int c = 0; c < num_copies; ++c) std::memcpy(&copies[c * weight_bytes + i * elem], src, elem);
+  for (int c = 0; c < num_copies; ++c) {
+    std::memcpy(&copies[c * weight_bytes], encoded.data(), weight_bytes);
   }
   std::vector<float> y(size_t(shape.m) * shape.n);
   double best = TimeBest(repeats, [&](size_t call) {
     kernels::MatmulTyped(a.data(), copies.data() + (call % num_copies) * weight_bytes, dtype,
                          y.data(), shape.m, shape.n, shape.k);
   });
-  const std::string impl = std::string("typed-") +
-                           (dtype == tensor::DType::kF32   ? "f32"
-                            : dtype == tensor::DType::kF16 ? "f16"
-                                                           : "bf16");
+  std::string impl = std::string("typed-") + tensor::DTypeName(dtype);
+  std::transform(impl.begin(), impl.end(), impl.begin(), [](unsigned char c) { return std::tolower(c); });
   GemmResult r = MakeResult(shape, "", best);
   r.impl = impl;
   r.weight_gb_per_s = double(weight_bytes) / best / 1e9;

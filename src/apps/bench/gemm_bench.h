@@ -35,9 +35,10 @@ struct GemmResult {
 // Times kernels::Matmul (runs on the oneDNN threads of the process).
 GemmResult BenchTandemMatmul(const GemmShape& shape, int repeats);
 
-// Times kernels::MatmulTyped with W [N, K] stored in `dtype` (F32, F16, BF16): what a Linear of
-// that dtype runs. impl = "typed-f32" / "typed-f16" / "typed-bf16"; weight_gb_per_s counts the
-// dtype's bytes (K·N·2 for 16-bit).
+// Times kernels::MatmulTyped with W [N, K] stored in `dtype` (F32, F16, BF16, Q8_0 — K a
+// multiple of 32): what a Linear of that dtype runs. impl = "typed-f32" / "typed-f16" /
+// "typed-bf16" / "typed-q8_0"; weight_gb_per_s counts the dtype's bytes (K·N·2 for 16-bit,
+// K·N·34/32 for Q8_0).
 GemmResult BenchTypedMatmul(const GemmShape& shape, tensor::DType dtype, int repeats);
 
 // Times a oneDNN matmul with prepacked weights. Internal naming the shape when oneDNN fails.

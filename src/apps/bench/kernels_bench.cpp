@@ -82,7 +82,9 @@ Status RunKernelsBench(const KernelsBenchConfig& config) {
     GemmResult tandem = BenchTandemMatmul(shape, config.repeats);
     TANDEM_ASSIGN_OR_RETURN(GemmResult packed, BenchOnednnPackedMatmul(shape, config.repeats));
     std::vector<GemmResult> rows = {tandem, packed};
-    for (tensor::DType d : {tensor::DType::kF32, tensor::DType::kF16, tensor::DType::kBF16}) {
+    for (tensor::DType d : {tensor::DType::kF32, tensor::DType::kF16, tensor::DType::kBF16,
+                            tensor::DType::kQ8_0}) {
+      if (d == tensor::DType::kQ8_0 && config.gemm_k % 32 != 0) continue;  // whole blocks only
       rows.push_back(BenchTypedMatmul(shape, d, config.repeats));
     }
     for (const GemmResult& r : rows) {
