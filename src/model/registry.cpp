@@ -1,5 +1,6 @@
 // LoadModel: picks the reader and architecture from the path (directory → HF folder,
-// *.gguf → GGUF file). Architectures: llama (GGUF); LlamaForCausalLM, Qwen3ForCausalLM,
+// *.gguf → GGUF file). Architectures: llama, qwen3, qwen3moe, qwen35moe (GGUF);
+// LlamaForCausalLM, Qwen3ForCausalLM,
 // Qwen3MoeForCausalLM, Qwen2MoeForCausalLM (HF, chosen by config.json architectures[0]).
 // TP: LoadOptions' tp_rank/tp_size/tp_group become the TpContext every architecture shards by.
 // dtype (--dtype, vLLM's names): "auto" keeps every Linear/Embedding weight in the dtype the file
@@ -19,6 +20,7 @@
 #include "model/config/qwen_config.h"
 #include "model/loader/gguf_reader.h"
 #include "model/loader/qwen35_gguf_source.h"
+#include "model/loader/qwen3_gguf_source.h"
 #include "model/loader/safetensors_reader.h"
 #include "model/model.h"
 
@@ -169,6 +171,13 @@ Result<std::unique_ptr<Model>> LoadModelWeights(const std::string& path,
     if (options.load_mtp) {
       return InvalidArgument("--speculative-config method mtp needs a model with MTP layers; '" +
                              path + "' has none");
+    }
+    if (gguf_arch.ok() && (gguf_arch.value() == "qwen3" || gguf_arch.value() == "qwen3moe")) {
+      TANDEM_ASSIGN_OR_RETURN(QwenConfig config, QwenConfigFromGguf(*gguf));
+      const Qwen3GgufSource source(*gguf, config);
+      const WeightSource& weights = Cast(source, cast, holder);
+      if (gguf_arch.value() == "qwen3") return LoadQwen3(config, weights, tp);
+      return LoadQwen3Moe(config, weights, tp);
     }
     TANDEM_ASSIGN_OR_RETURN(LlamaConfig config, LlamaConfigFromGguf(*gguf));
     return LoadLlama(config, Cast(*gguf, cast, holder), WeightFormat::kGguf, tp);

@@ -68,8 +68,9 @@ Seq MakeQwenSeq(const QwenCase& c) {
 
 // Each case alone (one prefill, then one token per step, as llama.cpp did): exact ids and the
 // golden top-5 logprobs of the first generated positions.
-void ExpectQwenGoldenOneByOne(const std::string& dir) {
-  auto model = Load(dir);
+// `model_path`: the folder itself, or a GGUF of the same weights shipped in it.
+void ExpectQwenGoldenOneByOne(const std::string& dir, const std::string& model_path = "") {
+  auto model = Load(model_path.empty() ? dir : model_path);
   ASSERT_NE(model, nullptr);
   const int32_t vocab = model->info().vocab_size;
   const auto cases = LoadQwenCases(dir);
@@ -111,6 +112,25 @@ TEST(QwenGoldenTest, Qwen3GreedyIdsAndTop5LogprobsMatchEveryGoldenCase) {
 TEST(QwenGoldenTest, Qwen3MoeGreedyIdsAndTop5LogprobsMatchEveryGoldenCase) {
   ExpectQwenGoldenOneByOne(kQwen3Moe);
 }
+// llama.cpp's converter wrote the shipped F16 GGUFs from the same (bf16) weights: their values
+// equal the safetensors' exactly (PROVENANCE.md), so the goldens hold as for the folders; the
+// F16 weights are kept as F16 (MatmulTyped).
+TEST(QwenGoldenTest, Qwen3F16GgufMatchesEveryGoldenCase) {
+  ExpectQwenGoldenOneByOne(kQwen3, kQwen3 + "/tiny-qwen3-f16.gguf");
+}
+TEST(QwenGoldenTest, Qwen3MoeF16GgufMatchesEveryGoldenCase) {
+  ExpectQwenGoldenOneByOne(kQwen3Moe, kQwen3Moe + "/tiny-qwen3-moe-f16.gguf");
+}
+TEST(QwenGoldenTest, Qwen3MoeF16GgufKeepsF16Weights) {
+  auto gguf = Load(kQwen3Moe + "/tiny-qwen3-moe-f16.gguf");
+  auto folder = Load(kQwen3Moe);
+  ASSERT_NE(gguf, nullptr);
+  ASSERT_NE(folder, nullptr);
+  // Same parameters, both 16-bit (bf16 folder, f16 file): the same resident bytes.
+  EXPECT_EQ(gguf->info().weight_bytes, folder->info().weight_bytes);
+  EXPECT_EQ(gguf->info().architecture, "Qwen3MoeForCausalLM");
+}
+
 TEST(QwenGoldenTest, Qwen3BatchedAndChunkedPrefillMatchesGolden) {
   ExpectQwenGoldenBatched(kQwen3, /*chunk=*/7);
 }

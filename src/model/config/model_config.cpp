@@ -43,7 +43,7 @@ Result<LlamaConfig> LlamaConfigFromGguf(const GgufReader& gguf) {
   TANDEM_ASSIGN_OR_RETURN(c.architecture, gguf.GetString("general.architecture"));
   if (c.architecture != "llama") {
     return InvalidArgument("GGUF file '" + gguf.path() + "' has general.architecture '" +
-                           c.architecture + "'; supported: llama");
+                           c.architecture + "'; supported: llama, qwen3, qwen3moe, qwen35moe");
   }
   TANDEM_ASSIGN_OR_RETURN(int64_t dim, gguf.GetInt("llama.embedding_length"));
   TANDEM_ASSIGN_OR_RETURN(int64_t layers, gguf.GetInt("llama.block_count"));
