@@ -41,9 +41,8 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "model", f.model, "Same as the positional model");
   Opt(app, "tokenizer", f.tokenizer, "Take the tokenizer from this file/folder instead");
   Opt(app, "dtype", f.dtype,
-      "Weight dtype: auto (as stored: float32/float16/bfloat16; GGUF Q8_0 is widened to "
-      "float32) | float32 | float | bfloat16 | float16 | half (converted at load). Activations "
-      "are float32")
+      "Weight dtype: auto (as stored: float32/float16/bfloat16/GGUF Q8_0) | float32 | float | "
+      "bfloat16 | float16 | half (converted at load). Activations are float32")
       ->check(CLI::IsMember({"auto", "float32", "float", "bfloat16", "float16", "half"}));
   Opt(app, "kv-cache-dtype", f.kv_cache_dtype,
       "KV cache element type: auto (float32, the activations') | float32 | bfloat16 | float16 "

@@ -84,6 +84,9 @@ def test_tensor_parallel_and_expert_parallel_equal_one_rank():
                   # expert-parallel collectives too.
                   ["--tensor-parallel-size", "2", "--data-parallel-size", "2",
                    "--enable-expert-parallel", "--speculative-config", mtp]):
+        if "--data-parallel-size" in flags:
+            # A free port, not the default 29550 another tandem on this machine may hold.
+            flags = flags + ["--data-parallel-rpc-port", str(free_port())]
         with Server(QWEN35, *FLAGS, *flags) as srv:
             check_cases(srv, " ".join(flags))
 

@@ -75,7 +75,7 @@ def test_tensor_and_data_parallel_with_speculation_equal_goldens():
     # TP ranks verify and draft in lock-step (the drafts travel in the plan); DP ranks each
     # speculate for their own requests.
     with Server(STORIES_GGUF, "--speculative-config", NGRAM, "--tensor-parallel-size", "2",
-                "--data-parallel-size", "2") as srv:
+                "--data-parallel-size", "2", "--data-parallel-rpc-port", str(free_port())) as srv:
         check_goldens(srv, STORIES_GGUF)
         # The engines' counters reach /metrics with their stats messages (after a step that
         # finished a request, or the next heartbeat): wait for them; the deadline only guards

@@ -45,11 +45,17 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int NumWeightCopies(const GemmShape& s) {
-  const size_t weight_bytes = size_t(s.k) * s.n * sizeof(float);
-  return static_cast<int>(
-      std::max<size_t>(1, (kMinRotatedWeightBytes + weight_bytes - 1) / weight_bytes));
+// Copies of a weight of `weight_bytes` that together exceed kMinRotatedWeightBytes, at most
+// kMaxWeightCopies: a degenerate shape (K = 1) would otherwise make millions of copies (and, for
+// the packed oneDNN variant, millions of memory objects: 10 GB for K = 1, N = 64); such tiny
+// weights are then read from cache, which the table's W GB/s shows.
+constexpr size_t kMaxWeightCopies = 4096;
+int CopiesFor(size_t weight_bytes) {
+  return static_cast<int>(std::clamp<size_t>(
+      (kMinRotatedWeightBytes + weight_bytes - 1) / weight_bytes, 1, kMaxWeightCopies));
 }
+
+int NumWeightCopies(const GemmShape& s) { return CopiesFor(size_t(s.k) * s.n * sizeof(float)); }
 
 // Best over `repeats` of the mean time of run(call_idx) over a >= 0.1 s window, after a warm-up.
 double TimeBest(int repeats, const std::function<void(size_t)>& run) {
@@ -175,8 +181,7 @@ GemmResult BenchTypedMatmul(const GemmShape& shape, tensor::DType dtype, int rep
   std::vector<float> a = RandomFloats(size_t(shape.m) * shape.k, 1);
   const std::vector<unsigned char> encoded = EncodeWeights(RandomFloats(weight_count, 2), dtype);
   const size_t weight_bytes = encoded.size();
-  const int num_copies = static_cast<int>(
-      std::max<size_t>(1, (kMinRotatedWeightBytes + weight_bytes - 1) / weight_bytes));
+  const int num_copies = CopiesFor(weight_bytes);
   std::vector<unsigned char> copies(weight_bytes * num_copies);
   for (int c = 0; c < num_copies; ++c) {
     std::memcpy(&copies[c * weight_bytes], encoded.data(), weight_bytes);

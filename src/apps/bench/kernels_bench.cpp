@@ -36,6 +36,15 @@ Status KernelsBenchConfig::Validate() const {
   }
   for (int m : gemm_m) {
     if (m < 1) return InvalidArgument(fmt::format("--gemm-m values must be >= 1; found {}", m));
+    if (int64_t{m} * gemm_k > (int64_t{1} << 28)) {
+      return InvalidArgument(fmt::format("--gemm-m {} x --gemm-k {} exceeds 2^28 activation "
+                                         "values (1 GiB of f32)", m, gemm_k));
+    }
+  }
+  // One f32 copy of W must fit in 1 GiB (the timers keep several; K = 2^31 - 1 aborted).
+  if (int64_t{gemm_k} * gemm_n > (int64_t{1} << 28)) {
+    return InvalidArgument(fmt::format("--gemm-k {} x --gemm-n {} exceeds 2^28 weights (1 GiB "
+                                       "of f32)", gemm_k, gemm_n));
   }
   return Status::Ok();
 }

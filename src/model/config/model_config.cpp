@@ -1,5 +1,7 @@
 #include "model/config/model_config.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -23,9 +25,38 @@ Status LlamaConfig::Validate() const {
                            " is not a multiple of num_kv_heads " + std::to_string(num_kv_heads));
   }
   if (head_dim % 2 != 0) return InvalidArgument("model config head_dim " + std::to_string(head_dim) + " must be even (RoPE)");
+  // NaN, 0 or a negative value here gives a server that answers NaN logits to everything.
+  if (!(std::isfinite(rms_norm_eps) && rms_norm_eps > 0.0f)) {
+    return InvalidArgument("model config rms_norm_eps must be a finite number > 0, got " +
+                           std::to_string(rms_norm_eps));
+  }
+  if (!(std::isfinite(rope_theta) && rope_theta > 0.0f)) {
+    return InvalidArgument("model config rope_theta must be a finite number > 0, got " +
+                           std::to_string(rope_theta));
+  }
   if (num_experts > 0 && (num_experts_per_tok <= 0 || num_experts_per_tok > num_experts)) {
     return InvalidArgument("model config num_experts_per_tok " + std::to_string(num_experts_per_tok) +
                            " must be in [1, num_experts=" + std::to_string(num_experts) + "]");
+  }
+  return Status::Ok();
+}
+
+Status CheckGgufBlockCount(const GgufReader& gguf, const std::string& key, int64_t block_count) {
+  int64_t blocks = 0;  // 1 + the largest N of a "blk.N." tensor
+  for (const GgufTensorInfo& t : gguf.tensors()) {
+    if (t.name.rfind("blk.", 0) != 0) continue;
+    const size_t dot = t.name.find('.', 4);
+    if (dot == std::string::npos) continue;
+    try {
+      blocks = std::max<int64_t>(blocks, std::stoll(t.name.substr(4, dot - 4)) + 1);
+    } catch (const std::exception&) {
+    }
+  }
+  if (block_count != blocks) {
+    return InvalidArgument("GGUF file '" + gguf.path() + "' has " + key + " = " +
+                           std::to_string(block_count) + " but tensors for " +
+                           std::to_string(blocks) + " blocks (blk.0 … blk." +
+                           std::to_string(blocks - 1) + ")");
   }
   return Status::Ok();
 }
@@ -47,6 +78,7 @@ Result<LlamaConfig> LlamaConfigFromGguf(const GgufReader& gguf) {
   }
   TANDEM_ASSIGN_OR_RETURN(int64_t dim, gguf.GetInt("llama.embedding_length"));
   TANDEM_ASSIGN_OR_RETURN(int64_t layers, gguf.GetInt("llama.block_count"));
+  TANDEM_RETURN_IF_ERROR(CheckGgufBlockCount(gguf, "llama.block_count", layers));
   TANDEM_ASSIGN_OR_RETURN(int64_t heads, gguf.GetInt("llama.attention.head_count"));
   TANDEM_ASSIGN_OR_RETURN(int64_t kv_heads, gguf.GetIntOr("llama.attention.head_count_kv", heads));
   TANDEM_ASSIGN_OR_RETURN(int64_t ff, gguf.GetInt("llama.feed_forward_length"));

@@ -34,6 +34,10 @@ struct LlamaConfig {
 // The vocabulary size of a GGUF model: the rows of its 2-d token_embd.weight.
 // Errors: kInvalidArgument naming the file when there is no such tensor.
 Result<int32_t> GgufVocabSize(const GgufReader& gguf);
+// The metadata `key` (e.g. "qwen3.block_count") equals the number of blk.N tensor blocks the
+// file holds; checked before any per-layer work, so a block_count of 10^9 is refused at once.
+// Errors: kInvalidArgument naming the file, the key and both counts.
+Status CheckGgufBlockCount(const GgufReader& gguf, const std::string& key, int64_t block_count);
 
 // From GGUF `general.architecture` == "llama" and its `llama.*` keys; vocab from token_embd.
 // Errors: kInvalidArgument (other architecture, missing/ill-typed key, naming it).

@@ -17,6 +17,7 @@ Result<QwenConfig> QwenConfigFromGguf(const GgufReader& gguf) {
   auto key = [&](const char* k) { return arch + "." + k; };
   TANDEM_ASSIGN_OR_RETURN(int64_t dim, gguf.GetInt(key("embedding_length")));
   TANDEM_ASSIGN_OR_RETURN(int64_t layers, gguf.GetInt(key("block_count")));
+  TANDEM_RETURN_IF_ERROR(CheckGgufBlockCount(gguf, key("block_count"), layers));
   TANDEM_ASSIGN_OR_RETURN(int64_t heads, gguf.GetInt(key("attention.head_count")));
   TANDEM_ASSIGN_OR_RETURN(int64_t kv_heads, gguf.GetIntOr(key("attention.head_count_kv"), heads));
   TANDEM_ASSIGN_OR_RETURN(int64_t ff, gguf.GetIntOr(key("feed_forward_length"), 0));

@@ -43,7 +43,9 @@ TEST(FloatToHalfTest, RoundsToNearestEven) {
 TEST(FloatToBFloat16Test, RoundsToNearestEvenAndKeepsNan) {
   for (uint32_t b = 0; b < 65536; ++b) {
     const float f = BFloat16ToFloat(static_cast<uint16_t>(b));
-    if (!std::isnan(f)) ASSERT_EQ(FloatToBFloat16(f), b) << b;
+    if (!std::isnan(f)) {
+      ASSERT_EQ(FloatToBFloat16(f), b) << b;
+    }
   }
   EXPECT_EQ(FloatToBFloat16(1.0f + 0x1p-8f), 0x3f80u);      // tie → even
   EXPECT_EQ(FloatToBFloat16(1.0f + 3 * 0x1p-8f), 0x3f82u);  // tie → even (up)
