@@ -1,6 +1,7 @@
 // kernels/ops.h: the one dispatch header of the math ops (CPU now; CUDA later behind the same
-// signatures). All tensors are dense row-major f32 given as raw pointers plus their sizes;
-// shapes are written [dim0, dim1, ...]. Every op has a plain "Naive" reference used by the
+// signatures). Tensors are dense row-major, given as raw pointers plus their sizes; activations
+// are f32, weights (MatmulTyped) and the KV cache (PagedAttention) may be 16-bit or Q8_0 as their
+// tensor::DType says; shapes are written [dim0, dim1, ...]. Every op has a plain "Naive" reference used by the
 // parity tests (tests/parity/), and is safe to call from one thread at a time per output buffer.
 // Ops parallelise internally over rows / heads with OpenMP.
 #pragma once
