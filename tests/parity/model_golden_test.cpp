@@ -105,18 +105,24 @@ std::vector<float> PrefillLogits(Model& model, const std::vector<int32_t>& promp
   return seqs[0].logits;
 }
 
-TEST(ModelGoldenTest, PrefillLogitsMatchGoldenAndChunkedPrefillIsIdentical) {
+// The golden case that carries prefill_logits: its prompt ids and logits [prompt, vocab].
+bool LoadPrefillGolden(std::vector<int32_t>* prompt, std::vector<float>* logits) {
   const auto golden = LoadGoldenJson();
-  const nlohmann::json* with_logits = nullptr;
   for (const auto& g : golden["generation"]) {
-    if (g.contains("prefill_logits")) with_logits = &g;
+    if (!g.contains("prefill_logits")) continue;
+    *prompt = g["prompt_ids"].get<std::vector<int32_t>>();
+    for (const auto& row : g["prefill_logits"]) {
+      for (float v : row.get<std::vector<float>>()) logits->push_back(v);
+    }
+    return !logits->empty();
   }
-  ASSERT_NE(with_logits, nullptr);
-  const auto prompt = (*with_logits)["prompt_ids"].get<std::vector<int32_t>>();
+  return false;
+}
+
+TEST(ModelGoldenTest, PrefillLogitsMatchGoldenAndChunkedPrefillIsIdentical) {
+  std::vector<int32_t> prompt;
   std::vector<float> want;
-  for (const auto& row : (*with_logits)["prefill_logits"]) {
-    for (float v : row.get<std::vector<float>>()) want.push_back(v);
-  }
+  ASSERT_TRUE(LoadPrefillGolden(&prompt, &want));
   for (const std::string& path : {kGguf, kHf, kMoe}) {
     auto model = Load(path);
     ASSERT_NE(model, nullptr);
@@ -172,17 +178,9 @@ namespace {
 // late in the long no-prompt case (as vLLM's bf16 differs from fp32 goldens): for that variant
 // only the logit bound is asserted.
 TEST(ModelGoldenTest, SixteenBitKvCacheAndWeightsKeepGoldenIds) {
-  const auto golden = LoadGoldenJson();
-  const nlohmann::json* with_logits = nullptr;
-  for (const auto& g : golden["generation"]) {
-    if (g.contains("prefill_logits")) with_logits = &g;
-  }
-  ASSERT_NE(with_logits, nullptr);
-  const auto prompt = (*with_logits)["prompt_ids"].get<std::vector<int32_t>>();
+  std::vector<int32_t> prompt;
   std::vector<float> want;
-  for (const auto& row : (*with_logits)["prefill_logits"]) {
-    for (float v : row.get<std::vector<float>>()) want.push_back(v);
-  }
+  ASSERT_TRUE(LoadPrefillGolden(&prompt, &want));
   struct Variant {
     const char* kv;
     const char* dtype;

@@ -25,6 +25,15 @@ Status LlamaConfig::Validate() const {
                            " is not a multiple of num_kv_heads " + std::to_string(num_kv_heads));
   }
   if (head_dim % 2 != 0) return InvalidArgument("model config head_dim " + std::to_string(head_dim) + " must be even (RoPE)");
+  TANDEM_RETURN_IF_ERROR(CheckNormEpsAndRopeTheta(rms_norm_eps, rope_theta));
+  if (num_experts > 0 && (num_experts_per_tok <= 0 || num_experts_per_tok > num_experts)) {
+    return InvalidArgument("model config num_experts_per_tok " + std::to_string(num_experts_per_tok) +
+                           " must be in [1, num_experts=" + std::to_string(num_experts) + "]");
+  }
+  return Status::Ok();
+}
+
+Status CheckNormEpsAndRopeTheta(float rms_norm_eps, float rope_theta) {
   // NaN, 0 or a negative value here gives a server that answers NaN logits to everything.
   if (!(std::isfinite(rms_norm_eps) && rms_norm_eps > 0.0f)) {
     return InvalidArgument("model config rms_norm_eps must be a finite number > 0, got " +
@@ -33,10 +42,6 @@ Status LlamaConfig::Validate() const {
   if (!(std::isfinite(rope_theta) && rope_theta > 0.0f)) {
     return InvalidArgument("model config rope_theta must be a finite number > 0, got " +
                            std::to_string(rope_theta));
-  }
-  if (num_experts > 0 && (num_experts_per_tok <= 0 || num_experts_per_tok > num_experts)) {
-    return InvalidArgument("model config num_experts_per_tok " + std::to_string(num_experts_per_tok) +
-                           " must be in [1, num_experts=" + std::to_string(num_experts) + "]");
   }
   return Status::Ok();
 }

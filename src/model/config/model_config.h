@@ -34,6 +34,9 @@ struct LlamaConfig {
 // The vocabulary size of a GGUF model: the rows of its 2-d token_embd.weight.
 // Errors: kInvalidArgument naming the file when there is no such tensor.
 Result<int32_t> GgufVocabSize(const GgufReader& gguf);
+// rms_norm_eps and rope_theta are finite and > 0 (shared by every config's Validate). Errors:
+// kInvalidArgument naming the field and the value.
+Status CheckNormEpsAndRopeTheta(float rms_norm_eps, float rope_theta);
 // The metadata `key` (e.g. "qwen3.block_count") equals the number of blk.N tensor blocks the
 // file holds; checked before any per-layer work, so a block_count of 10^9 is refused at once.
 // Errors: kInvalidArgument naming the file, the key and both counts.

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "model/config/config_json.h"
+#include "model/config/model_config.h"
 
 namespace tandem::model {
 namespace {
@@ -82,15 +83,7 @@ Status QwenConfig::Validate() const {
     return InvalidArgument("model config head_dim " + std::to_string(head_dim) +
                            " must be even (RoPE)");
   }
-  // NaN, 0 or a negative value here gives a server that answers NaN logits to everything.
-  if (!(std::isfinite(rms_norm_eps) && rms_norm_eps > 0.0f)) {
-    return InvalidArgument("model config rms_norm_eps must be a finite number > 0, got " +
-                           std::to_string(rms_norm_eps));
-  }
-  if (!(std::isfinite(rope_theta) && rope_theta > 0.0f)) {
-    return InvalidArgument("model config rope_theta must be a finite number > 0, got " +
-                           std::to_string(rope_theta));
-  }
+  TANDEM_RETURN_IF_ERROR(CheckNormEpsAndRopeTheta(rms_norm_eps, rope_theta));
   if (num_experts > 0) {
     if (num_experts_per_tok <= 0 || num_experts_per_tok > num_experts) {
       return InvalidArgument("model config num_experts_per_tok " +
