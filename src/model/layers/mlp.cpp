@@ -4,14 +4,8 @@ namespace tandem::model {
 
 Mlp::Mlp(const std::vector<float>& gate, const std::vector<float>& up, std::vector<float> down,
          int64_t dim, int64_t ff)
-    : ff_(ff) {
-  std::vector<float> fused;
-  fused.reserve(gate.size() + up.size());
-  fused.insert(fused.end(), gate.begin(), gate.end());
-  fused.insert(fused.end(), up.begin(), up.end());
-  gate_up_ = Linear(std::move(fused), 2 * ff, dim);
-  down_ = Linear(std::move(down), dim, ff);
-}
+    : Mlp(tensor::Tensor::FromF32({ff, dim}, gate), tensor::Tensor::FromF32({ff, dim}, up),
+          tensor::Tensor::FromF32({dim, ff}, std::move(down))) {}
 
 Mlp::Mlp(const tensor::Tensor& gate, const tensor::Tensor& up, tensor::Tensor down)
     : gate_up_(tensor::ConcatRows({&gate, &up})), down_(std::move(down)), ff_(gate.dim(0)) {

@@ -229,37 +229,29 @@ Result<tensor::Shape> GgufReader::TensorShape(const std::string& name) const {
   return tensor::Shape(t->ne.rbegin(), t->ne.rend());
 }
 
-Result<tensor::Tensor> GgufReader::ReadStored(const std::string& name) const {
+Result<tensor::Tensor> GgufReader::TensorView(const std::string& name) const {
   const GgufTensorInfo* t = FindTensor(name);
   if (t == nullptr) return InvalidArgument("tensor '" + name + "' not in GGUF file '" + path() + "'");
   tensor::Shape shape(t->ne.rbegin(), t->ne.rend());
   const uint8_t* bytes = file_->data() + data_offset_ + t->offset;
   switch (static_cast<GgmlType>(t->type)) {
-    case GgmlType::kF32: return tensor::Tensor::View(shape, tensor::DType::kF32, bytes).Clone();
-    case GgmlType::kF16: return tensor::Tensor::View(shape, tensor::DType::kF16, bytes).Clone();
-    case GgmlType::kBF16: return tensor::Tensor::View(shape, tensor::DType::kBF16, bytes).Clone();
-    case GgmlType::kQ8_0:
-      if (shape.empty() || shape.back() % 32 != 0) break;
-      return tensor::Tensor::View(shape, tensor::DType::kQ8_0, bytes).Clone();
-    default: break;
+    case GgmlType::kF32: return tensor::Tensor::View(shape, tensor::DType::kF32, bytes);
+    case GgmlType::kF16: return tensor::Tensor::View(shape, tensor::DType::kF16, bytes);
+    case GgmlType::kBF16: return tensor::Tensor::View(shape, tensor::DType::kBF16, bytes);
+    case GgmlType::kQ8_0:  // Parse() checked that rows are whole blocks of 32
+      return tensor::Tensor::View(shape, tensor::DType::kQ8_0, bytes);
   }
-  return ReadF32(name);
+  return Unimplemented("tensor '" + name + "' has unsupported ggml type " + std::to_string(t->type));
+}
+
+Result<tensor::Tensor> GgufReader::ReadStored(const std::string& name) const {
+  TANDEM_ASSIGN_OR_RETURN(tensor::Tensor view, TensorView(name));
+  return view.Clone();
 }
 
 Result<tensor::Tensor> GgufReader::ReadF32(const std::string& name) const {
-  const GgufTensorInfo* t = FindTensor(name);
-  if (t == nullptr) return InvalidArgument("tensor '" + name + "' not in GGUF file '" + path() + "'");
-  tensor::Shape shape(t->ne.rbegin(), t->ne.rend());
-  const uint8_t* bytes = file_->data() + data_offset_ + t->offset;
-  switch (static_cast<GgmlType>(t->type)) {
-    case GgmlType::kF32: return tensor::Tensor::View(shape, tensor::DType::kF32, bytes).ToF32();
-    case GgmlType::kF16: return tensor::Tensor::View(shape, tensor::DType::kF16, bytes).ToF32();
-    case GgmlType::kBF16: return tensor::Tensor::View(shape, tensor::DType::kBF16, bytes).ToF32();
-    case GgmlType::kQ8_0:
-      if (shape.empty() || shape.back() % 32 != 0) break;
-      return tensor::Tensor::View(shape, tensor::DType::kQ8_0, bytes).ToF32();
-  }
-  return Unimplemented("tensor '" + name + "' has unsupported ggml type " + std::to_string(t->type));
+  TANDEM_ASSIGN_OR_RETURN(tensor::Tensor view, TensorView(name));
+  return view.ToF32();
 }
 
 }  // namespace tandem::model

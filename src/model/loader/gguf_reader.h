@@ -80,13 +80,15 @@ class GgufReader : public WeightSource {
   bool HasTensor(const std::string& name) const override { return FindTensor(name) != nullptr; }
   Result<tensor::Shape> TensorShape(const std::string& name) const override;
   Result<tensor::Tensor> ReadF32(const std::string& name) const override;
-  // F32/F16/BF16 copied as stored; Q8_0 widened to F32 (no Q8_0 kernel yet).
+  // F32/F16/BF16/Q8_0 copied as stored.
   Result<tensor::Tensor> ReadStored(const std::string& name) const override;
 
  private:
   GgufReader() = default;
   Status Parse();
   Result<const GgufValue*> Lookup(const std::string& key, GgufType type) const;
+  // A non-owning view of tensor `name` over the mapped file, in its stored dtype.
+  Result<tensor::Tensor> TensorView(const std::string& name) const;
 
   std::unique_ptr<tensor::MmapFile> file_;
   uint32_t version_ = 0;

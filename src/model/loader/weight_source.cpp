@@ -26,13 +26,6 @@ Result<tensor::Tensor> CastingWeightSource::ReadStored(const std::string& name) 
   return t.To(dtype_);
 }
 
-Result<std::vector<float>> LoadWeight(const WeightSource& source, const std::string& name,
-                                      const tensor::Shape& expected) {
-  TANDEM_RETURN_IF_ERROR(CheckPresentWithShape(source, name, expected));
-  TANDEM_ASSIGN_OR_RETURN(tensor::Tensor t, source.ReadF32(name));
-  return t.TakeF32();
-}
-
 Result<tensor::Tensor> LoadStoredWeight(const WeightSource& source, const std::string& name,
                                         const tensor::Shape& expected) {
   TANDEM_RETURN_IF_ERROR(CheckPresentWithShape(source, name, expected));

@@ -48,11 +48,8 @@ class CastingWeightSource : public WeightSource {
   tensor::DType dtype_;
 };
 
-// Reads `name` and checks its shape equals `expected`; the error names the tensor, the source,
-// the expected and the found shape. Returns the f32 values, row-major.
-Result<std::vector<float>> LoadWeight(const WeightSource& source, const std::string& name,
-                                      const tensor::Shape& expected);
-// As LoadWeight, but the tensor as ReadStored gives it (its stored dtype).
+// Reads `name` as ReadStored gives it (its stored dtype) and checks its shape equals `expected`;
+// the error names the tensor, the source, the expected and the found shape.
 Result<tensor::Tensor> LoadStoredWeight(const WeightSource& source, const std::string& name,
                                         const tensor::Shape& expected);
 
