@@ -47,6 +47,38 @@ const char* MatmulTypedIsa();
 // on, process-wide; false (and no change) when this CPU lacks it. Not while a matmul runs.
 bool ForceMatmulTypedIsa(const char* name);
 
+// ---- int8 matmul (cpu/int8_matmul.cpp + cpu/int8_matmul_{avx512,avx2}.cpp) ----
+// W8A8 (docs/design/w8a8.md; arithmetic: ../shared/models/*w8a8*/PROVENANCE.md).
+// Dynamic symmetric per row (msModelSlim W8A8_DYNAMIC, compressed-tensors "token"): for each
+// row i of x [m, k] f32: x_scale[i] = max_p |x[i, p]| / 127 (f32 division; 1 when the max is 0),
+// x_q[i, p] = clamp(rint(x[i, p] / x_scale[i]), -127, 127) (f32 division, round half to even).
+// x_q: [m, k] int8, x_scale: [m] f32. NaN inputs give unspecified (but in-range) x_q.
+void QuantizeRowsDynamicInt8(const float* x, int64_t m, int64_t k, int8_t* x_q, float* x_scale);
+// Static asymmetric per tensor (msModelSlim W8A8): x_q = clamp(rint(x / input_scale +
+// input_offset), -128, 127) (f32 division, then f32 addition, round half to even).
+void QuantizeRowsStaticInt8(const float* x, int64_t m, int64_t k, float input_scale,
+                            float input_offset, int8_t* x_q);
+// sums[j] = Σ_p w[j, p] for the n rows of w [n, k] int8 (the kernel's offset correction).
+void Int8RowSums(const int8_t* w, int64_t n, int64_t k, int32_t* sums);
+// acc[i, j] = Σ_p x_q[i, p] · w_q[j, p], exact in int32 (k ≤ kMatmulInt8MaxK: checked), then
+//   dynamic (x_scale != nullptr): y[i, j] = (f32(acc) · x_scale[i]) · w_scale[j];
+//   static  (x_scale == nullptr): y[i, j] = f32(acc + bias[j]) · w_scale[j] (bias may be null = 0).
+// x_q [m, k], w_q [n, k] row-major int8; w_row_sums = Int8RowSums(w_q); w_scale [n] f32;
+// y [m, n] f32. AVX-512 VNNI, AVX2 (int16 madd) or a portable loop by CPUID; every path gives
+// the same bits. Columns are split over the OpenMP threads.
+constexpr int64_t kMatmulInt8MaxK = 66000;  // 255 · 127 · k < 2^31
+void MatmulInt8(const int8_t* x_q, const int8_t* w_q, const int32_t* w_row_sums,
+                const float* x_scale, const float* w_scale, const int32_t* bias, float* y,
+                int64_t m, int64_t n, int64_t k);
+// Reference: int64 accumulation, the same epilogue.
+void MatmulInt8Naive(const int8_t* x_q, const int8_t* w_q, const float* x_scale,
+                     const float* w_scale, const int32_t* bias, float* y, int64_t m, int64_t n,
+                     int64_t k);
+// The SIMD path MatmulInt8 uses: "avx512vnni", "avx2" or "portable"; ForceMatmulInt8Isa as
+// ForceMatmulTypedIsa (tests, bench).
+const char* MatmulInt8Isa();
+bool ForceMatmulInt8Isa(const char* name);
+
 // ---- rms_norm (cpu/rms_norm.cpp) ----
 // y[r, :] = x[r, :] / sqrt(mean(x[r, :]²) + eps) * weight[:], for r < rows; x, y: [rows, dim].
 // y may equal x. Reference: llama2.c rmsnorm / HF LlamaRMSNorm (f32 accumulation).

@@ -9,6 +9,7 @@ const char* DTypeName(DType dtype) {
     case DType::kBF16: return "BF16";
     case DType::kI32: return "I32";
     case DType::kQ8_0: return "Q8_0";
+    case DType::kI8: return "I8";
   }
   return "?";
 }

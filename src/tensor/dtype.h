@@ -10,7 +10,9 @@ namespace tandem::tensor {
 
 // kQ8_0: GGUF's block quantization (ggml-quants.c block_q8_0): each block of 32 consecutive
 // values along the last axis is an f16 scale d followed by 32 int8 q, value = d · q (34 bytes).
-enum class DType { kF32, kF16, kBF16, kI32, kQ8_0 };
+// kI8: signed 8-bit integers (the weights of a W8A8 Linear carry their scales in a
+// tensor::Int8Quant side car; docs/design/w8a8.md).
+enum class DType { kF32, kF16, kBF16, kI32, kQ8_0, kI8 };
 
 // Values per block: 32 for Q8_0, 1 for the element types.
 constexpr int64_t DTypeBlockValues(DType dtype) { return dtype == DType::kQ8_0 ? 32 : 1; }
@@ -23,6 +25,7 @@ constexpr size_t DTypeBlockBytes(DType dtype) {
     case DType::kBF16: return 2;
     case DType::kI32: return 4;
     case DType::kQ8_0: return 34;
+    case DType::kI8: return 1;
   }
   return 0;
 }

@@ -51,14 +51,36 @@ Tensor Tensor::FromF32(Shape shape, std::vector<float> values) {
   return t;
 }
 
+int64_t NumRows(const Tensor& t) {
+  if (t.rank() == 0) return 1;
+  return t.shape().back() == 0 ? 0 : t.numel() / t.shape().back();
+}
+
+void Tensor::set_int8_quant(std::shared_ptr<const Int8Quant> quant) {
+  TANDEM_CHECK(dtype_ == DType::kI8 && rank() >= 1)
+      << "an int8 side car needs an I8 tensor; this one is " << DTypeName(dtype_) << " "
+      << ShapeToString(shape_);
+  if (quant != nullptr) {
+    const auto rows = static_cast<size_t>(NumRows(*this));
+    TANDEM_CHECK(quant->row_scale.size() == rows &&
+                 (quant->row_bias.empty() || quant->row_bias.size() == rows))
+        << "int8 side car has " << quant->row_scale.size() << " scales and "
+        << quant->row_bias.size() << " biases for " << rows << " rows";
+  }
+  int8_quant_ = std::move(quant);
+}
+
 Tensor Tensor::Clone() const {
   Tensor out(shape_, dtype_);
   if (size_bytes() > 0) std::memcpy(out.mutable_raw(), raw(), size_bytes());
+  out.int8_quant_ = int8_quant_;
   return out;
 }
 
 Tensor Tensor::To(DType dtype) const {
   if (dtype == dtype_) return Clone();
+  TANDEM_CHECK(int8_quant_ == nullptr)
+      << "cannot convert a " << int8_quant_->name() << " int8 weight to " << DTypeName(dtype);
   TANDEM_CHECK(dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16)
       << "cannot convert a tensor to " << DTypeName(dtype);
   Tensor wide = ToF32();
@@ -74,6 +96,9 @@ Tensor Tensor::To(DType dtype) const {
 }
 
 Tensor Tensor::ToF32() const {
+  TANDEM_CHECK(int8_quant_ == nullptr)
+      << "cannot widen a " << int8_quant_->name() << " int8 weight to f32 (its arithmetic is "
+      << "int8: docs/design/w8a8.md)";
   Tensor out(shape_, DType::kF32);
   const int64_t n = numel();
   float* dst = out.mutable_f32();
@@ -104,6 +129,11 @@ Tensor Tensor::ToF32() const {
       }
       break;
     }
+    case DType::kI8: {
+      const auto* src = static_cast<const int8_t*>(raw());
+      for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+      break;
+    }
     case DType::kI32: {
       const auto* src = static_cast<const unsigned char*>(raw());
       for (int64_t i = 0; i < n; ++i) {
@@ -128,6 +158,9 @@ std::vector<float> Tensor::TakeF32() {
 void Tensor::Reshape(Shape shape) {
   TANDEM_CHECK(NumElements(shape) == numel())
       << "reshape " << ShapeToString(shape_) << " -> " << ShapeToString(shape);
+  TANDEM_CHECK(int8_quant_ == nullptr || (!shape.empty() && shape.back() == shape_.back()))
+      << "reshape " << ShapeToString(shape_) << " -> " << ShapeToString(shape)
+      << " would move the rows of an int8 weight's scales";
   shape_ = std::move(shape);
 }
 
@@ -145,7 +178,21 @@ Tensor ConcatRows(const std::vector<const Tensor*>& parts) {
   Shape shape = first.shape();
   TANDEM_CHECK(!shape.empty()) << "ConcatRows of a scalar tensor";
   shape[0] = 0;
+  const bool quantized = first.int8_quant() != nullptr;
   for (const Tensor* p : parts) {
+    TANDEM_CHECK((p->int8_quant() != nullptr) == quantized)
+        << "ConcatRows: cannot fuse an int8-quantized weight with an unquantized one (all parts of "
+        << "a fused Linear must share one quantization type)";
+    if (quantized) {
+      const Int8Quant& a = *first.int8_quant();
+      const Int8Quant& b = *p->int8_quant();
+      TANDEM_CHECK(a.activation == b.activation && a.input_scale == b.input_scale &&
+                   a.input_offset == b.input_offset && a.row_bias.empty() == b.row_bias.empty())
+          << "ConcatRows: the parts of a fused int8 Linear differ in their activation "
+          << "quantization (" << a.name() << " scale " << a.input_scale << " offset "
+          << a.input_offset << " vs " << b.name() << " scale " << b.input_scale << " offset "
+          << b.input_offset << ")";
+    }
     if (p->dtype() != first.dtype()) {
       std::vector<Tensor> wide;
       wide.reserve(parts.size());
@@ -169,6 +216,17 @@ Tensor ConcatRows(const std::vector<const Tensor*>& parts) {
     if (p->size_bytes() > 0) std::memcpy(dst, p->raw(), p->size_bytes());
     dst += p->size_bytes();
   }
+  if (quantized) {
+    auto quant = std::make_shared<Int8Quant>(*first.int8_quant());
+    quant->row_scale.clear();
+    quant->row_bias.clear();
+    for (const Tensor* p : parts) {
+      const Int8Quant& q = *p->int8_quant();
+      quant->row_scale.insert(quant->row_scale.end(), q.row_scale.begin(), q.row_scale.end());
+      quant->row_bias.insert(quant->row_bias.end(), q.row_bias.begin(), q.row_bias.end());
+    }
+    out.set_int8_quant(std::move(quant));
+  }
   return out;
 }
 
@@ -189,6 +247,11 @@ Tensor SliceColumns(const Tensor& t, int64_t first, int64_t count) {
   const size_t src_row = DTypeBytes(t.dtype(), width), dst_row = DTypeBytes(t.dtype(), count);
   const size_t skip = DTypeBytes(t.dtype(), first);
   for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_row, src + r * src_row + skip, dst_row);
+  if (t.int8_quant() != nullptr) {
+    auto quant = std::make_shared<Int8Quant>(*t.int8_quant());
+    if (first != 0) quant->row_bias.clear();  // the bias is added by the slice holding column 0
+    out.set_int8_quant(std::move(quant));
+  }
   return out;
 }
 
@@ -204,6 +267,23 @@ Tensor GatherRows(const Tensor& t, const std::vector<int64_t>& src_row) {
     TANDEM_CHECK(src_row[i] >= 0 && src_row[i] < t.dim(0))
         << "GatherRows: row " << src_row[i] << " of " << t.dim(0);
     std::memcpy(dst + i * row, src + src_row[i] * row, row);
+  }
+  if (t.int8_quant() != nullptr) {
+    // Each outer row holds `inner` side-car rows (an expert of a stacked [E, out, in] weight).
+    const Int8Quant& in = *t.int8_quant();
+    const int64_t inner = t.dim(0) == 0 ? 0 : NumRows(t) / t.dim(0);
+    auto quant = std::make_shared<Int8Quant>(in);
+    quant->row_scale.clear();
+    quant->row_bias.clear();
+    for (int64_t r : src_row) {
+      quant->row_scale.insert(quant->row_scale.end(), in.row_scale.begin() + r * inner,
+                              in.row_scale.begin() + (r + 1) * inner);
+      if (!in.row_bias.empty()) {
+        quant->row_bias.insert(quant->row_bias.end(), in.row_bias.begin() + r * inner,
+                               in.row_bias.begin() + (r + 1) * inner);
+      }
+    }
+    out.set_int8_quant(std::move(quant));
   }
   return out;
 }

@@ -1,0 +1,183 @@
+// MatmulInt8 and the activation quantizers of W8A8 (kernels/ops.h; docs/design/w8a8.md).
+// The per-ISA files compute exact int32 sums for a chunk of weight rows; this file picks the
+// ISA, splits the weight rows over the OpenMP threads in 64-row chunks and applies the f32
+// epilogue, so every ISA gives the same bits.
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/check.h"
+#include "kernels/cpu/int8_matmul_isa_api.h"
+#include "kernels/ops.h"
+
+namespace tandem::kernels {
+namespace {
+
+enum class Int8Isa { kPortable, kAvx2, kAvx512Vnni };
+
+Int8Isa DetectInt8Isa() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vnni")) {
+    return Int8Isa::kAvx512Vnni;
+  }
+  if (__builtin_cpu_supports("avx2")) return Int8Isa::kAvx2;
+  return Int8Isa::kPortable;
+}
+
+std::atomic<Int8Isa>& Int8IsaSlot() {
+  static std::atomic<Int8Isa> isa{DetectInt8Isa()};
+  return isa;
+}
+
+// rint in the default round-half-to-even mode, clamped to [lo, hi]; NaN → lo.
+inline int8_t RoundClamp(float t, float lo, float hi) {
+  const float r = std::nearbyint(t);
+  if (!(r >= lo)) return static_cast<int8_t>(lo);
+  return static_cast<int8_t>(r > hi ? hi : r);
+}
+
+void PortableRows(const int8_t* x_q, const int8_t* w, int32_t* acc, int64_t m, int64_t rows,
+                  int64_t k) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t r = 0; r < rows; ++r) {
+      int32_t s = 0;
+      for (int64_t p = 0; p < k; ++p) s += x_q[i * k + p] * w[r * k + p];
+      acc[i * rows + r] = s;
+    }
+  }
+}
+
+// Below this many weight bytes one thread does the whole matmul (as the typed matmul).
+constexpr int64_t kParallelMinBytes = 1 << 15;
+constexpr int64_t kChunkRows = 64;
+
+}  // namespace
+
+void QuantizeRowsDynamicInt8(const float* x, int64_t m, int64_t k, int8_t* x_q, float* x_scale) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* xi = x + i * k;
+    float mx = 0.0f;
+    for (int64_t p = 0; p < k; ++p) mx = std::max(mx, std::fabs(xi[p]));
+    const float s = mx == 0.0f ? 1.0f : mx / 127.0f;
+    x_scale[i] = s;
+    for (int64_t p = 0; p < k; ++p) x_q[i * k + p] = RoundClamp(xi[p] / s, -127.0f, 127.0f);
+  }
+}
+
+void QuantizeRowsStaticInt8(const float* x, int64_t m, int64_t k, float input_scale,
+                            float input_offset, int8_t* x_q) {
+  for (int64_t i = 0; i < m * k; ++i) {
+    const float t = x[i] / input_scale;  // two statements: a division, then an f32 addition
+    x_q[i] = RoundClamp(t + input_offset, -128.0f, 127.0f);
+  }
+}
+
+void Int8RowSums(const int8_t* w, int64_t n, int64_t k, int32_t* sums) {
+  for (int64_t j = 0; j < n; ++j) {
+    int32_t s = 0;
+    for (int64_t p = 0; p < k; ++p) s += w[j * k + p];
+    sums[j] = s;
+  }
+}
+
+void MatmulInt8(const int8_t* x_q, const int8_t* w_q, const int32_t* w_row_sums,
+                const float* x_scale, const float* w_scale, const int32_t* bias, float* y,
+                int64_t m, int64_t n, int64_t k) {
+  TANDEM_CHECK(m >= 0 && n > 0 && k > 0 && k <= kMatmulInt8MaxK)
+      << "int8 matmul shape m=" << m << " n=" << n << " k=" << k << " (k at most "
+      << kMatmulInt8MaxK << ")";
+  if (m == 0) return;
+  const Int8Isa isa = Int8IsaSlot().load(std::memory_order_relaxed);
+  // The activation rows in the form the ISA multiplies (per calling thread, reused).
+  thread_local std::vector<uint8_t> x_u8;
+  thread_local std::vector<int16_t> x16;
+  if (isa == Int8Isa::kAvx512Vnni) {
+    x_u8.resize(static_cast<size_t>(m * k));
+    for (int64_t i = 0; i < m * k; ++i) x_u8[i] = static_cast<uint8_t>(x_q[i] + 128);
+  } else if (isa == Int8Isa::kAvx2) {
+    x16.assign(x_q, x_q + m * k);
+  }
+  const uint8_t* xu = x_u8.data();
+  const int16_t* xw = x16.data();
+  const int threads = n * k < kParallelMinBytes ? 1 : omp_get_max_threads();
+  const int64_t chunks = (n + kChunkRows - 1) / kChunkRows;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t j0 = c * kChunkRows, rows = std::min(n, j0 + kChunkRows) - j0;
+    thread_local std::vector<int32_t> acc;
+    acc.resize(static_cast<size_t>(m * rows));
+    switch (isa) {
+      case Int8Isa::kAvx512Vnni:
+        isa::Int8MatmulAvx512Vnni(xu, w_q + j0 * k, w_row_sums + j0, acc.data(), m, rows, k);
+        break;
+      case Int8Isa::kAvx2:
+        isa::Int8MatmulAvx2(xw, w_q + j0 * k, acc.data(), m, rows, k);
+        break;
+      case Int8Isa::kPortable:
+        PortableRows(x_q, w_q + j0 * k, acc.data(), m, rows, k);
+        break;
+    }
+    for (int64_t i = 0; i < m; ++i) {
+      const int32_t* a = acc.data() + i * rows;
+      float* yi = y + i * n + j0;
+      if (x_scale != nullptr) {
+        const float sx = x_scale[i];
+        for (int64_t r = 0; r < rows; ++r) yi[r] = (static_cast<float>(a[r]) * sx) * w_scale[j0 + r];
+      } else {
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t s = int64_t{a[r]} + (bias != nullptr ? bias[j0 + r] : 0);
+          yi[r] = static_cast<float>(s) * w_scale[j0 + r];
+        }
+      }
+    }
+  }
+}
+
+void MatmulInt8Naive(const int8_t* x_q, const int8_t* w_q, const float* x_scale,
+                     const float* w_scale, const int32_t* bias, float* y, int64_t m, int64_t n,
+                     int64_t k) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t s = 0;
+      for (int64_t p = 0; p < k; ++p) s += int64_t{x_q[i * k + p]} * w_q[j * k + p];
+      if (x_scale != nullptr) {
+        y[i * n + j] = (static_cast<float>(s) * x_scale[i]) * w_scale[j];
+      } else {
+        y[i * n + j] = static_cast<float>(s + (bias != nullptr ? bias[j] : 0)) * w_scale[j];
+      }
+    }
+  }
+}
+
+const char* MatmulInt8Isa() {
+  switch (Int8IsaSlot().load(std::memory_order_relaxed)) {
+    case Int8Isa::kAvx512Vnni: return "avx512vnni";
+    case Int8Isa::kAvx2: return "avx2";
+    case Int8Isa::kPortable: return "portable";
+  }
+  return "?";
+}
+
+bool ForceMatmulInt8Isa(const char* name) {
+  const std::string want = name;
+  const Int8Isa best = DetectInt8Isa();
+  Int8Isa isa;
+  if (want == "portable") {
+    isa = Int8Isa::kPortable;
+  } else if (want == "avx2" && best != Int8Isa::kPortable) {
+    isa = Int8Isa::kAvx2;  // every AVX-512 VNNI CPU has AVX2
+  } else if (want == "avx512vnni" && best == Int8Isa::kAvx512Vnni) {
+    isa = Int8Isa::kAvx512Vnni;
+  } else {
+    return false;
+  }
+  Int8IsaSlot().store(isa);
+  return true;
+}
+
+}  // namespace tandem::kernels
