@@ -89,6 +89,7 @@ std::vector<std::pair<std::string, std::string>> SharedSettings(const EngineCore
           {"--block-size", std::to_string(c.block_size)},
           {"--dtype", c.dtype},
           {"--kv-cache-dtype", c.kv_cache_dtype},
+          {"--quantization", c.quantization.empty() ? "auto" : c.quantization},
           {"--speculative-config", DescribeSpeculativeConfig(SpeculativeOf(c))}};
 }
 

@@ -17,6 +17,7 @@ struct EngineCoreConfig {
   std::string model_path;
   std::string dtype = "auto";
   std::string kv_cache_dtype = "auto";
+  std::string quantization;         // --quantization ("" = detect)
   int num_threads = 0;              // 0 = all cores
   bool enable_cpu_binding = false;  // --additional-config enable_cpu_binding
   int dp_local_rank = 0;            // this DP rank's index among the ranks of its machine
@@ -62,7 +63,7 @@ struct EngineCoreConfig {
 };
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dtype,
-                                                kv_cache_dtype, num_threads,
+                                                kv_cache_dtype, quantization, num_threads,
                                                 enable_cpu_binding, dp_local_rank,
                                                 dp_rank, max_model_len, max_num_seqs,
                                                 max_num_batched_tokens, block_size,

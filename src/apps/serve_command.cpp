@@ -36,6 +36,7 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
   c.model_path = f.model;
   c.dtype = f.dtype;
   c.kv_cache_dtype = f.kv_cache_dtype;
+  c.quantization = f.quantization;
   c.enable_cpu_binding = f.enable_cpu_binding;
   c.num_threads = f.num_threads;
   c.max_model_len = max_model_len;

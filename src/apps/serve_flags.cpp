@@ -57,6 +57,12 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
         }
         return "'" + v + "' is not one of auto, float32, bfloat16, float16, half";
       });
+  Opt(app, "quantization", f.quantization,
+      "Quantization of the checkpoint: ascend (msModelSlim W8A8_DYNAMIC / W8A8) | "
+      "compressed-tensors (int8 W8A8). Default: detected from the folder "
+      "(quant_model_description.json or config.json quantization_config); a value the folder "
+      "does not match stops start-up", ",-q")
+      ->check(CLI::IsMember({"ascend", "compressed-tensors"}));
   Opt(app, "chat-template", f.chat_template, "Jinja chat template file (overrides the model's)");
   Opt(app, "generation-config", f.generation_config,
       "Default sampling from the model's generation_config.json: auto|vllm|PATH");

@@ -106,6 +106,9 @@ struct LoadOptions {
   // --kv-cache-dtype: auto (float32, the activations' dtype) | float32 | bfloat16 | float16;
   // fp8 variants are refused by name (no CPU kernel).
   std::string kv_cache_dtype = "auto";
+  // --quantization: "" (detect from the folder) | ascend | compressed-tensors (W8A8 int8;
+  // docs/design/w8a8.md). A value the folder does not match is kInvalidArgument.
+  std::string quantization;
   int32_t num_threads = 0;     // 0 = all cores
   // --additional-config enable_cpu_binding: this process's slot among the ranks of its machine
   // (local DP rank × TP size + TP rank); its threads are pinned to cores

@@ -22,6 +22,7 @@
 #include "model/loader/qwen35_gguf_source.h"
 #include "model/loader/qwen3_gguf_source.h"
 #include "model/loader/safetensors_reader.h"
+#include "model/loader/w8a8_source.h"
 #include "model/model.h"
 
 namespace tandem::model {
@@ -83,9 +84,24 @@ Result<TpContext> TpContextOf(const LoadOptions& o) {
   return tp;
 }
 
+// The folder's checkpoint, seen through its W8A8 scheme when it has one (kept in `holder`).
+Result<const WeightSource*> OpenQuantized(const SafetensorsCheckpoint& checkpoint,
+                                          const std::string& dir, const std::string& requested,
+                                          std::unique_ptr<W8A8WeightSource>& holder) {
+  TANDEM_ASSIGN_OR_RETURN(const QuantFormat format, DetectQuantFormat(dir, requested));
+  if (format == QuantFormat::kNone) return &checkpoint;
+  TANDEM_ASSIGN_OR_RETURN(holder, W8A8WeightSource::Open(checkpoint, dir, format));
+  TLOG_INFO("{}: {} int8 W8A8 Linears ({})", dir, holder->num_int8_linears(),
+            format == QuantFormat::kAscend ? "msModelSlim quant_model_description.json"
+                                           : "compressed-tensors");
+  return holder.get();
+}
+
 Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpContext& tp,
-                                            bool load_mtp, std::optional<tensor::DType> cast) {
+                                            bool load_mtp, std::optional<tensor::DType> cast,
+                                            const std::string& quantization) {
   std::unique_ptr<CastingWeightSource> holder;
+  std::unique_ptr<W8A8WeightSource> quant_holder;
   TANDEM_ASSIGN_OR_RETURN(std::string arch, ReadHfArchitecture(dir));
   if (load_mtp && !IsQwen35Architecture(arch)) {
     return InvalidArgument("--speculative-config method mtp needs a model with MTP layers; '" +
@@ -94,12 +110,16 @@ Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpCont
   if (arch == "LlamaForCausalLM") {
     TANDEM_ASSIGN_OR_RETURN(LlamaConfig config, LlamaConfigFromHf(dir));
     TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
-    return LoadLlama(config, Cast(*checkpoint, cast, holder), WeightFormat::kHf, tp);
+    TANDEM_ASSIGN_OR_RETURN(const WeightSource* weights,
+                            OpenQuantized(*checkpoint, dir, quantization, quant_holder));
+    return LoadLlama(config, Cast(*weights, cast, holder), WeightFormat::kHf, tp);
   }
   if (IsQwen35Architecture(arch)) {
     TANDEM_ASSIGN_OR_RETURN(Qwen35Config config, Qwen35ConfigFromHf(dir));
     TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
-    return LoadQwen35Moe(config, Cast(*checkpoint, cast, holder), tp, load_mtp);
+    TANDEM_ASSIGN_OR_RETURN(const WeightSource* weights,
+                            OpenQuantized(*checkpoint, dir, quantization, quant_holder));
+    return LoadQwen35Moe(config, Cast(*weights, cast, holder), tp, load_mtp);
   }
   if (!IsQwenArchitecture(arch)) {
     return InvalidArgument("model folder '" + dir + "' names architecture '" + arch +
@@ -109,7 +129,9 @@ Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpCont
   }
   TANDEM_ASSIGN_OR_RETURN(QwenConfig config, QwenConfigFromHf(dir));
   TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
-  const WeightSource& source = Cast(*checkpoint, cast, holder);
+  TANDEM_ASSIGN_OR_RETURN(const WeightSource* weights,
+                          OpenQuantized(*checkpoint, dir, quantization, quant_holder));
+  const WeightSource& source = Cast(*weights, cast, holder);
   if (arch == "Qwen3ForCausalLM") return LoadQwen3(config, source, tp);
   if (arch == "Qwen3MoeForCausalLM") return LoadQwen3Moe(config, source, tp);
   return LoadQwen2Moe(config, source, tp);
@@ -159,7 +181,14 @@ Result<std::unique_ptr<Model>> LoadModelWeights(const std::string& path,
   }
   std::error_code ec;
   if (!fs::exists(path, ec)) return NotFound("model path '" + path + "' does not exist");
-  if (fs::is_directory(path, ec)) return LoadHfFolder(path, tp, options.load_mtp, cast);
+  if (fs::is_directory(path, ec)) {
+    return LoadHfFolder(path, tp, options.load_mtp, cast, options.quantization);
+  }
+  if (!options.quantization.empty()) {
+    return InvalidArgument("--quantization " + options.quantization + " names a W8A8 "
+                           "safetensors format, but '" + path + "' is not a model folder (a GGUF "
+                           "file carries its own quantization per tensor)");
+  }
   if (fs::path(path).extension() == ".gguf") {
     TANDEM_ASSIGN_OR_RETURN(auto gguf, GgufReader::Open(path));
     const auto gguf_arch = gguf->GetString("general.architecture");

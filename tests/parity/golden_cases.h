@@ -51,4 +51,40 @@ inline Golden QwenGolden(const std::string& dir) {
   return g;
 }
 
+// A case of a golden.json in the tiny-Qwen layout (also the W8A8 folders'): prompt ids, the
+// exact greedy ids and the top-5 (id, logprob) of the first generated positions.
+struct QwenCase {
+  std::string name;
+  std::vector<int32_t> prompt_ids;
+  std::vector<int32_t> generated_ids;
+  std::vector<std::vector<std::pair<int32_t, double>>> top5_first4;  // [step][rank] (id, logprob)
+};
+
+inline std::vector<QwenCase> LoadQwenCases(const std::string& dir) {
+  std::ifstream in(dir + "/golden.json");
+  const auto golden = nlohmann::json::parse(in);
+  std::vector<QwenCase> cases;
+  for (const auto& c : golden["cases"]) {
+    QwenCase q{c["name"],
+               c["prompt_ids"].get<std::vector<int32_t>>(),
+               c["generated_ids"].get<std::vector<int32_t>>(),
+               {}};
+    for (const auto& step : c["top5_first4"]) {
+      std::vector<std::pair<int32_t, double>> top;
+      for (const auto& e : step) top.emplace_back(e[0].get<int32_t>(), e[1].get<double>());
+      q.top5_first4.push_back(top);
+    }
+    cases.push_back(std::move(q));
+  }
+  return cases;
+}
+
+inline Seq MakeQwenSeq(const QwenCase& c) {
+  Seq s;
+  s.tokens = c.prompt_ids;
+  s.num_to_generate = static_cast<int32_t>(c.generated_ids.size());
+  s.keep_sampled_logits = static_cast<int32_t>(c.top5_first4.size());
+  return s;
+}
+
 }  // namespace tandem::model::testing

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/model.h"
+#include "golden_cases.h"
 #include "testing.h"
 
 namespace tandem::model {
@@ -21,6 +22,9 @@ using testing::GreedyRunner;
 using testing::Load;
 using testing::LogSoftmax;
 using testing::MaxAbsDiff;
+using testing::LoadQwenCases;
+using testing::MakeQwenSeq;
+using testing::QwenCase;
 using testing::Seq;
 
 const std::string kShared = TANDEM_SHARED_DIR;
@@ -31,40 +35,6 @@ constexpr int32_t kNoStop = -1;      // the Qwen goldens always generate all 32 
 constexpr int32_t kNumBlocks = 128;  // 2048 KV slots: every case of one golden at once
 constexpr float kLogprobTolerance =
     1e-3f;  // golden.json conventions.tolerances.logprob_fp32_engine
-
-struct QwenCase {
-  std::string name;
-  std::vector<int32_t> prompt_ids;
-  std::vector<int32_t> generated_ids;
-  std::vector<std::vector<std::pair<int32_t, double>>> top5_first4;  // [step][rank] (id, logprob)
-};
-
-std::vector<QwenCase> LoadQwenCases(const std::string& dir) {
-  std::ifstream in(dir + "/golden.json");
-  const auto golden = nlohmann::json::parse(in);
-  std::vector<QwenCase> cases;
-  for (const auto& c : golden["cases"]) {
-    QwenCase q{c["name"],
-               c["prompt_ids"].get<std::vector<int32_t>>(),
-               c["generated_ids"].get<std::vector<int32_t>>(),
-               {}};
-    for (const auto& step : c["top5_first4"]) {
-      std::vector<std::pair<int32_t, double>> top;
-      for (const auto& e : step) top.emplace_back(e[0].get<int32_t>(), e[1].get<double>());
-      q.top5_first4.push_back(top);
-    }
-    cases.push_back(std::move(q));
-  }
-  return cases;
-}
-
-Seq MakeQwenSeq(const QwenCase& c) {
-  Seq s;
-  s.tokens = c.prompt_ids;
-  s.num_to_generate = static_cast<int32_t>(c.generated_ids.size());
-  s.keep_sampled_logits = static_cast<int32_t>(c.top5_first4.size());
-  return s;
-}
 
 // Each case alone (one prefill, then one token per step, as llama.cpp did): exact ids and the
 // golden top-5 logprobs of the first generated positions.

@@ -45,8 +45,11 @@ class GreedyRunner {
  public:
   GreedyRunner(Model& model, int32_t stop_token_id, int32_t num_blocks = 64)
       : model_(model), stop_token_id_(stop_token_id), next_block_(num_blocks - 1) {
-    kv_.Allocate(model.kv_cache_spec(), num_blocks, kBlockSize);
+    // Hybrid models (linear-attention layers): one state slot per sequence of a Run, in order.
+    const bool hybrid = model.kv_cache_spec().num_state_layers > 0;
+    kv_.Allocate(model.kv_cache_spec(), num_blocks, kBlockSize, hybrid ? kMaxStateSlots : 0);
   }
+  static constexpr int32_t kMaxStateSlots = 16;
 
   void Run(std::vector<Seq>& seqs, int32_t chunk, bool collect_all_logits) {
     const int32_t vocab = model_.info().vocab_size;
@@ -58,6 +61,12 @@ class GreedyRunner {
       std::vector<bool> samples;
       for (Seq& s : seqs) {
         if (s.done) continue;
+        if (kv_.num_state_slots > 0) {
+          const auto slot = static_cast<int32_t>(&s - seqs.data());
+          EXPECT_LT(slot, kv_.num_state_slots) << "more sequences than test state slots";
+          if (slot >= kv_.num_state_slots) return;
+          ctx.state_slots.push_back(slot);
+        }
         const int32_t total = static_cast<int32_t>(s.tokens.size());
         const int32_t end = chunk > 0 ? std::min(total, s.num_computed + chunk) : total;
         while (static_cast<int32_t>(s.blocks.size()) * kBlockSize < end) {

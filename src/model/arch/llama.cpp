@@ -121,10 +121,6 @@ Status LoadLlamaLayer(const LlamaConfig& c, WeightFormat f, int l, const TpConte
       }
     }
     tensor::Tensor gate_up = tensor::GatherRows(tensor::ConcatRows({&gate, &up}), rows);
-    if (gate_up.dtype() != down.dtype()) {
-      gate_up = gate_up.ToF32();
-      down = down.ToF32();
-    }
     gate_up.Reshape({experts, 2 * local_ff, dim});
     layer.sparse = true;
     layer.moe = Moe(std::move(router), std::move(gate_up), std::move(down), c.num_experts,

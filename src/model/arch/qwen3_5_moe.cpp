@@ -95,6 +95,28 @@ std::string ExpertTensor(const WeightSource& src, const std::string& name) {
   return src.HasTensor(name) ? name : name + ".weight";
 }
 
+// Declares the router and experts of the MoE block at `m` ("….mlp."): HF's fused
+// experts.gate_up_proj [E, 2·ff, H] / experts.down_proj [E, H, ff] — or, when the checkpoint
+// has experts.0.gate_proj.weight, one gate/up/down per expert (msModelSlim unfuses them:
+// QWEN35.md §7.1), whose names `gate_up_names` / `down_names` get as "" (LoadMoe reads them
+// with LoadHfMoe).
+void DeclareExperts(ShardedReader& r, const WeightSource& src, const Qwen35Config& c,
+                    const std::string& m, std::vector<std::string>& gate_up_names,
+                    std::vector<std::string>& down_names) {
+  const int64_t e = c.num_experts, h = c.hidden_size, ff = c.moe_intermediate_size;
+  if (src.HasTensor(m + "experts.0.gate_proj.weight")) {
+    DeclareHfMoe(r, m.substr(0, m.size() - 1), e, h, ff);
+    gate_up_names.emplace_back();
+    down_names.emplace_back();
+    return;
+  }
+  r.Declare(m + "gate.weight", {e, h}, Replicated());
+  gate_up_names.push_back(ExpertTensor(src, m + "experts.gate_up_proj"));
+  down_names.push_back(ExpertTensor(src, m + "experts.down_proj"));
+  r.Declare(gate_up_names.back(), {e, 2 * ff, h}, Replicated());
+  r.Declare(down_names.back(), {e, h, ff}, Replicated());
+}
+
 Result<std::unique_ptr<TokenMixer>> LoadAttention(const ShardedReader& r, const Qwen35Config& c,
                                                   const std::string& a, const TpContext& tp) {
   AttentionWeights w;
@@ -159,6 +181,10 @@ Result<Moe> LoadMoe(const ShardedReader& r, const Qwen35Config& c, const std::st
                     const std::string& gate_up_name, const std::string& down_name,
                     const TpContext& tp) {
   const int64_t e = c.num_experts, h = c.hidden_size, ff = c.moe_intermediate_size;
+  if (gate_up_name.empty()) {  // per-expert tensors (msModelSlim's unfused layout)
+    return LoadHfMoe(r, m.substr(0, m.size() - 1), e, c.num_experts_per_tok, h, ff,
+                     /*norm_topk_prob=*/true);
+  }
   const bool ep = tp.ep.enabled();
   const ExpertRange experts = ep ? LocalExpertsOf(e, tp.ep.rank, tp.ep.size) : ExpertRange{0, e};
   const int64_t local_ff = ep ? ff : ff / tp.size;
@@ -185,10 +211,6 @@ Result<Moe> LoadMoe(const ShardedReader& r, const Qwen35Config& c, const std::st
   tensor::Tensor down = tensor::GatherRows(down_all, down_rows);
   if (local_ff != ff) down = tensor::SliceColumns(down, f0, local_ff);
   down.Reshape({experts.count, h, local_ff});
-  if (gate_up.dtype() != down.dtype()) {
-    gate_up = gate_up.ToF32();
-    down = down.ToF32();
-  }
   return Moe(std::move(router), std::move(gate_up), std::move(down), e, c.num_experts_per_tok, h,
              local_ff, /*norm_topk_prob=*/true, tp.ep);
 }
@@ -232,12 +254,7 @@ Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const Weight
     } else {
       DeclareGdn(r, c, p + "linear_attn.");
     }
-    const int64_t e = c.num_experts, ff = c.moe_intermediate_size;
-    r.Declare(p + "mlp.gate.weight", {e, h}, Replicated());
-    gate_up_names.push_back(ExpertTensor(src, p + "mlp.experts.gate_up_proj"));
-    down_names.push_back(ExpertTensor(src, p + "mlp.experts.down_proj"));
-    r.Declare(gate_up_names.back(), {e, 2 * ff, h}, Replicated());
-    r.Declare(down_names.back(), {e, h, ff}, Replicated());
+    DeclareExperts(r, src, c, p + "mlp.", gate_up_names, down_names);
     if (c.shared_expert_intermediate_size > 0) {
       DeclareHfSharedExpert(r, p + "mlp", h, c.shared_expert_intermediate_size);
     }
@@ -306,11 +323,10 @@ Result<std::unique_ptr<MtpModule>> LoadQwen35Mtp(const Qwen35Config& c, const We
   r.Declare(p + "input_layernorm.weight", {h}, Replicated());
   r.Declare(p + "post_attention_layernorm.weight", {h}, Replicated());
   DeclareAttention(r, c, p + "self_attn.");
-  r.Declare(p + "mlp.gate.weight", {e, h}, Replicated());
-  const std::string gate_up = ExpertTensor(src, p + "mlp.experts.gate_up_proj");
-  const std::string down = ExpertTensor(src, p + "mlp.experts.down_proj");
-  r.Declare(gate_up, {e, 2 * ff, h}, Replicated());
-  r.Declare(down, {e, h, ff}, Replicated());
+  std::vector<std::string> gate_up_names, down_names;
+  DeclareExperts(r, src, c, p + "mlp.", gate_up_names, down_names);
+  const std::string& gate_up = gate_up_names.back();
+  const std::string& down = down_names.back();
   if (c.shared_expert_intermediate_size > 0) {
     DeclareHfSharedExpert(r, p + "mlp", h, c.shared_expert_intermediate_size);
   }

@@ -1,5 +1,6 @@
 // Linear: y[rows, out] = x[rows, in] · Wᵀ (+ b) with W row-major [out, in] kept in the dtype it
-// was stored in (F32, F16, BF16 or GGUF Q8_0; docs/design/weight-dtypes.md) and an optional bias b [out]
+// was stored in (F32, F16, BF16 or GGUF Q8_0; docs/design/weight-dtypes.md; or I8 with its W8A8
+// scales, which quantizes the activations: docs/design/w8a8.md) and an optional bias b [out]
 // f32 (Qwen2 q/k/v). x and y are f32. The weight is shared (shared_ptr) so a tied lm_head
 // reuses the token embeddings.
 #pragma once
@@ -10,6 +11,7 @@
 
 #include "core/check.h"
 #include "kernels/ops.h"
+#include "model/layers/weight_matmul.h"
 #include "tensor/tensor.h"
 
 namespace tandem::model {
@@ -17,17 +19,20 @@ namespace tandem::model {
 class Linear {
  public:
   Linear() = default;
-  // weight: [out_features, in_features] in F32, F16, BF16 or Q8_0 (checked).
+  // weight: [out_features, in_features] in F32, F16, BF16, Q8_0 or I8 with its Int8Quant
+  // (checked).
   explicit Linear(std::shared_ptr<const tensor::Tensor> weight) : weight_(std::move(weight)) {
     TANDEM_CHECK(weight_ != nullptr && weight_->rank() == 2)
         << "linear weight must be [out, in]; got "
         << (weight_ ? tensor::ShapeToString(weight_->shape()) : "none");
     const tensor::DType d = weight_->dtype();
     TANDEM_CHECK(d == tensor::DType::kF32 || d == tensor::DType::kF16 ||
-                 d == tensor::DType::kBF16 || d == tensor::DType::kQ8_0)
+                 d == tensor::DType::kBF16 || d == tensor::DType::kQ8_0 ||
+                 (d == tensor::DType::kI8 && weight_->int8_quant() != nullptr))
         << "linear weight dtype " << tensor::DTypeName(d) << " has no matmul kernel";
     out_features_ = weight_->dim(0);
     in_features_ = weight_->dim(1);
+    plan_ = PlanWeight(*weight_);
   }
   explicit Linear(tensor::Tensor weight)
       : Linear(std::make_shared<const tensor::Tensor>(std::move(weight))) {}
@@ -44,8 +49,7 @@ class Linear {
 
   // x: [rows, in_features]; y: [rows, out_features] (must not alias x).
   void Forward(const float* x, float* y, int64_t rows) const {
-    kernels::MatmulTyped(x, weight_->raw(), weight_->dtype(), y, rows, out_features_,
-                         in_features_);
+    MultiplyWeight(*weight_, plan_, x, y, rows, 0, out_features_);
     if (bias_.empty()) return;
     for (int64_t r = 0; r < rows; ++r) {
       float* yr = y + r * out_features_;
@@ -54,9 +58,15 @@ class Linear {
   }
   int64_t out_features() const { return out_features_; }
   int64_t in_features() const { return in_features_; }
-  // Resident bytes: the weight in its dtype plus the f32 bias.
+  // Resident bytes: the weight in its dtype, its int8 scales and plan, plus the f32 bias.
   size_t weight_bytes() const {
-    return (weight_ ? weight_->size_bytes() : 0) + bias_.size() * sizeof(float);
+    size_t bytes = (weight_ ? weight_->size_bytes() : 0) + bias_.size() * sizeof(float);
+    if (weight_ && weight_->int8_quant()) {
+      bytes += weight_->int8_quant()->row_scale.size() * sizeof(float) +
+               weight_->int8_quant()->row_bias.size() * sizeof(int64_t) +
+               (plan_.row_sums.size() + plan_.bias.size()) * sizeof(int32_t);
+    }
+    return bytes;
   }
   const std::shared_ptr<const tensor::Tensor>& weight() const { return weight_; }
 
@@ -69,6 +79,7 @@ class Linear {
   }
 
   std::shared_ptr<const tensor::Tensor> weight_;
+  Int8WeightPlan plan_;  // int8 row sums / static bias (empty unless weight_ is I8)
   int64_t out_features_ = 0;
   int64_t in_features_ = 0;
   std::vector<float> bias_;  // [out_features] f32, or empty

@@ -52,17 +52,25 @@ Moe::Moe(std::vector<float> router, tensor::Tensor gate_up, tensor::Tensor down,
       norm_topk_prob_(norm_topk_prob),
       ep_(ep) {
   TANDEM_CHECK(gate_up_.shape() == tensor::Shape({local_.count, 2 * ff, dim}) &&
-               down_.shape() == tensor::Shape({local_.count, dim, ff}) &&
-               gate_up_.dtype() == down_.dtype())
+               down_.shape() == tensor::Shape({local_.count, dim, ff}))
       << "Moe: experts gate_up " << tensor::ShapeToString(gate_up_.shape()) << " "
       << tensor::DTypeName(gate_up_.dtype()) << ", down " << tensor::ShapeToString(down_.shape())
       << " " << tensor::DTypeName(down_.dtype()) << "; expected [" << local_.count << ", "
       << 2 * ff << ", " << dim << "] and [" << local_.count << ", " << dim << ", " << ff
-      << "] of one dtype";
+      << "]";
+  gate_up_plan_ = PlanWeight(gate_up_);
+  down_plan_ = PlanWeight(down_);
 }
 
 size_t Moe::weight_bytes() const {
-  return router_.weight_bytes() + gate_up_.size_bytes() + down_.size_bytes();
+  size_t bytes = router_.weight_bytes() + gate_up_.size_bytes() + down_.size_bytes();
+  for (const tensor::Tensor* t : {&gate_up_, &down_}) {
+    if (t->int8_quant()) bytes += t->int8_quant()->row_scale.size() * sizeof(float);
+  }
+  for (const Int8WeightPlan* p : {&gate_up_plan_, &down_plan_}) {
+    bytes += (p->row_sums.size() + p->bias.size()) * sizeof(int32_t);
+  }
+  return bytes;
 }
 
 void Moe::Route(const float* x, int64_t rows) {
@@ -89,14 +97,9 @@ void Moe::Route(const float* x, int64_t rows) {
 void Moe::RunExpert(int64_t local_e, const float* xe, float* ye, int64_t n) {
   gu_.resize(n * 2 * ff_);
   act_.resize(n * ff_);
-  const tensor::DType dtype = gate_up_.dtype();
-  const auto* gate_up = static_cast<const unsigned char*>(gate_up_.raw()) +
-                        tensor::DTypeBytes(dtype, local_e * 2 * ff_ * dim_);
-  const auto* down = static_cast<const unsigned char*>(down_.raw()) +
-                     tensor::DTypeBytes(dtype, local_e * dim_ * ff_);
-  kernels::MatmulTyped(xe, gate_up, dtype, gu_.data(), n, 2 * ff_, dim_);
+  MultiplyWeight(gate_up_, gate_up_plan_, xe, gu_.data(), n, local_e * 2 * ff_, 2 * ff_);
   kernels::SiluMul(gu_.data(), act_.data(), n, ff_);
-  kernels::MatmulTyped(act_.data(), down, dtype, ye, n, dim_, ff_);
+  MultiplyWeight(down_, down_plan_, act_.data(), ye, n, local_e * dim_, dim_);
 }
 
 void Moe::Forward(const float* x, float* out, int64_t rows) {

@@ -14,6 +14,7 @@
 
 #include "model/layers/expert_parallel.h"
 #include "model/layers/linear.h"
+#include "model/layers/weight_matmul.h"
 #include "tensor/tensor.h"
 
 namespace tandem::model {
@@ -28,8 +29,8 @@ class Moe {
   Moe(std::vector<float> router, const std::vector<float>& gate, const std::vector<float>& up,
       std::vector<float> down, int64_t num_experts, int64_t top_k, int64_t dim, int64_t ff,
       bool norm_topk_prob = true, const EpContext& ep = {});
-  // The experts in their stored dtype (F32/F16/BF16/Q8_0, kept): gate_up [L, 2 * ff, dim] (per
-  // expert its gate rows then its up rows), down [L, dim, ff], both the same dtype (checked).
+  // The experts in their stored dtype (F32/F16/BF16/Q8_0, or I8 with W8A8 scales; kept): gate_up [L, 2 * ff, dim] (per
+  // expert its gate rows then its up rows), down [L, dim, ff]; each multiplies in its own dtype.
   Moe(std::vector<float> router, tensor::Tensor gate_up, tensor::Tensor down, int64_t num_experts,
       int64_t top_k, int64_t dim, int64_t ff, bool norm_topk_prob = true,
       const EpContext& ep = {});
@@ -54,6 +55,7 @@ class Moe {
   Linear router_;
   tensor::Tensor gate_up_;  // [local experts, 2 * ff, dim], stored dtype
   tensor::Tensor down_;     // [local experts, dim, ff], stored dtype
+  Int8WeightPlan gate_up_plan_, down_plan_;  // int8 row sums (empty unless the experts are I8)
   int64_t num_experts_ = 0, top_k_ = 0, dim_ = 0, ff_ = 0;
   ExpertRange local_;           // the experts held here
   bool norm_topk_prob_ = true;

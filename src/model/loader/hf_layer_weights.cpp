@@ -110,10 +110,6 @@ Result<Moe> LoadHfMoe(const ShardedReader& r, const std::string& prefix, int64_t
   for (const auto& t : downs) down_parts.push_back(&t);
   tensor::Tensor gate_up = tensor::ConcatRows(gate_up_parts);  // [L·2·ff', dim]
   tensor::Tensor down = tensor::ConcatRows(down_parts);        // [L·dim, ff']
-  if (gate_up.dtype() != down.dtype()) {  // a checkpoint mixing dtypes: compute in f32
-    gate_up = gate_up.ToF32();
-    down = down.ToF32();
-  }
   gate_up.Reshape({local.count, 2 * local_ff, dim});
   down.Reshape({local.count, dim, local_ff});
   return Moe(std::move(router), std::move(gate_up), std::move(down), num_experts, top_k, dim,

@@ -137,6 +137,12 @@ Result<tensor::Tensor> SafetensorsReader::ReadStored(const std::string& name) co
   return tensor::Tensor::View(info.shape, dtype, bytes).Clone();
 }
 
+Result<SafetensorsBytes> SafetensorsReader::Bytes(const std::string& name) const {
+  auto it = tensors_.find(name);
+  if (it == tensors_.end()) return InvalidArgument("tensor '" + name + "' not in '" + source_name() + "'");
+  return SafetensorsBytes{&it->second, file_->data() + data_offset_ + it->second.begin};
+}
+
 Result<tensor::Tensor> SafetensorsReader::ReadF32(const std::string& name) const {
   TANDEM_ASSIGN_OR_RETURN(tensor::Tensor t, ReadStored(name));
   if (t.dtype() == tensor::DType::kF32) return t;
@@ -147,7 +153,15 @@ Result<std::unique_ptr<SafetensorsCheckpoint>> SafetensorsCheckpoint::Open(const
   namespace fs = std::filesystem;
   auto ckpt = std::make_unique<SafetensorsCheckpoint>();
   ckpt->dir_ = dir;
-  const fs::path index_path = fs::path(dir) / "model.safetensors.index.json";
+  std::string stem = "model";
+  for (const char* candidate : {"model", "quant_model_weights"}) {
+    if (fs::exists(fs::path(dir) / (std::string(candidate) + ".safetensors.index.json")) ||
+        fs::exists(fs::path(dir) / (std::string(candidate) + ".safetensors"))) {
+      stem = candidate;
+      break;
+    }
+  }
+  const fs::path index_path = fs::path(dir) / (stem + ".safetensors.index.json");
   std::vector<std::string> files;
   std::map<std::string, std::string> weight_map;
   if (fs::exists(index_path)) {
@@ -163,10 +177,11 @@ Result<std::unique_ptr<SafetensorsCheckpoint>> SafetensorsCheckpoint::Open(const
         files.push_back(it->get<std::string>());
       }
     }
-  } else if (fs::exists(fs::path(dir) / "model.safetensors")) {
-    files.push_back("model.safetensors");
+  } else if (fs::exists(fs::path(dir) / (stem + ".safetensors"))) {
+    files.push_back(stem + ".safetensors");
   } else {
-    return NotFound("folder '" + dir + "' has neither model.safetensors nor model.safetensors.index.json");
+    return NotFound("folder '" + dir + "' has neither model.safetensors nor "
+                    "model.safetensors.index.json (nor msModelSlim's quant_model_weights.*)");
   }
   std::map<std::string, const SafetensorsReader*> by_file;
   for (const std::string& f : files) {
@@ -201,6 +216,19 @@ Result<tensor::Tensor> SafetensorsCheckpoint::ReadStored(const std::string& name
   auto it = owner_.find(name);
   if (it == owner_.end()) return InvalidArgument("tensor '" + name + "' not in checkpoint '" + dir_ + "'");
   return it->second->ReadStored(name);
+}
+
+Result<SafetensorsBytes> SafetensorsCheckpoint::Bytes(const std::string& name) const {
+  auto it = owner_.find(name);
+  if (it == owner_.end()) return InvalidArgument("tensor '" + name + "' not in checkpoint '" + dir_ + "'");
+  return it->second->Bytes(name);
+}
+
+std::vector<std::string> SafetensorsCheckpoint::TensorNames() const {
+  std::vector<std::string> names;
+  names.reserve(owner_.size());
+  for (const auto& [name, reader] : owner_) names.push_back(name);
+  return names;
 }
 
 }  // namespace tandem::model

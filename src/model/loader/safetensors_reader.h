@@ -25,6 +25,12 @@ struct SafetensorsTensorInfo {
   uint64_t end = 0;
 };
 
+// A tensor's header entry and its bytes in the mapped file (valid while the reader lives).
+struct SafetensorsBytes {
+  const SafetensorsTensorInfo* info = nullptr;
+  const uint8_t* data = nullptr;  // info->end - info->begin bytes, any alignment
+};
+
 class SafetensorsReader : public WeightSource {
  public:
   // Maps and validates `path`: header length within the file (and ≤ 100 MiB), valid JSON,
@@ -42,6 +48,9 @@ class SafetensorsReader : public WeightSource {
   Result<tensor::Tensor> ReadF32(const std::string& name) const override;
   // F32/F16/BF16 copied as stored; other dtypes → kUnimplemented.
   Result<tensor::Tensor> ReadStored(const std::string& name) const override;
+  // The raw bytes of `name` in any dtype (int8 weights, int64 scales of W8A8 checkpoints).
+  // Errors: kInvalidArgument if absent.
+  Result<SafetensorsBytes> Bytes(const std::string& name) const;
 
  private:
   SafetensorsReader() = default;
@@ -55,9 +64,10 @@ class SafetensorsReader : public WeightSource {
 
 class SafetensorsCheckpoint : public WeightSource {
  public:
-  // Opens `dir`/model.safetensors.index.json and every shard it names, or else
-  // `dir`/model.safetensors. Errors: kNotFound (neither present), kDataLoss (bad index/shard,
-  // a tensor listed in the index but absent from its shard).
+  // Opens `dir`/<stem>.safetensors.index.json and every shard it names, or else
+  // `dir`/<stem>.safetensors, for stem "model" (Hugging Face) then "quant_model_weights"
+  // (msModelSlim). Errors: kNotFound (none present), kDataLoss (bad index/shard, a tensor
+  // listed in the index but absent from its shard).
   static Result<std::unique_ptr<SafetensorsCheckpoint>> Open(const std::string& dir);
 
   const std::string& source_name() const override { return dir_; }
@@ -65,6 +75,10 @@ class SafetensorsCheckpoint : public WeightSource {
   Result<tensor::Shape> TensorShape(const std::string& name) const override;
   Result<tensor::Tensor> ReadF32(const std::string& name) const override;
   Result<tensor::Tensor> ReadStored(const std::string& name) const override;
+  // SafetensorsReader::Bytes of the shard holding `name`.
+  Result<SafetensorsBytes> Bytes(const std::string& name) const;
+  // Every tensor name (sorted).
+  std::vector<std::string> TensorNames() const;
   size_t num_shards() const { return shards_.size(); }
 
  private:

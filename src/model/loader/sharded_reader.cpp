@@ -95,6 +95,12 @@ Status ShardedReader::CheckAll() const {
 
 Result<std::vector<float>> ShardedReader::Read(const std::string& name) const {
   TANDEM_ASSIGN_OR_RETURN(tensor::Tensor shard, ReadStored(name));
+  if (shard.int8_quant() != nullptr) {
+    return InvalidArgument("weight '" + name + "' in " + source_.source_name() + " is " +
+                           shard.int8_quant()->name() +
+                           " int8, but this layer multiplies it in float and has no int8 path; "
+                           "quantize only the Linears that have one (docs/design/w8a8.md)");
+  }
   if (shard.dtype() != tensor::DType::kF32) shard = shard.ToF32();
   return shard.TakeF32();
 }
@@ -110,6 +116,12 @@ Result<tensor::Tensor> ShardedReader::ReadStored(const std::string& name) const 
   }
   const int64_t extent = d.shape.empty() ? 1 : d.shape[s.axis];
   if (s.begin == 0 && s.count == extent && s.padded == extent) return full;
+  if (full.int8_quant() != nullptr && s.padded != s.count) {
+    return InvalidArgument("weight '" + name + "' in " + source_.source_name() + " is " +
+                           full.int8_quant()->name() +
+                           " int8 and its vocab-parallel shard would need padding rows; keep it "
+                           "FLOAT or use a --tensor-parallel-size that divides it");
+  }
   // [outer, extent, inner] → [outer, padded, inner], rows [begin, begin + count) of the axis;
   // moved as bytes, so for every dtype.
   int64_t outer = 1, inner = 1;
@@ -137,6 +149,30 @@ Result<tensor::Tensor> ShardedReader::ReadStored(const std::string& name) const 
     std::memcpy(dst + tensor::DTypeBytes(dtype, o * s.padded * inner),
                 src + tensor::DTypeBytes(dtype, (o * extent + s.begin) * inner),
                 tensor::DTypeBytes(dtype, s.count * inner));
+  }
+  if (full.int8_quant() != nullptr) {
+    // Per-row scales move with their rows; a split of the input columns (the last axis) keeps
+    // every row's scale and leaves the static bias on the shard holding column 0.
+    const tensor::Int8Quant& q = *full.int8_quant();
+    auto shard_quant = std::make_shared<tensor::Int8Quant>(q);
+    if (static_cast<size_t>(s.axis) + 1 == d.shape.size()) {
+      if (s.begin != 0) shard_quant->row_bias.clear();
+    } else {
+      shard_quant->row_scale.clear();
+      shard_quant->row_bias.clear();
+      const int64_t rows_per_unit = inner / d.shape.back();  // side-car rows per axis index
+      for (int64_t o = 0; o < outer; ++o) {
+        const int64_t first = (o * extent + s.begin) * rows_per_unit;
+        const int64_t last = first + s.count * rows_per_unit;
+        shard_quant->row_scale.insert(shard_quant->row_scale.end(), q.row_scale.begin() + first,
+                                      q.row_scale.begin() + last);
+        if (!q.row_bias.empty()) {
+          shard_quant->row_bias.insert(shard_quant->row_bias.end(), q.row_bias.begin() + first,
+                                       q.row_bias.begin() + last);
+        }
+      }
+    }
+    out.set_int8_quant(std::move(shard_quant));
   }
   return out;
 }

@@ -22,7 +22,8 @@ Status CheckPresentWithShape(const WeightSource& source, const std::string& name
 
 Result<tensor::Tensor> CastingWeightSource::ReadStored(const std::string& name) const {
   TANDEM_ASSIGN_OR_RETURN(tensor::Tensor t, inner_.ReadStored(name));
-  if (t.dtype() == dtype_) return t;
+  // An int8 weight keeps its int8 (vLLM's --dtype sets the unquantized parameters' dtype).
+  if (t.dtype() == dtype_ || t.int8_quant() != nullptr) return t;
   return t.To(dtype_);
 }
 

@@ -1,0 +1,147 @@
+// W8A8 checkpoints (docs/design/w8a8.md) against the goldens of ../shared/models/*w8a8*
+// (PROVENANCE.md of each folder states the arithmetic):
+// - linear_level_vectors: single int8 Linears loaded through the real loader — x_q and s_x
+//   exactly, y bit for bit — including exact .5 ties, the all-zero row and clamped rows;
+// - end to end: every golden case's 32 greedy ids exactly and the top-5 logprobs of the first
+//   4 positions within the golden's exact-arithmetic tolerance (1e-3), for msModelSlim
+//   W8A8_DYNAMIC and static W8A8 (stories260K), compressed-tensors (tiny Qwen3) and the
+//   397B recipe on the tiny Qwen3.5-MoE (int8 q/k/v and per-expert int8 experts);
+// - refusals: --quantization mismatches and unknown type strings name the tensor and type.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "kernels/ops.h"
+#include "model/layers/linear.h"
+#include "model/loader/safetensors_reader.h"
+#include "model/loader/w8a8_source.h"
+#include "model/model.h"
+#include "golden_cases.h"
+#include "testing.h"
+
+namespace tandem::model {
+namespace {
+
+using testing::GreedyRunner;
+using testing::LoadQwenCases;
+using testing::LogSoftmax;
+using testing::MakeQwenSeq;
+using testing::QwenCase;
+using testing::Seq;
+
+const std::string kShared = TANDEM_SHARED_DIR;
+const std::string kDynamic = kShared + "/models/stories260k-w8a8";
+const std::string kStatic = kShared + "/models/stories260k-w8a8-static";
+const std::string kCt = kShared + "/models/tiny-qwen3-w8a8-ct";
+const std::string kQwen35 = kShared + "/models/tiny-qwen3.5-moe-w8a8";
+constexpr float kLogprobTolerance = 1e-3f;  // conventions.tolerances.logprob_exact_arithmetic
+
+bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0; }
+
+// Every linear_level_vectors row of `dir`: quantize x as the Linear's scheme says, compare x_q
+// (and s_x), then Linear::Forward's y bit for bit.
+void ExpectLinearLevelVectors(const std::string& dir) {
+  auto checkpoint = SafetensorsCheckpoint::Open(dir);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().ToString();
+  auto format = DetectQuantFormat(dir, "");
+  ASSERT_TRUE(format.ok()) << format.status().ToString();
+  auto source = W8A8WeightSource::Open(**checkpoint, dir, *format);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  std::ifstream in(dir + "/golden.json");
+  const nlohmann::json golden = nlohmann::json::parse(in);
+  int rows_checked = 0;
+  for (const auto& lin : golden["linear_level_vectors"]["linears"]) {
+    const std::string name = lin["linear"];
+    auto weight = (*source)->ReadStored(name + ".weight");
+    ASSERT_TRUE(weight.ok()) << name << ": " << weight.status().ToString();
+    ASSERT_NE(weight->int8_quant(), nullptr) << name << " was not read as int8";
+    const tensor::Int8Quant quant = *weight->int8_quant();
+    const Linear linear(std::move(weight).value());
+    const int64_t k = lin["in_features"], n = lin["out_features"];
+    ASSERT_EQ(linear.in_features(), k);
+    ASSERT_EQ(linear.out_features(), n);
+    for (const auto& row : lin["rows"]) {
+      std::vector<float> x;
+      for (const auto& v : row["x"]) x.push_back(static_cast<float>(v.get<double>()));
+      ASSERT_EQ(static_cast<int64_t>(x.size()), k);
+      std::vector<int8_t> x_q(k);
+      if (quant.activation == tensor::Int8Quant::Activation::kDynamicPerToken) {
+        float s_x = 0;
+        kernels::QuantizeRowsDynamicInt8(x.data(), 1, k, x_q.data(), &s_x);
+        EXPECT_TRUE(SameBits(s_x, static_cast<float>(row["s_x"].get<double>())))
+            << name << " (" << row["what"] << "): s_x " << s_x << " vs " << row["s_x"];
+      } else {
+        kernels::QuantizeRowsStaticInt8(x.data(), 1, k, quant.input_scale, quant.input_offset,
+                                        x_q.data());
+      }
+      EXPECT_EQ(std::vector<int>(x_q.begin(), x_q.end()), row["x_q"].get<std::vector<int>>())
+          << name << " (" << row["what"] << ")";
+      std::vector<float> y(n);
+      linear.Forward(x.data(), y.data(), 1);
+      for (int64_t j = 0; j < n; ++j) {
+        const auto want = static_cast<float>(row["y"][j].get<double>());
+        ASSERT_TRUE(SameBits(y[j], want))
+            << name << " (" << row["what"] << ") y[" << j << "] = " << y[j] << ", golden " << want;
+      }
+      ++rows_checked;
+    }
+  }
+  EXPECT_GE(rows_checked, 8) << dir;
+}
+
+TEST(W8A8LinearLevel, DynamicStories260kIsBitExact) { ExpectLinearLevelVectors(kDynamic); }
+TEST(W8A8LinearLevel, StaticStories260kIsBitExact) { ExpectLinearLevelVectors(kStatic); }
+TEST(W8A8LinearLevel, CompressedTensorsQwen3IsBitExact) { ExpectLinearLevelVectors(kCt); }
+TEST(W8A8LinearLevel, Qwen35MoeAttentionAndExpertsAreBitExact) {
+  ExpectLinearLevelVectors(kQwen35);
+}
+
+// Each case alone: one prefill, then one token per step.
+void ExpectGoldenCases(const std::string& dir) {
+  auto model = testing::Load(dir);
+  ASSERT_NE(model, nullptr);
+  const int32_t vocab = model->info().vocab_size;
+  const auto cases = LoadQwenCases(dir);
+  ASSERT_FALSE(cases.empty());
+  for (const QwenCase& c : cases) {
+    GreedyRunner runner(*model, /*stop=*/-1, /*num_blocks=*/128);
+    std::vector<Seq> seqs = {MakeQwenSeq(c)};
+    runner.Run(seqs, /*chunk=*/0, /*collect_all_logits=*/false);
+    EXPECT_EQ(seqs[0].generated, c.generated_ids) << dir << ", case " << c.name;
+    ASSERT_EQ(seqs[0].sampled_logits.size(), c.top5_first4.size() * vocab) << c.name;
+    for (size_t step = 0; step < c.top5_first4.size(); ++step) {
+      const auto logprobs = LogSoftmax(&seqs[0].sampled_logits[step * vocab], vocab);
+      for (const auto& [id, want] : c.top5_first4[step]) {
+        EXPECT_NEAR(logprobs[id], want, kLogprobTolerance)
+            << dir << ", case " << c.name << ", step " << step << ", token " << id;
+      }
+    }
+  }
+}
+
+TEST(W8A8Golden, DynamicStories260kMatchesEveryCase) { ExpectGoldenCases(kDynamic); }
+TEST(W8A8Golden, StaticStories260kMatchesEveryCase) { ExpectGoldenCases(kStatic); }
+TEST(W8A8Golden, CompressedTensorsQwen3MatchesEveryCase) { ExpectGoldenCases(kCt); }
+TEST(W8A8Golden, Qwen35MoeRecipeMatchesEveryCase) { ExpectGoldenCases(kQwen35); }
+
+TEST(W8A8Loading, QuantizationFlagMustMatchTheFolder) {
+  LoadOptions options;
+  options.quantization = "compressed-tensors";
+  auto loaded = LoadModel(kDynamic, options);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("--quantization compressed-tensors does not match"),
+            std::string::npos)
+      << loaded.status().ToString();
+  options.quantization = "ascend";
+  EXPECT_TRUE(LoadModel(kDynamic, options).ok());
+  auto float_folder = LoadModel(kShared + "/models/stories260k-hf", options);
+  ASSERT_FALSE(float_folder.ok());
+  EXPECT_NE(float_folder.status().message().find("which is none"), std::string::npos)
+      << float_folder.status().ToString();
+}
+
+}  // namespace
+}  // namespace tandem::model
