@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/ops.h"
+#include "model/arch/qwen35.h"
+#include "model/config/qwen35_config.h"
 #include "model/layers/linear.h"
 #include "model/loader/safetensors_reader.h"
 #include "model/loader/w8a8_source.h"
@@ -126,6 +128,57 @@ TEST(W8A8Golden, DynamicStories260kMatchesEveryCase) { ExpectGoldenCases(kDynami
 TEST(W8A8Golden, StaticStories260kMatchesEveryCase) { ExpectGoldenCases(kStatic); }
 TEST(W8A8Golden, CompressedTensorsQwen3MatchesEveryCase) { ExpectGoldenCases(kCt); }
 TEST(W8A8Golden, Qwen35MoeRecipeMatchesEveryCase) { ExpectGoldenCases(kQwen35); }
+
+// `inner` with vLLM-Ascend's remapped keys: model.language_model.X → language_model.model.X,
+// lm_head.weight → language_model.lm_head.weight.
+class AscendKeysSource : public WeightSource {
+ public:
+  explicit AscendKeysSource(const WeightSource& inner) : inner_(inner) {}
+  const std::string& source_name() const override { return inner_.source_name(); }
+  bool HasTensor(const std::string& name) const override {
+    const std::string n = Inner(name);
+    return !n.empty() && inner_.HasTensor(n);
+  }
+  Result<tensor::Shape> TensorShape(const std::string& name) const override {
+    return inner_.TensorShape(Inner(name));
+  }
+  Result<tensor::Tensor> ReadF32(const std::string& name) const override {
+    return inner_.ReadF32(Inner(name));
+  }
+  Result<tensor::Tensor> ReadStored(const std::string& name) const override {
+    return inner_.ReadStored(Inner(name));
+  }
+
+ private:
+  // "" for a name in the original layout (hidden, so only the remapped keys exist).
+  static std::string Inner(const std::string& name) {
+    const std::string remapped = "language_model.model.";
+    if (name.rfind(remapped, 0) == 0) return "model.language_model." + name.substr(remapped.size());
+    if (name == "language_model.lm_head.weight") return "lm_head.weight";
+    if (name.rfind("model.", 0) == 0 || name == "lm_head.weight") return "";
+    return name;  // mtp.*
+  }
+  const WeightSource& inner_;
+};
+
+TEST(W8A8Loading, VllmAscendKeyPrefixLoadsTheSameModel) {
+  auto checkpoint = SafetensorsCheckpoint::Open(kQwen35);
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().ToString();
+  auto source = W8A8WeightSource::Open(**checkpoint, kQwen35, QuantFormat::kAscend);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  const AscendKeysSource renamed(**source);
+  ASSERT_TRUE(renamed.HasTensor("language_model.model.embed_tokens.weight"));
+  ASSERT_FALSE(renamed.HasTensor("model.language_model.embed_tokens.weight"));
+  auto config = Qwen35ConfigFromHf(kQwen35);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  auto model = LoadQwen35Moe(*config, renamed, TpContext{0, 1, nullptr}, /*load_mtp=*/false);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const QwenCase c = LoadQwenCases(kQwen35).front();
+  GreedyRunner runner(**model, /*stop=*/-1, /*num_blocks=*/128);
+  std::vector<Seq> seqs = {MakeQwenSeq(c)};
+  runner.Run(seqs, /*chunk=*/0, /*collect_all_logits=*/false);
+  EXPECT_EQ(seqs[0].generated, c.generated_ids) << c.name;
+}
 
 TEST(W8A8Loading, QuantizationFlagMustMatchTheFolder) {
   LoadOptions options;

@@ -32,9 +32,22 @@ void AddOne(std::vector<float>& w) {
 }
 
 struct Names {
-  std::string p;  // "model.language_model." (multimodal checkpoint) or "model." (text-only)
+  // "model.language_model." (HF multimodal checkpoint), "language_model.model." (vLLM-Ascend's
+  // remapped keys, QWEN35.md §7.1) or "model." (text-only)
+  std::string p;
+  std::string lm_head = "lm_head.weight";  // or "language_model.lm_head.weight"
   std::string Layer(int32_t l) const { return p + "layers." + std::to_string(l) + "."; }
 };
+
+Names NamesOf(const WeightSource& src) {
+  if (src.HasTensor("model.language_model.embed_tokens.weight")) return {"model.language_model."};
+  if (src.HasTensor("language_model.model.embed_tokens.weight")) {
+    return {"language_model.model.", src.HasTensor("language_model.lm_head.weight")
+                                         ? "language_model.lm_head.weight"
+                                         : "lm_head.weight"};
+  }
+  return {"model."};
+}
 
 // Rows [first, first + count) of a row-major [rows, width] matrix.
 std::vector<float> Rows(const std::vector<float>& x, int64_t width, int64_t first, int64_t count) {
@@ -232,9 +245,8 @@ Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const Weight
                              std::to_string(tp.size));
     }
   }
-  const Names n{src.HasTensor("model.language_model.embed_tokens.weight")
-                    ? "model.language_model." : "model."};
-  const bool tied = c.tie_word_embeddings && !src.HasTensor("lm_head.weight");
+  const Names n = NamesOf(src);
+  const bool tied = c.tie_word_embeddings && !src.HasTensor(n.lm_head);
   TLOG_INFO("{}: text model only (vision tower not loaded); {} MTP layer(s) in the checkpoint, "
             "{}", c.architecture, c.mtp_num_hidden_layers,
             load_mtp ? "loaded as the drafter" : "not loaded (no MTP speculation asked)");
@@ -242,7 +254,7 @@ Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const Weight
   ShardedReader r(src, tp);
   const int64_t h = c.hidden_size;
   r.Declare(n.p + "embed_tokens.weight", {c.vocab_size, h}, VocabParallel());
-  if (!tied) r.Declare("lm_head.weight", {c.vocab_size, h}, VocabParallel());
+  if (!tied) r.Declare(n.lm_head, {c.vocab_size, h}, VocabParallel());
   r.Declare(n.p + "norm.weight", {h}, Replicated());
   std::vector<std::string> gate_up_names, down_names;
   for (int32_t l = 0; l < c.num_layers; ++l) {
@@ -268,7 +280,7 @@ Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const Weight
   if (tied) {
     w.lm_head = Linear(table);
   } else {
-    TANDEM_ASSIGN_OR_RETURN(auto head, r.ReadStored("lm_head.weight"));
+    TANDEM_ASSIGN_OR_RETURN(auto head, r.ReadStored(n.lm_head));
     w.lm_head = Linear(std::move(head));
   }
   TANDEM_ASSIGN_OR_RETURN(w.final_norm.weight, r.Read(n.p + "norm.weight"));

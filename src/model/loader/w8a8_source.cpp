@@ -118,6 +118,10 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
                                "; expected a quantization type string");
       }
       const std::string type = it->get<std::string>();
+      if (!checkpoint.HasTensor(key)) {
+        return InvalidArgument("'" + path.string() + "' lists tensor '" + key + "' (" + type +
+                               ") but the checkpoint has no such tensor");
+      }
       if (type == "FLOAT") continue;
       if (type != "W8A8_DYNAMIC" && type != "W8A8") {
         return InvalidArgument("tensor '" + key + "' is " + type + " in '" + path.string() +

@@ -1,0 +1,150 @@
+"""W8A8 checkpoints through the HTTP API (docs/design/w8a8.md): every golden case of the four
+W8A8 folders of ../shared/models gives its exact greedy ids (return_token_ids), stories260k-w8a8
+also from TP=2 and DP=2, with the first positions' top-5 logprobs within the golden's
+exact-arithmetic tolerance; a folder with a corrupted description or scale (unknown type, a
+listed tensor absent, a scale of the wrong shape) or a --quantization the folder does not match
+stops start-up naming the tensor, and no server starts half-quantised."""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+
+from harness import BIN, MODELS, Server, check, free_port, run
+
+FOLDERS = ["stories260k-w8a8", "stories260k-w8a8-static", "tiny-qwen3-w8a8-ct",
+           "tiny-qwen3.5-moe-w8a8"]
+DYNAMIC = os.path.join(MODELS, "stories260k-w8a8")
+FLAGS = ["--max-model-len", "256"]
+
+
+def cases(folder):
+    with open(os.path.join(MODELS, folder, "golden.json")) as f:
+        return json.load(f)["cases"]
+
+
+def greedy(case, **kw):
+    return {"prompt": case["prompt_ids"], "max_tokens": len(case["generated_ids"]),
+            "temperature": 0, "return_token_ids": True, **kw}
+
+
+def check_ids(srv, folder, what):
+    for case in cases(folder):
+        status, body = srv.post_json("/v1/completions", greedy(case))
+        check(status == 200, f"{what} {case['name']}: {status} {str(body)[:300]}")
+        got = body["choices"][0]["token_ids"]
+        check(got == case["generated_ids"],
+              f"{what} {case['name']}: got {got[:8]}... want {case['generated_ids'][:8]}...")
+
+
+def test_every_folder_gives_every_golden_over_http():
+    for folder in FOLDERS:
+        extra = ["--no-enable-prefix-caching"] if "qwen3.5" in folder else []
+        with Server(os.path.join(MODELS, folder), *FLAGS, *extra) as srv:
+            check_ids(srv, folder, folder)
+            check(f"int8 W8A8 Linears" in srv.full_log(), srv.full_log()[-400:])
+
+
+def test_top5_logprobs_within_the_exact_arithmetic_tolerance():
+    with Server(DYNAMIC, *FLAGS) as srv:
+        for case in cases("stories260k-w8a8"):
+            status, body = srv.post_json("/v1/completions", greedy(case, max_tokens=4, logprobs=5))
+            check(status == 200, f"{case['name']}: {status} {str(body)[:200]}")
+            tops = body["choices"][0]["logprobs"]["top_logprobs"]
+            for k, want in enumerate(case["top5_first4"]):
+                got = sorted(tops[k].values(), reverse=True)[:5]
+                for (_, lp), g in zip(want, got):
+                    check(abs(lp - g) <= 1e-3, f"{case['name']} position {k}: {g} vs {lp}")
+
+
+def test_tensor_parallel_and_data_parallel_keep_every_golden():
+    # TP 2 splits q/k/v/gate/up by rows (scales with them) and o/down by input channels
+    # (scales whole); DP 2 runs two engines.
+    with Server(DYNAMIC, *FLAGS, "--tensor-parallel-size", "2") as srv:
+        check_ids(srv, "stories260k-w8a8", "TP=2")
+    with Server(DYNAMIC, *FLAGS, "--data-parallel-size", "2", "--data-parallel-rpc-port",
+                str(free_port())) as srv:
+        check_ids(srv, "stories260k-w8a8", "DP=2")
+
+
+def start_fails(folder, *flags, at_load=True):
+    p = subprocess.run([BIN, "serve", folder, "--port", str(free_port()), *flags],
+                       capture_output=True, text=True, timeout=120)
+    out = p.stdout + p.stderr
+    # The API server listens (503) while the engine loads; a refused model makes the whole
+    # process exit before any request is served.
+    check(p.returncode != 0, f"started although it should not: {out[-400:]}")
+    check(not at_load or "engine core failed to start" in out, out[-400:])
+    return out
+
+
+def copy_folder(src):
+    dst = tempfile.mkdtemp(prefix="tandem-w8a8-")
+    for name in os.listdir(src):
+        shutil.copy(os.path.join(src, name), dst)
+    return dst
+
+
+def edit_description(folder, edit):
+    path = os.path.join(folder, "quant_model_description.json")
+    with open(path) as f:
+        desc = json.load(f)
+    edit(desc)
+    with open(path, "w") as f:
+        json.dump(desc, f)
+
+
+def reshape_tensor(path, name, shape):
+    """Rewrites the safetensors header of `path` so `name` has `shape` (same bytes)."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    header[name]["shape"] = shape
+    raw = json.dumps(header).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)) + raw + data)
+
+
+def test_corrupted_folders_are_refused_naming_the_tensor():
+    q = "model.layers.1.self_attn.k_proj"
+    folder = copy_folder(DYNAMIC)
+    try:
+        edit_description(folder, lambda d: d.update({q + ".weight": "W4A8_DYNAMIC"}))
+        out = start_fails(folder)
+        check(f"tensor '{q}.weight' is W4A8_DYNAMIC" in out, out[-600:])
+
+        shutil.copy(os.path.join(DYNAMIC, "quant_model_description.json"), folder)
+        edit_description(folder, lambda d: d.update({q + ".input_scale": "W8A8_DYNAMIC"}))
+        out = start_fails(folder)
+        check(f"lists tensor '{q}.input_scale'" in out and "no such tensor" in out, out[-600:])
+
+        shutil.copy(os.path.join(DYNAMIC, "quant_model_description.json"), folder)
+        reshape_tensor(os.path.join(folder, "quant_model_weights.safetensors"),
+                       q + ".weight_scale", [16, 2])
+        out = start_fails(folder)
+        check(f"tensor '{q}.weight_scale'" in out and "[16, 2]" in out and "[32, 1]" in out,
+              out[-600:])
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_quantization_flag_must_match_the_folder():
+    out = start_fails(DYNAMIC, "--quantization", "compressed-tensors")
+    check("--quantization compressed-tensors does not match" in out, out[-600:])
+    out = start_fails(os.path.join(MODELS, "stories260k-hf"), "-q", "ascend")
+    check("--quantization ascend does not match" in out, out[-600:])
+    out = start_fails(DYNAMIC, "--quantization", "awq", at_load=False)
+    check("--quantization: awq not in {ascend,compressed-tensors}" in out, out[-600:])
+    with Server(DYNAMIC, *FLAGS, "--quantization", "ascend") as srv:
+        check_ids(srv, "stories260k-w8a8", "--quantization ascend")
+
+
+if __name__ == "__main__":
+    run([test_every_folder_gives_every_golden_over_http,
+         test_top5_logprobs_within_the_exact_arithmetic_tolerance,
+         test_tensor_parallel_and_data_parallel_keep_every_golden,
+         test_corrupted_folders_are_refused_naming_the_tensor,
+         test_quantization_flag_must_match_the_folder])
