@@ -3,7 +3,9 @@ W8A8 folders of ../shared/models gives its exact greedy ids (return_token_ids), 
 also from TP=2 and DP=2, with the first positions' top-5 logprobs within the golden's
 exact-arithmetic tolerance; a folder with a corrupted description or scale (unknown type, a
 listed tensor absent, a scale of the wrong shape) or a --quantization the folder does not match
-stops start-up naming the tensor, and no server starts half-quantised."""
+stops start-up naming the tensor, and no server starts half-quantised. `tandem quantize`
+reproduces the shared folders' tensors byte for byte from their float originals (msModelSlim
+layout with its description, and compressed-tensors), and its output serves the goldens."""
 import json
 import os
 import shutil
@@ -66,6 +68,11 @@ def test_tensor_parallel_and_data_parallel_keep_every_golden():
     with Server(DYNAMIC, *FLAGS, "--data-parallel-size", "2", "--data-parallel-rpc-port",
                 str(free_port())) as srv:
         check_ids(srv, "stories260k-w8a8", "DP=2")
+    # Static W8A8 at TP 2: each rank adds -input_offset x its own columns' weight sums, rank 0
+    # the checkpoint's bias; the ids stay the golden's.
+    with Server(os.path.join(MODELS, "stories260k-w8a8-static"), *FLAGS,
+                "--tensor-parallel-size", "2") as srv:
+        check_ids(srv, "stories260k-w8a8-static", "static TP=2")
 
 
 def start_fails(folder, *flags, at_load=True):
@@ -131,6 +138,73 @@ def test_corrupted_folders_are_refused_naming_the_tensor():
         shutil.rmtree(folder)
 
 
+def safetensors(path):
+    """{name: (dtype, shape, bytes)} of a safetensors file."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    return {k: (v["dtype"], v["shape"], data[v["data_offsets"][0]:v["data_offsets"][1]])
+            for k, v in header.items() if k != "__metadata__"}
+
+
+def quantize(src, *flags):
+    out = tempfile.mkdtemp(prefix="tandem-quantize-")
+    p = subprocess.run([BIN, "quantize", os.path.join(MODELS, src), out, *flags],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, p.stderr[-600:])
+    check("Linears to int8" in p.stdout and "tensors written" in p.stderr, p.stdout + p.stderr)
+    return out
+
+
+def test_quantize_reproduces_the_shared_folders_byte_for_byte():
+    for src, ref, flags, weights in [
+            ("stories260k-hf", "stories260k-w8a8", [], "quant_model_weights.safetensors"),
+            ("tiny-qwen3.5-moe", "tiny-qwen3.5-moe-w8a8", [], "quant_model_weights.safetensors"),
+            ("tiny-qwen3", "tiny-qwen3-w8a8-ct", ["--format", "compressed-tensors"],
+             "model.safetensors")]:
+        out = quantize(src, *flags)
+        try:
+            ours = safetensors(os.path.join(out, weights))
+            theirs = safetensors(os.path.join(MODELS, ref, weights))
+            check(sorted(ours) == sorted(theirs),
+                  f"{src}: names differ: {sorted(set(ours) ^ set(theirs))[:5]}")
+            int8 = [k for k in theirs if theirs[k][0] == "I8"]
+            check(len(int8) >= 21, f"{ref}: only {len(int8)} int8 tensors")
+            for k in theirs:
+                check(ours[k] == theirs[k], f"{src} -> {ref}: tensor {k} differs")
+            if not flags:
+                with open(os.path.join(out, "quant_model_description.json")) as f:
+                    ours_desc = json.load(f)
+                with open(os.path.join(MODELS, ref, "quant_model_description.json")) as f:
+                    check(ours_desc == json.load(f), f"{ref}: description differs")
+            else:
+                with open(os.path.join(out, "config.json")) as f:
+                    qc = json.load(f)["quantization_config"]
+                check(qc["format"] == "int-quantized" and qc["ignore"] == ["lm_head"], str(qc))
+            if src == "stories260k-hf":
+                with Server(out, *FLAGS) as srv:
+                    check_ids(srv, ref, "quantized by tandem")
+        finally:
+            shutil.rmtree(out)
+
+
+def test_quantize_refuses_a_quantized_source_and_an_occupied_output():
+    out = tempfile.mkdtemp(prefix="tandem-quantize-")
+    try:
+        p = subprocess.run([BIN, "quantize", DYNAMIC, out], capture_output=True, text=True)
+        check(p.returncode == 1 and "already quantized" in p.stderr, p.stderr)
+        p = subprocess.run([BIN, "quantize", os.path.join(MODELS, "stories260k-hf"), out,
+                            "--ignore", "*_proj"], capture_output=True, text=True)
+        check(p.returncode == 1 and "nothing to quantize" in p.stderr, p.stderr)
+        shutil.copy(os.path.join(MODELS, "stories260k-hf", "model.safetensors"), out)
+        p = subprocess.run([BIN, "quantize", os.path.join(MODELS, "stories260k-hf"), out],
+                           capture_output=True, text=True)
+        check(p.returncode == 1 and "already holds model.safetensors" in p.stderr, p.stderr)
+    finally:
+        shutil.rmtree(out)
+
+
 def test_quantization_flag_must_match_the_folder():
     out = start_fails(DYNAMIC, "--quantization", "compressed-tensors")
     check("--quantization compressed-tensors does not match" in out, out[-600:])
@@ -147,4 +221,6 @@ if __name__ == "__main__":
          test_top5_logprobs_within_the_exact_arithmetic_tolerance,
          test_tensor_parallel_and_data_parallel_keep_every_golden,
          test_corrupted_folders_are_refused_naming_the_tensor,
-         test_quantization_flag_must_match_the_folder])
+         test_quantization_flag_must_match_the_folder,
+         test_quantize_reproduces_the_shared_folders_byte_for_byte,
+         test_quantize_refuses_a_quantized_source_and_an_occupied_output])
