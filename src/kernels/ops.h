@@ -60,17 +60,26 @@ void QuantizeRowsStaticInt8(const float* x, int64_t m, int64_t k, float input_sc
                             float input_offset, int8_t* x_q);
 // sums[j] = Σ_p w[j, p] for the n rows of w [n, k] int8 (the kernel's offset correction).
 void Int8RowSums(const int8_t* w, int64_t n, int64_t k, int32_t* sums);
+// The weight layout MatmulInt8 reads, packed once at load: rows in groups of 16, k in quads,
+// packed[g][q][r][b] = w[16·g + r, 4·q + b] (zero beyond n or k), i.e. [ceil(n/16)][ceil(k/4)]
+// [16][4] int8: one 64-byte vector per (group, quad), the operand of vpdpbusd, read
+// sequentially per group (oneDNN's blocked layouts follow the same idea).
+constexpr int64_t kInt8PackRows = 16;
+int64_t PackedInt8Bytes(int64_t n, int64_t k);
+void PackInt8Weights(const int8_t* w, int64_t n, int64_t k, int8_t* packed);
 // acc[i, j] = Σ_p x_q[i, p] · w_q[j, p], exact in int32 (k ≤ kMatmulInt8MaxK: checked), then
 //   dynamic (x_scale != nullptr): y[i, j] = (f32(acc) · x_scale[i]) · w_scale[j];
 //   static  (x_scale == nullptr): y[i, j] = f32(acc + bias[j]) · w_scale[j] (bias may be null = 0).
-// x_q [m, k], w_q [n, k] row-major int8; w_row_sums = Int8RowSums(w_q); w_scale [n] f32;
-// y [m, n] f32. AVX-512 VNNI, AVX2 (int16 madd) or a portable loop by CPUID; every path gives
-// the same bits. Columns are split over the OpenMP threads.
+// x_q [m, k] row-major int8; w_packed = PackInt8Weights(w_q [n, k]); w_row_sums =
+// Int8RowSums(w_q) [n]; w_scale [n] f32; y [m, n] f32. AVX-512 VNNI (activation bytes
+// broadcast 4 at a time against 16 packed rows: no horizontal sums), AVX2 (int16 madd) or a
+// portable loop by CPUID; every path gives the same bits. Rows are split over the OpenMP
+// threads in chunks of 64.
 constexpr int64_t kMatmulInt8MaxK = 66000;  // 255 · 127 · k < 2^31
-void MatmulInt8(const int8_t* x_q, const int8_t* w_q, const int32_t* w_row_sums,
+void MatmulInt8(const int8_t* x_q, const int8_t* w_packed, const int32_t* w_row_sums,
                 const float* x_scale, const float* w_scale, const int32_t* bias, float* y,
                 int64_t m, int64_t n, int64_t k);
-// Reference: int64 accumulation, the same epilogue.
+// Reference (w_q row-major [n, k], not packed): int64 accumulation, the same epilogue.
 void MatmulInt8Naive(const int8_t* x_q, const int8_t* w_q, const float* x_scale,
                      const float* w_scale, const int32_t* bias, float* y, int64_t m, int64_t n,
                      int64_t k);

@@ -55,6 +55,8 @@ TEST(Int8MatmulParity, EveryIsaMatchesTheNaiveSumsBitForBit) {
       const std::vector<int8_t> w = RandomInt8(n * k, -128, 127, static_cast<uint32_t>(k * 31 + n));
       std::vector<int32_t> sums(static_cast<size_t>(n));
       Int8RowSums(w.data(), n, k, sums.data());
+      std::vector<int8_t> packed(static_cast<size_t>(PackedInt8Bytes(n, k)));
+      PackInt8Weights(w.data(), n, k, packed.data());
       std::vector<float> w_scale(static_cast<size_t>(n));
       std::vector<int32_t> bias(static_cast<size_t>(n));
       for (int64_t j = 0; j < n; ++j) {
@@ -71,7 +73,8 @@ TEST(Int8MatmulParity, EveryIsaMatchesTheNaiveSumsBitForBit) {
           const float* xs = dynamic ? x_scale.data() : nullptr;
           const int32_t* b = dynamic ? nullptr : bias.data();
           std::vector<float> got(static_cast<size_t>(m * n)), want(got.size());
-          MatmulInt8(x.data(), w.data(), sums.data(), xs, w_scale.data(), b, got.data(), m, n, k);
+          MatmulInt8(x.data(), packed.data(), sums.data(), xs, w_scale.data(), b, got.data(), m,
+                     n, k);
           MatmulInt8Naive(x.data(), w.data(), xs, w_scale.data(), b, want.data(), m, n, k);
           for (size_t i = 0; i < got.size(); ++i) {
             ASSERT_TRUE(SameBits(got[i], want[i]))
@@ -108,6 +111,34 @@ TEST(Int8Quantize, DynamicRowsFollowTheDefinition) {
   QuantizeRowsDynamicInt8(ties.data(), 1, 6, tq.data(), &ts);
   EXPECT_EQ(ts, 1.0f);
   EXPECT_EQ(tq, (std::vector<int8_t>{0, 2, 2, 0, -2, 127}));
+}
+
+TEST(Int8Quantize, EveryIsaQuantizesDynamicRowsToTheSameBits) {
+  // Random rows of several lengths (below, at and past a vector) with exact ties, zeros, a NaN
+  // and an infinity mixed in; the portable loop is the reference.
+  const std::vector<std::string> isas = Int8Isas();
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  for (int64_t k : {1, 15, 16, 17, 100, 1000}) {
+    const int64_t m = 5;
+    std::vector<float> x(static_cast<size_t>(m * k));
+    for (auto& v : x) v = dist(rng);
+    for (int64_t p = 0; p < k; p += 7) x[p] = 127.0f * 0.5f * static_cast<float>(p % 5);  // ties
+    for (int64_t p = 0; p < k; ++p) x[k + p] = 0.0f;                                       // row 1
+    x[2 * k] = std::nanf("");
+    x[3 * k + k / 2] = INFINITY;
+    ASSERT_TRUE(ForceMatmulInt8Isa("portable"));
+    std::vector<int8_t> want(x.size()), got(x.size());
+    std::vector<float> want_s(m), got_s(m);
+    QuantizeRowsDynamicInt8(x.data(), m, k, want.data(), want_s.data());
+    for (const std::string& isa : isas) {
+      ASSERT_TRUE(ForceMatmulInt8Isa(isa.c_str()));
+      QuantizeRowsDynamicInt8(x.data(), m, k, got.data(), got_s.data());
+      EXPECT_EQ(got, want) << isa << " k=" << k;
+      for (int64_t i = 0; i < m; ++i) EXPECT_TRUE(SameBits(got_s[i], want_s[i])) << isa << " row " << i;
+    }
+  }
+  ForceMatmulInt8Isa(isas.front().c_str());
 }
 
 TEST(Int8Quantize, StaticRowsClampAtTheInt8Range) {

@@ -12,6 +12,9 @@
 #include <random>
 
 #include "kernels/ops.h"
+#include "model/layers/weight_matmul.h"
+#include "model/loader/w8a8_quantizer.h"
+#include "tensor/tensor.h"
 
 namespace tandem::apps::bench {
 namespace {
@@ -196,6 +199,32 @@ GemmResult BenchTypedMatmul(const GemmShape& shape, tensor::DType dtype, int rep
   GemmResult r = MakeResult(shape, "", best);
   r.impl = impl;
   r.weight_gb_per_s = double(weight_bytes) / best / 1e9;
+  return r;
+}
+
+GemmResult BenchInt8Matmul(const GemmShape& shape, int repeats) {
+  const size_t weight_count = size_t(shape.n) * shape.k;
+  std::vector<float> a = RandomFloats(size_t(shape.m) * shape.k, 1);
+  const std::vector<float> w = RandomFloats(weight_count, 2);
+  tensor::Tensor base({shape.n, shape.k}, tensor::DType::kI8);
+  auto quant = std::make_shared<tensor::Int8Quant>();
+  quant->row_scale.resize(shape.n);
+  model::QuantizeRowsPerChannelInt8(w.data(), shape.n, shape.k,
+                                    static_cast<int8_t*>(base.mutable_raw()),
+                                    quant->row_scale.data());
+  base.set_int8_quant(quant);
+  // Packed copies (what an int8 Linear holds) rotating through >= 512 MiB, as the other rows.
+  const int num_copies = CopiesFor(weight_count);
+  std::vector<model::Int8WeightPlan> plans;
+  for (int c = 0; c < num_copies; ++c) plans.push_back(model::PlanWeight(base));
+  const tensor::Tensor shape_only = model::DropInt8Bytes(base);
+  std::vector<float> y(size_t(shape.m) * shape.n);
+  double best = TimeBest(repeats, [&](size_t call) {
+    model::MultiplyWeight(shape_only, plans[call % num_copies], a.data(), y.data(), shape.m, 0,
+                          shape.n);
+  });
+  GemmResult r = MakeResult(shape, "w8a8-int8", best);
+  r.weight_gb_per_s = double(weight_count + 4 * size_t(shape.n)) / best / 1e9;
   return r;
 }
 

@@ -41,6 +41,11 @@ GemmResult BenchTandemMatmul(const GemmShape& shape, int repeats);
 // K·N·34/32 for Q8_0).
 GemmResult BenchTypedMatmul(const GemmShape& shape, tensor::DType dtype, int repeats);
 
+// Times an int8 W8A8 Linear (model::MultiplyWeight on an I8 weight with per-row scales):
+// per-token int8 quantization of A, kernels::MatmulInt8 (impl "w8a8-int8", path
+// kernels::MatmulInt8Isa()); weight_gb_per_s counts K·N bytes (+ 4·N of scales).
+GemmResult BenchInt8Matmul(const GemmShape& shape, int repeats);
+
 // Times a oneDNN matmul with prepacked weights. Internal naming the shape when oneDNN fails.
 Result<GemmResult> BenchOnednnPackedMatmul(const GemmShape& shape, int repeats);
 

@@ -82,7 +82,8 @@ Status RunKernelsBench(const KernelsBenchConfig& config) {
   out["tandem_max_abs_diff"] = check.tandem_max_abs_diff;
   out["onednn_packed_max_abs_diff"] = check.onednn_packed_max_abs_diff;
 
-  std::printf("typed matmul SIMD path: %s\n", kernels::MatmulTypedIsa());
+  std::printf("typed matmul SIMD path: %s; int8 (W8A8) matmul path: %s\n",
+              kernels::MatmulTypedIsa(), kernels::MatmulInt8Isa());
   std::printf("%-6s %-6s %-6s %-14s %10s %9s %9s %9s %9s\n", "M", "K", "N", "impl", "ms",
               "GFLOP/s", "x naive", "W GB/s", "roofline");
   nlohmann::json gemms = nlohmann::json::array();
@@ -96,6 +97,7 @@ Status RunKernelsBench(const KernelsBenchConfig& config) {
       if (d == tensor::DType::kQ8_0 && config.gemm_k % 32 != 0) continue;  // whole blocks only
       rows.push_back(BenchTypedMatmul(shape, d, config.repeats));
     }
+    rows.push_back(BenchInt8Matmul(shape, config.repeats));
     for (const GemmResult& r : rows) {
       const double vs_naive = r.gflop_per_s / naive.gflop_per_s;
       // Roofline: weight streaming at the read bandwidth for decode sizes, the prepacked oneDNN

@@ -41,24 +41,40 @@ inline int8_t RoundClamp(float t, float lo, float hi) {
   return static_cast<int8_t>(r > hi ? hi : r);
 }
 
-void PortableRows(const int8_t* x_q, const int8_t* w, int32_t* acc, int64_t m, int64_t rows,
-                  int64_t k) {
+// Exact sums over the packed layout, `groups` groups from `packed`: acc [m, groups·16].
+void PortableRows(const int8_t* x_q, int64_t k, const int8_t* packed, int64_t groups, int64_t kq,
+                  int32_t* acc, int64_t m) {
   for (int64_t i = 0; i < m; ++i) {
-    for (int64_t r = 0; r < rows; ++r) {
-      int32_t s = 0;
-      for (int64_t p = 0; p < k; ++p) s += x_q[i * k + p] * w[r * k + p];
-      acc[i * rows + r] = s;
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int r = 0; r < 16; ++r) {
+        int32_t s = 0;
+        for (int64_t q = 0; q < kq; ++q) {
+          for (int b = 0; b < 4 && 4 * q + b < k; ++b) {
+            s += x_q[i * k + 4 * q + b] * packed[((g * kq + q) * 16 + r) * 4 + b];
+          }
+        }
+        acc[i * groups * 16 + 16 * g + r] = s;
+      }
     }
   }
 }
 
 // Below this many weight bytes one thread does the whole matmul (as the typed matmul).
 constexpr int64_t kParallelMinBytes = 1 << 15;
-constexpr int64_t kChunkRows = 64;
+constexpr int64_t kChunkGroups = 4;  // 64 weight rows per parallel task
+// Below this many activation values one thread quantizes them (decode rows).
+constexpr int64_t kParallelQuantizeValues = 1 << 16;
 
 }  // namespace
 
 void QuantizeRowsDynamicInt8(const float* x, int64_t m, int64_t k, int8_t* x_q, float* x_scale) {
+  if (Int8IsaSlot().load(std::memory_order_relaxed) == Int8Isa::kAvx512Vnni) {
+    // Same operations vectorised (division, round half to even, clamp): the same bits.
+#pragma omp parallel for if (m * k >= kParallelQuantizeValues) schedule(static)
+    for (int64_t i = 0; i < m; ++i) isa::QuantizeRowDynamicAvx512(x + i * k, k, x_q + i * k, x_scale + i);
+    return;
+  }
+#pragma omp parallel for if (m * k >= kParallelQuantizeValues) schedule(static)
   for (int64_t i = 0; i < m; ++i) {
     const float* xi = x + i * k;
     float mx = 0.0f;
@@ -71,6 +87,7 @@ void QuantizeRowsDynamicInt8(const float* x, int64_t m, int64_t k, int8_t* x_q, 
 
 void QuantizeRowsStaticInt8(const float* x, int64_t m, int64_t k, float input_scale,
                             float input_offset, int8_t* x_q) {
+#pragma omp parallel for if (m * k >= kParallelQuantizeValues) schedule(static)
   for (int64_t i = 0; i < m * k; ++i) {
     const float t = x[i] / input_scale;  // two statements: a division, then an f32 addition
     x_q[i] = RoundClamp(t + input_offset, -128.0f, 127.0f);
@@ -85,7 +102,26 @@ void Int8RowSums(const int8_t* w, int64_t n, int64_t k, int32_t* sums) {
   }
 }
 
-void MatmulInt8(const int8_t* x_q, const int8_t* w_q, const int32_t* w_row_sums,
+int64_t PackedInt8Bytes(int64_t n, int64_t k) {
+  return (n + kInt8PackRows - 1) / kInt8PackRows * ((k + 3) / 4) * 64;
+}
+
+void PackInt8Weights(const int8_t* w, int64_t n, int64_t k, int8_t* packed) {
+  const int64_t groups = (n + 15) / 16, kq = (k + 3) / 4;
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t q = 0; q < kq; ++q) {
+      int8_t* v = packed + (g * kq + q) * 64;
+      for (int r = 0; r < 16; ++r) {
+        for (int b = 0; b < 4; ++b) {
+          const int64_t row = 16 * g + r, col = 4 * q + b;
+          v[4 * r + b] = row < n && col < k ? w[row * k + col] : 0;
+        }
+      }
+    }
+  }
+}
+
+void MatmulInt8(const int8_t* x_q, const int8_t* w_packed, const int32_t* w_row_sums,
                 const float* x_scale, const float* w_scale, const int32_t* bias, float* y,
                 int64_t m, int64_t n, int64_t k) {
   TANDEM_CHECK(m >= 0 && n > 0 && k > 0 && k <= kMatmulInt8MaxK)
@@ -93,37 +129,46 @@ void MatmulInt8(const int8_t* x_q, const int8_t* w_q, const int32_t* w_row_sums,
       << kMatmulInt8MaxK << ")";
   if (m == 0) return;
   const Int8Isa isa = Int8IsaSlot().load(std::memory_order_relaxed);
-  // The activation rows in the form the ISA multiplies (per calling thread, reused).
+  const int64_t kq = (k + 3) / 4, kp = 4 * kq, groups = (n + 15) / 16;
+  // The activation rows in the form the ISA multiplies, padded to whole quads (the padding
+  // meets zero weights). Per calling thread, reused.
   thread_local std::vector<uint8_t> x_u8;
   thread_local std::vector<int16_t> x16;
   if (isa == Int8Isa::kAvx512Vnni) {
-    x_u8.resize(static_cast<size_t>(m * k));
-    for (int64_t i = 0; i < m * k; ++i) x_u8[i] = static_cast<uint8_t>(x_q[i] + 128);
+    x_u8.assign(static_cast<size_t>(m * kp), 128);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t p = 0; p < k; ++p) x_u8[i * kp + p] = static_cast<uint8_t>(x_q[i * k + p] + 128);
+    }
   } else if (isa == Int8Isa::kAvx2) {
-    x16.assign(x_q, x_q + m * k);
+    x16.assign(static_cast<size_t>(m * kp), 0);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t p = 0; p < k; ++p) x16[i * kp + p] = x_q[i * k + p];
+    }
   }
   const uint8_t* xu = x_u8.data();
   const int16_t* xw = x16.data();
   const int threads = n * k < kParallelMinBytes ? 1 : omp_get_max_threads();
-  const int64_t chunks = (n + kChunkRows - 1) / kChunkRows;
+  const int64_t chunks = (groups + kChunkGroups - 1) / kChunkGroups;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
   for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t j0 = c * kChunkRows, rows = std::min(n, j0 + kChunkRows) - j0;
+    const int64_t g0 = c * kChunkGroups, count = std::min(groups - g0, kChunkGroups);
+    const int64_t j0 = 16 * g0, rows = std::min(n, 16 * (g0 + count)) - j0;
+    const int8_t* packed = w_packed + g0 * kq * 64;
+    if (isa == Int8Isa::kAvx512Vnni) {
+      isa::Int8MatmulAvx512Vnni(xu, packed, count, kq, w_row_sums + j0, x_scale, w_scale + j0,
+                                bias != nullptr ? bias + j0 : nullptr, y + j0, n, m, rows);
+      continue;
+    }
     thread_local std::vector<int32_t> acc;
-    acc.resize(static_cast<size_t>(m * rows));
-    switch (isa) {
-      case Int8Isa::kAvx512Vnni:
-        isa::Int8MatmulAvx512Vnni(xu, w_q + j0 * k, w_row_sums + j0, acc.data(), m, rows, k);
-        break;
-      case Int8Isa::kAvx2:
-        isa::Int8MatmulAvx2(xw, w_q + j0 * k, acc.data(), m, rows, k);
-        break;
-      case Int8Isa::kPortable:
-        PortableRows(x_q, w_q + j0 * k, acc.data(), m, rows, k);
-        break;
+    const int64_t lda = 16 * count;
+    acc.resize(static_cast<size_t>(m * lda));
+    if (isa == Int8Isa::kAvx2) {
+      isa::Int8MatmulAvx2(xw, packed, count, kq, acc.data(), m);
+    } else {
+      PortableRows(x_q, k, packed, count, kq, acc.data(), m);
     }
     for (int64_t i = 0; i < m; ++i) {
-      const int32_t* a = acc.data() + i * rows;
+      const int32_t* a = acc.data() + i * lda;
       float* yi = y + i * n + j0;
       if (x_scale != nullptr) {
         const float sx = x_scale[i];

@@ -1,7 +1,10 @@
-// AVX-512 VNNI instance of the int8 matmul (compiled with -mavx512f -mavx512bw -mavx512vnni;
-// called only when CPUID reports all three). vpdpbusd multiplies 64 unsigned by 64 signed bytes
-// into 16 int32 lanes (4 products each), so the activation row comes offset to u8 and the
-// weight row sums undo the offset (int8_matmul_isa_api.h). No STL (see typed_matmul_isa.h).
+// AVX-512 VNNI instance of the int8 matmul and the AVX-512 activation quantizer (compiled with
+// -mavx512f -mavx512bw -mavx512vnni; called only when CPUID reports all three). Weights come
+// packed 16 rows × 4 k-bytes per 64-byte vector (ops.h PackInt8Weights): 4 activation bytes are
+// broadcast to every lane and one vpdpbusd adds their products with 16 rows at once, so each
+// lane ends holding one output's sum — no horizontal reductions. vpdpbusd multiplies unsigned by
+// signed bytes, so activations come offset to u8 and the row sums undo the offset
+// (int8_matmul_isa_api.h). No STL (see typed_matmul_isa.h).
 #include <immintrin.h>
 
 #include <cstdint>
@@ -10,70 +13,79 @@
 
 namespace {
 
-// acc[a, r] for a < IR activation rows from x (row stride k) and r < JR weight rows from w.
-template <int IR, int JR>
-void BlockVnni(const uint8_t* x, const int8_t* w, const int32_t* row_sums, int32_t* acc,
-               int64_t acc_stride, int64_t k) {
-  __m512i sum[IR][JR];
+// y[a, 16·g + lane] for a < IR activation rows and g < JG groups of 16 packed rows.
+template <int IR, int JG>
+void Tile(const uint8_t* x, int64_t ldx, const int8_t* packed, int64_t kq,
+          const int32_t* row_sums, const float* x_scale, const float* w_scale,
+          const int32_t* bias, float* y, int64_t ldy, int64_t rows) {
+  __m512i acc[IR][JG];
 #pragma GCC unroll 4
   for (int a = 0; a < IR; ++a) {
 #pragma GCC unroll 4
-    for (int r = 0; r < JR; ++r) sum[a][r] = _mm512_setzero_si512();
+    for (int g = 0; g < JG; ++g) acc[a][g] = _mm512_setzero_si512();
   }
-  int64_t p = 0;
-  for (; p + 64 <= k; p += 64) {
-    __m512i wv[JR];
+  for (int64_t q = 0; q < kq; ++q) {
+    __m512i w[JG];
 #pragma GCC unroll 4
-    for (int r = 0; r < JR; ++r) {
-      __builtin_prefetch(w + r * k + p + 512);
-      wv[r] = _mm512_loadu_si512(w + r * k + p);
+    for (int g = 0; g < JG; ++g) {
+      const int8_t* v = packed + (g * kq + q) * 64;
+      _mm_prefetch(reinterpret_cast<const char*>(v) + 1024, _MM_HINT_T0);
+      w[g] = _mm512_loadu_si512(v);
     }
 #pragma GCC unroll 4
     for (int a = 0; a < IR; ++a) {
-      const __m512i xv = _mm512_loadu_si512(x + a * k + p);
+      int32_t quad;
+      __builtin_memcpy(&quad, x + a * ldx + 4 * q, 4);
+      const __m512i xb = _mm512_set1_epi32(quad);
 #pragma GCC unroll 4
-      for (int r = 0; r < JR; ++r) sum[a][r] = _mm512_dpbusd_epi32(sum[a][r], xv, wv[r]);
+      for (int g = 0; g < JG; ++g) acc[a][g] = _mm512_dpbusd_epi32(acc[a][g], xb, w[g]);
     }
   }
-  if (p < k) {  // masked tail: absent bytes load as 0 on both sides and add nothing
-    const __mmask64 mask = (~0ULL) >> (64 - (k - p));
-    __m512i wv[JR];
+  // Epilogue, lane by lane the scalar formulas of ops.h: two separate f32 multiplies (no FMA).
 #pragma GCC unroll 4
-    for (int r = 0; r < JR; ++r) wv[r] = _mm512_maskz_loadu_epi8(mask, w + r * k + p);
+  for (int g = 0; g < JG; ++g) {
+    const int64_t left = rows - 16 * g;
+    if (left <= 0) break;
+    const __mmask16 mask = left >= 16 ? static_cast<__mmask16>(0xffff)
+                                      : static_cast<__mmask16>((1u << left) - 1);
+    const __m512i correction =
+        _mm512_slli_epi32(_mm512_maskz_loadu_epi32(mask, row_sums + 16 * g), 7);
+    const __m512 ws = _mm512_maskz_loadu_ps(mask, w_scale + 16 * g);
+    const __m512i b = bias != nullptr ? _mm512_maskz_loadu_epi32(mask, bias + 16 * g)
+                                      : _mm512_setzero_si512();
 #pragma GCC unroll 4
     for (int a = 0; a < IR; ++a) {
-      const __m512i xv = _mm512_maskz_loadu_epi8(mask, x + a * k + p);
-#pragma GCC unroll 4
-      for (int r = 0; r < JR; ++r) sum[a][r] = _mm512_dpbusd_epi32(sum[a][r], xv, wv[r]);
-    }
-  }
-#pragma GCC unroll 4
-  for (int a = 0; a < IR; ++a) {
-#pragma GCC unroll 4
-    for (int r = 0; r < JR; ++r) {
-      acc[a * acc_stride + r] = _mm512_reduce_add_epi32(sum[a][r]) - 128 * row_sums[r];
+      const __m512i sum = _mm512_sub_epi32(acc[a][g], correction);
+      __m512 f;
+      if (x_scale != nullptr) {
+        f = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sum), _mm512_set1_ps(x_scale[a])), ws);
+      } else {
+        f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sum, b)), ws);
+      }
+      _mm512_mask_storeu_ps(y + a * ldy + 16 * g, mask, f);
     }
   }
 }
 
-using BlockFn = void (*)(const uint8_t*, const int8_t*, const int32_t*, int32_t*, int64_t, int64_t);
+using TileFn = void (*)(const uint8_t*, int64_t, const int8_t*, int64_t, const int32_t*,
+                        const float*, const float*, const int32_t*, float*, int64_t, int64_t);
 
 template <int IR>
-BlockFn BlockFor(int jr) {
-  switch (jr) {
-    case 1: return &BlockVnni<IR, 1>;
-    case 2: return &BlockVnni<IR, 2>;
-    case 3: return &BlockVnni<IR, 3>;
-    default: return &BlockVnni<IR, 4>;
+TileFn TileFor(int jg) {
+  switch (jg) {
+    case 1: return &Tile<IR, 1>;
+    case 2: return &Tile<IR, 2>;
+    case 3: return &Tile<IR, 3>;
+    default: return &Tile<IR, 4>;
   }
 }
 
-BlockFn BlockFor(int ir, int jr) {
+TileFn TileFor(int ir, int jg) {
   switch (ir) {
-    case 1: return BlockFor<1>(jr);
-    case 2: return BlockFor<2>(jr);
-    case 3: return BlockFor<3>(jr);
-    default: return BlockFor<4>(jr);
+    case 1: return TileFor<1>(jg);
+    case 2: return TileFor<2>(jg);
+    case 3: return TileFor<3>(jg);
+    default: return TileFor<4>(jg);
   }
 }
 
@@ -81,16 +93,42 @@ BlockFn BlockFor(int ir, int jr) {
 
 namespace tandem::kernels::isa {
 
-void Int8MatmulAvx512Vnni(const uint8_t* x_u8, const int8_t* w, const int32_t* row_sums,
-                          int32_t* acc, int64_t m, int64_t rows, int64_t k) {
-  // 4 weight rows (outer) × 4 activation rows (inner): a weight block is read from memory once
-  // and from L1 for the other activation rows.
-  for (int64_t j = 0; j < rows; j += 4) {
-    const int jr = static_cast<int>(rows - j < 4 ? rows - j : 4);
+void Int8MatmulAvx512Vnni(const uint8_t* x_u8, const int8_t* packed, int64_t groups, int64_t kq,
+                          const int32_t* row_sums, const float* x_scale, const float* w_scale,
+                          const int32_t* bias, float* y, int64_t ldy, int64_t m, int64_t rows) {
+  const int64_t ldx = 4 * kq;
+  // Up to 4 groups (64 rows) × 4 activation rows per tile: 16 accumulators; the groups' bytes
+  // are read from memory by the first tile and from L1/L2 by the others.
+  for (int64_t g = 0; g < groups; g += 4) {
+    const int jg = static_cast<int>(groups - g < 4 ? groups - g : 4);
     for (int64_t i = 0; i < m; i += 4) {
       const int ir = static_cast<int>(m - i < 4 ? m - i : 4);
-      BlockFor(ir, jr)(x_u8 + i * k, w + j * k, row_sums + j, acc + i * rows + j, rows, k);
+      TileFor(ir, jg)(x_u8 + i * ldx, ldx, packed + g * kq * 64, kq, row_sums + 16 * g,
+                      x_scale != nullptr ? x_scale + i : nullptr, w_scale + 16 * g,
+                      bias != nullptr ? bias + 16 * g : nullptr, y + i * ldy + 16 * g, ldy,
+                      rows - 16 * g);
     }
+  }
+}
+
+void QuantizeRowDynamicAvx512(const float* x, int64_t k, int8_t* x_q, float* x_scale) {
+  // max |x| (NaN ignored: vmaxps returns its second operand when either is NaN, as std::max).
+  __m512 mx = _mm512_setzero_ps();
+  int64_t p = 0;
+  for (; p + 16 <= k; p += 16) mx = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(x + p)), mx);
+  const __mmask16 tail = static_cast<__mmask16>((1u << (k - p)) - 1);
+  if (p < k) mx = _mm512_max_ps(_mm512_abs_ps(_mm512_maskz_loadu_ps(tail, x + p)), mx);
+  const float m = _mm512_reduce_max_ps(mx);
+  const float s = m == 0.0f ? 1.0f : m / 127.0f;
+  *x_scale = s;
+  const __m512 vs = _mm512_set1_ps(s), lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+  for (p = 0; p < k; p += 16) {
+    const __mmask16 mask = k - p >= 16 ? static_cast<__mmask16>(0xffff) : tail;
+    const __m512 t = _mm512_div_ps(_mm512_maskz_loadu_ps(mask, x + p), vs);
+    // rint (round half to even); NaN → -127 (vmaxps returns lo), as the scalar RoundClamp.
+    __m512 r = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
+    _mm512_mask_cvtsepi32_storeu_epi8(x_q + p, mask, _mm512_cvtps_epi32(r));
   }
 }
 

@@ -33,6 +33,9 @@ class Linear {
     out_features_ = weight_->dim(0);
     in_features_ = weight_->dim(1);
     plan_ = PlanWeight(*weight_);
+    if (d == tensor::DType::kI8) {  // its bytes now live packed in plan_
+      weight_ = std::make_shared<const tensor::Tensor>(DropInt8Bytes(*weight_));
+    }
   }
   explicit Linear(tensor::Tensor weight)
       : Linear(std::make_shared<const tensor::Tensor>(std::move(weight))) {}
@@ -58,16 +61,15 @@ class Linear {
   }
   int64_t out_features() const { return out_features_; }
   int64_t in_features() const { return in_features_; }
-  // Resident bytes: the weight in its dtype, its int8 scales and plan, plus the f32 bias.
+  // Resident bytes: the weight in its dtype (an int8 one packed, with its scales), plus the f32
+  // bias.
   size_t weight_bytes() const {
-    size_t bytes = (weight_ ? weight_->size_bytes() : 0) + bias_.size() * sizeof(float);
-    if (weight_ && weight_->int8_quant()) {
-      bytes += weight_->int8_quant()->row_scale.size() * sizeof(float) +
-               weight_->int8_quant()->row_bias.size() * sizeof(int64_t) +
-               (plan_.row_sums.size() + plan_.bias.size()) * sizeof(int32_t);
-    }
-    return bytes;
+    const size_t w = weight_ && weight_->dtype() == tensor::DType::kI8
+                         ? plan_.bytes()
+                         : (weight_ ? weight_->size_bytes() : 0);
+    return w + bias_.size() * sizeof(float);
   }
+  // The weight (an int8 one without its bytes, which live packed: DropInt8Bytes).
   const std::shared_ptr<const tensor::Tensor>& weight() const { return weight_; }
 
  private:

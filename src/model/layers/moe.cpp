@@ -58,18 +58,16 @@ Moe::Moe(std::vector<float> router, tensor::Tensor gate_up, tensor::Tensor down,
       << " " << tensor::DTypeName(down_.dtype()) << "; expected [" << local_.count << ", "
       << 2 * ff << ", " << dim << "] and [" << local_.count << ", " << dim << ", " << ff
       << "]";
-  gate_up_plan_ = PlanWeight(gate_up_);
-  down_plan_ = PlanWeight(down_);
+  gate_up_plan_ = PlanWeight(gate_up_, 2 * ff);  // one packed segment per expert
+  down_plan_ = PlanWeight(down_, dim);
+  gate_up_ = DropInt8Bytes(std::move(gate_up_));
+  down_ = DropInt8Bytes(std::move(down_));
 }
 
 size_t Moe::weight_bytes() const {
-  size_t bytes = router_.weight_bytes() + gate_up_.size_bytes() + down_.size_bytes();
-  for (const tensor::Tensor* t : {&gate_up_, &down_}) {
-    if (t->int8_quant()) bytes += t->int8_quant()->row_scale.size() * sizeof(float);
-  }
-  for (const Int8WeightPlan* p : {&gate_up_plan_, &down_plan_}) {
-    bytes += (p->row_sums.size() + p->bias.size()) * sizeof(int32_t);
-  }
+  size_t bytes = router_.weight_bytes();
+  bytes += gate_up_.dtype() == tensor::DType::kI8 ? gate_up_plan_.bytes() : gate_up_.size_bytes();
+  bytes += down_.dtype() == tensor::DType::kI8 ? down_plan_.bytes() : down_.size_bytes();
   return bytes;
 }
 

@@ -55,7 +55,8 @@ class Moe {
   Linear router_;
   tensor::Tensor gate_up_;  // [local experts, 2 * ff, dim], stored dtype
   tensor::Tensor down_;     // [local experts, dim, ff], stored dtype
-  Int8WeightPlan gate_up_plan_, down_plan_;  // int8 row sums (empty unless the experts are I8)
+  // Int8 experts packed per expert (empty unless I8; then gate_up_ / down_ keep no bytes).
+  Int8WeightPlan gate_up_plan_, down_plan_;
   int64_t num_experts_ = 0, top_k_ = 0, dim_ = 0, ff_ = 0;
   ExpertRange local_;           // the experts held here
   bool norm_topk_prob_ = true;

@@ -8,20 +8,38 @@
 
 namespace tandem::model {
 
-Int8WeightPlan PlanWeight(const tensor::Tensor& w) {
+size_t Int8WeightPlan::bytes() const {
+  return packed.size() + (row_sums.size() + bias.size()) * sizeof(int32_t) +
+         (quant ? quant->row_scale.size() * sizeof(float) + quant->row_bias.size() * sizeof(int64_t)
+                : 0);
+}
+
+Int8WeightPlan PlanWeight(const tensor::Tensor& w, int64_t segment_rows) {
   Int8WeightPlan plan;
   if (w.dtype() != tensor::DType::kI8) return plan;
-  const auto& quant = w.int8_quant();
-  TANDEM_CHECK(quant != nullptr) << "I8 weight " << tensor::ShapeToString(w.shape())
-                                 << " has no scales (loader bug)";
-  const int64_t rows = tensor::NumRows(w), k = w.shape().back();
+  plan.quant = w.int8_quant();
+  TANDEM_CHECK(plan.quant != nullptr && w.raw() != nullptr)
+      << "I8 weight " << tensor::ShapeToString(w.shape()) << " has no scales or no bytes";
+  const int64_t rows = tensor::NumRows(w);
+  plan.k = w.shape().back();
+  plan.segment_rows = segment_rows == 0 ? rows : segment_rows;
+  TANDEM_CHECK(plan.segment_rows > 0 && rows % plan.segment_rows == 0)
+      << "int8 weight of " << rows << " rows does not split into segments of " << segment_rows;
+  plan.segment_bytes = kernels::PackedInt8Bytes(plan.segment_rows, plan.k);
+  const auto* wq = static_cast<const int8_t*>(w.raw());
+  plan.packed.resize(static_cast<size_t>(rows / plan.segment_rows * plan.segment_bytes));
+  for (int64_t s = 0; s < rows / plan.segment_rows; ++s) {
+    kernels::PackInt8Weights(wq + s * plan.segment_rows * plan.k, plan.segment_rows, plan.k,
+                             plan.packed.data() + s * plan.segment_bytes);
+  }
   plan.row_sums.resize(static_cast<size_t>(rows));
-  kernels::Int8RowSums(static_cast<const int8_t*>(w.raw()), rows, k, plan.row_sums.data());
-  if (quant->activation == tensor::Int8Quant::Activation::kStaticPerTensor) {
+  kernels::Int8RowSums(wq, rows, plan.k, plan.row_sums.data());
+  const tensor::Int8Quant& quant = *plan.quant;
+  if (quant.activation == tensor::Int8Quant::Activation::kStaticPerTensor) {
     plan.bias.resize(static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) {
-      const double b = (quant->row_bias.empty() ? 0.0 : static_cast<double>(quant->row_bias[r])) -
-                       static_cast<double>(quant->input_offset) * plan.row_sums[r];
+      const double b = (quant.row_bias.empty() ? 0.0 : static_cast<double>(quant.row_bias[r])) -
+                       static_cast<double>(quant.input_offset) * plan.row_sums[r];
       TANDEM_CHECK(std::fabs(b) <= std::numeric_limits<int32_t>::max())
           << "static int8 bias " << b << " of row " << r << " does not fit int32";
       plan.bias[r] = static_cast<int32_t>(b);
@@ -30,28 +48,38 @@ Int8WeightPlan PlanWeight(const tensor::Tensor& w) {
   return plan;
 }
 
+tensor::Tensor DropInt8Bytes(tensor::Tensor w) {
+  if (w.dtype() != tensor::DType::kI8) return w;
+  tensor::Tensor shape_only = tensor::Tensor::View(w.shape(), tensor::DType::kI8, nullptr);
+  shape_only.set_int8_quant(w.int8_quant());
+  return shape_only;
+}
+
 void MultiplyWeight(const tensor::Tensor& w, const Int8WeightPlan& plan, const float* x, float* y,
                     int64_t m, int64_t first_row, int64_t rows) {
   const int64_t k = w.shape().back();
-  const auto* base = static_cast<const unsigned char*>(w.raw());
   if (w.dtype() != tensor::DType::kI8) {
+    const auto* base = static_cast<const unsigned char*>(w.raw());
     kernels::MatmulTyped(x, base + tensor::DTypeBytes(w.dtype(), first_row * k), w.dtype(), y, m,
                          rows, k);
     return;
   }
-  const tensor::Int8Quant& quant = *w.int8_quant();
+  TANDEM_CHECK(rows == plan.segment_rows && first_row % plan.segment_rows == 0)
+      << "int8 weight rows [" << first_row << ", " << first_row + rows
+      << ") are not one packed segment of " << plan.segment_rows;
+  const tensor::Int8Quant& quant = *plan.quant;
+  const int8_t* packed = plan.packed.data() + first_row / plan.segment_rows * plan.segment_bytes;
   thread_local std::vector<int8_t> x_q;
   thread_local std::vector<float> x_scale;
   x_q.resize(static_cast<size_t>(m * k));
-  const int8_t* wq = reinterpret_cast<const int8_t*>(base) + first_row * k;
   if (quant.activation == tensor::Int8Quant::Activation::kDynamicPerToken) {
     x_scale.resize(static_cast<size_t>(m));
     kernels::QuantizeRowsDynamicInt8(x, m, k, x_q.data(), x_scale.data());
-    kernels::MatmulInt8(x_q.data(), wq, plan.row_sums.data() + first_row, x_scale.data(),
+    kernels::MatmulInt8(x_q.data(), packed, plan.row_sums.data() + first_row, x_scale.data(),
                         quant.row_scale.data() + first_row, nullptr, y, m, rows, k);
   } else {
     kernels::QuantizeRowsStaticInt8(x, m, k, quant.input_scale, quant.input_offset, x_q.data());
-    kernels::MatmulInt8(x_q.data(), wq, plan.row_sums.data() + first_row, nullptr,
+    kernels::MatmulInt8(x_q.data(), packed, plan.row_sums.data() + first_row, nullptr,
                         quant.row_scale.data() + first_row, plan.bias.data() + first_row, y, m,
                         rows, k);
   }
