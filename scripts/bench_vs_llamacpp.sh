@@ -8,6 +8,10 @@
 # tree after the load); then per concurrency the median over rounds of tandem / llama.cpp
 # output tokens/s and TTFT.
 # CONCURRENCY="1 4 16" (environment) changes the concurrency levels.
+# TANDEM_MODEL / TANDEM_FLAGS (environment) serve another model / add flags on tandem's side
+# (e.g. a W8A8 folder of the same shapes against llama.cpp's Q8_0 GGUF); TANDEM_B_MODEL /
+# TANDEM_B_FLAGS add a second tandem configuration ("tandem-b", e.g. the bf16 folder) to every
+# round, and the summary then also prints tandem / tandem-b.
 # LLAMA_SERVER: from ../shared/peers/build_llamacpp.sh. Run on an otherwise idle machine (2
 # cores: any other busy process wrecks the numbers). Not part of CI. Results: docs/benchmarks.md.
 set -u
@@ -22,6 +26,11 @@ INPUT=${5:-128}
 PORT=18779
 CONCURRENCY=${CONCURRENCY:-"1 8 16"}
 RESULTS=$(mktemp)
+TANDEM_MODEL=${TANDEM_MODEL:-$MODEL}
+TANDEM_FLAGS=${TANDEM_FLAGS:-}
+TANDEM_B_MODEL=${TANDEM_B_MODEL:-}
+TANDEM_B_FLAGS=${TANDEM_B_FLAGS:-}
+SERVERS="tandem${TANDEM_B_MODEL:+ tandem-b} llama.cpp"
 
 # RSS in MiB of a process and all its descendants.
 tree_rss_mib() {
@@ -40,10 +49,15 @@ tree_rss_mib() {
 }
 
 for round in $(seq 1 "$ROUNDS"); do
-  for server in tandem llama.cpp; do
+  for server in $SERVERS; do
     if [ "$server" = tandem ]; then
-      $BIN serve "$MODEL" --host 127.0.0.1 --port $PORT --num-threads "$THREADS" \
-        --max-num-seqs 16 > /tmp/bench_vs_srv.log 2>&1 &
+      # shellcheck disable=SC2086
+      $BIN serve "$TANDEM_MODEL" --host 127.0.0.1 --port $PORT --num-threads "$THREADS" \
+        --max-num-seqs 16 $TANDEM_FLAGS > /tmp/bench_vs_srv.log 2>&1 &
+    elif [ "$server" = tandem-b ]; then
+      # shellcheck disable=SC2086
+      $BIN serve "$TANDEM_B_MODEL" --host 127.0.0.1 --port $PORT --num-threads "$THREADS" \
+        --max-num-seqs 16 $TANDEM_B_FLAGS > /tmp/bench_vs_srv.log 2>&1 &
     else
       "$LLAMA" -m "$MODEL" --host 127.0.0.1 --port $PORT -t "$THREADS" -tb "$THREADS" -np 16 \
         -c 16384 --no-webui > /tmp/bench_vs_srv.log 2>&1 &
@@ -53,6 +67,14 @@ for round in $(seq 1 "$ROUNDS"); do
       curl -s -o /dev/null -w '%{http_code}' 127.0.0.1:$PORT/health 2>/dev/null | grep -q 200 && break
       sleep 0.2
     done
+    # The server answering must be the one just started (a previous one still shutting down
+    # would otherwise be measured twice): llama-server has /props, tandem has not.
+    props=$(curl -s -o /dev/null -w '%{http_code}' 127.0.0.1:$PORT/props)
+    if { [ "$server" = llama.cpp ] && [ "$props" != 200 ]; } ||
+       { [ "$server" != llama.cpp ] && [ "$props" = 200 ]; } || ! kill -0 "$pid" 2>/dev/null; then
+      echo "round=$round $server: the server on port $PORT is not the one started (see /tmp/bench_vs_srv.log)" >&2
+      exit 1
+    fi
     for c in $CONCURRENCY; do
       # A new prompt set per (round, concurrency), the same for both servers: a set seen
       # before would be answered from either server's prompt/prefix cache.
@@ -68,6 +90,11 @@ for round in $(seq 1 "$ROUNDS"); do
     done
     kill "$pid"
     wait "$pid" 2>/dev/null
+    # Every process of the tree gone and the port closed before the next server starts.
+    for _ in $(seq 1 300); do
+      curl -s -o /dev/null 127.0.0.1:$PORT/health 2>/dev/null || break
+      sleep 0.1
+    done
   done
 done
 python3 - "$RESULTS" <<'PY'
@@ -79,15 +106,15 @@ for rnd, server, c, tps, ttft in rows:
         runs.setdefault((rnd, int(c)), {})[server] = (float(tps), float(ttft))
     except ValueError:
         pass  # a run that printed no number
-for c in sorted({c for _, c in runs}):
-    pairs = [v for (r, cc), v in runs.items() if cc == c and len(v) == 2]
-    if not pairs:
-        print(f"concurrency={c}: no complete round")
-        continue
-    tok = [v["tandem"][0] / v["llama.cpp"][0] for v in pairs]
-    ttft = [v["tandem"][1] / v["llama.cpp"][1] for v in pairs]
-    print(f"concurrency={c} tandem/llama.cpp output tok/s = {statistics.median(tok):.2f} "
-          f"(median of {len(tok)} rounds, min {min(tok):.2f}, max {max(tok):.2f}); "
-          f"TTFT p50 tandem/llama.cpp = {statistics.median(ttft):.2f}")
+for a, b in (("tandem", "llama.cpp"), ("tandem-b", "llama.cpp"), ("tandem", "tandem-b")):
+    for c in sorted({c for _, c in runs}):
+        pairs = [v for (r, cc), v in runs.items() if cc == c and a in v and b in v]
+        if not pairs:
+            continue
+        tok = [v[a][0] / v[b][0] for v in pairs]
+        ttft = [v[a][1] / v[b][1] for v in pairs]
+        print(f"concurrency={c} {a}/{b} output tok/s = {statistics.median(tok):.2f} "
+              f"(median of {len(tok)} rounds, min {min(tok):.2f}, max {max(tok):.2f}); "
+              f"TTFT p50 {a}/{b} = {statistics.median(ttft):.2f}")
 PY
 rm -f "$RESULTS"

@@ -5,7 +5,9 @@
 // TP: LoadOptions' tp_rank/tp_size/tp_group become the TpContext every architecture shards by.
 // dtype (--dtype, vLLM's names): "auto" keeps every Linear/Embedding weight in the dtype the file
 // stores (F32/F16/BF16; docs/design/weight-dtypes.md); float32|float, bfloat16, float16|half
-// convert those weights at load (CastingWeightSource). Activations are f32 in every case.
+// convert those weights at load (CastingWeightSource). Activations are f32, except in the int8
+// Linears of a W8A8 folder (msModelSlim / compressed-tensors, --quantization; W8A8WeightSource,
+// docs/design/w8a8.md), whose activations are quantized per token.
 #include <filesystem>
 #include <optional>
 
