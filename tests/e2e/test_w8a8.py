@@ -1,6 +1,7 @@
 """W8A8 checkpoints through the HTTP API (docs/design/w8a8.md): every golden case of the four
 W8A8 folders of ../shared/models gives its exact greedy ids (return_token_ids), stories260k-w8a8
-also from TP=2 and DP=2, with the first positions' top-5 logprobs within the golden's
+also from TP=2 and DP=2 (and the 397B recipe's folder at TP=2 and DP=2 x TP=2 with expert
+parallel and MTP speculation), with the first positions' top-5 logprobs within the golden's
 exact-arithmetic tolerance; a folder with a corrupted description or scale (unknown type, a
 listed tensor absent, a scale of the wrong shape) or a --quantization the folder does not match
 stops start-up naming the tensor, and no server starts half-quantised. `tandem quantize`
@@ -73,6 +74,22 @@ def test_tensor_parallel_and_data_parallel_keep_every_golden():
     with Server(os.path.join(MODELS, "stories260k-w8a8-static"), *FLAGS,
                 "--tensor-parallel-size", "2") as srv:
         check_ids(srv, "stories260k-w8a8-static", "static TP=2")
+
+
+def test_the_seed_recipe_keeps_every_golden_under_tp_ep_and_mtp():
+    # The 397B recipe's folder as the seed runs it (DP 2 x TP 2, expert parallel, MTP): int8
+    # q/k/v split by heads (column-parallel: each rank quantizes the whole input row, as TP 1),
+    # per-expert int8 experts whole per EP rank, the FLOAT MTP head drafting. (TP without EP
+    # splits each expert's down_proj input; its per-token scale is then the rank's own slice's,
+    # as in vLLM, which is different arithmetic: docs/design/w8a8.md.)
+    folder = "tiny-qwen3.5-moe-w8a8"
+    mtp = json.dumps({"method": "qwen3_5_mtp", "num_speculative_tokens": 3})
+    flags = ["--tensor-parallel-size", "2", "--data-parallel-size", "2",
+             "--enable-expert-parallel", "--speculative-config", mtp,
+             "--data-parallel-rpc-port", str(free_port())]
+    with Server(os.path.join(MODELS, folder), *FLAGS, "--no-enable-prefix-caching",
+                *flags) as srv:
+        check_ids(srv, folder, " ".join(flags))
 
 
 def start_fails(folder, *flags, at_load=True):
@@ -220,6 +237,7 @@ if __name__ == "__main__":
     run([test_every_folder_gives_every_golden_over_http,
          test_top5_logprobs_within_the_exact_arithmetic_tolerance,
          test_tensor_parallel_and_data_parallel_keep_every_golden,
+         test_the_seed_recipe_keeps_every_golden_under_tp_ep_and_mtp,
          test_corrupted_folders_are_refused_naming_the_tensor,
          test_quantization_flag_must_match_the_folder,
          test_quantize_reproduces_the_shared_folders_byte_for_byte,
