@@ -90,6 +90,7 @@ std::vector<std::pair<std::string, std::string>> SharedSettings(const EngineCore
           {"--dtype", c.dtype},
           {"--kv-cache-dtype", c.kv_cache_dtype},
           {"--quantization", c.quantization.empty() ? "auto" : c.quantization},
+          {"--additional-config q8_0_dot", c.q8_0_dot},
           {"--speculative-config", DescribeSpeculativeConfig(SpeculativeOf(c))}};
 }
 

@@ -20,6 +20,7 @@ struct EngineCoreConfig {
   std::string quantization;         // --quantization ("" = detect)
   int num_threads = 0;              // 0 = all cores
   bool enable_cpu_binding = false;  // --additional-config enable_cpu_binding
+  std::string q8_0_dot = "int8";    // --additional-config q8_0_dot (int8 | float32)
   int dp_local_rank = 0;            // this DP rank's index among the ranks of its machine
   int dp_rank = 0;
   // scheduler
@@ -64,7 +65,7 @@ struct EngineCoreConfig {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dtype,
                                                 kv_cache_dtype, quantization, num_threads,
-                                                enable_cpu_binding, dp_local_rank,
+                                                enable_cpu_binding, q8_0_dot, dp_local_rank,
                                                 dp_rank, max_model_len, max_num_seqs,
                                                 max_num_batched_tokens, block_size,
                                                 enable_prefix_caching,

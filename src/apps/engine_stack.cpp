@@ -77,6 +77,7 @@ model::LoadOptions MakeLoadOptions(const EngineCoreConfig& cfg, comm::ProcessGro
   load.dtype = cfg.dtype;
   load.kv_cache_dtype = cfg.kv_cache_dtype;
   load.quantization = cfg.quantization;
+  load.q8_0_dot = cfg.q8_0_dot;
   load.num_threads = cfg.num_threads;
   if (cfg.enable_cpu_binding) {
     load.cpu_binding_slot = cfg.dp_local_rank * cfg.tensor_parallel_size + cfg.tp_rank;

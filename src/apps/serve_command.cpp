@@ -38,6 +38,7 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
   c.kv_cache_dtype = f.kv_cache_dtype;
   c.quantization = f.quantization;
   c.enable_cpu_binding = f.enable_cpu_binding;
+  c.q8_0_dot = f.q8_0_dot;
   c.num_threads = f.num_threads;
   c.max_model_len = max_model_len;
   c.max_num_seqs = f.max_num_seqs;

@@ -151,7 +151,10 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "compilation-config", f.compilation_config, "Accelerator graph config (JSON); no effect on CPU");
   Opt(app, "additional-config", f.additional_config,
       "Platform-specific config (JSON object). On CPU: {\"enable_cpu_binding\": true} pins each "
-      "TP/DP rank's threads to its own cores; other keys are logged as having no effect");
+      "TP/DP rank's threads to its own cores; {\"q8_0_dot\": \"int8\"|\"float32\"} picks how "
+      "GGUF Q8_0 weights multiply: int8 (default on AVX-512 VNNI CPUs: activations quantized to "
+      "Q8_0 per block of 32, llama.cpp's arithmetic) or float32 (exact widening, f32 "
+      "activations); other keys are logged as having no effect");
   Flag(app, "async-scheduling", f.async_scheduling, "Overlap scheduling with compute; no effect yet");
   Flag(app, "enforce-eager", f.enforce_eager, "Accepted; no effect on CPU");
 }
@@ -244,6 +247,14 @@ Status ValidateServeFlags(ServeFlags& f) {
     }
     f.additional_config_ignored.clear();
     for (const auto& [key, value] : extra.items()) {
+      if (key == "q8_0_dot") {
+        if (!value.is_string() || (value != "int8" && value != "float32")) {
+          return InvalidArgument("--additional-config q8_0_dot must be \"int8\" or \"float32\", "
+                                 "got " + value.dump());
+        }
+        f.q8_0_dot = value.get<std::string>();
+        continue;
+      }
       if (key != "enable_cpu_binding") {
         f.additional_config_ignored.push_back(key);
         continue;

@@ -72,6 +72,7 @@ struct ServeFlags {
   std::string compilation_config;
   std::string additional_config;
   bool enable_cpu_binding = false;          // --additional-config '{"enable_cpu_binding": true}'
+  std::string q8_0_dot = "int8";            // --additional-config '{"q8_0_dot": "float32"}'
   std::vector<std::string> additional_config_ignored;  // other keys (logged by name)
   bool async_scheduling = false;
   bool enforce_eager = false;

@@ -83,6 +83,25 @@ void MatmulInt8(const int8_t* x_q, const int8_t* w_packed, const int32_t* w_row_
 void MatmulInt8Naive(const int8_t* x_q, const int8_t* w_q, const float* x_scale,
                      const float* w_scale, const int32_t* bias, float* y, int64_t m, int64_t n,
                      int64_t k);
+// GGUF Q8_0 weights × Q8_0 activations: llama.cpp's CPU arithmetic for Q8_0 files
+// (ggml-cpu quantize_row_q8_0 + ggml_vec_dot_q8_0_q8_0; docs/design/weight-dtypes.md).
+// Activation rows [m, k] (k a multiple of 32) are quantized per block of 32: d = max|x| / 127,
+// q = rint(x · (1/d)) (ggml's AVX path: round to nearest even; q = 0 when d = 0), d rounded to
+// f16; x_d [m, k/32] holds it widened to f32.
+void QuantizeRowsQ8_0(const float* x, int64_t m, int64_t k, int8_t* x_q, float* x_d);
+// Packed Q8_0 weights: per group of 16 rows and block of 32 columns, 576 bytes: the 16 × 32
+// int8 as 8 vpdpbusd operands ([quad][row][4]), the 16 f16 scales, the 16 int16 block sums.
+int64_t PackedQ8_0Bytes(int64_t n, int64_t k);
+void PackQ8_0Weights(const void* w, int64_t n, int64_t k, uint8_t* packed);
+// y[i, j] = Σ_b f32(Σ_{p ∈ b} x_q[i, p] · w_q[j, p]) · (x_d[i, b] · d_w[j, b]), the blocks
+// accumulated in order with FMA. Needs AVX-512 VNNI (MatmulQ8_0Int8Available; checked); other
+// CPUs run Q8_0 through MatmulTyped's exact widening. Rows split over the threads.
+bool MatmulQ8_0Int8Available();
+void MatmulQ8_0Int8(const int8_t* x_q, const float* x_d, const uint8_t* w_packed, float* y,
+                    int64_t m, int64_t n, int64_t k);
+// Reference over the ggml blocks w [n, k] (not packed): the same arithmetic, scalar.
+void MatmulQ8_0Int8Naive(const int8_t* x_q, const float* x_d, const void* w, float* y,
+                         int64_t m, int64_t n, int64_t k);
 // The SIMD path MatmulInt8 uses: "avx512vnni", "avx2" or "portable"; ForceMatmulInt8Isa as
 // ForceMatmulTypedIsa (tests, bench).
 const char* MatmulInt8Isa();

@@ -109,6 +109,10 @@ struct LoadOptions {
   // --quantization: "" (detect from the folder) | ascend | compressed-tensors (W8A8 int8;
   // docs/design/w8a8.md). A value the folder does not match is kInvalidArgument.
   std::string quantization;
+  // --additional-config q8_0_dot: "int8" (GGUF Q8_0 weights × activations quantized to Q8_0,
+  // llama.cpp's arithmetic, on AVX-512 VNNI CPUs; elsewhere as float32) | "float32" (exact
+  // widening, f32 activations). Process-wide (SetQ8_0Dot).
+  std::string q8_0_dot = "int8";
   int32_t num_threads = 0;     // 0 = all cores
   // --additional-config enable_cpu_binding: this process's slot among the ranks of its machine
   // (local DP rank × TP size + TP rank); its threads are pinned to cores

@@ -25,6 +25,7 @@
 #include "model/loader/qwen3_gguf_source.h"
 #include "model/loader/safetensors_reader.h"
 #include "model/loader/w8a8_source.h"
+#include "model/layers/weight_matmul.h"
 #include "model/model.h"
 
 namespace tandem::model {
@@ -173,6 +174,10 @@ Result<std::unique_ptr<Model>> LoadModelWeights(const std::string& path,
   std::unique_ptr<CastingWeightSource> holder;
   TANDEM_ASSIGN_OR_RETURN(TpContext tp, TpContextOf(options));
   kernels::SetNumThreads(options.num_threads);
+  if (options.q8_0_dot != "int8" && options.q8_0_dot != "float32") {
+    return InvalidArgument("q8_0_dot '" + options.q8_0_dot + "': use int8 or float32");
+  }
+  SetQ8_0Dot(options.q8_0_dot == "int8" ? Q8_0Dot::kInt8 : Q8_0Dot::kFloat32);
   if (options.cpu_binding_slot >= 0) {
     const int threads = kernels::NumThreads();
     TANDEM_ASSIGN_OR_RETURN(std::vector<int> cores,

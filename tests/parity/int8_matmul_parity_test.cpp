@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/ops.h"
+#include "tensor/dtype.h"
 
 namespace tandem::kernels {
 namespace {
@@ -88,6 +89,72 @@ TEST(Int8MatmulParity, EveryIsaMatchesTheNaiveSumsBitForBit) {
   }
   ForceMatmulInt8Isa(isas.front().c_str());
   EXPECT_GT(checked, 1000);
+}
+
+// Random ggml Q8_0 rows [n, k]: f16 scales of either sign, q over the whole int8 range.
+std::vector<uint8_t> RandomQ8_0(int64_t n, int64_t k, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
+  std::uniform_int_distribution<int> q(-128, 127);
+  std::vector<uint8_t> w;
+  for (int64_t b = 0; b < n * k / 32; ++b) {
+    const uint16_t d = tensor::FloatToHalf(b == 1 ? 0.0f : scale(rng));
+    w.push_back(static_cast<uint8_t>(d & 0xff));
+    w.push_back(static_cast<uint8_t>(d >> 8));
+    for (int j = 0; j < 32; ++j) w.push_back(static_cast<uint8_t>(static_cast<int8_t>(q(rng))));
+  }
+  return w;
+}
+
+TEST(Q8_0Int8Parity, PackedKernelMatchesTheNaiveDotBitForBit) {
+  if (!MatmulQ8_0Int8Available()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  int checked = 0;
+  for (int64_t k : {32, 64, 1024}) {
+    for (int64_t n : {1, 16, 17, 67, 300}) {
+      const std::vector<uint8_t> w = RandomQ8_0(n, k, static_cast<uint32_t>(k + n));
+      std::vector<uint8_t> packed(static_cast<size_t>(PackedQ8_0Bytes(n, k)));
+      PackQ8_0Weights(w.data(), n, k, packed.data());
+      for (int64_t m : {1, 3, 4, 5, 17}) {
+        std::mt19937 rng(static_cast<uint32_t>(m * k));
+        std::normal_distribution<float> dist(0.0f, 1.0f);
+        std::vector<float> x(static_cast<size_t>(m * k));
+        for (auto& v : x) v = dist(rng);
+        for (int64_t p = 0; p < 32; ++p) x[p] = 0.0f;  // an all-zero block: d = 0, q = 0
+        std::vector<int8_t> x_q(x.size());
+        std::vector<float> x_d(static_cast<size_t>(m * k / 32));
+        QuantizeRowsQ8_0(x.data(), m, k, x_q.data(), x_d.data());
+        EXPECT_EQ(x_d[0], 0.0f);
+        std::vector<float> got(static_cast<size_t>(m * n)), want(got.size());
+        MatmulQ8_0Int8(x_q.data(), x_d.data(), packed.data(), got.data(), m, n, k);
+        MatmulQ8_0Int8Naive(x_q.data(), x_d.data(), w.data(), want.data(), m, n, k);
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_TRUE(SameBits(got[i], want[i]))
+              << "m=" << m << " n=" << n << " k=" << k << " output " << i << ": " << got[i]
+              << " vs " << want[i];
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 10000);
+}
+
+TEST(Q8_0Int8Parity, ActivationBlocksAreQuantizedAsGgml) {
+  // One block: max 2.54 → d = 0.02 (as f16: 0.0200042724609375), q = rint(x · 50): 0.01 → 0
+  // (0.5 to even), 0.03 → 2 (1.5 to even), -2.54 → -127, 1.0 → 50.
+  std::vector<float> x(32, 0.0f);
+  x[0] = 0.01f;
+  x[1] = 0.03f;
+  x[2] = -2.54f;
+  x[3] = 1.0f;
+  std::vector<int8_t> q(32);
+  float d = 0;
+  QuantizeRowsQ8_0(x.data(), 1, 32, q.data(), &d);
+  const float d32 = 2.54f / 127.0f;
+  EXPECT_EQ(d, tensor::HalfToFloat(tensor::FloatToHalf(d32)));
+  EXPECT_EQ(q[0], static_cast<int8_t>(std::nearbyint(0.01f * (1.0f / d32))));
+  EXPECT_EQ(q[2], -127);
+  EXPECT_EQ(q[3], static_cast<int8_t>(std::nearbyint(1.0f * (1.0f / d32))));
 }
 
 TEST(Int8Quantize, DynamicRowsFollowTheDefinition) {

@@ -217,7 +217,7 @@ GemmResult BenchInt8Matmul(const GemmShape& shape, int repeats) {
   const int num_copies = CopiesFor(weight_count);
   std::vector<model::Int8WeightPlan> plans;
   for (int c = 0; c < num_copies; ++c) plans.push_back(model::PlanWeight(base));
-  const tensor::Tensor shape_only = model::DropInt8Bytes(base);
+  const tensor::Tensor shape_only = model::DropPackedBytes(base, plans.front());
   std::vector<float> y(size_t(shape.m) * shape.n);
   double best = TimeBest(repeats, [&](size_t call) {
     model::MultiplyWeight(shape_only, plans[call % num_copies], a.data(), y.data(), shape.m, 0,
@@ -225,6 +225,27 @@ GemmResult BenchInt8Matmul(const GemmShape& shape, int repeats) {
   });
   GemmResult r = MakeResult(shape, "w8a8-int8", best);
   r.weight_gb_per_s = double(weight_count + 4 * size_t(shape.n)) / best / 1e9;
+  return r;
+}
+
+GemmResult BenchQ8_0Int8Matmul(const GemmShape& shape, int repeats) {
+  const size_t weight_count = size_t(shape.n) * shape.k;
+  std::vector<float> a = RandomFloats(size_t(shape.m) * shape.k, 1);
+  const std::vector<unsigned char> encoded =
+      EncodeWeights(RandomFloats(weight_count, 2), tensor::DType::kQ8_0);
+  const tensor::Tensor base =
+      tensor::Tensor::View({shape.n, shape.k}, tensor::DType::kQ8_0, encoded.data());
+  const int num_copies = CopiesFor(encoded.size());
+  std::vector<model::Int8WeightPlan> plans;
+  for (int c = 0; c < num_copies; ++c) plans.push_back(model::PlanWeight(base));
+  const tensor::Tensor shape_only = model::DropPackedBytes(base, plans.front());
+  std::vector<float> y(size_t(shape.m) * shape.n);
+  double best = TimeBest(repeats, [&](size_t call) {
+    model::MultiplyWeight(shape_only, plans[call % num_copies], a.data(), y.data(), shape.m, 0,
+                          shape.n);
+  });
+  GemmResult r = MakeResult(shape, "q8_0-int8", best);
+  r.weight_gb_per_s = double(encoded.size()) / best / 1e9;
   return r;
 }
 

@@ -46,6 +46,12 @@ GemmResult BenchTypedMatmul(const GemmShape& shape, tensor::DType dtype, int rep
 // kernels::MatmulInt8Isa()); weight_gb_per_s counts K·N bytes (+ 4·N of scales).
 GemmResult BenchInt8Matmul(const GemmShape& shape, int repeats);
 
+// Times a GGUF Q8_0 weight multiplied as a Q8_0 Linear does with --additional-config q8_0_dot
+// int8 (activations quantized to Q8_0, kernels::MatmulQ8_0Int8 over packed weights; impl
+// "q8_0-int8"); weight_gb_per_s counts the Q8_0 bytes (K·N·34/32). Only on AVX-512 VNNI
+// CPUs (kernels::MatmulQ8_0Int8Available).
+GemmResult BenchQ8_0Int8Matmul(const GemmShape& shape, int repeats);
+
 // Times a oneDNN matmul with prepacked weights. Internal naming the shape when oneDNN fails.
 Result<GemmResult> BenchOnednnPackedMatmul(const GemmShape& shape, int repeats);
 

@@ -98,6 +98,9 @@ Status RunKernelsBench(const KernelsBenchConfig& config) {
       rows.push_back(BenchTypedMatmul(shape, d, config.repeats));
     }
     rows.push_back(BenchInt8Matmul(shape, config.repeats));
+    if (kernels::MatmulQ8_0Int8Available() && config.gemm_k % 32 == 0) {
+      rows.push_back(BenchQ8_0Int8Matmul(shape, config.repeats));
+    }
     for (const GemmResult& r : rows) {
       const double vs_naive = r.gflop_per_s / naive.gflop_per_s;
       // Roofline: weight streaming at the read bandwidth for decode sizes, the prepacked oneDNN

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "core/check.h"
 #include "kernels/cpu/int8_matmul_isa_api.h"
 #include "kernels/ops.h"
+#include "tensor/dtype.h"
 
 namespace tandem::kernels {
 namespace {
@@ -179,6 +181,89 @@ void MatmulInt8(const int8_t* x_q, const int8_t* w_packed, const int32_t* w_row_
           yi[r] = static_cast<float>(s) * w_scale[j0 + r];
         }
       }
+    }
+  }
+}
+
+void QuantizeRowsQ8_0(const float* x, int64_t m, int64_t k, int8_t* x_q, float* x_d) {
+  const int64_t blocks = k / 32;
+#pragma omp parallel for if (m * k >= kParallelQuantizeValues) schedule(static)
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      const float* xb = x + i * k + 32 * b;
+      float amax = 0.0f;
+      for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xb[j]));
+      const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+      x_d[i * blocks + b] = tensor::HalfToFloat(tensor::FloatToHalf(d));
+      for (int j = 0; j < 32; ++j) x_q[i * k + 32 * b + j] = RoundClamp(xb[j] * id, -127.0f, 127.0f);
+    }
+  }
+}
+
+int64_t PackedQ8_0Bytes(int64_t n, int64_t k) { return (n + 15) / 16 * (k / 32) * 576; }
+
+void PackQ8_0Weights(const void* w, int64_t n, int64_t k, uint8_t* packed) {
+  const int64_t blocks = k / 32;
+  const auto* src = static_cast<const uint8_t*>(w);
+  for (int64_t g = 0; g < (n + 15) / 16; ++g) {
+    for (int64_t b = 0; b < blocks; ++b) {
+      uint8_t* out = packed + (g * blocks + b) * 576;
+      std::memset(out, 0, 576);
+      for (int r = 0; r < 16 && 16 * g + r < n; ++r) {
+        const uint8_t* blk = src + ((16 * g + r) * blocks + b) * 34;
+        std::memcpy(out + 512 + 2 * r, blk, 2);  // f16 d
+        int16_t sum = 0;
+        for (int p = 0; p < 32; ++p) {
+          const auto q = static_cast<int8_t>(blk[2 + p]);
+          out[64 * (p / 4) + 4 * r + p % 4] = static_cast<uint8_t>(q);
+          sum = static_cast<int16_t>(sum + q);
+        }
+        std::memcpy(out + 544 + 2 * r, &sum, 2);
+      }
+    }
+  }
+}
+
+bool MatmulQ8_0Int8Available() { return DetectInt8Isa() == Int8Isa::kAvx512Vnni; }
+
+void MatmulQ8_0Int8(const int8_t* x_q, const float* x_d, const uint8_t* w_packed, float* y,
+                    int64_t m, int64_t n, int64_t k) {
+  TANDEM_CHECK(MatmulQ8_0Int8Available()) << "MatmulQ8_0Int8 needs AVX-512 VNNI";
+  TANDEM_CHECK(m >= 0 && n > 0 && k > 0 && k % 32 == 0)
+      << "Q8_0 int8 matmul shape m=" << m << " n=" << n << " k=" << k;
+  if (m == 0) return;
+  thread_local std::vector<uint8_t> x_u8;
+  x_u8.resize(static_cast<size_t>(m * k));
+  for (int64_t i = 0; i < m * k; ++i) x_u8[i] = static_cast<uint8_t>(x_q[i] + 128);
+  const uint8_t* xu = x_u8.data();
+  const int64_t blocks = k / 32, groups = (n + 15) / 16;
+  const int threads = n * k < kParallelMinBytes ? 1 : omp_get_max_threads();
+  const int64_t chunks = (groups + kChunkGroups - 1) / kChunkGroups;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t g0 = c * kChunkGroups, count = std::min(groups - g0, kChunkGroups);
+    const int64_t rows = std::min(n, 16 * (g0 + count)) - 16 * g0;
+    isa::Q8_0MatmulAvx512Vnni(xu, x_d, w_packed + g0 * blocks * 576, count, blocks, y + 16 * g0,
+                              n, m, rows);
+  }
+}
+
+void MatmulQ8_0Int8Naive(const int8_t* x_q, const float* x_d, const void* w, float* y,
+                         int64_t m, int64_t n, int64_t k) {
+  const int64_t blocks = k / 32;
+  const auto* src = static_cast<const uint8_t*>(w);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* blk = src + (j * blocks + b) * 34;
+        uint16_t dh;
+        std::memcpy(&dh, blk, 2);
+        int32_t sum = 0;
+        for (int p = 0; p < 32; ++p) sum += x_q[i * k + 32 * b + p] * static_cast<int8_t>(blk[2 + p]);
+        acc = std::fma(static_cast<float>(sum), x_d[i * blocks + b] * tensor::HalfToFloat(dh), acc);
+      }
+      y[i * n + j] = acc;
     }
   }
 }

@@ -89,9 +89,75 @@ TileFn TileFor(int ir, int jg) {
   }
 }
 
+// Q8_0: y[a, lane] for a < IR activation rows and one group of 16 rows; per block of 32, eight
+// vpdpbusd give the block's exact int32 sums, then acc += f32(sum) · (d_x · d_w) (FMA).
+template <int IR, int NS = (IR == 1 ? 1 : 2)>
+void TileQ8(const uint8_t* x, int64_t ldx, const float* x_d, int64_t blocks, const uint8_t* group,
+            float* y, int64_t ldy, int64_t rows) {
+  __m512 acc[IR];
+#pragma GCC unroll 4
+  for (int a = 0; a < IR; ++a) acc[a] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* blk = group + b * 576;
+    _mm_prefetch(reinterpret_cast<const char*>(blk) + 1152, _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(blk) + 1216, _MM_HINT_T0);
+    __m512i w[8];
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; ++q) w[q] = _mm512_loadu_si512(blk + 64 * q);
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 512)));
+    const __m512i correction = _mm512_slli_epi32(
+        _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 544))), 7);
+#pragma GCC unroll 4
+    for (int a = 0; a < IR; ++a) {
+      const uint8_t* xa = x + a * ldx + 32 * b;
+      // NS independent partial sums: eight dependent vpdpbusd would wait on each other's
+      // latency (M = 8 ran at half the rate).
+      __m512i part[NS];
+#pragma GCC unroll 4
+      for (int t = 0; t < NS; ++t) part[t] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+      for (int q = 0; q < 8; ++q) {
+        int32_t quad;
+        __builtin_memcpy(&quad, xa + 4 * q, 4);
+        part[q % NS] = _mm512_dpbusd_epi32(part[q % NS], _mm512_set1_epi32(quad), w[q]);
+      }
+      __m512i sum = part[0];
+#pragma GCC unroll 4
+      for (int t = 1; t < NS; ++t) sum = _mm512_add_epi32(sum, part[t]);
+      const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(x_d[a * blocks + b]), dw);
+      acc[a] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sum, correction)), scale, acc[a]);
+    }
+  }
+  const __mmask16 mask = rows >= 16 ? static_cast<__mmask16>(0xffff)
+                                    : static_cast<__mmask16>((1u << rows) - 1);
+#pragma GCC unroll 4
+  for (int a = 0; a < IR; ++a) _mm512_mask_storeu_ps(y + a * ldy, mask, acc[a]);
+}
+
 }  // namespace
 
 namespace tandem::kernels::isa {
+
+void Q8_0MatmulAvx512Vnni(const uint8_t* x_u8, const float* x_d, const uint8_t* packed,
+                          int64_t groups, int64_t blocks, float* y, int64_t ldy, int64_t m,
+                          int64_t rows) {
+  const int64_t k = 32 * blocks;
+  for (int64_t g = 0; g < groups; ++g) {
+    const uint8_t* group = packed + g * blocks * 576;
+    for (int64_t i = 0; i < m; i += 4) {
+      const int64_t left = rows - 16 * g;
+      const uint8_t* xi = x_u8 + i * k;
+      const float* di = x_d + i * blocks;
+      float* yi = y + i * ldy + 16 * g;
+      switch (m - i < 4 ? m - i : 4) {
+        case 1: TileQ8<1>(xi, k, di, blocks, group, yi, ldy, left); break;
+        case 2: TileQ8<2>(xi, k, di, blocks, group, yi, ldy, left); break;
+        case 3: TileQ8<3>(xi, k, di, blocks, group, yi, ldy, left); break;
+        default: TileQ8<4>(xi, k, di, blocks, group, yi, ldy, left); break;
+      }
+    }
+  }
+}
 
 void Int8MatmulAvx512Vnni(const uint8_t* x_u8, const int8_t* packed, int64_t groups, int64_t kq,
                           const int32_t* row_sums, const float* x_scale, const float* w_scale,

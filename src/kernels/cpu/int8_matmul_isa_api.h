@@ -18,6 +18,13 @@ void Int8MatmulAvx512Vnni(const uint8_t* x_u8, const int8_t* packed, int64_t gro
 // int16 [m, kq·4].
 void Int8MatmulAvx2(const int16_t* x16, const int8_t* packed, int64_t groups, int64_t kq,
                     int32_t* acc, int64_t m);
+// GGUF Q8_0 weights × Q8_0 activations (llama.cpp's vec_dot_q8_0_q8_0 arithmetic), AVX-512
+// VNNI, over the packed Q8_0 layout (ops.h PackQ8_0Weights: per group of 16 rows and block of
+// 32: 512 weight bytes, 16 f16 scales, 16 int16 block sums). x_u8 = x_q + 128 [m, k]; x_d
+// [m, k/32] f32 activation block scales. y[i, r] for the `rows` rows of `groups` groups.
+void Q8_0MatmulAvx512Vnni(const uint8_t* x_u8, const float* x_d, const uint8_t* packed,
+                          int64_t groups, int64_t blocks, float* y, int64_t ldy, int64_t m,
+                          int64_t rows);
 // Dynamic per-row quantization of one row (ops.h QuantizeRowsDynamicInt8), AVX-512.
 void QuantizeRowDynamicAvx512(const float* x, int64_t k, int8_t* x_q, float* x_scale);
 

@@ -33,8 +33,8 @@ class Linear {
     out_features_ = weight_->dim(0);
     in_features_ = weight_->dim(1);
     plan_ = PlanWeight(*weight_);
-    if (d == tensor::DType::kI8) {  // its bytes now live packed in plan_
-      weight_ = std::make_shared<const tensor::Tensor>(DropInt8Bytes(*weight_));
+    if (plan_.kind != Int8WeightPlan::Kind::kNone) {  // its bytes now live packed in plan_
+      weight_ = std::make_shared<const tensor::Tensor>(DropPackedBytes(*weight_, plan_));
     }
   }
   explicit Linear(tensor::Tensor weight)
@@ -64,7 +64,7 @@ class Linear {
   // Resident bytes: the weight in its dtype (an int8 one packed, with its scales), plus the f32
   // bias.
   size_t weight_bytes() const {
-    const size_t w = weight_ && weight_->dtype() == tensor::DType::kI8
+    const size_t w = plan_.kind != Int8WeightPlan::Kind::kNone
                          ? plan_.bytes()
                          : (weight_ ? weight_->size_bytes() : 0);
     return w + bias_.size() * sizeof(float);

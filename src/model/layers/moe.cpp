@@ -60,14 +60,15 @@ Moe::Moe(std::vector<float> router, tensor::Tensor gate_up, tensor::Tensor down,
       << "]";
   gate_up_plan_ = PlanWeight(gate_up_, 2 * ff);  // one packed segment per expert
   down_plan_ = PlanWeight(down_, dim);
-  gate_up_ = DropInt8Bytes(std::move(gate_up_));
-  down_ = DropInt8Bytes(std::move(down_));
+  gate_up_ = DropPackedBytes(std::move(gate_up_), gate_up_plan_);
+  down_ = DropPackedBytes(std::move(down_), down_plan_);
 }
 
 size_t Moe::weight_bytes() const {
   size_t bytes = router_.weight_bytes();
-  bytes += gate_up_.dtype() == tensor::DType::kI8 ? gate_up_plan_.bytes() : gate_up_.size_bytes();
-  bytes += down_.dtype() == tensor::DType::kI8 ? down_plan_.bytes() : down_.size_bytes();
+  bytes += gate_up_plan_.kind != Int8WeightPlan::Kind::kNone ? gate_up_plan_.bytes()
+                                                             : gate_up_.size_bytes();
+  bytes += down_plan_.kind != Int8WeightPlan::Kind::kNone ? down_plan_.bytes() : down_.size_bytes();
   return bytes;
 }
 

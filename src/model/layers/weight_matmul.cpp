@@ -1,5 +1,6 @@
 #include "model/layers/weight_matmul.h"
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 
@@ -7,6 +8,15 @@
 #include "kernels/ops.h"
 
 namespace tandem::model {
+namespace {
+std::atomic<Q8_0Dot>& Q8_0DotSlot() {
+  static std::atomic<Q8_0Dot> dot{Q8_0Dot::kInt8};
+  return dot;
+}
+}  // namespace
+
+void SetQ8_0Dot(Q8_0Dot dot) { Q8_0DotSlot().store(dot); }
+Q8_0Dot GetQ8_0Dot() { return Q8_0DotSlot().load(); }
 
 size_t Int8WeightPlan::bytes() const {
   return packed.size() + (row_sums.size() + bias.size()) * sizeof(int32_t) +
@@ -14,9 +24,37 @@ size_t Int8WeightPlan::bytes() const {
                 : 0);
 }
 
+namespace {
+
+// Q8_0 rows packed for kernels::MatmulQ8_0Int8, one segment at a time.
+Int8WeightPlan PlanQ8_0(const tensor::Tensor& w, int64_t segment_rows) {
+  Int8WeightPlan plan;
+  plan.kind = Int8WeightPlan::Kind::kQ8_0;
+  const int64_t rows = tensor::NumRows(w);
+  plan.k = w.shape().back();
+  plan.segment_rows = segment_rows == 0 ? rows : segment_rows;
+  TANDEM_CHECK(plan.segment_rows > 0 && rows % plan.segment_rows == 0)
+      << "Q8_0 weight of " << rows << " rows does not split into segments of " << segment_rows;
+  plan.segment_bytes = kernels::PackedQ8_0Bytes(plan.segment_rows, plan.k);
+  const auto* src = static_cast<const uint8_t*>(w.raw());
+  plan.packed.resize(static_cast<size_t>(rows / plan.segment_rows * plan.segment_bytes));
+  for (int64_t s = 0; s < rows / plan.segment_rows; ++s) {
+    kernels::PackQ8_0Weights(src + tensor::DTypeBytes(tensor::DType::kQ8_0, s * plan.segment_rows * plan.k),
+                             plan.segment_rows, plan.k, plan.packed.data() + s * plan.segment_bytes);
+  }
+  return plan;
+}
+
+}  // namespace
+
 Int8WeightPlan PlanWeight(const tensor::Tensor& w, int64_t segment_rows) {
   Int8WeightPlan plan;
+  if (w.dtype() == tensor::DType::kQ8_0 && GetQ8_0Dot() == Q8_0Dot::kInt8 &&
+      kernels::MatmulQ8_0Int8Available() && w.raw() != nullptr) {
+    return PlanQ8_0(w, segment_rows);
+  }
   if (w.dtype() != tensor::DType::kI8) return plan;
+  plan.kind = Int8WeightPlan::Kind::kW8A8;
   plan.quant = w.int8_quant();
   TANDEM_CHECK(plan.quant != nullptr && w.raw() != nullptr)
       << "I8 weight " << tensor::ShapeToString(w.shape()) << " has no scales or no bytes";
@@ -30,7 +68,7 @@ Int8WeightPlan PlanWeight(const tensor::Tensor& w, int64_t segment_rows) {
   plan.packed.resize(static_cast<size_t>(rows / plan.segment_rows * plan.segment_bytes));
   for (int64_t s = 0; s < rows / plan.segment_rows; ++s) {
     kernels::PackInt8Weights(wq + s * plan.segment_rows * plan.k, plan.segment_rows, plan.k,
-                             plan.packed.data() + s * plan.segment_bytes);
+                             reinterpret_cast<int8_t*>(plan.packed.data()) + s * plan.segment_bytes);
   }
   plan.row_sums.resize(static_cast<size_t>(rows));
   kernels::Int8RowSums(wq, rows, plan.k, plan.row_sums.data());
@@ -48,30 +86,37 @@ Int8WeightPlan PlanWeight(const tensor::Tensor& w, int64_t segment_rows) {
   return plan;
 }
 
-tensor::Tensor DropInt8Bytes(tensor::Tensor w) {
-  if (w.dtype() != tensor::DType::kI8) return w;
-  tensor::Tensor shape_only = tensor::Tensor::View(w.shape(), tensor::DType::kI8, nullptr);
-  shape_only.set_int8_quant(w.int8_quant());
+tensor::Tensor DropPackedBytes(tensor::Tensor w, const Int8WeightPlan& plan) {
+  if (plan.kind == Int8WeightPlan::Kind::kNone) return w;
+  tensor::Tensor shape_only = tensor::Tensor::View(w.shape(), w.dtype(), nullptr);
+  if (w.int8_quant() != nullptr) shape_only.set_int8_quant(w.int8_quant());
   return shape_only;
 }
 
 void MultiplyWeight(const tensor::Tensor& w, const Int8WeightPlan& plan, const float* x, float* y,
                     int64_t m, int64_t first_row, int64_t rows) {
   const int64_t k = w.shape().back();
-  if (w.dtype() != tensor::DType::kI8) {
+  if (plan.kind == Int8WeightPlan::Kind::kNone) {
     const auto* base = static_cast<const unsigned char*>(w.raw());
     kernels::MatmulTyped(x, base + tensor::DTypeBytes(w.dtype(), first_row * k), w.dtype(), y, m,
                          rows, k);
     return;
   }
   TANDEM_CHECK(rows == plan.segment_rows && first_row % plan.segment_rows == 0)
-      << "int8 weight rows [" << first_row << ", " << first_row + rows
+      << "packed weight rows [" << first_row << ", " << first_row + rows
       << ") are not one packed segment of " << plan.segment_rows;
-  const tensor::Int8Quant& quant = *plan.quant;
-  const int8_t* packed = plan.packed.data() + first_row / plan.segment_rows * plan.segment_bytes;
+  const uint8_t* segment = plan.packed.data() + first_row / plan.segment_rows * plan.segment_bytes;
   thread_local std::vector<int8_t> x_q;
   thread_local std::vector<float> x_scale;
   x_q.resize(static_cast<size_t>(m * k));
+  if (plan.kind == Int8WeightPlan::Kind::kQ8_0) {
+    x_scale.resize(static_cast<size_t>(m * (k / 32)));
+    kernels::QuantizeRowsQ8_0(x, m, k, x_q.data(), x_scale.data());
+    kernels::MatmulQ8_0Int8(x_q.data(), x_scale.data(), segment, y, m, rows, k);
+    return;
+  }
+  const tensor::Int8Quant& quant = *plan.quant;
+  const auto* packed = reinterpret_cast<const int8_t*>(segment);
   if (quant.activation == tensor::Int8Quant::Activation::kDynamicPerToken) {
     x_scale.resize(static_cast<size_t>(m));
     kernels::QuantizeRowsDynamicInt8(x, m, k, x_q.data(), x_scale.data());
