@@ -87,4 +87,31 @@ inline Seq MakeQwenSeq(const QwenCase& c) {
   return s;
 }
 
+// Each case of `dir`/golden.json alone (one prefill, then one token per step, as llama.cpp and
+// the W8A8 references did): exact ids and the golden top-5 logprobs of the first generated
+// positions within `logprob_tolerance` (the golden's own: 1e-3 for an fp32 / exact-arithmetic
+// engine). `model_path`: the folder itself, or a GGUF of the same weights shipped in it.
+inline void ExpectGoldenOneByOne(const std::string& dir, const std::string& model_path = "",
+                                 double logprob_tolerance = 1e-3) {
+  auto model = Load(model_path.empty() ? dir : model_path);
+  ASSERT_NE(model, nullptr);
+  const int32_t vocab = model->info().vocab_size;
+  const auto cases = LoadQwenCases(dir);
+  ASSERT_FALSE(cases.empty());
+  for (const QwenCase& c : cases) {
+    GreedyRunner runner(*model, /*stop_token_id=*/-1, /*num_blocks=*/128);
+    std::vector<Seq> seqs = {MakeQwenSeq(c)};
+    runner.Run(seqs, /*chunk=*/0, /*collect_all_logits=*/false);
+    EXPECT_EQ(seqs[0].generated, c.generated_ids) << dir << ", case " << c.name;
+    ASSERT_EQ(seqs[0].sampled_logits.size(), c.top5_first4.size() * vocab) << c.name;
+    for (size_t step = 0; step < c.top5_first4.size(); ++step) {
+      const auto logprobs = LogSoftmax(&seqs[0].sampled_logits[step * vocab], vocab);
+      for (const auto& [id, want] : c.top5_first4[step]) {
+        EXPECT_NEAR(logprobs[id], want, logprob_tolerance)
+            << dir << ", case " << c.name << ", step " << step << ", token " << id;
+      }
+    }
+  }
+}
+
 }  // namespace tandem::model::testing

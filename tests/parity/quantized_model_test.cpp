@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <utility>
 
 #include "kernels/ops.h"
@@ -68,6 +69,28 @@ class Q8_0Source : public WeightSource {
   mutable int quantized_ = 0;
 };
 
+// stories260K quantized to Q8_0 in memory, once kept as Q8_0 and once widened at load, with the
+// q8_0_dot in force when Load() runs.
+struct KeptAndWidened {
+  std::unique_ptr<GgufReader> gguf;
+  std::unique_ptr<Q8_0Source> kept_source, widened_source;
+  std::unique_ptr<Model> kept, widened;
+  void Load() {
+    auto opened = GgufReader::Open(kGguf);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    gguf = std::move(opened).value();
+    auto config = LlamaConfigFromGguf(*gguf);
+    ASSERT_TRUE(config.ok());
+    kept_source = std::make_unique<Q8_0Source>(*gguf, /*widen=*/false);
+    widened_source = std::make_unique<Q8_0Source>(*gguf, /*widen=*/true);
+    auto k = LoadLlama(config.value(), *kept_source, WeightFormat::kGguf);
+    auto w = LoadLlama(config.value(), *widened_source, WeightFormat::kGguf);
+    ASSERT_TRUE(k.ok() && w.ok());
+    kept = std::move(k).value();
+    widened = std::move(w).value();
+  }
+};
+
 // Sets the process-wide Q8_0 dot for one test, restores int8 (the default) after it.
 struct Q8_0DotFor {
   explicit Q8_0DotFor(Q8_0Dot dot) { SetQ8_0Dot(dot); }
@@ -109,24 +132,19 @@ std::vector<float> TeacherForced(Model& model, const std::vector<int32_t>& token
 // apart on this 64-wide model (one case at step 13), as llama.cpp's Q8_0 does from f32.
 TEST(QuantizedModelTest, Q8_0Int8DotStaysWithinActivationRoundingOfTheExactWidening) {
   if (!kernels::MatmulQ8_0Int8Available()) GTEST_SKIP() << "no AVX-512 VNNI: int8 dot unused";
-  auto gguf = GgufReader::Open(kGguf);
-  ASSERT_TRUE(gguf.ok()) << gguf.status().ToString();
-  auto config = LlamaConfigFromGguf(*gguf.value());
-  ASSERT_TRUE(config.ok());
-  Q8_0Source kept_source(*gguf.value(), /*widen=*/false);
-  Q8_0Source widened_source(*gguf.value(), /*widen=*/true);
   const Q8_0DotFor int8(Q8_0Dot::kInt8);
-  auto kept = LoadLlama(config.value(), kept_source, WeightFormat::kGguf);
-  auto widened = LoadLlama(config.value(), widened_source, WeightFormat::kGguf);
-  ASSERT_TRUE(kept.ok() && widened.ok());
-  const int32_t vocab = kept.value()->info().vocab_size;
+  KeptAndWidened m;
+  ASSERT_NO_FATAL_FAILURE(m.Load());
+  Model* kept = m.kept.get();
+  Model* widened = m.widened.get();
+  const int32_t vocab = kept->info().vocab_size;
   int positions = 0, same_argmax = 0;
   for (const auto& prompt : kPrompts) {
     std::vector<int32_t> tokens = prompt;
-    const auto [ids, unused] = Generate(*widened.value(), prompt);
+    const auto [ids, unused] = Generate(*widened, prompt);
     tokens.insert(tokens.end(), ids.begin(), ids.end());
-    const std::vector<float> got = TeacherForced(*kept.value(), tokens);
-    const std::vector<float> want = TeacherForced(*widened.value(), tokens);
+    const std::vector<float> got = TeacherForced(*kept, tokens);
+    const std::vector<float> want = TeacherForced(*widened, tokens);
     ASSERT_EQ(got.size(), tokens.size() * vocab);
     const float diff = testing::MaxAbsDiff(got, want);
     EXPECT_GT(diff, 0.0f) << "the int8 dot did not run";
@@ -143,36 +161,18 @@ TEST(QuantizedModelTest, Q8_0Int8DotStaysWithinActivationRoundingOfTheExactWiden
 
 TEST(QuantizedModelTest, Q8_0KeptComputesWhatQ8_0WidenedAtLoadComputes) {
   const Q8_0DotFor exact(Q8_0Dot::kFloat32);  // q8_0_dot float32: the exact widening
-  auto gguf = GgufReader::Open(kGguf);
-  ASSERT_TRUE(gguf.ok()) << gguf.status().ToString();
-  auto config = LlamaConfigFromGguf(*gguf.value());
-  ASSERT_TRUE(config.ok());
-  Q8_0Source kept_source(*gguf.value(), /*widen=*/false);
-  Q8_0Source widened_source(*gguf.value(), /*widen=*/true);
-  auto kept = LoadLlama(config.value(), kept_source, WeightFormat::kGguf);
-  auto widened = LoadLlama(config.value(), widened_source, WeightFormat::kGguf);
-  ASSERT_TRUE(kept.ok() && widened.ok());
+  KeptAndWidened m;
+  ASSERT_NO_FATAL_FAILURE(m.Load());
   // stories260K: dim 64, so embedding, q/k/v/o and gate/up (k = 64) are Q8_0; down (k = 172) is
   // not whole blocks and stays f32.
-  EXPECT_GE(kept_source.quantized(), 1 + 5 * 6);
-  EXPECT_LT(kept.value()->info().weight_bytes, widened.value()->info().weight_bytes / 2);
+  EXPECT_GE(m.kept_source->quantized(), 1 + 5 * 6);
+  EXPECT_LT(m.kept->info().weight_bytes, m.widened->info().weight_bytes / 2);
   for (const auto& prompt : kPrompts) {
-    std::vector<float> logits[2];
-    std::vector<int32_t> ids[2];
-    Model* models[2] = {kept.value().get(), widened.value().get()};
-    for (int i = 0; i < 2; ++i) {
-      testing::GreedyRunner runner(*models[i], /*stop=*/-1);
-      testing::Seq s;
-      s.tokens = prompt;
-      s.num_to_generate = 40;
-      std::vector<testing::Seq> seqs = {s};
-      runner.Run(seqs, /*chunk=*/0, /*collect_all_logits=*/true);
-      logits[i] = seqs[0].logits;
-      ids[i] = seqs[0].generated;
-    }
-    ASSERT_EQ(ids[0].size(), 40u);
-    EXPECT_EQ(ids[0], ids[1]);
-    EXPECT_LT(testing::MaxAbsDiff(logits[0], logits[1]), 1e-4f);
+    const auto [kept_ids, kept_logits] = Generate(*m.kept, prompt);
+    const auto [widened_ids, widened_logits] = Generate(*m.widened, prompt);
+    ASSERT_EQ(kept_ids.size(), 40u);
+    EXPECT_EQ(kept_ids, widened_ids);
+    EXPECT_LT(testing::MaxAbsDiff(kept_logits, widened_logits), 1e-4f);
   }
 }
 

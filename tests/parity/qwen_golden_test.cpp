@@ -20,7 +20,6 @@ namespace {
 
 using testing::GreedyRunner;
 using testing::Load;
-using testing::LogSoftmax;
 using testing::MaxAbsDiff;
 using testing::LoadQwenCases;
 using testing::MakeQwenSeq;
@@ -33,33 +32,8 @@ const std::string kQwen3Moe = kShared + "/models/tiny-qwen3-moe";
 const std::string kQwen2Moe = kShared + "/models/stories260k-qwen2moe-hf";
 constexpr int32_t kNoStop = -1;      // the Qwen goldens always generate all 32 ids
 constexpr int32_t kNumBlocks = 128;  // 2048 KV slots: every case of one golden at once
-constexpr float kLogprobTolerance =
-    1e-3f;  // golden.json conventions.tolerances.logprob_fp32_engine
-
-// Each case alone (one prefill, then one token per step, as llama.cpp did): exact ids and the
-// golden top-5 logprobs of the first generated positions.
-// `model_path`: the folder itself, or a GGUF of the same weights shipped in it.
-void ExpectQwenGoldenOneByOne(const std::string& dir, const std::string& model_path = "") {
-  auto model = Load(model_path.empty() ? dir : model_path);
-  ASSERT_NE(model, nullptr);
-  const int32_t vocab = model->info().vocab_size;
-  const auto cases = LoadQwenCases(dir);
-  ASSERT_FALSE(cases.empty());
-  for (const QwenCase& c : cases) {
-    GreedyRunner runner(*model, kNoStop, kNumBlocks);
-    std::vector<Seq> seqs = {MakeQwenSeq(c)};
-    runner.Run(seqs, /*chunk=*/0, /*collect_all_logits=*/false);
-    EXPECT_EQ(seqs[0].generated, c.generated_ids) << dir << ", case " << c.name;
-    ASSERT_EQ(seqs[0].sampled_logits.size(), c.top5_first4.size() * vocab) << c.name;
-    for (size_t step = 0; step < c.top5_first4.size(); ++step) {
-      const auto logprobs = LogSoftmax(&seqs[0].sampled_logits[step * vocab], vocab);
-      for (const auto& [id, want] : c.top5_first4[step]) {
-        EXPECT_NEAR(logprobs[id], want, kLogprobTolerance)
-            << dir << ", case " << c.name << ", step " << step << ", token " << id;
-      }
-    }
-  }
-}
+// The top-5 logprobs are compared within golden.json's conventions.tolerances
+// .logprob_fp32_engine, 1e-3 (testing::ExpectGoldenOneByOne's default).
 
 // All cases in one flat batch, prefill in chunks of `chunk` tokens, then batched decode.
 void ExpectQwenGoldenBatched(const std::string& dir, int32_t chunk) {
@@ -77,19 +51,19 @@ void ExpectQwenGoldenBatched(const std::string& dir, int32_t chunk) {
 }
 
 TEST(QwenGoldenTest, Qwen3GreedyIdsAndTop5LogprobsMatchEveryGoldenCase) {
-  ExpectQwenGoldenOneByOne(kQwen3);
+  testing::ExpectGoldenOneByOne(kQwen3);
 }
 TEST(QwenGoldenTest, Qwen3MoeGreedyIdsAndTop5LogprobsMatchEveryGoldenCase) {
-  ExpectQwenGoldenOneByOne(kQwen3Moe);
+  testing::ExpectGoldenOneByOne(kQwen3Moe);
 }
 // llama.cpp's converter wrote the shipped F16 GGUFs from the same (bf16) weights: their values
 // equal the safetensors' exactly (PROVENANCE.md), so the goldens hold as for the folders; the
 // F16 weights are kept as F16 (MatmulTyped).
 TEST(QwenGoldenTest, Qwen3F16GgufMatchesEveryGoldenCase) {
-  ExpectQwenGoldenOneByOne(kQwen3, kQwen3 + "/tiny-qwen3-f16.gguf");
+  testing::ExpectGoldenOneByOne(kQwen3, kQwen3 + "/tiny-qwen3-f16.gguf");
 }
 TEST(QwenGoldenTest, Qwen3MoeF16GgufMatchesEveryGoldenCase) {
-  ExpectQwenGoldenOneByOne(kQwen3Moe, kQwen3Moe + "/tiny-qwen3-moe-f16.gguf");
+  testing::ExpectGoldenOneByOne(kQwen3Moe, kQwen3Moe + "/tiny-qwen3-moe-f16.gguf");
 }
 TEST(QwenGoldenTest, Qwen3MoeF16GgufKeepsF16Weights) {
   auto gguf = Load(kQwen3Moe + "/tiny-qwen3-moe-f16.gguf");

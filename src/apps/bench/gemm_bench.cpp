@@ -202,6 +202,30 @@ GemmResult BenchTypedMatmul(const GemmShape& shape, tensor::DType dtype, int rep
   return r;
 }
 
+namespace {
+
+// Times model::MultiplyWeight on `base` packed at load (model::PlanWeight), the way a Linear
+// holds it, over packed copies rotating through >= 512 MiB as the other rows;
+// weight_gb_per_s counts `weight_bytes` per multiply.
+GemmResult TimePackedWeight(const GemmShape& shape, const tensor::Tensor& base,
+                            const std::vector<float>& a, size_t weight_bytes, const char* impl,
+                            int repeats) {
+  const int num_copies = CopiesFor(weight_bytes);
+  std::vector<model::Int8WeightPlan> plans;
+  for (int c = 0; c < num_copies; ++c) plans.push_back(model::PlanWeight(base));
+  const tensor::Tensor shape_only = model::DropPackedBytes(base, plans.front());
+  std::vector<float> y(size_t(shape.m) * shape.n);
+  const double best = TimeBest(repeats, [&](size_t call) {
+    model::MultiplyWeight(shape_only, plans[call % num_copies], a.data(), y.data(), shape.m, 0,
+                          shape.n);
+  });
+  GemmResult r = MakeResult(shape, impl, best);
+  r.weight_gb_per_s = double(weight_bytes) / best / 1e9;
+  return r;
+}
+
+}  // namespace
+
 GemmResult BenchInt8Matmul(const GemmShape& shape, int repeats) {
   const size_t weight_count = size_t(shape.n) * shape.k;
   std::vector<float> a = RandomFloats(size_t(shape.m) * shape.k, 1);
@@ -213,19 +237,8 @@ GemmResult BenchInt8Matmul(const GemmShape& shape, int repeats) {
                                     static_cast<int8_t*>(base.mutable_raw()),
                                     quant->row_scale.data());
   base.set_int8_quant(quant);
-  // Packed copies (what an int8 Linear holds) rotating through >= 512 MiB, as the other rows.
-  const int num_copies = CopiesFor(weight_count);
-  std::vector<model::Int8WeightPlan> plans;
-  for (int c = 0; c < num_copies; ++c) plans.push_back(model::PlanWeight(base));
-  const tensor::Tensor shape_only = model::DropPackedBytes(base, plans.front());
-  std::vector<float> y(size_t(shape.m) * shape.n);
-  double best = TimeBest(repeats, [&](size_t call) {
-    model::MultiplyWeight(shape_only, plans[call % num_copies], a.data(), y.data(), shape.m, 0,
-                          shape.n);
-  });
-  GemmResult r = MakeResult(shape, "w8a8-int8", best);
-  r.weight_gb_per_s = double(weight_count + 4 * size_t(shape.n)) / best / 1e9;
-  return r;
+  return TimePackedWeight(shape, base, a, weight_count + 4 * size_t(shape.n), "w8a8-int8",
+                          repeats);
 }
 
 GemmResult BenchQ8_0Int8Matmul(const GemmShape& shape, int repeats) {
@@ -235,18 +248,7 @@ GemmResult BenchQ8_0Int8Matmul(const GemmShape& shape, int repeats) {
       EncodeWeights(RandomFloats(weight_count, 2), tensor::DType::kQ8_0);
   const tensor::Tensor base =
       tensor::Tensor::View({shape.n, shape.k}, tensor::DType::kQ8_0, encoded.data());
-  const int num_copies = CopiesFor(encoded.size());
-  std::vector<model::Int8WeightPlan> plans;
-  for (int c = 0; c < num_copies; ++c) plans.push_back(model::PlanWeight(base));
-  const tensor::Tensor shape_only = model::DropPackedBytes(base, plans.front());
-  std::vector<float> y(size_t(shape.m) * shape.n);
-  double best = TimeBest(repeats, [&](size_t call) {
-    model::MultiplyWeight(shape_only, plans[call % num_copies], a.data(), y.data(), shape.m, 0,
-                          shape.n);
-  });
-  GemmResult r = MakeResult(shape, "q8_0-int8", best);
-  r.weight_gb_per_s = double(encoded.size()) / best / 1e9;
-  return r;
+  return TimePackedWeight(shape, base, a, encoded.size(), "q8_0-int8", repeats);
 }
 
 Result<GemmResult> BenchOnednnPackedMatmul(const GemmShape& shape, int repeats) {

@@ -26,21 +26,23 @@ size_t Int8WeightPlan::bytes() const {
 
 namespace {
 
-// Q8_0 rows packed for kernels::MatmulQ8_0Int8, one segment at a time.
-Int8WeightPlan PlanQ8_0(const tensor::Tensor& w, int64_t segment_rows) {
+// A plan of `kind` whose segments of `segment_rows` rows (0 = all) are packed by
+// `pack(first_row, rows, out)` into `bytes_of(rows, k)` bytes each.
+template <typename BytesOf, typename Pack>
+Int8WeightPlan PackSegments(const tensor::Tensor& w, Int8WeightPlan::Kind kind,
+                            int64_t segment_rows, BytesOf bytes_of, Pack pack) {
   Int8WeightPlan plan;
-  plan.kind = Int8WeightPlan::Kind::kQ8_0;
+  plan.kind = kind;
   const int64_t rows = tensor::NumRows(w);
   plan.k = w.shape().back();
   plan.segment_rows = segment_rows == 0 ? rows : segment_rows;
   TANDEM_CHECK(plan.segment_rows > 0 && rows % plan.segment_rows == 0)
-      << "Q8_0 weight of " << rows << " rows does not split into segments of " << segment_rows;
-  plan.segment_bytes = kernels::PackedQ8_0Bytes(plan.segment_rows, plan.k);
-  const auto* src = static_cast<const uint8_t*>(w.raw());
+      << tensor::DTypeName(w.dtype()) << " weight of " << rows
+      << " rows does not split into segments of " << segment_rows;
+  plan.segment_bytes = bytes_of(plan.segment_rows, plan.k);
   plan.packed.resize(static_cast<size_t>(rows / plan.segment_rows * plan.segment_bytes));
   for (int64_t s = 0; s < rows / plan.segment_rows; ++s) {
-    kernels::PackQ8_0Weights(src + tensor::DTypeBytes(tensor::DType::kQ8_0, s * plan.segment_rows * plan.k),
-                             plan.segment_rows, plan.k, plan.packed.data() + s * plan.segment_bytes);
+    pack(s * plan.segment_rows, plan.segment_rows, plan.packed.data() + s * plan.segment_bytes);
   }
   return plan;
 }
@@ -48,28 +50,28 @@ Int8WeightPlan PlanQ8_0(const tensor::Tensor& w, int64_t segment_rows) {
 }  // namespace
 
 Int8WeightPlan PlanWeight(const tensor::Tensor& w, int64_t segment_rows) {
-  Int8WeightPlan plan;
+  const int64_t k = w.shape().back();
   if (w.dtype() == tensor::DType::kQ8_0 && GetQ8_0Dot() == Q8_0Dot::kInt8 &&
       kernels::MatmulQ8_0Int8Available() && w.raw() != nullptr) {
-    return PlanQ8_0(w, segment_rows);
+    const auto* src = static_cast<const uint8_t*>(w.raw());
+    return PackSegments(w, Int8WeightPlan::Kind::kQ8_0, segment_rows, kernels::PackedQ8_0Bytes,
+                        [&](int64_t first, int64_t rows, uint8_t* out) {
+                          kernels::PackQ8_0Weights(
+                              src + tensor::DTypeBytes(tensor::DType::kQ8_0, first * k), rows, k,
+                              out);
+                        });
   }
-  if (w.dtype() != tensor::DType::kI8) return plan;
-  plan.kind = Int8WeightPlan::Kind::kW8A8;
-  plan.quant = w.int8_quant();
-  TANDEM_CHECK(plan.quant != nullptr && w.raw() != nullptr)
+  if (w.dtype() != tensor::DType::kI8) return Int8WeightPlan{};
+  TANDEM_CHECK(w.int8_quant() != nullptr && w.raw() != nullptr)
       << "I8 weight " << tensor::ShapeToString(w.shape()) << " has no scales or no bytes";
-  const int64_t rows = tensor::NumRows(w);
-  plan.k = w.shape().back();
-  plan.segment_rows = segment_rows == 0 ? rows : segment_rows;
-  TANDEM_CHECK(plan.segment_rows > 0 && rows % plan.segment_rows == 0)
-      << "int8 weight of " << rows << " rows does not split into segments of " << segment_rows;
-  plan.segment_bytes = kernels::PackedInt8Bytes(plan.segment_rows, plan.k);
   const auto* wq = static_cast<const int8_t*>(w.raw());
-  plan.packed.resize(static_cast<size_t>(rows / plan.segment_rows * plan.segment_bytes));
-  for (int64_t s = 0; s < rows / plan.segment_rows; ++s) {
-    kernels::PackInt8Weights(wq + s * plan.segment_rows * plan.k, plan.segment_rows, plan.k,
-                             reinterpret_cast<int8_t*>(plan.packed.data()) + s * plan.segment_bytes);
-  }
+  Int8WeightPlan plan = PackSegments(
+      w, Int8WeightPlan::Kind::kW8A8, segment_rows, kernels::PackedInt8Bytes,
+      [&](int64_t first, int64_t rows, uint8_t* out) {
+        kernels::PackInt8Weights(wq + first * k, rows, k, reinterpret_cast<int8_t*>(out));
+      });
+  plan.quant = w.int8_quant();
+  const int64_t rows = tensor::NumRows(w);
   plan.row_sums.resize(static_cast<size_t>(rows));
   kernels::Int8RowSums(wq, rows, plan.k, plan.row_sums.data());
   const tensor::Int8Quant& quant = *plan.quant;
