@@ -59,11 +59,23 @@ Status InspectGguf(ModelFiles* files) {
 Status InspectHfFolder(ModelFiles* files) {
   const fs::path dir(files->model_path);
   TANDEM_ASSIGN_OR_RETURN(nlohmann::json config, ReadJsonFile((dir / "config.json").string()));
-  if (config.contains("max_position_embeddings") &&
-      config["max_position_embeddings"].is_number_integer()) {
-    files->context_length = config["max_position_embeddings"].get<int32_t>();
+  // A multimodal checkpoint (Qwen3.5's) keeps the language model's fields in text_config, where
+  // vLLM reads them too (get_text_config).
+  const nlohmann::json& text = config.contains("text_config") && config["text_config"].is_object()
+                                   ? config["text_config"]
+                                   : config;
+  for (const nlohmann::json* c : {static_cast<const nlohmann::json*>(&config), &text}) {
+    if (c->contains("max_position_embeddings") &&
+        (*c)["max_position_embeddings"].is_number_integer()) {
+      files->context_length = (*c)["max_position_embeddings"].get<int32_t>();
+      break;
+    }
   }
-  if (config.contains("eos_token_id")) AppendEosIds(config["eos_token_id"], &files->eos_token_ids);
+  if (config.contains("eos_token_id")) {
+    AppendEosIds(config["eos_token_id"], &files->eos_token_ids);
+  } else if (text.contains("eos_token_id")) {
+    AppendEosIds(text["eos_token_id"], &files->eos_token_ids);
+  }
   const fs::path gen = dir / "generation_config.json";
   if (fs::exists(gen)) {
     TANDEM_ASSIGN_OR_RETURN(files->generation_config, ReadJsonFile(gen.string()));

@@ -53,8 +53,9 @@ int RunQuantizeCommand(int argc, char** argv) {
   app.add_option("--ignore", ignore,
                  "keep Linears matching this fnmatch pattern FLOAT (module or tensor name, e.g. "
                  "'*o_proj' or 'model.layers.0.*'); repeatable");
-  app.add_option("--max-shard-size", max_shard, "bytes per output safetensors file")
-      ->capture_default_str();
+  app.add_option("--max-shard-size", max_shard, "bytes per output safetensors file (> 0)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 50));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

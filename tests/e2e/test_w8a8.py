@@ -92,6 +92,16 @@ def test_the_seed_recipe_keeps_every_golden_under_tp_ep_and_mtp():
         check_ids(srv, folder, " ".join(flags))
 
 
+def test_the_context_length_comes_from_text_config():
+    # Qwen3.5's multimodal config.json keeps max_position_embeddings in text_config (vLLM reads
+    # it there); no --max-model-len needed.
+    with Server(os.path.join(MODELS, "tiny-qwen3.5-moe-w8a8"), "--no-enable-prefix-caching",
+                "--max-num-seqs", "2") as srv:
+        _, _, raw = srv.request("GET", "/v1/models")
+        models = json.loads(raw)
+        check(models["data"][0]["max_model_len"] == 262144, str(models)[:300])
+
+
 def start_fails(folder, *flags, at_load=True):
     p = subprocess.run([BIN, "serve", folder, "--port", str(free_port()), *flags],
                        capture_output=True, text=True, timeout=120)
@@ -132,6 +142,17 @@ def reshape_tensor(path, name, shape):
         f.write(struct.pack("<Q", len(raw)) + raw + data)
 
 
+def set_first_value(path, name, fmt, value):
+    """Overwrites the first element of tensor `name` in the safetensors file `path`."""
+    with open(path, "rb") as f:
+        raw = bytearray(f.read())
+    n = struct.unpack("<Q", raw[:8])[0]
+    begin = 8 + n + json.loads(raw[8:8 + n])[name]["data_offsets"][0]
+    raw[begin:begin + struct.calcsize(fmt)] = struct.pack(fmt, value)
+    with open(path, "wb") as f:
+        f.write(raw)
+
+
 def test_corrupted_folders_are_refused_naming_the_tensor():
     q = "model.layers.1.self_attn.k_proj"
     folder = copy_folder(DYNAMIC)
@@ -151,6 +172,38 @@ def test_corrupted_folders_are_refused_naming_the_tensor():
         out = start_fails(folder)
         check(f"tensor '{q}.weight_scale'" in out and "[16, 2]" in out and "[32, 1]" in out,
               out[-600:])
+
+        # A NaN scale would serve NaN logits: refused naming the tensor and row.
+        shutil.copy(os.path.join(DYNAMIC, "quant_model_weights.safetensors"), folder)
+        set_first_value(os.path.join(folder, "quant_model_weights.safetensors"),
+                        q + ".weight_scale", "<f", float("nan"))
+        out = start_fails(folder)
+        check(f"tensor '{q}.weight_scale'" in out and "at row 0" in out, out[-600:])
+
+        # The description must be a regular file (a directory aborted the engine once).
+        os.remove(os.path.join(folder, "quant_model_description.json"))
+        os.mkdir(os.path.join(folder, "quant_model_description.json"))
+        out = start_fails(folder)
+        check("is not a regular file" in out, out[-600:])
+    finally:
+        shutil.rmtree(folder)
+    # compressed-tensors: a format that is not a string.
+    folder = copy_folder(os.path.join(MODELS, "tiny-qwen3-w8a8-ct"))
+    try:
+        path = os.path.join(folder, "config.json")
+        with open(path) as f:
+            config = json.load(f)
+        config["quantization_config"]["format"] = None
+        config["quantization_config"]["kv_cache_scheme"] = None
+        with open(path, "w") as f:
+            json.dump(config, f)
+        out = start_fails(folder)
+        check("format is ''" in out, out[-600:])
+        config["quantization_config"]["format"] = 5
+        with open(path, "w") as f:
+            json.dump(config, f)
+        out = start_fails(folder)
+        check("quantization_config.format is 5; expected a string" in out, out[-600:])
     finally:
         shutil.rmtree(folder)
 
@@ -214,6 +267,14 @@ def test_quantize_refuses_a_quantized_source_and_an_occupied_output():
         p = subprocess.run([BIN, "quantize", os.path.join(MODELS, "stories260k-hf"), out,
                             "--ignore", "*_proj"], capture_output=True, text=True)
         check(p.returncode == 1 and "nothing to quantize" in p.stderr, p.stderr)
+        # Half of a fused q|k|v (or of a layer's experts) would be refused by serve.
+        p = subprocess.run([BIN, "quantize", os.path.join(MODELS, "stories260k-hf"), out,
+                            "--ignore", "*k_proj"], capture_output=True, text=True)
+        check(p.returncode == 1 and "as one matmul of one type" in p.stderr, p.stderr)
+        p = subprocess.run([BIN, "quantize", os.path.join(MODELS, "tiny-qwen3.5-moe"), out,
+                            "--ignore", "*layers.0.mlp.experts.3.*"], capture_output=True,
+                           text=True)
+        check(p.returncode == 1 and "as one matmul of one type" in p.stderr, p.stderr)
         shutil.copy(os.path.join(MODELS, "stories260k-hf", "model.safetensors"), out)
         p = subprocess.run([BIN, "quantize", os.path.join(MODELS, "stories260k-hf"), out],
                            capture_output=True, text=True)
@@ -238,6 +299,7 @@ if __name__ == "__main__":
          test_top5_logprobs_within_the_exact_arithmetic_tolerance,
          test_tensor_parallel_and_data_parallel_keep_every_golden,
          test_the_seed_recipe_keeps_every_golden_under_tp_ep_and_mtp,
+         test_the_context_length_comes_from_text_config,
          test_corrupted_folders_are_refused_naming_the_tensor,
          test_quantization_flag_must_match_the_folder,
          test_quantize_reproduces_the_shared_folders_byte_for_byte,

@@ -154,7 +154,7 @@ Result<std::unique_ptr<Model>> LoadLlama(const LlamaConfig& c, const WeightSourc
   TANDEM_RETURN_IF_ERROR(r.CheckAll());
   DecoderWeights w;
   const LocalVocab vocab = LocalVocabOf(c.vocab_size, tp);
-  TANDEM_ASSIGN_OR_RETURN(auto embd, r.ReadStored(embd_name));
+  TANDEM_ASSIGN_OR_RETURN(auto embd, r.ReadEmbeddingTable(embd_name));
   auto table = std::make_shared<const tensor::Tensor>(std::move(embd));
   w.embedding = Embedding(table, c.vocab_size, c.hidden_size, vocab);
   if (tied) {

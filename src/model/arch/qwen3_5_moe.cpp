@@ -273,7 +273,7 @@ Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const Weight
   }
   TANDEM_RETURN_IF_ERROR(r.CheckAll());
   DecoderWeights w;
-  TANDEM_ASSIGN_OR_RETURN(auto embd, r.ReadStored(n.p + "embed_tokens.weight"));
+  TANDEM_ASSIGN_OR_RETURN(auto embd, r.ReadEmbeddingTable(n.p + "embed_tokens.weight"));
   auto table = std::make_shared<const tensor::Tensor>(std::move(embd));
   const LocalVocab vocab = LocalVocabOf(c.vocab_size, tp);
   w.embedding = Embedding(table, c.vocab_size, h, vocab);

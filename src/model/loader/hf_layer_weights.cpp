@@ -84,6 +84,34 @@ void DeclareHfMoe(ShardedReader& r, const std::string& prefix, int64_t num_exper
   }
 }
 
+namespace {
+
+// The experts' tensors are stacked into one multiply: they must share one int8 scheme (all
+// FLOAT, or all int8 with the same activation quantization: one input_scale / input_offset for
+// static W8A8), else kInvalidArgument naming `what` and the first part that differs.
+Status CheckStackable(const std::vector<const tensor::Tensor*>& parts, const std::string& what) {
+  const tensor::Int8Quant* first = parts.empty() ? nullptr : parts[0]->int8_quant().get();
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const tensor::Int8Quant* q = parts[i]->int8_quant().get();
+    const bool same = (q == nullptr) == (first == nullptr) &&
+                      (q == nullptr || (q->activation == first->activation &&
+                                        q->input_scale == first->input_scale &&
+                                        q->input_offset == first->input_offset));
+    if (!same) {
+      return InvalidArgument(
+          "the experts of " + what + " are stacked into one matmul but part " +
+          std::to_string(i) + " is " + (q ? q->name() : "FLOAT") + " and part 0 is " +
+          (first ? first->name() : "FLOAT") +
+          (q && first ? " (or their static input_scale / input_offset differ)" : "") +
+          "; every routed expert of a layer must share one quantization (per-expert static "
+          "activation parameters are not supported)");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<Moe> LoadHfMoe(const ShardedReader& r, const std::string& prefix, int64_t num_experts,
                       int64_t top_k, int64_t dim, int64_t ff, bool norm_topk_prob) {
   TANDEM_ASSIGN_OR_RETURN(auto router, r.Read(prefix + ".gate.weight"));
@@ -108,6 +136,8 @@ Result<Moe> LoadHfMoe(const ShardedReader& r, const std::string& prefix, int64_t
   std::vector<const tensor::Tensor*> gate_up_parts, down_parts;
   for (const auto& t : parts) gate_up_parts.push_back(&t);
   for (const auto& t : downs) down_parts.push_back(&t);
+  TANDEM_RETURN_IF_ERROR(CheckStackable(gate_up_parts, prefix + ".experts.*.gate_proj/up_proj"));
+  TANDEM_RETURN_IF_ERROR(CheckStackable(down_parts, prefix + ".experts.*.down_proj"));
   tensor::Tensor gate_up = tensor::ConcatRows(gate_up_parts);  // [L·2·ff', dim]
   tensor::Tensor down = tensor::ConcatRows(down_parts);        // [L·dim, ff']
   gate_up.Reshape({local.count, 2 * local_ff, dim});
@@ -164,7 +194,7 @@ void DeclareHfEmbeddingAndHead(ShardedReader& r, int64_t vocab_size, int64_t dim
 Status LoadHfEmbeddingAndHead(const ShardedReader& r, int64_t vocab_size, int64_t dim, bool tied,
                               float eps, DecoderWeights& out) {
   const LocalVocab v = LocalVocabOf(vocab_size, r.tp());
-  TANDEM_ASSIGN_OR_RETURN(auto embd, r.ReadStored("model.embed_tokens.weight"));
+  TANDEM_ASSIGN_OR_RETURN(auto embd, r.ReadEmbeddingTable("model.embed_tokens.weight"));
   auto table = std::make_shared<const tensor::Tensor>(std::move(embd));
   out.embedding = Embedding(table, vocab_size, dim, v);
   if (tied) {

@@ -153,14 +153,18 @@ Result<std::unique_ptr<SafetensorsCheckpoint>> SafetensorsCheckpoint::Open(const
   namespace fs = std::filesystem;
   auto ckpt = std::make_unique<SafetensorsCheckpoint>();
   ckpt->dir_ = dir;
-  std::string stem = "model";
+  std::vector<std::string> stems;
   for (const char* candidate : {"model", "quant_model_weights"}) {
     if (fs::exists(fs::path(dir) / (std::string(candidate) + ".safetensors.index.json")) ||
         fs::exists(fs::path(dir) / (std::string(candidate) + ".safetensors"))) {
-      stem = candidate;
-      break;
+      stems.push_back(candidate);
     }
   }
+  if (stems.size() > 1) {
+    return InvalidArgument("folder '" + dir + "' holds both model.safetensors* and msModelSlim's "
+                           "quant_model_weights.safetensors*; keep one checkpoint per folder");
+  }
+  const std::string stem = stems.empty() ? "model" : stems.front();
   const fs::path index_path = fs::path(dir) / (stem + ".safetensors.index.json");
   std::vector<std::string> files;
   std::map<std::string, std::string> weight_map;
@@ -172,6 +176,11 @@ Result<std::unique_ptr<SafetensorsCheckpoint>> SafetensorsCheckpoint::Open(const
     }
     for (auto it = index["weight_map"].begin(); it != index["weight_map"].end(); ++it) {
       if (!it->is_string()) return DataLoss("'" + index_path.string() + "': entry '" + it.key() + "' is not a file name");
+      const std::string file = it->get<std::string>();
+      if (file.empty() || file.find('/') != std::string::npos || file == "." || file == "..") {
+        return DataLoss("'" + index_path.string() + "': entry '" + it.key() + "' names '" + file +
+                        "'; shards are file names inside the folder");
+      }
       weight_map[it.key()] = it->get<std::string>();
       if (std::find(files.begin(), files.end(), it->get<std::string>()) == files.end()) {
         files.push_back(it->get<std::string>());

@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -23,7 +25,7 @@ Status WriteShard(const std::string& path, const std::vector<TensorToWrite>& ten
   std::string text = header.dump();
   text.append((8 - (8 + text.size()) % 8) % 8, ' ');  // the data starts 8-byte aligned
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Internal("cannot create '" + path + "'");
+  if (!out) return Internal("cannot create '" + path + "': " + std::strerror(errno));
   const uint64_t n = text.size();
   unsigned char len[8];
   for (int b = 0; b < 8; ++b) len[b] = static_cast<unsigned char>(n >> (8 * b));

@@ -105,6 +105,16 @@ Result<std::vector<float>> ShardedReader::Read(const std::string& name) const {
   return shard.TakeF32();
 }
 
+Result<tensor::Tensor> ShardedReader::ReadEmbeddingTable(const std::string& name) const {
+  TANDEM_ASSIGN_OR_RETURN(tensor::Tensor table, ReadStored(name));
+  if (table.int8_quant() != nullptr) {
+    return InvalidArgument("token embedding '" + name + "' in " + source_.source_name() + " is " +
+                           table.int8_quant()->name() +
+                           " int8; an embedding is a row lookup with no int8 path: keep it FLOAT");
+  }
+  return table;
+}
+
 Result<tensor::Tensor> ShardedReader::ReadStored(const std::string& name) const {
   auto it = decls_.find(name);
   TANDEM_CHECK(it != decls_.end()) << "weight '" << name << "' read but never declared";

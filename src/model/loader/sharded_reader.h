@@ -64,6 +64,9 @@ class ShardedReader {
   // The same shard in the dtype WeightSource::ReadStored gives (F32/F16/BF16), for the weights
   // of Linear and Embedding; padding rows (vocab-parallel) are zeros of that dtype.
   Result<tensor::Tensor> ReadStored(const std::string& name) const;
+  // ReadStored for the token-embedding table (a row lookup, no int8 path): an int8-quantized
+  // table is kInvalidArgument naming it.
+  Result<tensor::Tensor> ReadEmbeddingTable(const std::string& name) const;
 
  private:
   struct Decl {

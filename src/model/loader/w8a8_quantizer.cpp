@@ -102,6 +102,39 @@ class Planner {
     }
     std::sort(tensors_.begin(), tensors_.end(),
               [](const TensorToWrite& a, const TensorToWrite& b) { return a.name < b.name; });
+    return CheckFusedGroups();
+  }
+
+  // The Linears a server fuses into one matmul (q|k|v, gate|up, a layer's experts' gate|up and
+  // their down) must all be int8 or all FLOAT, else the output would be refused at load.
+  Status CheckFusedGroups() const {
+    std::map<std::string, std::pair<std::string, std::string>> groups;  // key → (int8, float)
+    auto key_of = [](const std::string& module) -> std::string {
+      const size_t dot = module.rfind('.');
+      const std::string parent = module.substr(0, dot + 1), leaf = module.substr(dot + 1);
+      const size_t experts = module.find(".mlp.experts.");
+      const std::string base = experts != std::string::npos ? module.substr(0, experts + 13) : parent;
+      if (leaf == "q_proj" || leaf == "k_proj" || leaf == "v_proj") return base + "{q,k,v}_proj";
+      if (leaf == "gate_proj" || leaf == "up_proj") return base + "{gate,up}_proj";
+      if (leaf == "down_proj" && experts != std::string::npos) return base + "down_proj";
+      return "";
+    };
+    for (const auto& [name, type] : types_) {
+      if (!EndsWith(name, ".weight")) continue;
+      const std::string module = name.substr(0, name.size() - 7);
+      const std::string key = key_of(module);
+      if (key.empty()) continue;
+      auto& g = groups[key];
+      (type == "FLOAT" ? g.second : g.first) = module;
+    }
+    for (const auto& [key, g] : groups) {
+      if (!g.first.empty() && !g.second.empty()) {
+        return InvalidArgument("'" + g.first + "' would be int8 but '" + g.second +
+                               "' FLOAT, and a server multiplies " + key +
+                               " as one matmul of one type; widen --ignore to the whole group "
+                               "(e.g. '" + key.substr(0, key.rfind('.') + 1) + "*') or narrow it");
+      }
+    }
     return Status::Ok();
   }
 
@@ -159,6 +192,14 @@ class Planner {
     auto quantize = [this, piece, scales](std::vector<int8_t>* q) -> Status {
       TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes b, ckpt_.Bytes(piece.source));
       TANDEM_ASSIGN_OR_RETURN(std::vector<float> w, RowsAsF32(b, piece.first, piece.rows, piece.cols));
+      for (size_t i = 0; i < w.size(); ++i) {
+        if (!std::isfinite(w[i])) {
+          return InvalidArgument("tensor '" + piece.source + "' has a non-finite value " +
+                                 std::to_string(w[i]) + " in row " +
+                                 std::to_string(piece.first + static_cast<int64_t>(i) / piece.cols) +
+                                 "; it cannot be quantized");
+        }
+      }
       q->resize(w.size());
       scales->resize(static_cast<size_t>(piece.rows));
       QuantizeRowsPerChannelInt8(w.data(), piece.rows, piece.cols, q->data(), scales->data());
@@ -308,6 +349,9 @@ Result<QuantizeReport> QuantizeCheckpoint(const QuantizeOptions& options,
     if (!ascend && std::string(side) == "config.json") continue;  // rewritten below
     fs::copy_file(from, out / side, fs::copy_options::overwrite_existing, ec);
     if (ec) return Internal("copying '" + from.string() + "': " + ec.message());
+    // The copy is the user's new checkpoint: writable by them whatever the source's mode.
+    fs::permissions(out / side, fs::perms::owner_read | fs::perms::owner_write,
+                    fs::perm_options::add, ec);
     report.files.push_back(side);
   }
   if (ascend) {

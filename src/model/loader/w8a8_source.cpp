@@ -20,11 +20,24 @@ using Activation = tensor::Int8Quant::Activation;
 constexpr const char* kDescriptionFile = "quant_model_description.json";
 
 Result<nlohmann::json> ReadJsonFile(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    return InvalidArgument("'" + path.string() + "' is not a regular file");
+  }
   std::ifstream in(path);
   if (!in) return InvalidArgument("cannot read '" + path.string() + "'");
   nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidArgument("'" + path.string() + "' is not valid JSON");
   return j;
+}
+
+// `obj[key]` when it is a string, "" when absent or null, an error naming `where` otherwise.
+Result<std::string> StringField(const nlohmann::json& obj, const char* key, const std::string& where) {
+  if (!obj.is_object() || !obj.contains(key) || obj[key].is_null()) return std::string();
+  if (!obj[key].is_string()) {
+    return InvalidArgument(where + "." + key + " is " + obj[key].dump() + "; expected a string");
+  }
+  return obj[key].get<std::string>();
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
@@ -69,10 +82,13 @@ Result<QuantFormat> DetectQuantFormat(const std::string& dir, const std::string&
     if (config.is_object() && config.contains("quantization_config") &&
         !config["quantization_config"].is_null()) {
       const nlohmann::json& qc = config["quantization_config"];
-      const std::string method = qc.is_object() && qc.contains("quant_method") &&
-                                         qc["quant_method"].is_string()
-                                     ? qc["quant_method"].get<std::string>()
-                                     : "";
+      if (!qc.is_object()) {
+        return InvalidArgument("'" + dir + "/config.json' quantization_config is " + qc.dump() +
+                               "; expected an object");
+      }
+      TANDEM_ASSIGN_OR_RETURN(
+          const std::string method,
+          StringField(qc, "quant_method", "'" + dir + "/config.json' quantization_config"));
       if (method != "compressed-tensors") {
         return InvalidArgument("'" + dir + "/config.json' quantization_config.quant_method is '" +
                                method +
@@ -137,10 +153,14 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
     TANDEM_ASSIGN_OR_RETURN(nlohmann::json config, ReadJsonFile(path));
     const nlohmann::json& qc = config["quantization_config"];
     const std::string where = "'" + path.string() + "' quantization_config";
-    const std::string fmt = qc.value("format", std::string());
+    TANDEM_ASSIGN_OR_RETURN(const std::string fmt, StringField(qc, "format", where));
     if (fmt != "int-quantized") {
       return InvalidArgument(where + ".format is '" + fmt +
                              "'; tandem serves compressed-tensors 'int-quantized' (int8 W8A8)");
+    }
+    if (qc.contains("kv_cache_scheme") && !qc["kv_cache_scheme"].is_null()) {
+      return InvalidArgument(where + ".kv_cache_scheme is " + qc["kv_cache_scheme"].dump() +
+                             "; quantized KV caches are not supported (use --kv-cache-dtype)");
     }
     if (!qc.contains("config_groups") || !qc["config_groups"].is_object() ||
         qc["config_groups"].empty()) {
@@ -286,8 +306,21 @@ Status W8A8WeightSource::CheckLinear(const std::string& prefix, Activation activ
                            "accumulation of the int8 path allows at most " +
                            std::to_string(kernels::kMatmulInt8MaxK));
   }
+  // Per-row scales: finite and >= 0 (0 is an all-zero row), else the server would serve NaNs.
+  auto check_scales = [&](const std::string& suffix, const std::vector<float>& values) -> Status {
+    for (size_t r = 0; r < values.size(); ++r) {
+      if (!std::isfinite(values[r]) || values[r] < 0.0f) {
+        return InvalidArgument("tensor '" + prefix + suffix + "' of int8 Linear " + what +
+                               " has scale " + std::to_string(values[r]) + " at row " +
+                               std::to_string(r) + "; expected finite and >= 0");
+      }
+    }
+    return Status::Ok();
+  };
   if (activation == Activation::kDynamicPerToken) {
-    TANDEM_RETURN_IF_ERROR(need(".weight_scale", {"F32", "BF16", "F16"}, {out, 1}).status());
+    TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes scale,
+                            need(".weight_scale", {"F32", "BF16", "F16"}, {out, 1}));
+    TANDEM_RETURN_IF_ERROR(check_scales(".weight_scale", FloatValues(scale)));
     if (inner_.HasTensor(prefix + ".weight_offset")) {
       TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes off,
                               need(".weight_offset", {"F32", "BF16", "F16"}, {out, 1}));
@@ -311,7 +344,25 @@ Status W8A8WeightSource::CheckLinear(const std::string& prefix, Activation activ
   } else {
     TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes in_scale, need(".input_scale", {"F32", "BF16", "F16"}, {1}));
     TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes in_off, need(".input_offset", {"F32", "BF16", "F16"}, {1}));
-    TANDEM_RETURN_IF_ERROR(need(".deq_scale", {"I64", "F32"}, {out}).status());
+    TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes deq, need(".deq_scale", {"I64", "F32"}, {out}));
+    std::vector<float> deq_values(static_cast<size_t>(out));
+    for (int64_t n = 0; n < out; ++n) {
+      if (deq.info->dtype == "I64") {
+        int64_t v;
+        std::memcpy(&v, deq.data + 8 * n, 8);
+        if (v != static_cast<int64_t>(static_cast<int32_t>(v)) &&
+            v != static_cast<int64_t>(static_cast<uint32_t>(v))) {
+          return InvalidArgument("tensor '" + prefix + ".deq_scale' row " + std::to_string(n) +
+                                 " is " + std::to_string(v) + "; expected an f32 bit pattern in "
+                                 "the low 32 bits (msModelSlim deqscale2int64)");
+        }
+        const auto bits = static_cast<uint32_t>(v);
+        std::memcpy(&deq_values[n], &bits, 4);
+      } else {
+        std::memcpy(&deq_values[n], deq.data + 4 * n, 4);
+      }
+    }
+    TANDEM_RETURN_IF_ERROR(check_scales(".deq_scale", deq_values));
     TANDEM_RETURN_IF_ERROR(need(".quant_bias", {"I32"}, {out}).status());
     const float scale = FloatValues(in_scale)[0], offset = FloatValues(in_off)[0];
     if (!(scale > 0.0f) || !std::isfinite(scale)) {
