@@ -84,7 +84,10 @@ class Generation : public std::enable_shared_from_this<Generation> {
   const double arrival_time_s_;
   Callbacks callbacks_;
 
-  std::mutex mutex_;
+  // Recursive: the callbacks run under it, and a callback's sink call can drop the last
+  // reference to a session whose client already left; ~HttpSession then fires the disconnect
+  // callback, Abort(), on the same thread (a self-deadlock seen in ChatHttpTest at teardown).
+  std::recursive_mutex mutex_;
   std::vector<std::unique_ptr<Choice>> choices_;
   int32_t num_finished_ = 0;
   bool failed_or_aborted_ = false;
