@@ -231,7 +231,8 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
   TANDEM_API_ASSIGN_OR_RETURN(const double temperature,
                               GetNumber(body, "temperature", config.default_temperature.value_or(1.0)));
   if (!(temperature >= 0) || temperature > 1e4) {
-    return BadParam("temperature", fmt::format("'temperature' must be >= 0; got {}", temperature));
+    return BadParam("temperature",
+                    fmt::format("'temperature' must be in [0, 10000]; got {}", temperature));
   }
   s.temperature = static_cast<float>(temperature);
   TANDEM_API_ASSIGN_OR_RETURN(const double top_p,
@@ -264,7 +265,8 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
       GetNumber(body, "repetition_penalty", config.default_repetition_penalty.value_or(1.0)));
   if (!(repetition_penalty > 0) || repetition_penalty > 1e4) {
     return BadParam("repetition_penalty",
-                    fmt::format("'repetition_penalty' must be > 0; got {}", repetition_penalty));
+                    fmt::format("'repetition_penalty' must be in (0, 10000]; got {}",
+                                repetition_penalty));
   }
   s.repetition_penalty = static_cast<float>(repetition_penalty);
 
