@@ -180,6 +180,12 @@ def test_corrupted_folders_are_refused_naming_the_tensor():
         out = start_fails(folder)
         check(f"tensor '{q}.weight_scale'" in out and "at row 0" in out, out[-600:])
 
+        # The whole checkpoint's type must be one tandem serves.
+        shutil.copy(os.path.join(DYNAMIC, "quant_model_weights.safetensors"), folder)
+        edit_description(folder, lambda d: d.update({"model_quant_type": "W4A8_DYNAMIC"}))
+        out = start_fails(folder)
+        check('model_quant_type is "W4A8_DYNAMIC"' in out, out[-600:])
+
         # The description must be a regular file (a directory aborted the engine once).
         os.remove(os.path.join(folder, "quant_model_description.json"))
         os.mkdir(os.path.join(folder, "quant_model_description.json"))
@@ -204,6 +210,12 @@ def test_corrupted_folders_are_refused_naming_the_tensor():
             json.dump(config, f)
         out = start_fails(folder)
         check("quantization_config.format is 5; expected a string" in out, out[-600:])
+        config["quantization_config"]["format"] = "int-quantized"
+        config["quantization_config"]["config_groups"]["group_0"]["weights"]["dynamic"] = True
+        with open(path, "w") as f:
+            json.dump(config, f)
+        out = start_fails(folder)
+        check("weights.dynamic is true" in out, out[-600:])
     finally:
         shutil.rmtree(folder)
 

@@ -119,8 +119,16 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
     if (!desc.is_object()) return InvalidArgument("'" + path.string() + "' is not a JSON object");
     for (auto it = desc.begin(); it != desc.end(); ++it) {
       const std::string& key = it.key();
-      if (key == "model_quant_type" || key == "version" || key == "metadata" ||
-          key == "optional" || key == "group_size" || key == "reduce_quant_type") {
+      if (key == "model_quant_type") {
+        if (!it->is_string() || (*it != "W8A8_DYNAMIC" && *it != "W8A8" && *it != "FLOAT" &&
+                                 *it != "W8A8_MIX")) {
+          return InvalidArgument("'" + path.string() + "' model_quant_type is " + it->dump() +
+                                 "; tandem serves W8A8_DYNAMIC and W8A8 (static) checkpoints");
+        }
+        continue;
+      }
+      if (key == "version" || key == "metadata" || key == "optional" || key == "group_size" ||
+          key == "reduce_quant_type") {
         continue;
       }
       if (key == "kv_quant_type" || key == "kv_cache_type" || key == "fa_quant_type") {
@@ -188,6 +196,15 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
       TANDEM_RETURN_IF_ERROR(expect("weights", "type", "int"));
       TANDEM_RETURN_IF_ERROR(expect("weights", "symmetric", true));
       TANDEM_RETURN_IF_ERROR(expect("weights", "strategy", "channel"));
+      const nlohmann::json& weights = (*g)["weights"];
+      if (weights.contains("dynamic") && weights["dynamic"] != false) {
+        return InvalidArgument(gw + ".weights.dynamic is " + weights["dynamic"].dump() +
+                               "; int8 weights are stored with their scales (false)");
+      }
+      if (weights.contains("group_size") && !weights["group_size"].is_null()) {
+        return InvalidArgument(gw + ".weights.group_size is " + weights["group_size"].dump() +
+                               "; the channel strategy has one scale per output row (null)");
+      }
       TANDEM_RETURN_IF_ERROR(expect("input_activations", "num_bits", 8));
       TANDEM_RETURN_IF_ERROR(expect("input_activations", "type", "int"));
       TANDEM_RETURN_IF_ERROR(expect("input_activations", "symmetric", true));
@@ -342,6 +359,10 @@ Status W8A8WeightSource::CheckLinear(const std::string& prefix, Activation activ
                              ".input_scale' (static activations) but is declared dynamic");
     }
   } else {
+    if (inner_.HasTensor(prefix + ".weight_scale")) {
+      return InvalidArgument("int8 Linear " + what + " is static W8A8 but also has '" + prefix +
+                             ".weight_scale'; static W8A8 scales its rows by deq_scale alone");
+    }
     TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes in_scale, need(".input_scale", {"F32", "BF16", "F16"}, {1}));
     TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes in_off, need(".input_offset", {"F32", "BF16", "F16"}, {1}));
     TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes deq, need(".deq_scale", {"I64", "F32"}, {out}));
