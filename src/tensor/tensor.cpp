@@ -51,6 +51,12 @@ Tensor Tensor::FromF32(Shape shape, std::vector<float> values) {
   return t;
 }
 
+bool SameInt8Scheme(const Int8Quant* a, const Int8Quant* b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  return a->activation == b->activation && a->input_scale == b->input_scale &&
+         a->input_offset == b->input_offset && a->row_bias.empty() == b->row_bias.empty();
+}
+
 int64_t NumRows(const Tensor& t) {
   if (t.rank() == 0) return 1;
   return t.shape().back() == 0 ? 0 : t.numel() / t.shape().back();
@@ -186,8 +192,7 @@ Tensor ConcatRows(const std::vector<const Tensor*>& parts) {
     if (quantized) {
       const Int8Quant& a = *first.int8_quant();
       const Int8Quant& b = *p->int8_quant();
-      TANDEM_CHECK(a.activation == b.activation && a.input_scale == b.input_scale &&
-                   a.input_offset == b.input_offset && a.row_bias.empty() == b.row_bias.empty())
+      TANDEM_CHECK(SameInt8Scheme(&a, &b))
           << "ConcatRows: the parts of a fused int8 Linear differ in their activation "
           << "quantization (" << a.name() << " scale " << a.input_scale << " offset "
           << a.input_offset << " vs " << b.name() << " scale " << b.input_scale << " offset "

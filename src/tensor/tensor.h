@@ -105,6 +105,11 @@ class Tensor {
   std::shared_ptr<const Int8Quant> int8_quant_;
 };
 
+// Whether rows quantized as `a` and rows quantized as `b` (null = unquantized) can be stacked
+// into one matmul: both unquantized, or the same activation scheme with the same static
+// input_scale / input_offset, both with or both without a row_bias.
+bool SameInt8Scheme(const Int8Quant* a, const Int8Quant* b);
+
 // Rows of t counted over every axis but the last (1 for a vector).
 int64_t NumRows(const Tensor& t);
 

@@ -224,7 +224,10 @@ void PackQ8_0Weights(const void* w, int64_t n, int64_t k, uint8_t* packed) {
   }
 }
 
-bool MatmulQ8_0Int8Available() { return DetectInt8Isa() == Int8Isa::kAvx512Vnni; }
+bool MatmulQ8_0Int8Available() {
+  static const bool available = DetectInt8Isa() == Int8Isa::kAvx512Vnni;  // CPUID once
+  return available;
+}
 
 void MatmulQ8_0Int8(const int8_t* x_q, const float* x_d, const uint8_t* w_packed, float* y,
                     int64_t m, int64_t n, int64_t k) {

@@ -86,18 +86,14 @@ void DeclareHfMoe(ShardedReader& r, const std::string& prefix, int64_t num_exper
 
 namespace {
 
-// The experts' tensors are stacked into one multiply: they must share one int8 scheme (all
-// FLOAT, or all int8 with the same activation quantization: one input_scale / input_offset for
-// static W8A8), else kInvalidArgument naming `what` and the first part that differs.
+// The experts' tensors are stacked into one multiply (tensor::ConcatRows): they must share one
+// int8 scheme (tensor::SameInt8Scheme), else kInvalidArgument naming `what` and the first part
+// that differs, instead of ConcatRows' abort.
 Status CheckStackable(const std::vector<const tensor::Tensor*>& parts, const std::string& what) {
   const tensor::Int8Quant* first = parts.empty() ? nullptr : parts[0]->int8_quant().get();
   for (size_t i = 1; i < parts.size(); ++i) {
     const tensor::Int8Quant* q = parts[i]->int8_quant().get();
-    const bool same = (q == nullptr) == (first == nullptr) &&
-                      (q == nullptr || (q->activation == first->activation &&
-                                        q->input_scale == first->input_scale &&
-                                        q->input_offset == first->input_offset));
-    if (!same) {
+    if (!tensor::SameInt8Scheme(first, q)) {
       return InvalidArgument(
           "the experts of " + what + " are stacked into one matmul but part " +
           std::to_string(i) + " is " + (q ? q->name() : "FLOAT") + " and part 0 is " +
