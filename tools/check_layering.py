@@ -22,8 +22,9 @@ ALLOWED = {
     "worker": {"model", "kernels", "comm", "tensor", "protocol", "ipc", "core"},
     "executor": {"engine", "worker", "comm", "ipc", "protocol", "core"},
     "router": {"protocol", "ipc", "core"},
-    "server": {"router", "text", "protocol", "core"},
-    "cluster": {"ipc", "protocol", "core"},
+    "http": {"core"},
+    "server": {"http", "router", "text", "protocol", "core"},
+    "cluster": {"http", "core"},
     "apps": None,  # anything
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/')

@@ -70,7 +70,7 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
                                                   request.path)), ""});
   }
   // vLLM checks the key on every /v1 path, before method dispatch.
-  if (request.path.rfind("/v1", 0) == 0 && !auth_.Check(request.authorization)) {
+  if (request.path.rfind("/v1", 0) == 0 && !auth_.Check(request.authorization())) {
     return SendError(*sink, {Status(StatusCode::kUnauthenticated,
                                     "missing or invalid API key; send 'Authorization: Bearer "
                                     "<key>'"), ""});

@@ -1,17 +1,13 @@
-// HttpServer: the OpenAI-compatible HTTP/1.1 server (Boost.Beast, async, keep-alive). Accepts
-// connections on config.host:port and runs each as an HttpSession; requests go to ApiRouter.
+// HttpServer: the OpenAI-compatible HTTP/1.1 server: an http::HttpListener (Boost.Beast, async,
+// keep-alive) on config.host:port whose requests go to ApiRouter.
 // Usage: HttpServer s(config, engine, tokenizer); TANDEM_RETURN_IF_ERROR(s.Start()); s.Run();
 // Stop() from any thread makes Run() return.
 #pragma once
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-
 #include <memory>
-#include <thread>
-#include <vector>
 
 #include "core/status.h"
+#include "http/listener.h"
 #include "router/engine_client.h"
 #include "server/api_router.h"
 #include "server/http_types.h"
@@ -34,7 +30,7 @@ class HttpServer {
   Status Start();
 
   // The bound port (the picked one when config.port was 0). Valid after Start().
-  uint16_t port() const { return bound_port_; }
+  uint16_t port() const { return listener_ ? listener_->port() : 0; }
 
   // Serves until Stop(), on config.num_io_threads threads (the caller's is one of them), with
   // config.num_preprocess_threads more for request preprocessing; returns once all have ended.
@@ -45,15 +41,10 @@ class HttpServer {
   void Stop();
 
  private:
-  void DoAccept();
-
   ServerContext context_;
   std::unique_ptr<PreprocessPool> pool_;  // made by Start()
   std::unique_ptr<ApiRouter> router_;
-  RequestHandler handler_;
-  boost::asio::io_context io_context_;
-  boost::asio::ip::tcp::acceptor acceptor_;
-  uint16_t bound_port_ = 0;
+  std::unique_ptr<http::HttpListener> listener_;  // made by Start(); destroyed first
 };
 
 }  // namespace tandem::server

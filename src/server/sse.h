@@ -9,15 +9,16 @@
 namespace tandem::server {
 
 // `data: <payload>\n\n`. `payload` must not contain a newline (compact JSON never does).
-std::string SseEvent(std::string_view payload);
+inline std::string SseEvent(std::string_view payload) {
+  std::string out;
+  out.reserve(payload.size() + 8);
+  out += "data: ";
+  out += payload;
+  out += "\n\n";
+  return out;
+}
 
 // The terminating event, `data: [DONE]\n\n`.
-std::string SseDone();
-
-// One HTTP/1.1 chunk of chunked transfer encoding: "<hex size>\r\n<data>\r\n".
-std::string HttpChunk(std::string_view data);
-
-// The last chunk, "0\r\n\r\n".
-std::string HttpLastChunk();
+inline std::string SseDone() { return "data: [DONE]\n\n"; }
 
 }  // namespace tandem::server

@@ -189,7 +189,7 @@ void HandleChatCompletions(const ServerContext& context, const HttpRequest& http
   if (!parsed.ok()) return SendError(*sink, parsed.error());
   auto ids_ok = CheckTokenIdsInVocabulary(parsed.value().common, context.tokenizer->vocab_size());
   if (!ids_ok.ok()) return SendError(*sink, ids_ok.error());
-  auto pinned_rank = ParseDataParallelRankHeader(http_request.data_parallel_rank);
+  auto pinned_rank = ParseDataParallelRankHeader(DataParallelRankHeader(http_request));
   if (!pinned_rank.ok()) return SendError(*sink, pinned_rank.error());
   parsed.value().common.data_parallel_rank = pinned_rank.value();
   auto tool_choice = CheckToolChoice(parsed.value().input, context.config);

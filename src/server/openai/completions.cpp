@@ -103,7 +103,7 @@ void HandleCompletions(const ServerContext& context, const HttpRequest& http_req
   if (!body.ok()) return SendError(*sink, body.error());
   auto parsed = ParseCompletionRequest(body.value(), context);
   if (!parsed.ok()) return SendError(*sink, parsed.error());
-  auto pinned_rank = ParseDataParallelRankHeader(http_request.data_parallel_rank);
+  auto pinned_rank = ParseDataParallelRankHeader(DataParallelRankHeader(http_request));
   if (!pinned_rank.ok()) return SendError(*sink, pinned_rank.error());
   parsed.value().common.data_parallel_rank = pinned_rank.value();
   if (!context.engine->IsReady()) {

@@ -18,18 +18,30 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
-#include "server/http_types.h"
-#include "server/server_config.h"
+#include <set>
 
-namespace tandem::server {
+#include "http/types.h"
+
+namespace tandem::http {
+
+// The limits and hooks a session runs with (the embedding server fills them from its flags).
+struct SessionOptions {
+  size_t max_body_bytes = 16u << 20;  // larger bodies get 413
+  int32_t keep_alive_timeout_s = 5;   // idle keep-alive connections close after this
+  std::set<std::string> disable_access_log_for_endpoints;  // paths never access-logged
+  // The body of an error the session answers itself (malformed request 400, body too large
+  // 413): (HTTP status, message) → JSON text. Default: {"error": {"message", "code"}}.
+  std::function<std::string(int, const std::string&)> error_body;
+};
 
 class SessionSink;
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   // `socket` must use a strand executor. `config` and `handler` outlive the session.
-  HttpSession(boost::asio::ip::tcp::socket socket, const ServerConfig& config,
+  HttpSession(boost::asio::ip::tcp::socket socket, const SessionOptions& options,
               const RequestHandler& handler);
   ~HttpSession();
 
@@ -48,8 +60,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   // Run on the strand; `exchange_id` drops calls meant for an earlier exchange.
   void DoSendResponse(uint64_t exchange_id, int http_status, const std::string& content_type,
-                      std::string body);
-  void DoStartStream(uint64_t exchange_id, const std::string& content_type);
+                      std::string body,
+                      const std::vector<std::pair<std::string, std::string>>& headers = {});
+  void DoStartStream(uint64_t exchange_id, const std::string& content_type, int http_status);
   void DoStreamData(uint64_t exchange_id, std::string data);
   void DoEndStream(uint64_t exchange_id);
   void SendErrorAndClose(int http_status, const std::string& message);
@@ -60,7 +73,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   boost::asio::ip::tcp::socket socket_;
   boost::asio::steady_timer idle_timer_;
-  const ServerConfig& config_;
+  const SessionOptions& options_;
   const RequestHandler& handler_;
   boost::beast::flat_buffer buffer_;
   std::optional<Parser> parser_;
@@ -87,4 +100,4 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool writing_ = false;
 };
 
-}  // namespace tandem::server
+}  // namespace tandem::http

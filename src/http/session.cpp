@@ -1,4 +1,4 @@
-#include "server/http_session.h"
+#include "http/session.h"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -12,36 +12,60 @@
 
 #include "core/clock.h"
 #include "core/logging.h"
-#include "server/errors.h"
-#include "server/sse.h"
+#include "http/chunked.h"
 
-namespace tandem::server {
+namespace tandem::http {
 
 namespace net = boost::asio;
-namespace http = boost::beast::http;
+namespace bhttp = boost::beast::http;
 using boost::beast::error_code;
 
-// ResponseSink of one exchange: hops every call onto the session's strand.
+namespace {
+
+std::string DefaultErrorBody(int http_status, const std::string& message) {
+  std::string escaped;
+  for (char c : message) {
+    if (c == '"' || c == '\\') escaped += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    escaped += c;
+  }
+  return fmt::format(R"({{"error": {{"message": "{}", "code": {}}}}})", escaped, http_status);
+}
+
+}  // namespace
+
+// ResponseSink of one exchange: hops every call onto the session's strand. The posted calls
+// carry the exchange id by value: the sink may be gone by the time they run.
 class SessionSink : public ResponseSink {
  public:
   SessionSink(std::weak_ptr<HttpSession> session, uint64_t exchange_id)
       : session_(std::move(session)), exchange_id_(exchange_id) {}
 
   void SendResponse(int http_status, std::string content_type, std::string body) override {
-    Post([=, body = std::move(body)](HttpSession& s) mutable {
-      s.DoSendResponse(exchange_id_, http_status, content_type, std::move(body));
+    Post([id = exchange_id_, http_status, content_type,
+          body = std::move(body)](HttpSession& s) mutable {
+      s.DoSendResponse(id, http_status, content_type, std::move(body));
     });
   }
-  void StartStream(std::string content_type) override {
-    Post([=](HttpSession& s) { s.DoStartStream(exchange_id_, content_type); });
+  void SendResponseWithHeaders(int http_status, std::string content_type, std::string body,
+                               std::vector<std::pair<std::string, std::string>> headers) override {
+    Post([id = exchange_id_, http_status, content_type, body = std::move(body),
+          headers = std::move(headers)](HttpSession& s) mutable {
+      s.DoSendResponse(id, http_status, content_type, std::move(body), headers);
+    });
+  }
+  void StartStream(std::string content_type, int http_status) override {
+    Post([id = exchange_id_, content_type, http_status](HttpSession& s) {
+      s.DoStartStream(id, content_type, http_status);
+    });
   }
   void SendStreamData(std::string data) override {
-    Post([=, data = std::move(data)](HttpSession& s) mutable {
-      s.DoStreamData(exchange_id_, std::move(data));
+    Post([id = exchange_id_, data = std::move(data)](HttpSession& s) mutable {
+      s.DoStreamData(id, std::move(data));
     });
   }
   void EndStream() override {
-    Post([=](HttpSession& s) { s.DoEndStream(exchange_id_); });
+    Post([id = exchange_id_](HttpSession& s) { s.DoEndStream(id); });
   }
   void SetOnDisconnect(std::function<void()> on_disconnect) override {
     {
@@ -83,11 +107,11 @@ class SessionSink : public ResponseSink {
   bool disconnected_ = false;  // FireDisconnect ran
 };
 
-HttpSession::HttpSession(net::ip::tcp::socket socket, const ServerConfig& config,
+HttpSession::HttpSession(net::ip::tcp::socket socket, const SessionOptions& options,
                          const RequestHandler& handler)
     : socket_(std::move(socket)),
       idle_timer_(socket_.get_executor()),
-      config_(config),
+      options_(options),
       handler_(handler) {}
 
 HttpSession::~HttpSession() {
@@ -104,9 +128,9 @@ void HttpSession::Run() {
 void HttpSession::DoRead() {
   if (closed_ || reading_) return;
   parser_.emplace();
-  parser_->body_limit(config_.max_body_bytes);
+  parser_->body_limit(options_.max_body_bytes);
   reading_ = true;
-  http::async_read(socket_, buffer_, *parser_,
+  bhttp::async_read(socket_, buffer_, *parser_,
                    [self = shared_from_this()](error_code ec, size_t) { self->OnRead(ec); });
 }
 
@@ -115,11 +139,11 @@ void HttpSession::OnRead(error_code ec) {
   if (closed_) return;
   if (ec) {
     std::optional<std::pair<int, std::string>> error;
-    if (ec == http::error::body_limit) {
+    if (ec == bhttp::error::body_limit) {
       error.emplace(413, fmt::format("request body is larger than the limit of {} bytes",
-                                     config_.max_body_bytes));
-    } else if (ec.category() == make_error_code(http::error::bad_target).category() &&
-               ec != http::error::end_of_stream && ec != http::error::partial_message) {
+                                     options_.max_body_bytes));
+    } else if (ec.category() == make_error_code(bhttp::error::bad_target).category() &&
+               ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
       error.emplace(400, "malformed HTTP request: " + ec.message());
     }
     if (exchange_active_ && error) {
@@ -143,10 +167,18 @@ void HttpSession::OnRead(error_code ec) {
   HttpRequest request;
   request.method = std::string(message.method_string());
   const std::string target(message.target());
-  request.path = target.substr(0, target.find('?'));
+  const size_t question = target.find('?');
+  request.path = target.substr(0, question);
+  if (question != std::string::npos) request.query = target.substr(question + 1);
   request.body = std::move(message.body());
-  request.authorization = std::string(message[http::field::authorization]);
-  request.data_parallel_rank = std::string(message["X-data-parallel-rank"]);
+  for (const auto& field : message) {
+    std::string name(field.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    request.headers.emplace_back(std::move(name), std::string(field.value()));
+  }
+  error_code peer_ec;
+  const auto peer = socket_.remote_endpoint(peer_ec);
+  if (!peer_ec) request.peer_address = peer.address().to_string();
   request.arrival_time_s = MonotonicSeconds();
   const bool keep_alive = message.keep_alive();
   if (exchange_active_) {
@@ -175,7 +207,7 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
 }
 
 void HttpSession::StartIdleTimer() {
-  idle_timer_.expires_after(std::chrono::seconds(config_.keep_alive_timeout_s));
+  idle_timer_.expires_after(std::chrono::seconds(options_.keep_alive_timeout_s));
   idle_timer_.async_wait([self = shared_from_this()](error_code ec) {
     if (!ec && !self->exchange_active_) self->Close();
   });
@@ -191,12 +223,14 @@ void HttpSession::Close() {
   socket_.close(ignored);
 }
 
-void HttpSession::DoSendResponse(uint64_t exchange_id, int http_status,
-                                 const std::string& content_type, std::string body) {
+void HttpSession::DoSendResponse(
+    uint64_t exchange_id, int http_status, const std::string& content_type, std::string body,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
   if (exchange_id != exchange_id_ || !exchange_active_ || response_started_) return;
-  http::response<http::string_body> response{static_cast<http::status>(http_status), 11};
-  response.set(http::field::server, "tandem");
-  response.set(http::field::content_type, content_type);
+  bhttp::response<bhttp::string_body> response{static_cast<bhttp::status>(http_status), 11};
+  response.set(bhttp::field::server, "tandem");
+  response.set(bhttp::field::content_type, content_type);
+  for (const auto& [name, value] : headers) response.set(name, value);
   response.keep_alive(keep_alive_);
   response.body() = std::move(body);
   response.prepare_payload();
@@ -207,18 +241,19 @@ void HttpSession::DoSendResponse(uint64_t exchange_id, int http_status,
   QueueWrite(out.str());
 }
 
-void HttpSession::DoStartStream(uint64_t exchange_id, const std::string& content_type) {
+void HttpSession::DoStartStream(uint64_t exchange_id, const std::string& content_type,
+                                int http_status) {
   if (exchange_id != exchange_id_ || !exchange_active_ || response_started_) return;
-  http::response<http::empty_body> response{http::status::ok, 11};
-  response.set(http::field::server, "tandem");
-  response.set(http::field::content_type, content_type);
-  response.set(http::field::cache_control, "no-cache");
+  bhttp::response<bhttp::empty_body> response{static_cast<bhttp::status>(http_status), 11};
+  response.set(bhttp::field::server, "tandem");
+  response.set(bhttp::field::content_type, content_type);
+  response.set(bhttp::field::cache_control, "no-cache");
   response.keep_alive(keep_alive_);
   response.chunked(true);
   std::ostringstream out;
   out << response.base();
   response_started_ = true;
-  response_status_ = 200;
+  response_status_ = http_status;
   QueueWrite(out.str());
 }
 
@@ -241,9 +276,9 @@ void HttpSession::SendErrorAndClose(int http_status, const std::string& message)
   keep_alive_ = false;
   active_request_ = HttpRequest{};
   sink_.reset();
-  StatusCode code = http_status == 413 ? StatusCode::kPayloadTooLarge : StatusCode::kInvalidArgument;
   DoSendResponse(exchange_id_, http_status, "application/json",
-                 ErrorBody({Status(code, message), ""}));
+                 options_.error_body ? options_.error_body(http_status, message)
+                                     : DefaultErrorBody(http_status, message));
 }
 
 void HttpSession::QueueWrite(std::string bytes) {
@@ -275,7 +310,7 @@ void HttpSession::FinishExchange() {
   pinned_.reset();  // the caller (a write handler) holds the session
   exchange_active_ = false;
   const std::string& path = active_request_.path;
-  if (!path.empty() && !config_.disable_access_log_for_endpoints.count(path)) {
+  if (!path.empty() && !options_.disable_access_log_for_endpoints.count(path)) {
     TLOG_INFO("{} {} {} {:.1f} ms", active_request_.method, path, response_status_,
               (MonotonicSeconds() - active_request_.arrival_time_s) * 1e3);
   }
@@ -300,4 +335,4 @@ void HttpSession::FinishExchange() {
   StartIdleTimer();
 }
 
-}  // namespace tandem::server
+}  // namespace tandem::http

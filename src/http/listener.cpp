@@ -1,0 +1,86 @@
+#include "http/listener.h"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <fmt/format.h>
+#include <sys/socket.h>
+
+#include <thread>
+#include <vector>
+
+#include "core/logging.h"
+
+namespace tandem::http {
+
+namespace net = boost::asio;
+using net::ip::tcp;
+
+HttpListener::HttpListener(SessionOptions options, RequestHandler handler)
+    : options_(std::move(options)), handler_(std::move(handler)), acceptor_(io_context_) {}
+
+HttpListener::~HttpListener() { Stop(); }
+
+Status HttpListener::Open(const std::string& host, uint16_t port, bool reuse_port) {
+  boost::system::error_code ec;
+  const auto address = net::ip::make_address(host, ec);
+  if (ec) return InvalidArgument(fmt::format("--host '{}' is not an IP address: {}", host, ec.message()));
+  const tcp::endpoint endpoint(address, port);
+  const std::string where = fmt::format("{}:{}", host, port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (ec) return Unavailable(fmt::format("cannot open a socket for {}: {}", where, ec.message()));
+  acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+  if (reuse_port) {
+    using ReusePort = net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+    acceptor_.set_option(ReusePort(true), ec);
+    if (ec) return Unavailable(fmt::format("cannot set SO_REUSEPORT on {}: {}", where, ec.message()));
+  }
+  acceptor_.bind(endpoint, ec);
+  if (ec) {
+    acceptor_.close();
+    return Unavailable(fmt::format("cannot bind {}: {} (is another server using the port?)",
+                                   where, ec.message()));
+  }
+  acceptor_.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) return Unavailable(fmt::format("cannot listen on {}: {}", where, ec.message()));
+  bound_port_ = acceptor_.local_endpoint().port();
+  TLOG_INFO("HTTP server listening on {}:{}", host, bound_port_);
+  DoAccept();
+  return Status::Ok();
+}
+
+void HttpListener::DoAccept() {
+  acceptor_.async_accept(net::make_strand(io_context_),
+                         [this](boost::system::error_code ec, tcp::socket socket) {
+                           if (ec) {
+                             if (ec == net::error::operation_aborted) return;
+                             TLOG_WARN("accept failed: {}", ec.message());
+                           } else {
+                             boost::system::error_code ignored;
+                             socket.set_option(tcp::no_delay(true), ignored);
+                             std::make_shared<HttpSession>(std::move(socket), options_, handler_)
+                                 ->Run();
+                           }
+                           if (acceptor_.is_open()) DoAccept();
+                         });
+}
+
+void HttpListener::Run(int32_t num_threads) {
+  auto guard = net::make_work_guard(io_context_);
+  std::vector<std::thread> threads;
+  for (int32_t i = 1; i < num_threads; ++i) {
+    threads.emplace_back([this] { io_context_.run(); });
+  }
+  io_context_.run();
+  for (std::thread& t : threads) t.join();
+}
+
+void HttpListener::Stop() {
+  net::post(io_context_, [this] {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+  });
+  io_context_.stop();
+}
+
+}  // namespace tandem::http

@@ -1,0 +1,54 @@
+// HttpListener: accepts HTTP/1.1 connections on host:port (Boost.Beast, async) and runs each as
+// an HttpSession whose requests go to one RequestHandler. Knows nothing of what it serves:
+// the OpenAI server and the cluster manager both run on it.
+// Usage: HttpListener l(options, handler); TANDEM_RETURN_IF_ERROR(l.Open(host, port)); l.Run(n);
+// Stop() from any thread makes Run() return.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+#include "http/session.h"
+#include "http/types.h"
+
+namespace tandem::http {
+
+class HttpListener {
+ public:
+  // `options` and `handler` are copied; the handler runs on the I/O threads.
+  HttpListener(SessionOptions options, RequestHandler handler);
+  ~HttpListener();
+
+  // Binds and listens. `reuse_port` sets SO_REUSEPORT (several processes on one port).
+  // Errors: kInvalidArgument when `host` is not an IP address; kUnavailable naming host:port
+  // when the address cannot be bound (e.g. the port is in use).
+  Status Open(const std::string& host, uint16_t port, bool reuse_port = false);
+
+  // The bound port (the picked one when `port` was 0). Valid after Open().
+  uint16_t port() const { return bound_port_; }
+
+  // The io_context the sessions run on (for timers and clients of the embedding server).
+  boost::asio::io_context& io_context() { return io_context_; }
+
+  // Serves until Stop() on `num_threads` threads (the caller's is one of them); returns once
+  // all have ended.
+  void Run(int32_t num_threads);
+
+  // Makes Run() return; open connections are dropped. Thread-safe; idempotent.
+  void Stop();
+
+ private:
+  void DoAccept();
+
+  SessionOptions options_;
+  RequestHandler handler_;
+  boost::asio::io_context io_context_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  uint16_t bound_port_ = 0;
+};
+
+}  // namespace tandem::http

@@ -1,0 +1,59 @@
+// The HTTP exchange as handlers see it, free of Beast types: a parsed request and a
+// thread-safe sink for the response (a whole body, or a chunked stream).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tandem::http {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string path;    // target without the query string ("/v1/completions"), not decoded
+  std::string query;   // after '?', raw ("page=2&perPage=10"); "" when none
+  std::string body;    // raw bytes (size <= SessionOptions.max_body_bytes)
+  // Every header as received, names lower-cased, in order.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string peer_address;  // the client's IP address ("127.0.0.1")
+  double arrival_time_s = 0;  // MonotonicSeconds() when the request was fully read
+
+  // The first header named `name` (any case), "" when absent.
+  std::string_view Header(std::string_view name) const;
+  // Authorization, "" when absent.
+  std::string_view authorization() const { return Header("authorization"); }
+};
+
+// Where a handler writes its response. All methods are thread-safe and may be called from
+// any thread (e.g. the engine client's receive thread); they never block. Calls after the
+// response is complete, or after the client went away, are dropped.
+class ResponseSink {
+ public:
+  virtual ~ResponseSink() = default;
+
+  // A whole response: status, Content-Type, body. Completes the exchange.
+  virtual void SendResponse(int http_status, std::string content_type, std::string body) = 0;
+  // The same with extra headers (e.g. Set-Cookie), each (name, value).
+  virtual void SendResponseWithHeaders(int http_status, std::string content_type,
+                                       std::string body,
+                                       std::vector<std::pair<std::string, std::string>> headers) = 0;
+
+  // Starts a chunked response (e.g. "text/event-stream"); follow with SendStreamData*, then
+  // EndStream. `http_status` is 200 unless given.
+  virtual void StartStream(std::string content_type, int http_status = 200) = 0;
+  virtual void SendStreamData(std::string data) = 0;
+  virtual void EndStream() = 0;
+
+  // `on_disconnect` runs once (on an I/O thread) if the client goes away before the response
+  // is complete; at once (on the caller's thread) if it has already gone. Set it before
+  // starting work whose cancellation matters.
+  virtual void SetOnDisconnect(std::function<void()> on_disconnect) = 0;
+};
+
+// Routes one request to a handler; runs on an I/O thread and must not block.
+using RequestHandler = std::function<void(HttpRequest, std::shared_ptr<ResponseSink>)>;
+
+}  // namespace tandem::http
