@@ -14,6 +14,8 @@ PKGS=(
   libpcre2-dev libutf8proc-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libxxhash-dev libssl-dev
   libgloo-dev  # comm/ "gloo" backend; pulls libhiredis-dev and libibverbs-dev (its Depends)
+  libsqlite3-dev libpq-dev  # tandem manager's store: SQLite embedded, PostgreSQL via libpq
+  postgresql  # the store tests start a real PostgreSQL server in a temporary directory
   python3
 )
 # Node.js + npm for the real `openai` client: keep an existing install (e.g. NodeSource),

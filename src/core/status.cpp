@@ -7,8 +7,10 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kOk: return "OK";
     case StatusCode::kInvalidArgument: return "INVALID_ARGUMENT";
     case StatusCode::kUnauthenticated: return "UNAUTHENTICATED";
+    case StatusCode::kPermissionDenied: return "PERMISSION_DENIED";
     case StatusCode::kNotFound: return "NOT_FOUND";
     case StatusCode::kMethodNotAllowed: return "METHOD_NOT_ALLOWED";
+    case StatusCode::kConflict: return "CONFLICT";
     case StatusCode::kPayloadTooLarge: return "PAYLOAD_TOO_LARGE";
     case StatusCode::kResourceExhausted: return "RESOURCE_EXHAUSTED";
     case StatusCode::kUnavailable: return "UNAVAILABLE";

@@ -14,8 +14,10 @@ enum class StatusCode {
   kOk = 0,
   kInvalidArgument,    // 400: the caller sent something malformed or out of range
   kUnauthenticated,    // 401
+  kPermissionDenied,   // 403: authenticated, but not allowed to do this
   kNotFound,           // 404
   kMethodNotAllowed,   // 405
+  kConflict,           // 409: the resource changed since it was read, or already exists
   kPayloadTooLarge,    // 413
   kResourceExhausted,  // 429/503: no capacity now
   kUnavailable,        // 503: a peer is gone or not ready
@@ -47,6 +49,8 @@ inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move
 inline Status DataLoss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
 inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
+inline Status PermissionDenied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
+inline Status Conflict(std::string m) { return {StatusCode::kConflict, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
 // Result<T>: a value or a non-ok Status.

@@ -4,30 +4,15 @@
 
 namespace tandem::server {
 
-int HttpStatusFor(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk: return 200;
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kUnauthenticated: return 401;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kMethodNotAllowed: return 405;
-    case StatusCode::kPayloadTooLarge: return 413;
-    case StatusCode::kResourceExhausted: return 503;
-    case StatusCode::kUnavailable: return 503;
-    case StatusCode::kUnimplemented: return 501;
-    case StatusCode::kDataLoss: return 500;
-    case StatusCode::kInternal: return 500;
-  }
-  return 500;
-}
-
 const char* ErrorTypeFor(int http_status) {
   // vLLM names errors after the openai-python exception classes for the status.
   switch (http_status) {
     case 400: return "BadRequestError";
     case 401: return "AuthenticationError";
+    case 403: return "PermissionDeniedError";
     case 404: return "NotFoundError";
     case 405: return "MethodNotAllowedError";
+    case 409: return "ConflictError";
     case 413: return "RequestEntityTooLargeError";
     case 501: return "NotImplementedError";
     case 503: return "ServiceUnavailableError";

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/status.h"
+#include "http/status.h"
 
 namespace tandem::server {
 
@@ -23,8 +24,7 @@ inline ApiError BadParam(std::string param, std::string message) {
   return {InvalidArgument(std::move(message)), std::move(param)};
 }
 
-// HTTP status for a StatusCode (kInvalidArgument → 400, kNotFound → 404, ...).
-int HttpStatusFor(StatusCode code);
+using http::HttpStatusFor;
 
 // The OpenAI `error.type` vLLM uses for an HTTP status ("BadRequestError" for 400, ...).
 const char* ErrorTypeFor(int http_status);
