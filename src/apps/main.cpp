@@ -7,6 +7,7 @@
 #include "apps/api_server_runner.h"
 #include "apps/bench/bench_command.h"
 #include "apps/engine_core_config.h"
+#include "apps/manager_command.h"
 #include "apps/quantize_command.h"
 #include "apps/serve_command.h"
 #include "apps/tokenize_command.h"
@@ -25,6 +26,10 @@ void PrintUsage() {
       "  bench comm            Collectives latency / bandwidth per backend (shm, gloo)\n"
       "  quantize SRC OUT [--format ascend|compressed-tensors]\n"
       "                        Write an int8 W8A8_DYNAMIC copy of a Hugging Face folder\n"
+      "  manager --data-dir DIR [flags]\n"
+      "                        The cluster manager: /v2 API, OpenAI gateway (`tandem manager --help`)\n"
+      "  agent --server-url URL --token TOKEN [flags]\n"
+      "                        Runs a machine's model instances for the manager (`tandem agent --help`)\n"
       "  tokenize --tokenizer PATH [--ids|--pieces] [TEXT...]\n"
       "                        Token ids / pieces of TEXT (or stdin) as JSON\n"
       "  --version             Print the version\n"
@@ -47,6 +52,7 @@ int main(int argc, char** argv) {
   }
   if (cmd == "serve") return tandem::apps::RunServeCommand(argc - 1, argv + 1);
   if (cmd == "tokenize") return tandem::apps::RunTokenizeCommand(argc - 1, argv + 1);
+  if (cmd == "manager") return tandem::apps::RunManagerCommand(argc - 1, argv + 1);
   if (cmd == "quantize") return tandem::apps::RunQuantizeCommand(argc - 1, argv + 1);
   if (cmd == "bench") return RunBenchCommand(argc - 1, argv + 1);
   if (cmd == "_api-server") return tandem::apps::RunApiServerCommand(argc - 1, argv + 1);

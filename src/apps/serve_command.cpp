@@ -15,6 +15,7 @@
 #include "apps/engine_launcher.h"
 #include "apps/model_files.h"
 #include "apps/serve_flags.h"
+#include "apps/signal_thread.h"
 #include "core/clock.h"
 #include "core/logging.h"
 #include "ipc/handshake.h"
@@ -61,42 +62,6 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
   c.prompt_lookup_max = f.speculative.prompt_lookup_max;
   return c;
 }
-
-// SIGINT/SIGTERM, and SIGUSR1 (used to wake the SignalThread at exit).
-sigset_t ShutdownSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGUSR1);
-  return set;
-}
-
-// Blocks the shutdown signals and waits for them on its own thread, which calls `on_signal`
-// for SIGINT or SIGTERM. They must have been blocked before the process started any other
-// thread (RunServeCommand does so first thing): a thread that does not block them would take
-// the signal's default action and kill the process without a clean shutdown.
-class SignalThread {
- public:
-  explicit SignalThread(std::function<void(int)> on_signal) {
-    const sigset_t set = ShutdownSignals();
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    thread_ = std::thread([this, set, on_signal = std::move(on_signal)] {
-      int sig = 0;
-      sigwait(&set, &sig);
-      fired_ = true;
-      if (sig != SIGUSR1) on_signal(sig);
-    });
-  }
-  ~SignalThread() {
-    if (!fired_) pthread_kill(thread_.native_handle(), SIGUSR1);
-    thread_.join();
-  }
-
- private:
-  std::atomic<bool> fired_{false};
-  std::thread thread_;
-};
 
 std::vector<std::string> ServeArgs(int argc, char** argv) {
   return std::vector<std::string>(argv + 1, argv + argc);

@@ -1,0 +1,277 @@
+#include "cluster/manager/manager.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "cluster/manager/controller.h"
+#include "cluster/manager/credentials.h"
+#include "cluster/manager/list_query.h"
+#include "cluster/manager/resources.h"
+#include "cluster/manager/rest_api.h"
+#include "cluster/manager/rest_util.h"
+#include "core/logging.h"
+
+namespace tandem::cluster::manager {
+
+using nlohmann::json;
+using store::Table;
+
+namespace {
+
+constexpr int64_t kSessionLifetimeS = 7 * 24 * 3600;
+
+// Writes `text` to `path` readable by the owner only.
+Status WriteSecretFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) return Unavailable(fmt::format("cannot write '{}'", path));
+  out << text << "\n";
+  out.close();
+  chmod(path.c_str(), 0600);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Manager::Manager(ManagerConfig config) : config_(std::move(config)) {}
+
+Manager::~Manager() {
+  Stop();
+  if (controller_.joinable()) controller_.join();
+  listener_.reset();
+  auth_.reset();
+}
+
+Status Manager::Start() {
+  if (config_.data_dir.empty()) return InvalidArgument("--data-dir is required");
+  std::error_code ec;
+  std::filesystem::create_directories(config_.data_dir, ec);
+  if (ec) {
+    return InvalidArgument(fmt::format("--data-dir '{}': cannot create it: {}", config_.data_dir,
+                                       ec.message()));
+  }
+  const std::string url = config_.database_url.empty()
+                              ? "sqlite://" + config_.data_dir + "/manager.db"
+                              : config_.database_url;
+  auto store = store::Store::Open(url);
+  if (!store.ok()) return store.status();
+  store_ = std::move(store).value();
+  TLOG_INFO("manager: store {} at schema version {}", store::RedactDatabaseUrl(url),
+            store_->schema_version());
+  TANDEM_RETURN_IF_ERROR(Bootstrap());
+
+  http::SessionOptions options;
+  options.max_body_bytes = 4u << 20;
+  options.keep_alive_timeout_s = 60;
+  options.error_body = ManagementErrorBody;
+  listener_ = std::make_unique<http::HttpListener>(
+      std::move(options), [this](http::HttpRequest request, std::shared_ptr<http::ResponseSink> sink) {
+        Handle(std::move(request), std::move(sink));
+      });
+  return listener_->Open(config_.host, config_.port);
+}
+
+Status Manager::Bootstrap() {
+  // The session-signing key and the registration token live in the database (hashed where
+  // only a comparison is needed), so a restarted manager keeps its sessions and agents.
+  auto session_key = store_->GetSetting("session_key");
+  if (!session_key.ok()) return session_key.status();
+  if (session_key->empty()) {
+    *session_key = RandomHex(32);
+    TANDEM_RETURN_IF_ERROR(store_->SetSetting("session_key", *session_key));
+  }
+  const std::string token_path = config_.data_dir + "/token";
+  std::string token = config_.token;
+  auto token_hash = store_->GetSetting("registration_token_hash");
+  if (!token_hash.ok()) return token_hash.status();
+  if (!token.empty()) {
+    *token_hash = HashSecret("registration", token);
+    TANDEM_RETURN_IF_ERROR(store_->SetSetting("registration_token_hash", *token_hash));
+  } else if (token_hash->empty()) {
+    token = RandomHex(16);
+    *token_hash = HashSecret("registration", token);
+    TANDEM_RETURN_IF_ERROR(store_->SetSetting("registration_token_hash", *token_hash));
+  }
+  if (!token.empty()) {
+    TANDEM_RETURN_IF_ERROR(WriteSecretFile(token_path, token));
+    TLOG_INFO("manager: the registration token is in {}", token_path);
+  }
+
+  auto users = store_->List(Table::kUsers);
+  if (!users.ok()) return users.status();
+  if (users->empty()) {
+    std::string password = config_.bootstrap_password;
+    if (password.empty()) {
+      password = RandomHex(12);
+      const std::string path = config_.data_dir + "/initial_admin_password";
+      TANDEM_RETURN_IF_ERROR(WriteSecretFile(path, password));
+      TLOG_INFO("manager: created user 'admin'; its password is in {}", path);
+    } else {
+      TLOG_INFO("manager: created user 'admin' with the --bootstrap-password");
+    }
+    json admin = {{"username", "admin"},
+                  {"full_name", "Administrator"},
+                  {"is_admin", true},
+                  {"password_hash", HashPassword(password)}};
+    TANDEM_RETURN_IF_ERROR(store_->Create(Table::kUsers, "admin", std::move(admin)).status());
+  }
+  auto builtin = store_->FindByName(Table::kInferenceBackends, kBuiltinBackend);
+  if (!builtin.ok()) return builtin.status();
+  if (!builtin->has_value()) {
+    TANDEM_RETURN_IF_ERROR(
+        store_->Create(Table::kInferenceBackends, kBuiltinBackend, BuiltinBackend()).status());
+  } else if ((*builtin)->data != BuiltinBackend()) {
+    TANDEM_RETURN_IF_ERROR(store_->Update(Table::kInferenceBackends, (*builtin)->id,
+                                          kBuiltinBackend, BuiltinBackend())
+                               .status());
+  }
+  auth_ = std::make_unique<AuthCache>(*store_);
+  return auth_->Start(*session_key, *token_hash);
+}
+
+void Manager::Run() {
+  controller_ = std::thread([this] { ControllerLoop(); });
+  listener_->Run(config_.num_io_threads);
+  Stop();
+  if (controller_.joinable()) controller_.join();
+}
+
+void Manager::Stop() {
+  {
+    std::lock_guard lock(stop_mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (listener_) listener_->Stop();
+}
+
+void Manager::ControllerLoop() {
+  Controller controller(*store_, config_);
+  std::unique_lock lock(stop_mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    controller.RunOnce(NowUnix());
+    lock.lock();
+    stop_cv_.wait_for(lock, std::chrono::milliseconds(
+                                static_cast<int64_t>(config_.controller_interval_s * 1000)),
+                      [this] { return stopping_; });
+  }
+}
+
+void Manager::HandleLogin(const http::HttpRequest& request, http::ResponseSink& sink) {
+  // Form fields (as GPUStack's login form posts them) or a JSON object.
+  std::string username;
+  std::string password;
+  if (request.Header("content-type").find("json") != std::string_view::npos) {
+    auto body = ParseJsonBody(request.body);
+    if (!body.ok()) return SendError(sink, body.status());
+    username = body->value("username", "");
+    password = body->value("password", "");
+  } else {
+    auto fields = ParseQueryString(request.body);
+    if (!fields.ok()) return SendError(sink, fields.status());
+    for (const auto& [k, v] : *fields) {
+      if (k == "username") username = v;
+      if (k == "password") password = v;
+    }
+  }
+  if (username.empty() || password.empty()) {
+    return SendError(sink, InvalidArgument("username and password are required"));
+  }
+  auto user = store_->FindByName(Table::kUsers, username);
+  if (!user.ok()) return SendError(sink, user.status());
+  // Verify against a dummy hash when the user does not exist: the same time either way.
+  static const std::string kDummy = HashPassword("dummy-password");
+  const bool ok = VerifyPassword(password, user->has_value()
+                                               ? (*user)->data.value("password_hash", "")
+                                               : kDummy) &&
+                  user->has_value();
+  if (!ok) {
+    return SendError(sink, Status(StatusCode::kUnauthenticated, "wrong username or password"));
+  }
+  const std::string cookie =
+      SignSession((*user)->id, NowUnix() + kSessionLifetimeS, auth_->session_key());
+  sink.SendResponseWithHeaders(
+      200, "application/json", RestApi::PublicView(Table::kUsers, **user).dump(),
+      {{"Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}",
+                                  kSessionCookie, cookie, kSessionLifetimeS)}});
+}
+
+std::string Manager::MetricsText() {
+  std::string out;
+  const auto by_state = [&](Table table, const char* metric, const char* help,
+                            std::vector<std::string> states) {
+    std::map<std::string, int64_t> counts;
+    for (const std::string& s : states) counts[s] = 0;
+    auto rows = store_->List(table);
+    if (rows.ok()) {
+      for (const store::Record& r : *rows) ++counts[r.data.value("state", "unknown")];
+    }
+    out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", metric, help, metric);
+    for (const auto& [state, n] : counts) out += fmt::format("{}{{state=\"{}\"}} {}\n", metric, state, n);
+  };
+  by_state(Table::kWorkers, "tandem_manager_workers", "Workers by state.",
+           {"ready", "not_ready", "unreachable", "maintenance"});
+  by_state(Table::kModelInstances, "tandem_manager_model_instances", "Model instances by state.",
+           {"PENDING", "SCHEDULED", "INITIALIZING", "STARTING", "RUNNING", "ERROR"});
+  return out;
+}
+
+void Manager::Handle(http::HttpRequest request, std::shared_ptr<http::ResponseSink> sink) {
+  // A handler's unexpected exception answers this request with a 500; the manager stays up.
+  try {
+    Route(request, sink);
+  } catch (const std::exception& e) {
+    TLOG_ERROR("manager: {} {} failed: {}", request.method, request.path, e.what());
+    SendError(*sink, Internal(std::string("internal error: ") + e.what()));
+  }
+}
+
+void Manager::Route(const http::HttpRequest& request,
+                    const std::shared_ptr<http::ResponseSink>& sink) {
+  const std::string& path = request.path;
+  if (path == "/healthz" || path == "/readyz") {
+    sink->SendResponse(200, "text/plain", "ok");
+    return;
+  }
+  if (path == "/version") {
+    SendJson(*sink, {{"version", config_.version}});
+    return;
+  }
+  if (path == "/metrics") {
+    sink->SendResponse(200, "text/plain; version=0.0.4", MetricsText());
+    return;
+  }
+  if (path == "/auth/login") {
+    if (request.method != "POST") {
+      return SendError(*sink, Status(StatusCode::kMethodNotAllowed, "POST /auth/login"));
+    }
+    return HandleLogin(request, *sink);
+  }
+  if (path == "/auth/logout") {
+    sink->SendResponseWithHeaders(
+        200, "application/json", "{}",
+        {{"Set-Cookie", fmt::format("{}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0",
+                                    kSessionCookie)}});
+    return;
+  }
+  const Principal who = auth_->Resolve(request, NowUnix());
+  if (path == "/v2" || path.rfind("/v2/", 0) == 0) {
+    if (!who.authenticated()) {
+      return SendError(*sink, Status(StatusCode::kUnauthenticated,
+                                     who.failure.empty() ? "authentication required: log in at "
+                                                           "/auth/login or send "
+                                                           "'Authorization: Bearer <api key>'"
+                                                         : who.failure));
+    }
+    RestApi api(*store_, config_, listener_->io_context());
+    api.Handle(request, who, sink);
+    return;
+  }
+  SendError(*sink, NotFound(fmt::format("no route {} {}", request.method, path)));
+}
+
+}  // namespace tandem::cluster::manager

@@ -1,0 +1,60 @@
+// Manager: `tandem manager`, the cluster manager (MANAGER.md). One process: the store, the
+// HTTP API on one port (/v2 management, /auth, the /v1 gateway, probes, /metrics) and a
+// controller thread (worker liveness, replicas → instances, placement, restart back-off).
+// Usage: Manager m(config); TANDEM_RETURN_IF_ERROR(m.Start()); m.Run(); Stop() from any
+// thread makes Run() return.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "cluster/manager/auth_cache.h"
+#include "cluster/manager/manager_config.h"
+#include "cluster/store/store.h"
+#include "core/status.h"
+#include "http/listener.h"
+
+namespace tandem::cluster::manager {
+
+class Manager {
+ public:
+  explicit Manager(ManagerConfig config);
+  ~Manager();
+
+  // Opens the store (migrating it), bootstraps the admin user, the registration token and the
+  // built-in backend, binds the port. Errors: kInvalidArgument (bad config, a database newer
+  // than this binary), kUnavailable (database or port).
+  Status Start();
+
+  // Serves until Stop(); returns once the I/O and controller threads have ended.
+  void Run();
+  void Stop();
+
+  uint16_t port() const { return listener_ ? listener_->port() : 0; }
+  store::Store& store() { return *store_; }
+
+ private:
+  friend class RestApi;
+  friend class Controller;
+  Status Bootstrap();
+  void Handle(http::HttpRequest request, std::shared_ptr<http::ResponseSink> sink);
+  void Route(const http::HttpRequest& request, const std::shared_ptr<http::ResponseSink>& sink);
+  void HandleLogin(const http::HttpRequest& request, http::ResponseSink& sink);
+  void ControllerLoop();
+  std::string MetricsText();
+
+  ManagerConfig config_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<AuthCache> auth_;
+  std::unique_ptr<http::HttpListener> listener_;
+  std::thread controller_;
+  std::mutex stop_mutex_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+};
+
+}  // namespace tandem::cluster::manager

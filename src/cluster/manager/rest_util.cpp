@@ -1,0 +1,90 @@
+#include "cluster/manager/rest_util.h"
+
+#include <charconv>
+
+#include "http/status.h"
+
+namespace tandem::cluster::manager {
+
+using nlohmann::json;
+
+void SendJson(http::ResponseSink& sink, const json& body, int http_status) {
+  sink.SendResponse(http_status, "application/json",
+                    body.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+std::string ManagementErrorBody(int http_status, const std::string& message) {
+  return json({{"code", http_status},
+               {"reason", http::HttpReasonFor(http_status)},
+               {"message", message}})
+      .dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void SendError(http::ResponseSink& sink, const Status& status) {
+  const int code = http::HttpStatusFor(status.code());
+  sink.SendResponse(code, "application/json", ManagementErrorBody(code, status.message()));
+}
+
+std::string OpenAiErrorBody(int http_status, const std::string& message) {
+  const char* type = http_status == 401   ? "AuthenticationError"
+                     : http_status == 403 ? "PermissionDeniedError"
+                     : http_status == 404 ? "NotFoundError"
+                     : http_status == 400 ? "BadRequestError"
+                     : http_status == 503 ? "ServiceUnavailableError"
+                                          : "InternalServerError";
+  return json({{"error",
+                {{"message", message}, {"type", type}, {"param", nullptr}, {"code", http_status}}}})
+      .dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void SendOpenAiError(http::ResponseSink& sink, int http_status, const std::string& message) {
+  sink.SendResponse(http_status, "application/json", OpenAiErrorBody(http_status, message));
+}
+
+Result<json> ParseJsonBody(const std::string& body) {
+  json parsed;
+  try {
+    parsed = json::parse(body);
+  } catch (const json::parse_error& e) {
+    return InvalidArgument(std::string("request body is not valid JSON: ") + e.what());
+  }
+  if (!parsed.is_object()) return InvalidArgument("request body must be a JSON object");
+  return parsed;
+}
+
+std::vector<std::string> PathSegments(std::string_view path) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    if (end > start) out.emplace_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::optional<int64_t> ParseId(std::string_view text) {
+  int64_t id = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || ptr != text.data() + text.size() || id <= 0) return std::nullopt;
+  return id;
+}
+
+std::string CookieValue(std::string_view header, std::string_view name) {
+  size_t pos = 0;
+  while (pos < header.size()) {
+    while (pos < header.size() && (header[pos] == ' ' || header[pos] == ';')) ++pos;
+    size_t end = header.find(';', pos);
+    if (end == std::string_view::npos) end = header.size();
+    std::string_view pair = header.substr(pos, end - pos);
+    const size_t eq = pair.find('=');
+    if (eq != std::string_view::npos && pair.substr(0, eq) == name) {
+      return std::string(pair.substr(eq + 1));
+    }
+    pos = end + 1;
+  }
+  return "";
+}
+
+}  // namespace tandem::cluster::manager

@@ -1,0 +1,42 @@
+// Small helpers of the manager's HTTP handlers: JSON responses, the two error shapes (GPUStack's
+// {"code", "reason", "message"} on management routes, OpenAI's on /v1), body parsing, and path
+// segments.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "http/types.h"
+
+namespace tandem::cluster::manager {
+
+// 200 (or `http_status`) with `body` as compact JSON.
+void SendJson(http::ResponseSink& sink, const nlohmann::json& body, int http_status = 200);
+
+// The management error shape: {"code": 404, "reason": "NotFound", "message": "..."}.
+std::string ManagementErrorBody(int http_status, const std::string& message);
+void SendError(http::ResponseSink& sink, const Status& status);
+
+// The OpenAI error shape: {"error": {"message", "type", "param": null, "code"}}.
+std::string OpenAiErrorBody(int http_status, const std::string& message);
+void SendOpenAiError(http::ResponseSink& sink, int http_status, const std::string& message);
+
+// The body as a JSON object. Errors: kInvalidArgument ("request body is not valid JSON: ...").
+Result<nlohmann::json> ParseJsonBody(const std::string& body);
+
+// "/v2/models/12/logs" → {"v2", "models", "12", "logs"} (empty segments dropped).
+std::vector<std::string> PathSegments(std::string_view path);
+
+// A positive decimal id, or nullopt.
+std::optional<int64_t> ParseId(std::string_view text);
+
+// The value of cookie `name` in a Cookie header, or "".
+std::string CookieValue(std::string_view cookie_header, std::string_view name);
+
+}  // namespace tandem::cluster::manager
