@@ -61,6 +61,8 @@ int RunDpEngine(EngineCoreConfig cfg) {
     TLOG_ERROR("{}", st.message());
     return 1;
   }
+  // `tandem agent` reads this line as a --headless follower's readiness (docs/manager.md).
+  TLOG_INFO("DP rank {}: joined the head at {}; serving", cfg.dp_rank, head);
   engine::EngineLoopOptions loop;
   loop.output_endpoints = reply->output_endpoints;
   loop.stats_endpoint = reply->stats_endpoint;

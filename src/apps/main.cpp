@@ -7,6 +7,7 @@
 #include "apps/api_server_runner.h"
 #include "apps/bench/bench_command.h"
 #include "apps/engine_core_config.h"
+#include "apps/agent_command.h"
 #include "apps/manager_command.h"
 #include "apps/quantize_command.h"
 #include "apps/serve_command.h"
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
   }
   if (cmd == "serve") return tandem::apps::RunServeCommand(argc - 1, argv + 1);
   if (cmd == "tokenize") return tandem::apps::RunTokenizeCommand(argc - 1, argv + 1);
+  if (cmd == "agent") return tandem::apps::RunAgentCommand(argc - 1, argv + 1);
   if (cmd == "manager") return tandem::apps::RunManagerCommand(argc - 1, argv + 1);
   if (cmd == "quantize") return tandem::apps::RunQuantizeCommand(argc - 1, argv + 1);
   if (cmd == "bench") return RunBenchCommand(argc - 1, argv + 1);

@@ -213,9 +213,24 @@ Result<json> RestApi::UpdateModel(int64_t id, const json& body) {
                                    body["resource_version"].is_number_integer()
                                ? body["resource_version"].get<int64_t>()
                                : -1;
+  // A change to what an instance runs replaces the deployment's instances (the controller
+  // makes new ones); replicas, name and description changes do not.
+  bool relaunch = false;
+  for (const char* field : {"local_path", "backend", "backend_version", "backend_parameters", "env",
+                            "placement_strategy", "worker_selector", "gpu_selector",
+                            "distributed_inference_across_workers"}) {
+    relaunch |= current->data.value(field, json()) != (*model)[field];
+  }
   const std::string name = (*model)["name"];  // before the move below
   auto record = store_.Update(Table::kModels, id, name, std::move(model).value(), expected);
   if (!record.ok()) return record.status();
+  if (relaunch) {
+    auto instances = store_.List(Table::kModelInstances);
+    if (!instances.ok()) return instances.status();
+    for (const Record& i : *instances) {
+      if (i.data.value("model_id", int64_t{0}) == id) (void)store_.Delete(Table::kModelInstances, i.id);
+    }
+  }
   return PublicView(Table::kModels, *record);
 }
 
