@@ -42,6 +42,7 @@ Manager::~Manager() {
   Stop();
   if (controller_.joinable()) controller_.join();
   listener_.reset();
+  gateway_.reset();  // waits for the proxied requests in flight
   auth_.reset();
 }
 
@@ -62,6 +63,8 @@ Status Manager::Start() {
   TLOG_INFO("manager: store {} at schema version {}", store::RedactDatabaseUrl(url),
             store_->schema_version());
   TANDEM_RETURN_IF_ERROR(Bootstrap());
+  gateway_ = std::make_unique<Gateway>(*store_);
+  TANDEM_RETURN_IF_ERROR(gateway_->Start());
 
   http::SessionOptions options;
   options.max_body_bytes = 4u << 20;
@@ -145,6 +148,7 @@ void Manager::Stop() {
     stopping_ = true;
   }
   stop_cv_.notify_all();
+  if (gateway_) gateway_->Stop();
   if (listener_) listener_->Stop();
 }
 
@@ -217,6 +221,7 @@ std::string Manager::MetricsText() {
            {"ready", "not_ready", "unreachable", "maintenance"});
   by_state(Table::kModelInstances, "tandem_manager_model_instances", "Model instances by state.",
            {"PENDING", "SCHEDULED", "INITIALIZING", "STARTING", "RUNNING", "ERROR"});
+  if (gateway_) out += gateway_->MetricsText();
   return out;
 }
 
@@ -269,6 +274,10 @@ void Manager::Route(const http::HttpRequest& request,
     }
     RestApi api(*store_, config_, listener_->io_context());
     api.Handle(request, who, sink);
+    return;
+  }
+  if (path.rfind("/v1/", 0) == 0) {
+    gateway_->Handle(request, who, sink);
     return;
   }
   SendError(*sink, NotFound(fmt::format("no route {} {}", request.method, path)));

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cluster/manager/auth_cache.h"
+#include "cluster/manager/gateway.h"
 #include "cluster/manager/manager_config.h"
 #include "cluster/store/store.h"
 #include "core/status.h"
@@ -50,6 +51,7 @@ class Manager {
   ManagerConfig config_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<AuthCache> auth_;
+  std::unique_ptr<Gateway> gateway_;
   std::unique_ptr<http::HttpListener> listener_;
   std::thread controller_;
   std::mutex stop_mutex_;

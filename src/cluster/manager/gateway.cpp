@@ -1,0 +1,337 @@
+#include "cluster/manager/gateway.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "cluster/manager/rest_util.h"
+#include "core/clock.h"
+#include "core/logging.h"
+#include "http/client.h"
+
+namespace tandem::cluster::manager {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int kMaxAttempts = 3;
+const std::vector<double> kLatencyBounds = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                            1,     2.5,  5,     10,   30,  60,  300};
+
+std::string Today() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  return fmt::format("{:04}-{:02}-{:02}", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday);
+}
+
+// Splits an SSE byte stream into whole events ("...\n\n").
+class SseSplitter {
+ public:
+  template <typename F>
+  void Feed(std::string_view bytes, F&& on_event) {
+    buffer_.append(bytes);
+    size_t end;
+    while ((end = buffer_.find("\n\n")) != std::string::npos) {
+      on_event(buffer_.substr(0, end + 2));
+      buffer_.erase(0, end + 2);
+    }
+  }
+  std::string Rest() { return std::move(buffer_); }
+
+ private:
+  std::string buffer_;
+};
+
+// The JSON of a `data: {...}` event, or null.
+json EventJson(const std::string& event) {
+  if (event.rfind("data: {", 0) != 0) return nullptr;
+  return json::parse(event.substr(6), nullptr, false);
+}
+
+}  // namespace
+
+Gateway::Gateway(store::Store& store) : store_(store), routes_(store) {}
+
+Gateway::~Gateway() {
+  Stop();
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [this] { return active_ == 0; });
+  lock.unlock();
+  if (background_.joinable()) background_.join();
+  FlushUsage();
+}
+
+Status Gateway::Start() {
+  TANDEM_RETURN_IF_ERROR(routes_.Start());
+  background_ = std::thread([this] { BackgroundLoop(); });
+  return Status::Ok();
+}
+
+void Gateway::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Gateway::BackgroundLoop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    routes_.PollLoads();
+    FlushUsage();
+    lock.lock();
+    cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
+  }
+}
+
+void Gateway::FlushUsage() {
+  std::map<std::tuple<int64_t, std::string, std::string>, Usage> pending;
+  {
+    std::lock_guard lock(mutex_);
+    pending.swap(pending_usage_);
+  }
+  for (const auto& [key, u] : pending) {
+    Status s = store_.AddUsage({std::get<0>(key), std::get<1>(key), std::get<2>(key),
+                                u.prompt_tokens, u.completion_tokens, u.requests});
+    if (!s.ok()) TLOG_WARN("gateway: recording usage: {}", s.ToString());
+  }
+}
+
+void Gateway::RecordUsage(const Principal& who, const std::string& model, const json& usage) {
+  std::lock_guard lock(mutex_);
+  Usage& u = pending_usage_[{who.api_key_id, model, Today()}];
+  u.requests += 1;
+  if (usage.is_object()) {
+    u.prompt_tokens += usage.value("prompt_tokens", int64_t{0});
+    u.completion_tokens += usage.value("completion_tokens", int64_t{0});
+  }
+}
+
+void Gateway::Observe(const std::string& model, int code, double seconds, double first_byte) {
+  std::lock_guard lock(mutex_);
+  ++requests_[{model, code}];
+  for (auto [histogram, value] : {std::pair{&latency_[model], seconds},
+                                  std::pair{&first_byte_[model], first_byte}}) {
+    if (value < 0) continue;
+    if (histogram->buckets.empty()) histogram->buckets.assign(kLatencyBounds.size(), 0);
+    for (size_t b = 0; b < kLatencyBounds.size(); ++b) {
+      if (value <= kLatencyBounds[b]) ++histogram->buckets[b];
+    }
+    ++histogram->count;
+    histogram->sum += value;
+  }
+}
+
+std::string Gateway::MetricsText() const {
+  std::lock_guard lock(mutex_);
+  std::string out =
+      "# HELP tandem_manager_gateway_requests_total Requests through the gateway by deployment "
+      "and HTTP status.\n# TYPE tandem_manager_gateway_requests_total counter\n";
+  for (const auto& [key, n] : requests_) {
+    out += fmt::format("tandem_manager_gateway_requests_total{{model_name=\"{}\",code=\"{}\"}} {}\n",
+                       key.first, key.second, n);
+  }
+  const auto histograms = [&](const char* name, const char* help,
+                              const std::map<std::string, Histogram>& by_model) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
+    for (const auto& [model, h] : by_model) {
+      for (size_t b = 0; b < kLatencyBounds.size(); ++b) {
+        out += fmt::format("{}_bucket{{model_name=\"{}\",le=\"{}\"}} {}\n", name, model,
+                           kLatencyBounds[b], h.buckets[b]);
+      }
+      out += fmt::format("{}_bucket{{model_name=\"{}\",le=\"+Inf\"}} {}\n", name, model, h.count);
+      out += fmt::format("{}_sum{{model_name=\"{}\"}} {}\n{}_count{{model_name=\"{}\"}} {}\n", name,
+                         model, h.sum, name, model, h.count);
+    }
+  };
+  histograms("tandem_manager_gateway_request_duration_seconds",
+             "Gateway request latency, first byte of the request to the last of the response.",
+             latency_);
+  histograms("tandem_manager_gateway_time_to_first_byte_seconds",
+             "Gateway time from the request to the first response byte (TTFT for streams).",
+             first_byte_);
+  return out;
+}
+
+void Gateway::Handle(const http::HttpRequest& request, const Principal& who,
+                     std::shared_ptr<http::ResponseSink> sink) {
+  if (!who.authenticated()) {
+    return SendOpenAiError(*sink, 401,
+                           who.failure.empty() ? "missing API key: send 'Authorization: Bearer "
+                                                 "<api key>'"
+                                               : who.failure);
+  }
+  if (!who.HasScope("inference")) {
+    return SendOpenAiError(*sink, 403, "this API key's scope does not include inference");
+  }
+  if (request.path == "/v1/models") {
+    if (request.method != "GET") return SendOpenAiError(*sink, 405, "use GET /v1/models");
+    json data = json::array();
+    for (const std::string& name : routes_.ModelNames()) {
+      if (!who.MayUseModel(name)) continue;
+      data.push_back({{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "tandem"}});
+    }
+    return SendJson(*sink, {{"object", "list"}, {"data", data}});
+  }
+  if (request.path != "/v1/chat/completions" && request.path != "/v1/completions") {
+    return SendOpenAiError(*sink, 404, fmt::format("no route {} on the gateway", request.path));
+  }
+  if (request.method != "POST") {
+    return SendOpenAiError(*sink, 405, fmt::format("use POST {}", request.path));
+  }
+  json body = json::parse(request.body, nullptr, false);
+  if (!body.is_object()) return SendOpenAiError(*sink, 400, "the request body is not a JSON object");
+  if (!body.contains("model") || !body["model"].is_string()) {
+    return SendOpenAiError(*sink, 400, "'model' (the deployment's name) is required");
+  }
+  const std::string model = body["model"];
+  if (!routes_.HasModel(model) || !who.MayUseModel(model)) {
+    return SendOpenAiError(*sink, 404, fmt::format("The model `{}` does not exist.", model));
+  }
+  const bool stream = body.value("stream", false) == true;
+  bool injected = false;
+  if (stream) {
+    json& options = body["stream_options"];
+    if (!options.is_object()) options = json::object();
+    if (options.value("include_usage", false) != true) {
+      options["include_usage"] = true;
+      injected = true;
+    }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return SendOpenAiError(*sink, 503, "the manager is shutting down");
+    ++active_;
+  }
+  // The upstream call blocks: one thread per request, never an I/O thread.
+  std::thread([this, request, who, model, body = std::move(body), stream, injected, sink]() mutable {
+    Proxy(std::move(request), std::move(who), model, std::move(body), stream, injected, sink);
+    std::lock_guard lock(mutex_);
+    --active_;
+    cv_.notify_all();
+  }).detach();
+}
+
+void Gateway::Proxy(http::HttpRequest request, Principal who, std::string model, json body,
+                    bool stream, bool usage_injected, std::shared_ptr<http::ResponseSink> sink) {
+  const double start = MonotonicSeconds();
+  double first_byte = -1;
+  const std::string payload = body.dump();
+  std::vector<int64_t> tried;
+  std::string last_error = "No running instances available";
+  // The call in progress, shared with the disconnect callback (which may run after we return).
+  struct Current {
+    std::mutex mutex;
+    std::shared_ptr<http::HttpCall> call;
+    bool client_gone = false;
+  };
+  auto current = std::make_shared<Current>();
+  sink->SetOnDisconnect([current] {
+    std::lock_guard lock(current->mutex);
+    current->client_gone = true;
+    if (current->call) current->call->Cancel();
+  });
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    auto upstream = routes_.Pick(model, tried);
+    if (!upstream) break;
+    tried.push_back(upstream->instance_id);
+    http::ClientRequest up;
+    up.method = "POST";
+    up.url = upstream->base_url + request.path;
+    up.body = payload;
+    up.headers = {{"Content-Type", "application/json"}};
+    if (auto accept = request.Header("accept"); !accept.empty()) up.headers.emplace_back("Accept", std::string(accept));
+    up.connect_timeout_s = 3;
+    up.idle_timeout_s = 600;  // a long prefill or queue before the first token
+    auto call = std::make_shared<http::HttpCall>(up);
+    {
+      std::lock_guard lock(current->mutex);
+      if (current->client_gone) {
+        upstream->in_flight->fetch_sub(1);
+        return;
+      }
+      current->call = call;
+    }
+    int status = 0;
+    bool streaming = false;   // the upstream answered with an event stream we relay
+    bool retry = false;
+    std::string whole;        // a non-streamed response, relayed at its end
+    std::string content_type;
+    json usage;
+    SseSplitter splitter;
+    Status result = call->Run(
+        [&](int code, const http::HeaderList& headers) {
+          status = code;
+          for (const auto& [k, v] : headers) {
+            if (k == "content-type") content_type = v;
+          }
+          if (code >= 500 && attempt + 1 < kMaxAttempts) {
+            retry = true;  // nothing reached the client yet
+            last_error = fmt::format("instance answered HTTP {}", code);
+            return false;
+          }
+          first_byte = MonotonicSeconds() - start;
+          streaming = stream && code == 200 && content_type.find("text/event-stream") != std::string::npos;
+          if (streaming) sink->StartStream(content_type, 200);
+          return true;
+        },
+        [&](std::string_view bytes) {
+          if (!streaming) {
+            whole.append(bytes);
+            return whole.size() < (64u << 20);
+          }
+          splitter.Feed(bytes, [&](std::string event) {
+            json data = EventJson(event);
+            if (data.is_object() && data.contains("usage") && data["usage"].is_object()) {
+              usage = data["usage"];
+              if (usage_injected && data.value("choices", json::array()).empty()) return;
+            }
+            sink->SendStreamData(std::move(event));
+          });
+          return true;
+        });
+    upstream->in_flight->fetch_sub(1);
+    if (retry) continue;
+    if (!result.ok() && !call->head_received()) {
+      last_error = result.message();
+      std::lock_guard lock(current->mutex);
+      if (current->client_gone) return;
+      continue;  // connect failure: the next instance
+    }
+    if (streaming) {
+      std::string rest = splitter.Rest();
+      if (!rest.empty()) sink->SendStreamData(std::move(rest));
+      if (!result.ok()) {
+        // The instance went away mid-stream: tell the client in the stream's own terms.
+        json error = {{"error",
+                       {{"message", "the instance serving this stream failed: " + result.message()},
+                        {"type", "ServiceUnavailableError"},
+                        {"code", 503}}}};
+        sink->SendStreamData("data: " + error.dump() + "\n\n");
+      }
+      sink->EndStream();
+    } else {
+      if (!result.ok()) {
+        return SendOpenAiError(*sink, 502, "the instance failed while answering: " + result.message());
+      }
+      json parsed = json::parse(whole, nullptr, false);
+      if (parsed.is_object() && parsed.contains("usage")) usage = parsed["usage"];
+      sink->SendResponse(status, content_type.empty() ? "application/json" : content_type,
+                         std::move(whole));
+    }
+    if (status == 200) RecordUsage(who, model, usage);
+    Observe(model, status, MonotonicSeconds() - start, first_byte);
+    return;
+  }
+  Observe(model, 503, MonotonicSeconds() - start, -1);
+  SendOpenAiError(*sink, 503,
+                  tried.empty() ? "No running instances available"
+                                : "No running instance answered: " + last_error);
+}
+
+}  // namespace tandem::cluster::manager

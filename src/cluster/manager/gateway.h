@@ -1,0 +1,76 @@
+// Gateway: the manager's OpenAI endpoints (MANAGER.md §6). /v1/models lists the deployments the
+// caller may use; /v1/chat/completions and /v1/completions go to the least-loaded RUNNING
+// instance of the deployment the body's `model` names. A failed connection or a 5xx before the
+// first byte is retried on another instance; streams are proxied event by event, unbuffered;
+// a client that leaves closes the upstream request; a stream whose instance dies ends with an
+// error event. Usage (prompt and completion tokens, requests) is recorded per API key and
+// deployment from the responses' `usage` (requested with stream_options.include_usage when
+// streaming, and that extra chunk removed when the client did not ask for it).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster/manager/auth_cache.h"
+#include "cluster/manager/gateway_routes.h"
+#include "cluster/store/store.h"
+#include "http/types.h"
+
+namespace tandem::cluster::manager {
+
+class Gateway {
+ public:
+  explicit Gateway(store::Store& store);
+  ~Gateway();  // waits for the requests in flight to end
+
+  // Subscribes to the routing tables; starts the load poller and the usage flusher.
+  Status Start();
+  void Stop();
+
+  // Answers one /v1 request from `who` (authentication checked here: 401, 403, 404 as GPUStack).
+  void Handle(const http::HttpRequest& request, const Principal& who,
+              std::shared_ptr<http::ResponseSink> sink);
+
+  // Prometheus text: requests by deployment and code, latency and time-to-first-byte histograms.
+  std::string MetricsText() const;
+
+ private:
+  struct Usage {
+    int64_t prompt_tokens = 0;
+    int64_t completion_tokens = 0;
+    int64_t requests = 0;
+  };
+  void Proxy(http::HttpRequest request, Principal who, std::string model, nlohmann::json body,
+             bool stream, bool usage_injected, std::shared_ptr<http::ResponseSink> sink);
+  void RecordUsage(const Principal& who, const std::string& model, const nlohmann::json& usage);
+  void Observe(const std::string& model, int code, double seconds, double first_byte_seconds);
+  void FlushUsage();
+  void BackgroundLoop();
+
+  store::Store& store_;
+  GatewayRoutes routes_;
+  std::thread background_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  int64_t active_ = 0;  // proxy threads running
+  std::map<std::tuple<int64_t, std::string, std::string>, Usage> pending_usage_;  // key, model, day
+
+  // Metrics.
+  struct Histogram {
+    std::vector<uint64_t> buckets;  // per bound, cumulative at export
+    uint64_t count = 0;
+    double sum = 0;
+  };
+  std::map<std::pair<std::string, int>, uint64_t> requests_;  // (model, code)
+  std::map<std::string, Histogram> latency_;
+  std::map<std::string, Histogram> first_byte_;
+};
+
+}  // namespace tandem::cluster::manager
