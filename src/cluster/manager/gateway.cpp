@@ -149,6 +149,14 @@ std::string Gateway::MetricsText() const {
                          model, h.sum, name, model, h.count);
     }
   };
+  out += "# HELP tandem_manager_gateway_instance_load The load least-loaded routing sees per "
+         "RUNNING instance: requests in flight through the gateway plus the instance's own "
+         "running and waiting requests beyond those.\n"
+         "# TYPE tandem_manager_gateway_instance_load gauge\n";
+  for (const auto& [model, id, load] : routes_.Loads()) {
+    out += fmt::format("tandem_manager_gateway_instance_load{{model_name=\"{}\",instance_id=\"{}\"}} {}\n",
+                       model, id, load);
+  }
   histograms("tandem_manager_gateway_request_duration_seconds",
              "Gateway request latency, first byte of the request to the last of the response.",
              latency_);

@@ -122,3 +122,18 @@ void GatewayRoutes::PollLoads() {
 }
 
 }  // namespace tandem::cluster::manager
+
+namespace tandem::cluster::manager {
+
+std::vector<std::tuple<std::string, int64_t, int64_t>> GatewayRoutes::Loads() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::tuple<std::string, int64_t, int64_t>> out;
+  for (const auto& [name, model_id] : model_ids_) {
+    for (const auto& [id, i] : instances_) {
+      if (i.model_id == model_id && i.running) out.emplace_back(name, id, i.in_flight->load() + i.external);
+    }
+  }
+  return out;
+}
+
+}  // namespace tandem::cluster::manager

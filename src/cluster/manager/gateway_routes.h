@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cluster/store/store.h"
@@ -44,6 +45,9 @@ class GatewayRoutes {
 
   // Polls every RUNNING instance's /metrics once (0.5 s timeout each).
   void PollLoads();
+
+  // The load routing sees now, per RUNNING instance: (deployment, instance id, load).
+  std::vector<std::tuple<std::string, int64_t, int64_t>> Loads() const;
 
  private:
   struct Instance {
