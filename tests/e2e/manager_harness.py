@@ -29,7 +29,10 @@ class Reply:
 class Cluster:
     """The manager on HOST:PORT with data in a temporary folder; agents added with add_agent."""
 
-    def __init__(self, host="127.0.0.1", popen=None):
+    def __init__(self, host="127.0.0.1", popen=None, run_in=None):
+        # run_in(f) runs f() where the manager's address is reachable (a network namespace's
+        # thread in the multinode tests); here, in place.
+        self.run_in = run_in or (lambda f: f())
         self.host, self.port = host, free_port()
         self.dir = tempfile.mkdtemp(prefix="tandem-manager-e2e-")
         self.procs, self.logs = {}, {}
@@ -87,6 +90,10 @@ class Cluster:
     # HTTP ------------------------------------------------------------------------------------
     def call(self, method, path, body=None, headers=None, raw=None, timeout=120,
              content_type="application/json"):
+        return self.run_in(lambda: self._call(method, path, body, headers, raw, timeout,
+                                              content_type))
+
+    def _call(self, method, path, body, headers, raw, timeout, content_type):
         conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         hdrs = {"Content-Type": content_type}
         if self.admin is not None and headers is None:
@@ -151,6 +158,9 @@ class Cluster:
     def gateway_stream(self, body, key, timeout=120):
         """Streams through /v1/chat/completions or /v1/completions (by body) with `key`;
         returns (status, [events], text)."""
+        return self.run_in(lambda: self._gateway_stream(body, key, timeout))
+
+    def _gateway_stream(self, body, key, timeout):
         path = "/v1/chat/completions" if "messages" in body else "/v1/completions"
         conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         headers = {"Content-Type": "application/json"}

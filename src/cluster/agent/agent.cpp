@@ -392,10 +392,11 @@ void Agent::StartRun(const json& instance, int subordinate_index) {
   const bool distributed = model->value("distributed_inference_across_workers", false);
   int64_t rpc_port = instance.value("distributed_servers", json::object())
                          .value("data_parallel_rpc_port", int64_t{0});
+  // A subordinate serves no HTTP, but its command line's {{port}} must still be a real port.
+  auto port = PickPort(0);
+  if (!port.ok()) return FailRun(r, port.status().message());
+  r.port = *port;
   if (main) {
-    auto port = PickPort(0);
-    if (!port.ok()) return FailRun(r, port.status().message());
-    r.port = *port;
     if (distributed) {
       auto rpc = PickPort(r.port);
       if (!rpc.ok()) return FailRun(r, rpc.status().message());

@@ -90,10 +90,10 @@ TEST(LaunchPlanTest, OneDeploymentAcrossWorkersGetsItsDataParallelFlagsFromTheMa
   EXPECT_EQ(main->env_extra.at("HCCL_IF_IP"), "10.0.0.1");
 
   WorkerFacts sub{2, "10.0.0.2", "veth-b", "/t"};
-  auto follower = PlanLaunch(kInstance, Model(true, params), kBackend, sub, 0, 13389, 0);
+  auto follower = PlanLaunch(kInstance, Model(true, params), kBackend, sub, 40001, 13389, 0);
   ASSERT_TRUE(follower.ok()) << follower.status().message();
   EXPECT_EQ(follower->argv,
-            (Words{"/t", "serve", "/models/q", "--host", "10.0.0.2", "--port", "0",
+            (Words{"/t", "serve", "/models/q", "--host", "10.0.0.2", "--port", "40001",
                    "--served-model-name", "qwen3.5-397b-1", "--data-parallel-size", "2",
                    "--tensor-parallel-size", "2", "--data-parallel-size-local", "1",
                    "--data-parallel-address", "10.0.0.1", "--data-parallel-rpc-port", "13389",
