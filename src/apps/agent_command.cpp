@@ -33,7 +33,8 @@ int RunAgentCommand(int argc, char** argv) {
                  "this worker's IP: instances listen on it, followers dial heads on it "
                  "(default: the local address that reaches the manager)")
       ->envname(env("WORKER_IP"));
-  app.add_option("--worker-port", c.worker_port, "this worker's port, reported to the manager")
+  app.add_option("--worker-port", c.worker_port,
+                 "port on --worker-ip for the instances' logs, which the manager proxies")
       ->capture_default_str()
       ->envname(env("WORKER_PORT"));
   app.add_option("--service-port-range", port_range,

@@ -83,7 +83,8 @@ class Cluster:
             BIN, "agent", "--server-url", f"http://{server_host or self.host}:{self.port}",
             "--token", "registration-token", "--worker-name", name, "--worker-ip", ip,
             "--data-dir", f"{self.dir}/agent-{name}", "--devices", devices,
-            "--service-port-range", ports, "--heartbeat-interval", "1"])
+            "--service-port-range", ports, "--heartbeat-interval", "1",
+            "--worker-port", str(free_port())])
         self.wait_for(f"worker {name} to be ready", lambda: any(
             w["name"] == name and w["state"] == "ready" for w in self.items("/v2/workers")), 30)
 

@@ -19,6 +19,7 @@ CUSTOM_BACKEND = {
                        "--served-model-name {{model_name}}"}},
     "default_version": "0.18.0rc1",
 }
+BUSY = 24  # long requests pinning replica A (480 tokens each: they outlast the burst)
 CHAT = {"messages": [{"role": "user", "content": "Say something about the sea."}],
         "max_tokens": 12, "temperature": 0, "chat_template_kwargs": {"enable_thinking": False}}
 
@@ -45,6 +46,11 @@ def test_deploy_clone_chat_through_the_gateway_with_api_keys():
         inst = c.wait_running("qwen-1")[0]
         check(inst["worker_name"] == "node-a" and inst["gpu_indexes"] == [0], inst)
         c.wait_running("qwen-2")
+        logs = c.call("GET", f"/v2/model-instances/{inst['id']}/logs?tail=200")
+        check(logs.status == 200 and "HTTP server listening on 127.0.0.1" in logs.raw,
+              f"the instance's log through the manager: {logs}")
+        check(c.call("GET", f"/v2/model-instances/{inst['id']}/logs?tail=x").status == 400, "bad tail")
+        _check_follow(c, inst["id"])
         c.wait_for("ready_replicas", lambda: c.call("GET", f"/v2/models/{model['id']}")
                    .json["ready_replicas"] == 1, 30)
 
@@ -103,11 +109,11 @@ def test_two_replicas_split_by_load_and_a_killed_one_restarts():
         def busy():
             import http.client
             threads = []
-            for _ in range(6):
+            for _ in range(BUSY):
                 def one():
                     conn = http.client.HTTPConnection("127.0.0.1", a["port"], timeout=300)
                     conn.request("POST", "/v1/completions", body=json.dumps({
-                        "model": "stories", "prompt": "Once", "max_tokens": 400,
+                        "model": "stories", "prompt": "Once", "max_tokens": 480,
                         "ignore_eos": True, "temperature": 0}), headers={"Content-Type": "application/json"})
                     conn.getresponse().read()
                     conn.close()
@@ -119,7 +125,7 @@ def test_two_replicas_split_by_load_and_a_killed_one_restarts():
             busy_done.set()
 
         threading.Thread(target=busy, daemon=True).start()
-        c.wait_for("the gateway to see replica A busy", lambda: _gateway_load(c, a) >= 6, 60)
+        c.wait_for("the gateway to see replica A busy", lambda: _gateway_load(c, a) >= BUSY, 60)
         before_a, before_b = _finished(c, a), _finished(c, b)
         results = []
 
@@ -134,6 +140,7 @@ def test_two_replicas_split_by_load_and_a_killed_one_restarts():
         for t in threads:
             t.join()
         check(results.count(200) == 64, f"64 gateway requests: {results}")
+        check(not busy_done.is_set(), "the test's premise: replica A was still busy during the burst")
         got_a, got_b = _finished(c, a) - before_a, _finished(c, b) - before_b
         check(got_a + got_b == 64 and got_b > got_a,
               f"the idle replica got {got_b}, the busy one {got_a}")
@@ -156,6 +163,27 @@ def test_two_replicas_split_by_load_and_a_killed_one_restarts():
         m = c.call("GET", "/metrics", headers={}).raw
         check('tandem_manager_gateway_requests_total{model_name="stories",code="200"}' in m, m[-2000:])
         check('tandem_manager_model_instances{state="RUNNING"} 2' in m, m[:2000])
+
+
+def _check_follow(c, instance_id):
+    """logs?follow=true keeps the response open and relays what the instance logs next."""
+    import http.client
+    conn = http.client.HTTPConnection(c.host, c.port, timeout=60)
+    conn.request("GET", f"/v2/model-instances/{instance_id}/logs?tail=1&follow=true", headers=c.admin)
+    resp = conn.getresponse()
+    check(resp.status == 200, f"follow: {resp.status}")
+    resp.read1(65536)  # the tail
+    # A request makes the instance log an access line, which must arrive on the open stream.
+    inst = [i for i in c.items("/v2/model-instances") if i["id"] == instance_id][0]
+    probe = http.client.HTTPConnection("127.0.0.1", inst["port"], timeout=30)
+    probe.request("GET", "/v1/models")
+    probe.getresponse().read()
+    got = b""
+    while b"GET /v1/models" not in got:
+        chunk = resp.read1(65536)
+        check(chunk, f"the followed log ended without the new line: {got!r}")
+        got += chunk
+    conn.close()
 
 
 def _metric(c, inst, name):

@@ -164,6 +164,9 @@ Status Agent::Start() {
     std::error_code ignored;
     config_.self_exe = std::filesystem::read_symlink("/proc/self/exe", ignored).string();
   }
+  log_server_ = std::make_unique<LogServer>(config_.data_dir + "/logs");
+  Status logs = log_server_->Start(config_.worker_ip, config_.worker_port);
+  if (!logs.ok()) return InvalidArgument("--worker-port: " + logs.message());
   TLOG_INFO("agent '{}' at {} ({}), {} device(s), manager {}", config_.worker_name,
             config_.worker_ip, interface_name_.empty() ? "interface unknown" : interface_name_,
             devices_.size(), config_.server_url);
@@ -236,6 +239,7 @@ Status Agent::Register() {
   std::lock_guard lock(mutex_);
   worker_id_ = reply->value("id", int64_t{0});
   worker_key_ = reply->value("api_key", "");
+  log_server_->SetSecret(reply->value("log_secret", ""));
   TLOG_INFO("agent: registered as worker {} ('{}')", worker_id_, config_.worker_name);
   return Status::Ok();
 }
@@ -595,6 +599,7 @@ void Agent::Run() {
   Stop();
   heartbeat_thread_.join();
   watch_thread_.join();
+  log_server_->Stop();
 }
 
 }  // namespace tandem::cluster::agent

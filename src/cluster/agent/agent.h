@@ -21,6 +21,7 @@
 
 #include "cluster/agent/devices.h"
 #include "cluster/agent/launch_plan.h"
+#include "cluster/agent/log_server.h"
 #include "cluster/agent/process.h"
 #include "core/status.h"
 #include "http/client.h"
@@ -32,7 +33,7 @@ struct AgentConfig {
   std::string token;             // --token: the manager's registration token
   std::string worker_name;       // --worker-name (default: the hostname)
   std::string worker_ip;         // --worker-ip (default: the address that reaches the manager)
-  uint16_t worker_port = 10150;  // --worker-port: reported to the manager
+  uint16_t worker_port = 10150;  // --worker-port: the logs endpoint the manager proxies
   uint16_t port_range_begin = 40000;  // --service-port-range BEGIN-END (inclusive)
   uint16_t port_range_end = 40063;
   std::string data_dir;          // --data-dir: logs
@@ -77,6 +78,7 @@ class Agent {
   std::vector<DeviceInfo> devices_;
   HostStatus host_;
   std::string interface_name_;
+  std::unique_ptr<LogServer> log_server_;
 
   std::mutex mutex_;  // guards the fields below
   std::condition_variable cv_;

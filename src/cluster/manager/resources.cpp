@@ -319,7 +319,7 @@ Result<json> ValidateWorkerUpdate(const json& body, const json& current) {
       {"maintenance", Kind::kBool, false},
   };
   static const std::set<std::string> kReadOnly = {
-      "name", "ip", "port", "state", "state_message", "heartbeat_time", "status",
+      "name", "ip", "port", "state", "state_message", "heartbeat_time", "heartbeat_unix", "status",
       "gpu_devices", "hostname", "cluster_id"};
   auto out = CheckFields(body, kFields, kReadOnly, "worker");
   if (!out.ok()) return out;

@@ -5,12 +5,14 @@
 #include <chrono>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "cluster/manager/credentials.h"
 #include "cluster/manager/list_query.h"
 #include "cluster/manager/resources.h"
 #include "cluster/manager/rest_util.h"
 #include "cluster/manager/watch_stream.h"
+#include "http/client.h"
 
 namespace tandem::cluster::manager {
 
@@ -60,7 +62,9 @@ Status Forbidden(const std::string& what) {
 
 json RestApi::PublicView(Table table, const Record& record) {
   json out = record.ToJson();
-  if (table == Table::kUsers) {
+  if (table == Table::kWorkers) {
+    out.erase("log_secret");
+  } else if (table == Table::kUsers) {
     out.erase("password_hash");
   } else if (table == Table::kApiKeys) {
     out.erase("salt");
@@ -290,7 +294,8 @@ Result<json> RestApi::RegisterWorker(const json& body, const Principal& who) {
                {"heartbeat_time", nullptr},
                {"heartbeat_unix", 0},
                {"maintenance", false},
-               {"status", json::object()}};
+               {"status", json::object()},
+               {"log_secret", RandomHex(16)}};
   auto existing = store_.FindByName(Table::kWorkers, name);
   if (!existing.ok()) return existing.status();
   Result<Record> record = Status::Ok();
@@ -327,6 +332,7 @@ Result<json> RestApi::RegisterWorker(const json& body, const Principal& who) {
   if (!key_record.ok()) return key_record.status();
   json out = PublicView(Table::kWorkers, *record);
   out["api_key"] = ApiKeyValue(key);
+  out["log_secret"] = record->data["log_secret"];  // the agent's logs endpoint trusts the manager by it
   return out;
 }
 
@@ -457,6 +463,87 @@ Result<json> RestApi::ReportInstanceStatus(int64_t id, const json& body, const P
   });
   if (!record.ok()) return record.status();
   return PublicView(Table::kModelInstances, *record);
+}
+
+Status RestApi::ProxyLogs(int64_t id, const http::HttpRequest& request,
+                          const std::shared_ptr<http::ResponseSink>& sink) {
+  auto instance = store_.Get(Table::kModelInstances, id);
+  if (!instance.ok()) return instance.status();
+  auto query = ParseQueryString(request.query);
+  if (!query.ok()) return query.status();
+  int64_t worker_id = instance->data.value("worker_id", int64_t{0});
+  std::string tail;
+  bool follow = false;
+  for (const auto& [k, v] : *query) {
+    if (k == "worker_id") {
+      auto w = ParseId(v);
+      if (!w) return InvalidArgument("query parameter 'worker_id' must be a worker's id");
+      worker_id = *w;
+    } else if (k == "tail") {
+      auto n = ParseId(v);
+      if (!n && v != "0") return InvalidArgument("query parameter 'tail' must be a number of lines");
+      tail = v;
+    } else if (k == "follow") {
+      follow = v == "true" || v == "1";
+    } else {
+      return InvalidArgument(fmt::format("unknown query parameter '{}' (tail, follow, worker_id)", k));
+    }
+  }
+  if (worker_id == 0) {
+    return InvalidArgument(fmt::format("instance {} is not placed on a worker yet ({})", id,
+                                       instance->data.value("state", "")));
+  }
+  bool placed = instance->data.value("worker_id", int64_t{0}) == worker_id;
+  for (const json& s : instance->data["distributed_servers"].value("subordinate_workers", json::array())) {
+    placed |= s.value("worker_id", int64_t{0}) == worker_id;
+  }
+  if (!placed) return NotFound(fmt::format("instance {} does not run on worker {}", id, worker_id));
+  auto worker = store_.Get(Table::kWorkers, worker_id);
+  if (!worker.ok()) return worker.status();
+  http::ClientRequest up;
+  up.url = fmt::format("http://{}:{}/instances/{}/logs?run={}{}{}", worker->data.value("ip", ""),
+                       worker->data.value("port", 0), instance->name,
+                       instance->data.value("restart_count", int64_t{0}),
+                       tail.empty() ? "" : "&tail=" + tail, follow ? "&follow=true" : "");
+  up.headers = {{"Authorization", "Bearer " + worker->data.value("log_secret", "")}};
+  up.connect_timeout_s = 3;
+  up.idle_timeout_s = follow ? 24 * 3600 : 30;
+  // The agent may take its time (follow): relay on a thread of its own.
+  std::thread([up, sink, where = worker->name]() {
+    auto call = std::make_shared<http::HttpCall>(up);
+    sink->SetOnDisconnect([call] { call->Cancel(); });
+    bool started = false;
+    std::string body;
+    int status = 0;
+    Status result = call->Run(
+        [&](int code, const http::HeaderList&) {
+          status = code;
+          if (code == 200) {
+            sink->StartStream("text/plain; charset=utf-8");
+            started = true;
+          }
+          return true;
+        },
+        [&](std::string_view bytes) {
+          if (started) {
+            sink->SendStreamData(std::string(bytes));
+          } else {
+            body.append(bytes);
+          }
+          return true;
+        });
+    if (started) {
+      sink->EndStream();
+    } else if (!result.ok()) {
+      SendError(*sink, Unavailable(fmt::format("cannot reach worker '{}' for the logs: {}", where,
+                                               result.message())));
+    } else {
+      json parsed = json::parse(body, nullptr, false);
+      SendError(*sink, Status(status == 404 ? StatusCode::kNotFound : StatusCode::kUnavailable,
+                              parsed.is_object() ? parsed.value("message", body) : body));
+    }
+  }).detach();
+  return Status::Ok();
 }
 
 Result<json> RestApi::CreateApiKey(const json& body, const Principal& who) {
@@ -664,6 +751,11 @@ void RestApi::Handle(const http::HttpRequest& request, const Principal& who,
     if (table == Table::kWorkers && sub == "heartbeat" && method == "POST") {
       auto parsed = body();
       return reply(parsed.ok() ? Heartbeat(*id, *parsed, who) : Result<json>(parsed.status()));
+    }
+    if (table == Table::kModelInstances && sub == "logs" && method == "GET" && !worker) {
+      Status s = ProxyLogs(*id, request, sink);
+      if (!s.ok()) SendError(*sink, s);
+      return;
     }
     if (table == Table::kModelInstances && sub == "status" && method == "POST") {
       auto parsed = body();

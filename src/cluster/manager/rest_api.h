@@ -49,6 +49,9 @@ class RestApi {
   Result<nlohmann::json> UpdateWorker(int64_t id, const nlohmann::json& body);
   Result<nlohmann::json> ReportInstanceStatus(int64_t id, const nlohmann::json& body,
                                               const Principal& who);
+  // GET /v2/model-instances/{id}/logs?tail=N&follow=true&worker_id=W: relayed from the agent.
+  Status ProxyLogs(int64_t id, const http::HttpRequest& request,
+                   const std::shared_ptr<http::ResponseSink>& sink);
   Result<nlohmann::json> CreateApiKey(const nlohmann::json& body, const Principal& who);
   Result<nlohmann::json> CreateUser(const nlohmann::json& body);
   Result<nlohmann::json> UpdateUser(int64_t id, const nlohmann::json& body);

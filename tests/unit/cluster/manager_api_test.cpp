@@ -341,6 +341,50 @@ TEST(ManagerApiTest, ReplicasBecomeInstancesPlacedOnTheSelectedDevices) {
   }));
 }
 
+TEST(ManagerApiTest, AnExpiredKeyIsRefused) {
+  ManagerHarness h;
+  ASSERT_TRUE(h.start_status().ok());
+  const std::string admin = h.AdminSession();
+  JsonReply key = h.Json("POST", "/v2/api-keys", {{"name", "short"}, {"expires_in", 1}}, admin);
+  ASSERT_EQ(key.status, 201);
+  const std::string bearer = "Bearer " + key.body["value"].get<std::string>();
+  EXPECT_EQ(h.Call("GET", "/v2/models", "", bearer).status, 200);
+  // Expiry is a wall-clock instant: wait until it has passed, then the key is refused.
+  ASSERT_TRUE(h.WaitFor("the key to expire", [&] {
+    JsonReply r = h.Call("GET", "/v2/models", "", bearer);
+    return r.status == 401 && r.body["message"] == "the API key has expired";
+  }, 10));
+}
+
+TEST(ManagerApiTest, AWorkerWithoutHeartbeatsBecomesNotReadyThenUnreachable) {
+  ManagerConfig config;
+  config.worker_not_ready_after_s = 1;
+  config.worker_unreachable_after_s = 2;
+  config.controller_interval_s = 0.1;
+  ManagerHarness h(config);
+  ASSERT_TRUE(h.start_status().ok());
+  const std::string admin = h.AdminSession();
+  auto [id, key] = RegisterWorker(h, "node-a");  // one heartbeat, then silence
+  const std::string path = "/v2/workers/" + std::to_string(id);
+  ASSERT_TRUE(h.WaitFor("not_ready", [&] {
+    return h.Call("GET", path, "", admin).body["state"] == "not_ready";
+  }));
+  ASSERT_TRUE(h.WaitFor("unreachable", [&] {
+    JsonReply r = h.Call("GET", path, "", admin);
+    return r.body["state"] == "unreachable" &&
+           r.body["state_message"].get<std::string>().rfind("no heartbeat for ", 0) == 0;
+  }));
+  // A heartbeat brings it back.
+  ASSERT_EQ(h.Json("POST", path + "/heartbeat", {{"status", json::object()}}, key).status, 200);
+  EXPECT_EQ(h.Call("GET", path, "", admin).body["state"], "ready");
+  // Maintenance: no new placements, and it says so.
+  json worker = h.Call("GET", path, "", admin).body;
+  worker["maintenance"] = true;
+  ASSERT_EQ(h.Json("PUT", path, worker, admin).status, 200);
+  EXPECT_EQ(h.Call("GET", path, "", admin).body["state"], "maintenance");
+  EXPECT_FALSE(h.Call("GET", path, "", admin).body.contains("log_secret"));
+}
+
 TEST(ControllerTest, RestartBackOffIsZeroThenDoublingFromTenUpToFiveMinutes) {
   EXPECT_EQ(Controller::RestartDelayS(0), 0);
   EXPECT_EQ(Controller::RestartDelayS(1), 10);
