@@ -122,12 +122,21 @@ Status HttpCall::Run(const OnHead& on_head, const OnBody& on_body) {
     // Phase names which step failed, for the error message.
     const char* phase = "resolve";
     try {
-      tcp::resolver resolver(io_context_);
       stream.expires_after(Seconds(request_.connect_timeout_s));
-      auto endpoints = co_await resolver.async_resolve(url->host, std::to_string(url->port),
-                                                       net::use_awaitable);
-      phase = "connect to";
-      co_await stream.async_connect(endpoints, net::use_awaitable);
+      boost::system::error_code not_numeric;
+      const auto address = net::ip::make_address(url->host, not_numeric);
+      if (!not_numeric) {
+        // An IP address (the cluster's usual case): no resolver, whose asynchronous lookup
+        // starts a thread of its own per io_context.
+        phase = "connect to";
+        co_await stream.async_connect(tcp::endpoint(address, url->port), net::use_awaitable);
+      } else {
+        tcp::resolver resolver(io_context_);
+        auto endpoints = co_await resolver.async_resolve(url->host, std::to_string(url->port),
+                                                         net::use_awaitable);
+        phase = "connect to";
+        co_await stream.async_connect(endpoints, net::use_awaitable);
+      }
       stream.socket().set_option(tcp::no_delay(true));
       phase = "send the request to";
       bhttp::request<bhttp::string_body> req;

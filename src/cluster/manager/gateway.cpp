@@ -51,6 +51,18 @@ json EventJson(const std::string& event) {
   return json::parse(event.substr(6), nullptr, false);
 }
 
+// Whether an event may carry a usage object: `"usage"` followed by ':' and '{'. Token chunks
+// carry none or `"usage": null`, so only the final chunk is parsed.
+bool MayCarryUsage(const std::string& event) {
+  for (size_t pos = event.find("\"usage\""); pos != std::string::npos;
+       pos = event.find("\"usage\"", pos + 7)) {
+    size_t i = pos + 7;
+    while (i < event.size() && (event[i] == ' ' || event[i] == ':')) ++i;
+    if (i < event.size() && event[i] == '{') return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Gateway::Gateway(store::Store& store) : store_(store), routes_(store) {}
@@ -293,14 +305,19 @@ void Gateway::Proxy(http::HttpRequest request, Principal who, std::string model,
             whole.append(bytes);
             return whole.size() < (64u << 20);
           }
+          // Every whole event of this read goes out in one write.
+          std::string out;
           splitter.Feed(bytes, [&](std::string event) {
-            json data = EventJson(event);
-            if (data.is_object() && data.contains("usage") && data["usage"].is_object()) {
-              usage = data["usage"];
-              if (usage_injected && data.value("choices", json::array()).empty()) return;
+            if (MayCarryUsage(event)) {
+              json data = EventJson(event);
+              if (data.is_object() && data.contains("usage") && data["usage"].is_object()) {
+                usage = data["usage"];
+                if (usage_injected && data.value("choices", json::array()).empty()) return;
+              }
             }
-            sink->SendStreamData(std::move(event));
+            out += event;
           });
+          if (!out.empty()) sink->SendStreamData(std::move(out));
           return true;
         });
     upstream->in_flight->fetch_sub(1);
