@@ -230,15 +230,35 @@ Result<json> Agent::Call(const std::string& method, const std::string& target, c
 }
 
 Status Agent::Register() {
-  auto reply = Call("POST", "/v2/workers",
-                    {{"name", config_.worker_name},
-                     {"ip", config_.worker_ip},
-                     {"port", config_.worker_port},
-                     {"hostname", config_.worker_name}});
+  // The key of the previous registration (kept in DATA_DIR/worker_key) proves to the manager
+  // that this agent is that worker, so a restart takes the row back at once.
+  const std::string key_path = config_.data_dir + "/worker_key";
+  std::string previous;
+  {
+    std::lock_guard lock(mutex_);
+    previous = worker_key_;
+  }
+  if (previous.empty()) {
+    std::ifstream in(key_path);
+    std::getline(in, previous);
+  }
+  json body = {{"name", config_.worker_name},
+               {"ip", config_.worker_ip},
+               {"port", config_.worker_port},
+               {"hostname", config_.worker_name}};
+  if (!previous.empty()) body["previous_api_key"] = previous;
+  auto reply = Call("POST", "/v2/workers", body);
   if (!reply.ok()) return reply.status();
+  const std::string key = reply->value("api_key", "");
+  {
+    std::ofstream out(key_path, std::ios::trunc);
+    out << key << "\n";
+  }
+  std::filesystem::permissions(key_path, std::filesystem::perms::owner_read |
+                                             std::filesystem::perms::owner_write);
   std::lock_guard lock(mutex_);
   worker_id_ = reply->value("id", int64_t{0});
-  worker_key_ = reply->value("api_key", "");
+  worker_key_ = key;
   log_server_->SetSecret(reply->value("log_secret", ""));
   TLOG_INFO("agent: registered as worker {} ('{}')", worker_id_, config_.worker_name);
   return Status::Ok();

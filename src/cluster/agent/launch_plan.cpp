@@ -82,19 +82,26 @@ Result<LaunchPlan> PlanLaunch(const json& instance, const json& model, const jso
   if (!entry_words.ok()) return InvalidArgument("entrypoint: " + entry_words.status().message());
   if (entry_words->empty()) return InvalidArgument("the backend has no entrypoint");
   if ((*entry_words)[0] == "tandem" && !worker.self_exe.empty()) (*entry_words)[0] = worker.self_exe;
-  auto rendered = RenderPlaceholders(run_command, values);
-  if (!rendered.ok()) return InvalidArgument("run_command: " + rendered.status().message());
-  auto run_words = SplitPosixWords(*rendered);
+  // Split first, then fill each word: a value with spaces (a path, an env value) stays one
+  // argument and cannot add flags.
+  auto run_words = SplitPosixWords(run_command);
   if (!run_words.ok()) return InvalidArgument("run_command: " + run_words.status().message());
+  for (std::string& word : *run_words) {
+    auto filled = RenderPlaceholders(word, values);
+    if (!filled.ok()) return InvalidArgument("run_command: " + filled.status().message());
+    word = std::move(filled).value();
+  }
   std::vector<std::string> parameters;
   for (const json& p : model.value("backend_parameters", json::array())) {
-    if (!p.is_string()) continue;
-    auto filled = RenderPlaceholders(p.get<std::string>(), values);
-    if (!filled.ok()) return InvalidArgument("backend_parameters: " + filled.status().message());
-    parameters.push_back(std::move(filled).value());
+    if (p.is_string()) parameters.push_back(p.get<std::string>());
   }
   auto param_words = BackendParameterWords(parameters, backend.value("parameter_format", "space"));
   if (!param_words.ok()) return param_words.status();
+  for (std::string& word : *param_words) {
+    auto filled = RenderPlaceholders(word, values);
+    if (!filled.ok()) return InvalidArgument("backend_parameters: " + filled.status().message());
+    word = std::move(filled).value();
+  }
 
   std::vector<std::string> args = *run_words;
   args.insert(args.end(), param_words->begin(), param_words->end());

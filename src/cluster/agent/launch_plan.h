@@ -1,7 +1,8 @@
 // LaunchPlan: what the agent runs for one instance on this worker (MANAGER.md §4–§5), from the
 // instance, its deployment and its backend, as a pure function (table-tested):
 //  - argv: the backend version's entrypoint ("tandem" means this agent's own binary), the
-//    run_command with placeholders filled, then the backend parameters in the backend's format;
+//    run_command split into words and then each word's placeholders filled (a value with
+//    spaces stays one argument), then the backend parameters likewise, in the backend's format;
 //  - for a deployment across workers (`distributed_inference_across_workers`), the DP flags the
 //    manager owns, replacing the user's: the main worker runs the head with
 //    --data-parallel-size-local, --data-parallel-address (its IP) and --data-parallel-rpc-port;

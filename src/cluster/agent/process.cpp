@@ -26,6 +26,7 @@ std::string DescribeExit(int wait_status) {
 }
 
 std::string TailOfFile(const std::string& path, int lines) {
+  if (lines <= 0) return "";
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return "";
   const std::streamoff size = in.tellg();
@@ -34,11 +35,17 @@ std::string TailOfFile(const std::string& path, int lines) {
   std::string text(static_cast<size_t>(size - start), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   while (!text.empty() && text.back() == '\n') text.pop_back();
+  // The start of the last `lines` lines: just after the lines-th newline from the end.
+  size_t first = 0;
   size_t pos = text.size();
-  for (int n = 0; n < lines && pos != std::string::npos && pos > 0; ++n) {
-    pos = text.rfind('\n', pos - 1);
+  for (int n = 0; n < lines; ++n) {
+    if (pos == 0) break;
+    const size_t newline = text.rfind('\n', pos - 1);
+    if (newline == std::string::npos) break;
+    if (n == lines - 1) first = newline + 1;
+    pos = newline;
   }
-  return pos == std::string::npos ? text : text.substr(pos + 1);
+  return text.substr(first);
 }
 
 Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const LaunchSpec& spec) {
@@ -65,7 +72,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const LaunchSpec& spec
     return Unavailable(fmt::format("fork failed: {}", strerror(errno)));
   }
   if (pid == 0) {
-    setsid();  // its own process group: Stop() reaches every process it starts
+    setpgid(0, 0);  // its own process group: Stop() reaches every process it starts
     // It ends with the agent's supervising thread (which lives as long as the agent): an
     // instance nobody supervises would hold its devices and port for ever.
     prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -77,6 +84,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const LaunchSpec& spec
     const int null = open("/dev/null", O_RDONLY);
     if (null >= 0) dup2(null, STDIN_FILENO);
     if (!spec.cpus.empty()) sched_setaffinity(0, sizeof(cpus), &cpus);
+    close_range(3, ~0U, 0);  // the agent's sockets and files are not the instance's
     execvpe(argv[0], argv.data(), envp.data());
     const int err = errno;
     (void)!write(STDERR_FILENO, exec_error.data(), exec_error.size());
@@ -85,6 +93,8 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const LaunchSpec& spec
     (void)!write(STDERR_FILENO, "\n", 1);
     _exit(127);
   }
+  // Also here: a Stop() right after Spawn() must find the group even before the child ran.
+  setpgid(pid, pid);
   close(log);
   return std::unique_ptr<ChildProcess>(new ChildProcess(pid));
 }

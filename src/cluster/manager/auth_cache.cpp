@@ -72,7 +72,8 @@ void AuthCache::OnUserEvent(const WatchEvent& event) {
     users_.erase(event.record.id);
     return;
   }
-  users_[event.record.id] = {event.record.name, event.record.data.value("is_admin", false)};
+  users_[event.record.id] = {event.record.name, event.record.data.value("is_admin", false),
+                            event.record.data.value("session_epoch", int64_t{0})};
 }
 
 Principal AuthCache::Resolve(const http::HttpRequest& request, int64_t now_unix) const {
@@ -124,15 +125,15 @@ Principal AuthCache::Resolve(const http::HttpRequest& request, int64_t now_unix)
   }
   const std::string cookie = CookieValue(request.Header("cookie"), kSessionCookie);
   if (!cookie.empty()) {
-    auto user_id = VerifySession(cookie, session_key_, now_unix);
+    auto claims = VerifySession(cookie, session_key_, now_unix);
     std::lock_guard lock(mutex_);
-    auto user = user_id ? users_.find(*user_id) : users_.end();
-    if (user == users_.end()) {
-      p.failure = "the session has expired; log in again";
+    auto user = claims ? users_.find(claims->user_id) : users_.end();
+    if (user == users_.end() || user->second.session_epoch != claims->epoch) {
+      p.failure = "the session is invalid, expired or logged out; log in again";
       return p;
     }
     p.kind = Principal::Kind::kUser;
-    p.user_id = *user_id;
+    p.user_id = claims->user_id;
     p.username = user->second.username;
     p.is_admin = user->second.is_admin;
     p.scopes = {"*"};

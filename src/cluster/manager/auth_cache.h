@@ -63,6 +63,7 @@ class AuthCache {
   struct User {
     std::string username;
     bool is_admin = false;
+    int64_t session_epoch = 0;
   };
   void OnKeyEvent(const store::WatchEvent& event);
   void OnUserEvent(const store::WatchEvent& event);

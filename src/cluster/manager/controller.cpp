@@ -80,7 +80,34 @@ Status Controller::UpdateWorkerStates(int64_t now_unix) {
                                d["state_message"] = message;
                                return Status::Ok();
                              }).status());
+      if (next == "unreachable") TANDEM_RETURN_IF_ERROR(FailInstancesOn(w, message, now_unix));
     }
+  }
+  return Status::Ok();
+}
+
+Status Controller::FailInstancesOn(const Record& worker, const std::string& why, int64_t now_unix) {
+  // Its agent is gone, and its processes with it (they end with their agent): the instances
+  // it ran are not running, whatever they last reported.
+  auto instances = store_.List(Table::kModelInstances);
+  if (!instances.ok()) return instances.status();
+  for (const Record& i : *instances) {
+    bool on_worker = i.data.value("worker_id", int64_t{0}) == worker.id;
+    for (const json& s : i.data.value("distributed_servers", json::object())
+                             .value("subordinate_workers", json::array())) {
+      on_worker |= s.value("worker_id", int64_t{0}) == worker.id;
+    }
+    const std::string state = i.data.value("state", "");
+    if (!on_worker || (state != "INITIALIZING" && state != "STARTING" && state != "RUNNING")) {
+      continue;
+    }
+    TANDEM_RETURN_IF_ERROR(store_.Modify(Table::kModelInstances, i.id, [&](json& d) {
+                             d["state"] = "ERROR";
+                             d["state_message"] =
+                                 fmt::format("worker '{}' is unreachable ({})", worker.name, why);
+                             d["error_unix"] = now_unix;
+                             return Status::Ok();
+                           }).status());
   }
   return Status::Ok();
 }

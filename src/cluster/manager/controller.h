@@ -1,6 +1,7 @@
 // Controller: the manager's periodic reconciliation (MANAGER.md §3–§5), one pass per call:
 //  - worker liveness: no heartbeat for worker_not_ready_after_s → not_ready, for
-//    worker_unreachable_after_s → unreachable;
+//    worker_unreachable_after_s → unreachable, and its running instances ERROR (their
+//    processes end with their agent);
 //  - replicas: a deployment has exactly `replicas` instances (new ones PENDING; surplus ones,
 //    not-RUNNING and newest first, deleted: their agents stop the processes);
 //  - placement: PENDING → SCHEDULED on devices: manual (`gpu_selector.gpu_ids`: one worker's
@@ -33,6 +34,8 @@ class Controller {
 
  private:
   Status UpdateWorkerStates(int64_t now_unix);
+  // Marks the instances running on `worker` (main or subordinate) ERROR naming it.
+  Status FailInstancesOn(const store::Record& worker, const std::string& why, int64_t now_unix);
   Status ReconcileReplicas();
   Status PlacePending();
   Status RestartFailed(int64_t now_unix);

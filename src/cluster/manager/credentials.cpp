@@ -114,25 +114,34 @@ bool DigestsEqual(std::string_view a, std::string_view b) {
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-std::string SignSession(int64_t user_id, int64_t expires_unix, std::string_view key) {
-  const std::string payload = fmt::format("{}.{}", user_id, expires_unix);
+std::string SignSession(int64_t user_id, int64_t epoch, int64_t expires_unix,
+                        std::string_view key) {
+  const std::string payload = fmt::format("{}.{}.{}", user_id, epoch, expires_unix);
   return payload + "." + Hmac(key, payload);
 }
 
-std::optional<int64_t> VerifySession(std::string_view cookie, std::string_view key,
-                                     int64_t now_unix) {
-  const size_t a = cookie.find('.');
-  if (a == std::string_view::npos) return std::nullopt;
-  const size_t b = cookie.find('.', a + 1);
-  if (b == std::string_view::npos) return std::nullopt;
-  const std::string_view payload = cookie.substr(0, b);
-  if (!DigestsEqual(Hmac(key, payload), cookie.substr(b + 1))) return std::nullopt;
-  int64_t user_id = 0;
-  int64_t expires = 0;
-  auto r1 = std::from_chars(cookie.data(), cookie.data() + a, user_id);
-  auto r2 = std::from_chars(cookie.data() + a + 1, cookie.data() + b, expires);
-  if (r1.ec != std::errc() || r2.ec != std::errc() || expires <= now_unix) return std::nullopt;
-  return user_id;
+std::optional<SessionClaims> VerifySession(std::string_view cookie, std::string_view key,
+                                           int64_t now_unix) {
+  const size_t last = cookie.rfind('.');
+  if (last == std::string_view::npos) return std::nullopt;
+  const std::string_view payload = cookie.substr(0, last);
+  if (!DigestsEqual(Hmac(key, payload), cookie.substr(last + 1))) return std::nullopt;
+  int64_t fields[3] = {0, 0, 0};
+  const char* p = payload.data();
+  const char* end = payload.data() + payload.size();
+  for (int i = 0; i < 3; ++i) {
+    auto [next, ec] = std::from_chars(p, end, fields[i]);
+    if (ec != std::errc()) return std::nullopt;
+    if (i < 2) {
+      if (next == end || *next != '.') return std::nullopt;
+      ++next;
+    } else if (next != end) {
+      return std::nullopt;
+    }
+    p = next;
+  }
+  if (fields[2] <= now_unix) return std::nullopt;
+  return SessionClaims{fields[0], fields[1]};
 }
 
 }  // namespace tandem::cluster::manager

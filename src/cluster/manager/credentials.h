@@ -33,10 +33,17 @@ std::string HashSecret(std::string_view salt, std::string_view secret);
 // Constant-time equality of two hex digests (false when the sizes differ).
 bool DigestsEqual(std::string_view a, std::string_view b);
 
-// A session cookie value "USER_ID.EXPIRES_UNIX.HMAC_HEX" signed with `key`.
-std::string SignSession(int64_t user_id, int64_t expires_unix, std::string_view key);
-// The user id of a valid, unexpired cookie value; nullopt otherwise.
-std::optional<int64_t> VerifySession(std::string_view cookie, std::string_view key,
-                                     int64_t now_unix);
+// A session cookie value "USER_ID.EPOCH.EXPIRES_UNIX.HMAC_HEX" signed with `key`. EPOCH is
+// the user's session_epoch when it was made: logout and password changes bump it, which
+// revokes every earlier cookie of that user.
+std::string SignSession(int64_t user_id, int64_t epoch, int64_t expires_unix,
+                        std::string_view key);
+struct SessionClaims {
+  int64_t user_id = 0;
+  int64_t epoch = 0;
+};
+// The claims of a correctly signed, unexpired cookie value; nullopt otherwise.
+std::optional<SessionClaims> VerifySession(std::string_view cookie, std::string_view key,
+                                           int64_t now_unix);
 
 }  // namespace tandem::cluster::manager

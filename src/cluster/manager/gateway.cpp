@@ -83,11 +83,16 @@ Status Gateway::Start() {
 }
 
 void Gateway::Stop() {
+  std::vector<std::shared_ptr<http::HttpCall>> calls;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    for (auto& [id, weak] : calls_) {
+      if (auto call = weak.lock()) calls.push_back(std::move(call));
+    }
   }
   cv_.notify_all();
+  for (auto& call : calls) call->Cancel();
 }
 
 void Gateway::BackgroundLoop() {
@@ -204,21 +209,32 @@ void Gateway::Handle(const http::HttpRequest& request, const Principal& who,
   if (request.method != "POST") {
     return SendOpenAiError(*sink, 405, fmt::format("use POST {}", request.path));
   }
+  if (JsonNestsDeeperThan(request.body, kMaxJsonDepth)) {
+    return SendOpenAiError(*sink, 400,
+                           fmt::format("the request body nests deeper than {} levels", kMaxJsonDepth));
+  }
   json body = json::parse(request.body, nullptr, false);
   if (!body.is_object()) return SendOpenAiError(*sink, 400, "the request body is not a JSON object");
   if (!body.contains("model") || !body["model"].is_string()) {
     return SendOpenAiError(*sink, 400, "'model' (the deployment's name) is required");
   }
+  if (body.contains("stream") && !body["stream"].is_boolean() && !body["stream"].is_null()) {
+    return SendOpenAiError(*sink, 400, "'stream' must be a boolean");
+  }
+  if (body.contains("stream_options") && !body["stream_options"].is_object() &&
+      !body["stream_options"].is_null()) {
+    return SendOpenAiError(*sink, 400, "'stream_options' must be an object");
+  }
   const std::string model = body["model"];
   if (!routes_.HasModel(model) || !who.MayUseModel(model)) {
     return SendOpenAiError(*sink, 404, fmt::format("The model `{}` does not exist.", model));
   }
-  const bool stream = body.value("stream", false) == true;
+  const bool stream = body.value("stream", json(false)) == true;
   bool injected = false;
   if (stream) {
     json& options = body["stream_options"];
     if (!options.is_object()) options = json::object();
-    if (options.value("include_usage", false) != true) {
+    if (!(options.contains("include_usage") && options["include_usage"] == true)) {
       options["include_usage"] = true;
       injected = true;
     }
@@ -269,13 +285,27 @@ void Gateway::Proxy(http::HttpRequest request, Principal who, std::string model,
     up.connect_timeout_s = 3;
     up.idle_timeout_s = 600;  // a long prefill or queue before the first token
     auto call = std::make_shared<http::HttpCall>(up);
+    int64_t call_id;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) {
+        upstream->in_flight->fetch_sub(1);
+        return SendOpenAiError(*sink, 503, "the manager is shutting down");
+      }
+      call_id = next_call_++;
+      calls_[call_id] = call;
+    }
+    bool client_gone;
     {
       std::lock_guard lock(current->mutex);
-      if (current->client_gone) {
-        upstream->in_flight->fetch_sub(1);
-        return;
-      }
-      current->call = call;
+      client_gone = current->client_gone;
+      if (!client_gone) current->call = call;
+    }
+    if (client_gone) {
+      upstream->in_flight->fetch_sub(1);
+      std::lock_guard lock(mutex_);
+      calls_.erase(call_id);
+      return;
     }
     int status = 0;
     bool streaming = false;   // the upstream answered with an event stream we relay
@@ -321,6 +351,10 @@ void Gateway::Proxy(http::HttpRequest request, Principal who, std::string model,
           return true;
         });
     upstream->in_flight->fetch_sub(1);
+    {
+      std::lock_guard lock(mutex_);
+      calls_.erase(call_id);
+    }
     if (retry) continue;
     if (!result.ok() && !call->head_received()) {
       last_error = result.message();

@@ -20,6 +20,7 @@
 #include "cluster/manager/auth_cache.h"
 #include "cluster/manager/gateway_routes.h"
 #include "cluster/store/store.h"
+#include "http/client.h"
 #include "http/types.h"
 
 namespace tandem::cluster::manager {
@@ -31,6 +32,7 @@ class Gateway {
 
   // Subscribes to the routing tables; starts the load poller and the usage flusher.
   Status Start();
+  // Refuses new requests and cancels the upstream calls in flight.
   void Stop();
 
   // Answers one /v1 request from `who` (authentication checked here: 401, 403, 404 as GPUStack).
@@ -60,6 +62,8 @@ class Gateway {
   std::condition_variable cv_;
   bool stopping_ = false;
   int64_t active_ = 0;  // proxy threads running
+  std::map<int64_t, std::weak_ptr<http::HttpCall>> calls_;  // upstream calls, cancelled by Stop
+  int64_t next_call_ = 0;
   std::map<std::tuple<int64_t, std::string, std::string>, Usage> pending_usage_;  // key, model, day
 
   // Metrics.

@@ -167,9 +167,12 @@ json ApplyListQuery(const ListQuery& query, std::vector<json> items,
     for (json& item : kept) page_items.push_back(std::move(item));
   } else {
     total_page = std::max<int64_t>((total + per_page - 1) / per_page, 1);
-    const int64_t begin = (query.page - 1) * per_page;
-    for (int64_t i = begin; i < std::min(total, begin + per_page); ++i) {
-      page_items.push_back(std::move(kept[i]));
+    // A page past the end is empty (compared before multiplying: page may be near INT64_MAX).
+    if (query.page - 1 < total_page) {
+      const int64_t begin = (query.page - 1) * per_page;
+      for (int64_t i = begin; i < std::min(total, begin + per_page); ++i) {
+        page_items.push_back(std::move(kept[i]));
+      }
     }
   }
   return {{"items", std::move(page_items)},

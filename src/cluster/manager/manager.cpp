@@ -172,8 +172,12 @@ void Manager::HandleLogin(const http::HttpRequest& request, http::ResponseSink& 
   if (request.Header("content-type").find("json") != std::string_view::npos) {
     auto body = ParseJsonBody(request.body);
     if (!body.ok()) return SendError(sink, body.status());
-    username = body->value("username", "");
-    password = body->value("password", "");
+    auto u = StringField(*body, "username");
+    auto pw = StringField(*body, "password");
+    if (!u.ok()) return SendError(sink, u.status());
+    if (!pw.ok()) return SendError(sink, pw.status());
+    username = *u;
+    password = *pw;
   } else {
     auto fields = ParseQueryString(request.body);
     if (!fields.ok()) return SendError(sink, fields.status());
@@ -197,7 +201,8 @@ void Manager::HandleLogin(const http::HttpRequest& request, http::ResponseSink& 
     return SendError(sink, Status(StatusCode::kUnauthenticated, "wrong username or password"));
   }
   const std::string cookie =
-      SignSession((*user)->id, NowUnix() + kSessionLifetimeS, auth_->session_key());
+      SignSession((*user)->id, (*user)->data.value("session_epoch", int64_t{0}),
+                  NowUnix() + kSessionLifetimeS, auth_->session_key());
   sink.SendResponseWithHeaders(
       200, "application/json", RestApi::PublicView(Table::kUsers, **user).dump(),
       {{"Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}",
@@ -231,7 +236,11 @@ void Manager::Handle(http::HttpRequest request, std::shared_ptr<http::ResponseSi
     Route(request, sink);
   } catch (const std::exception& e) {
     TLOG_ERROR("manager: {} {} failed: {}", request.method, request.path, e.what());
-    SendError(*sink, Internal(std::string("internal error: ") + e.what()));
+    if (request.path.rfind("/v1/", 0) == 0) {
+      SendOpenAiError(*sink, 500, std::string("internal error: ") + e.what());
+    } else {
+      SendError(*sink, Internal(std::string("internal error: ") + e.what()));
+    }
   }
 }
 
@@ -257,6 +266,15 @@ void Manager::Route(const http::HttpRequest& request,
     return HandleLogin(request, *sink);
   }
   if (path == "/auth/logout") {
+    // The session's user gets a new epoch: this cookie and every other of theirs stop working.
+    const Principal who = auth_->Resolve(request, NowUnix());
+    if (who.kind == Principal::Kind::kUser) {
+      auto bumped = store_->Modify(Table::kUsers, who.user_id, [](json& d) {
+        d["session_epoch"] = d.value("session_epoch", int64_t{0}) + 1;
+        return Status::Ok();
+      });
+      if (!bumped.ok()) return SendError(*sink, bumped.status());
+    }
     sink->SendResponseWithHeaders(
         200, "application/json", "{}",
         {{"Set-Cookie", fmt::format("{}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0",

@@ -1,9 +1,13 @@
 #include "cluster/manager/resources.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include <set>
 #include <vector>
+
+#include "cluster/manager/rest_util.h"
 
 namespace tandem::cluster::manager {
 
@@ -77,7 +81,7 @@ Result<json> CheckFields(const json& body, const std::vector<Field>& fields,
     if (value.is_null() && !field->default_value.is_null()) continue;  // default below
     if (!HasKind(value, field->kind)) {
       return InvalidArgument(fmt::format("{}: field '{}' must be {}, not {}", what, key,
-                                         KindName(field->kind), value.dump()));
+                                         KindName(field->kind), Shown(value)));
     }
     if (!field->allowed.empty() &&
         std::find(field->allowed.begin(), field->allowed.end(), value.get<std::string>()) ==
@@ -85,7 +89,7 @@ Result<json> CheckFields(const json& body, const std::vector<Field>& fields,
       std::string allowed;
       for (const std::string& a : field->allowed) allowed += (allowed.empty() ? "" : ", ") + a;
       return InvalidArgument(fmt::format("{}: field '{}' must be one of {}, not {}", what, key,
-                                         allowed, value.dump()));
+                                         allowed, Shown(value)));
     }
     out[key] = value;
   }
@@ -144,7 +148,7 @@ Result<json> ValidateModel(const json& body) {
   }
   if (m["replicas"].get<int64_t>() < 0 || m["replicas"].get<int64_t>() > 64) {
     return InvalidArgument(fmt::format("model: field 'replicas' must be 0..64, not {}",
-                                       m["replicas"].dump()));
+                                       Shown(m["replicas"])));
   }
   static const std::vector<Field> kSelector = {
       {"gpu_ids", Kind::kStringArray, json::array()},
@@ -174,8 +178,14 @@ Result<json> ValidateModel(const json& body) {
   }
   m["gpu_selector"] = std::move(selector).value();
   for (const auto& [key, value] : m["env"].items()) {
-    if (key.empty() || key.find('=') != std::string::npos) {
-      return InvalidArgument(fmt::format("model: env name '{}' is not valid", key));
+    bool ok = !key.empty() && key.size() <= 256 && !(key[0] >= '0' && key[0] <= '9');
+    for (char c : key) {
+      ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    }
+    if (!ok) {
+      return InvalidArgument(fmt::format(
+          "model: env name {} is not valid (letters, digits and '_', not starting with a digit)",
+          Shown(json(key))));
     }
   }
   return out;
@@ -280,6 +290,12 @@ Result<json> ValidateApiKeyRequest(const json& body) {
     return InvalidArgument("api key: field 'name' must be 1..128 characters");
   }
   if (k["scope"].empty()) return InvalidArgument("api key: field 'scope' must not be empty");
+  constexpr int64_t kTenYears = 10LL * 366 * 24 * 3600;
+  if (k["expires_in"].get<int64_t>() > kTenYears) {
+    return InvalidArgument(fmt::format(
+        "api key: field 'expires_in' must be at most {} seconds (10 years); <= 0 never expires",
+        kTenYears));
+  }
   for (const json& s : k["scope"]) {
     const std::string scope = s;
     if (scope != "*" && scope != "management" && scope != "inference") {

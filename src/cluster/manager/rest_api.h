@@ -55,6 +55,8 @@ class RestApi {
   Result<nlohmann::json> CreateApiKey(const nlohmann::json& body, const Principal& who);
   Result<nlohmann::json> CreateUser(const nlohmann::json& body);
   Result<nlohmann::json> UpdateUser(int64_t id, const nlohmann::json& body);
+  // kConflict when user `id` is the only admin (`what`: "demoted", "deleted").
+  Status CheckNotLastAdmin(int64_t id, const char* what);
   Result<nlohmann::json> ListUsage(const http::HttpRequest& request, const Principal& who);
 
   store::Store& store_;
@@ -64,5 +66,9 @@ class RestApi {
 
 // Seconds since the Unix epoch.
 int64_t NowUnix();
+
+// A PUT body's resource_version: -1 when absent (no check), else the positive integer given.
+// Errors: kInvalidArgument for another value.
+Result<int64_t> ExpectedVersion(const nlohmann::json& body);
 
 }  // namespace tandem::cluster::manager

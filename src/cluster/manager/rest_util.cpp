@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include <fmt/format.h>
+
 #include "http/status.h"
 
 namespace tandem::cluster::manager {
@@ -30,6 +32,7 @@ std::string OpenAiErrorBody(int http_status, const std::string& message) {
                      : http_status == 403 ? "PermissionDeniedError"
                      : http_status == 404 ? "NotFoundError"
                      : http_status == 400 ? "BadRequestError"
+                     : http_status == 405 ? "MethodNotAllowedError"
                      : http_status == 503 ? "ServiceUnavailableError"
                                           : "InternalServerError";
   return json({{"error",
@@ -41,7 +44,32 @@ void SendOpenAiError(http::ResponseSink& sink, int http_status, const std::strin
   sink.SendResponse(http_status, "application/json", OpenAiErrorBody(http_status, message));
 }
 
+bool JsonNestsDeeperThan(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
 Result<json> ParseJsonBody(const std::string& body) {
+  if (JsonNestsDeeperThan(body, kMaxJsonDepth)) {
+    return InvalidArgument(fmt::format("request body nests deeper than {} levels", kMaxJsonDepth));
+  }
   json parsed;
   try {
     parsed = json::parse(body);
@@ -50,6 +78,22 @@ Result<json> ParseJsonBody(const std::string& body) {
   }
   if (!parsed.is_object()) return InvalidArgument("request body must be a JSON object");
   return parsed;
+}
+
+Result<std::string> StringField(const json& body, const char* field, std::string fallback) {
+  if (!body.is_object()) return fallback;
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_string()) {
+    return InvalidArgument(fmt::format("field '{}' must be a string, not {}", field, Shown(*it)));
+  }
+  return it->get<std::string>();
+}
+
+std::string Shown(const json& value, size_t limit) {
+  std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > limit) text = text.substr(0, limit) + "…";
+  return text;
 }
 
 std::vector<std::string> PathSegments(std::string_view path) {

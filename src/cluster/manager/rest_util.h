@@ -27,8 +27,25 @@ void SendError(http::ResponseSink& sink, const Status& status);
 std::string OpenAiErrorBody(int http_status, const std::string& message);
 void SendOpenAiError(http::ResponseSink& sink, int http_status, const std::string& message);
 
-// The body as a JSON object. Errors: kInvalidArgument ("request body is not valid JSON: ...").
+// Nesting limit of request bodies: arrays/objects inside each other, the outermost counting 1.
+// nlohmann's dump, copy and comparison recurse once per level.
+inline constexpr int kMaxJsonDepth = 64;
+
+// Whether `text` opens more than `max_depth` nested arrays/objects (strings skipped), checked
+// before parsing so that no recursive step ever sees a deeper value.
+bool JsonNestsDeeperThan(std::string_view text, int max_depth);
+
+// The body as a JSON object. Errors: kInvalidArgument ("request body is not valid JSON: ...",
+// or nesting deeper than kMaxJsonDepth).
 Result<nlohmann::json> ParseJsonBody(const std::string& body);
+
+// body[field] when it is a string, `fallback` when absent or null. Errors: kInvalidArgument
+// naming the field when it holds another type.
+Result<std::string> StringField(const nlohmann::json& body, const char* field,
+                                std::string fallback = "");
+
+// A JSON value as text for an error message, cut to `limit` characters.
+std::string Shown(const nlohmann::json& value, size_t limit = 120);
 
 // "/v2/models/12/logs" → {"v2", "models", "12", "logs"} (empty segments dropped).
 std::vector<std::string> PathSegments(std::string_view path);

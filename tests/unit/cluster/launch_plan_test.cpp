@@ -56,6 +56,20 @@ TEST(LaunchPlanTest, MainProcessOfAPlainDeployment) {
   EXPECT_EQ(plan->env_layers[2].at("OMP_NUM_THREADS"), "1");  // the deployment's wins later
 }
 
+TEST(LaunchPlanTest, AValueWithSpacesStaysOneArgument) {
+  WorkerFacts me{1, "10.0.0.1", "", "/t"};
+  json instance = kInstance;
+  instance["distributed_servers"]["subordinate_workers"] = json::array();
+  json model = Model(false, {"--chat-template={{TEMPLATE}}"});
+  model["local_path"] = "/models/my model --api-key x";
+  model["env"]["TEMPLATE"] = "/t/a b.jinja";
+  auto plan = PlanLaunch(instance, model, kBackend, me, 40000, 0, -1);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->argv, (Words{"/t", "serve", "/models/my model --api-key x", "--host", "10.0.0.1",
+                              "--port", "40000", "--served-model-name", "qwen3.5-397b-1",
+                              "--chat-template", "/t/a b.jinja"}));
+}
+
 TEST(LaunchPlanTest, TheSeedsHandMadeSecondaryIsAFollowerOfItsHead) {
   WorkerFacts me{2, "10.0.0.2", "eth0", "/t"};
   json instance = kInstance;

@@ -187,8 +187,11 @@ TEST(ManagerApiTest, WorkersRegisterHeartbeatAndAreLimitedToTheirOwnRoutes) {
             403);
   // A worker's key is not listed among API keys.
   EXPECT_EQ(h.Call("GET", "/v2/api-keys", "", admin).body["items"].size(), 0u);
-  // Registering again (a restarted agent) keeps the row and replaces the key.
-  JsonReply again = h.Json("POST", "/v2/workers", {{"name", "node-a"}, {"ip", "127.0.0.1"}, {"port", 10150}},
+  // Registering again (a restarted agent, with its previous key) keeps the row and replaces
+  // the key.
+  JsonReply again = h.Json("POST", "/v2/workers",
+                           {{"name", "node-a"}, {"ip", "127.0.0.1"}, {"port", 10150},
+                            {"previous_api_key", key.substr(7)}},
                            "Bearer registration-token");
   ASSERT_EQ(again.status, 201);
   EXPECT_EQ(again.body["id"], worker_id);
@@ -383,6 +386,140 @@ TEST(ManagerApiTest, AWorkerWithoutHeartbeatsBecomesNotReadyThenUnreachable) {
   ASSERT_EQ(h.Json("PUT", path, worker, admin).status, 200);
   EXPECT_EQ(h.Call("GET", path, "", admin).body["state"], "maintenance");
   EXPECT_FALSE(h.Call("GET", path, "", admin).body.contains("log_secret"));
+}
+
+// Found by a hostile pass: each used to crash the manager, lock it out, or answer 500/200.
+TEST(ManagerApiTest, HostileInputsAreRefusedAndTheManagerStaysUp) {
+  ManagerHarness h;
+  ASSERT_TRUE(h.start_status().ok());
+  const std::string admin = h.AdminSession();
+  // Deep nesting (dump and destruction recurse per level): a 400, on every route.
+  const std::string deep = "{\"name\": \"n\", \"env\": " + std::string(50000, '[') +
+                           std::string(50000, ']') + "}";
+  JsonReply r = h.Call("POST", "/v2/models", deep, admin);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body["message"], "request body nests deeper than 64 levels");
+  r = h.Call("POST", "/v1/completions", deep, admin);
+  EXPECT_EQ(r.status, 400) << r.raw;
+  EXPECT_EQ(r.body["error"]["message"], "the request body nests deeper than 64 levels");
+  // A page near INT64_MAX is an empty page, not an overflowed index.
+  r = h.Call("GET", "/v2/models?page=9223372036854775807&perPage=1000", "", admin);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_TRUE(r.body["items"].empty());
+  // Wrong types are 400s naming the field, not 500s.
+  r = h.Call("POST", "/auth/login", R"({"username": ["admin"], "password": "x"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body["message"].get<std::string>().find("field 'username' must be a string"),
+            std::string::npos);
+  EXPECT_EQ(h.Json("POST", "/v2/workers", {{"name", "w"}, {"ip", "1.2.3.4"}, {"port", 1}, {"hostname", 5}},
+                   "Bearer registration-token").status, 400);
+  EXPECT_EQ(h.Json("POST", "/v1/completions", {{"model", "m"}, {"prompt", "x"}, {"stream", "yes"}},
+                   admin).status, 400);
+  JsonReply get405 = h.Call("GET", "/v1/completions", "", admin);
+  EXPECT_EQ(get405.status, 405);
+  EXPECT_EQ(get405.body["error"]["type"], "MethodNotAllowedError");
+  // resource_version must be the positive integer read, not a way around the check.
+  JsonReply model = h.Json("POST", "/v2/models", {{"name", "m"}, {"local_path", "/m"}, {"replicas", 0}}, admin);
+  ASSERT_EQ(model.status, 201);
+  json edit = model.body;
+  for (json bad : {json(-1), json("abc"), json(0)}) {
+    edit["resource_version"] = bad;
+    EXPECT_EQ(h.Json("PUT", "/v2/models/" + std::to_string(edit["id"].get<int64_t>()), edit, admin).status, 400)
+        << bad;
+  }
+  EXPECT_EQ(h.Json("POST", "/v2/api-keys", {{"name", "k"}, {"expires_in", INT64_MAX}}, admin).status, 400);
+  EXPECT_EQ(h.Json("POST", "/v2/models", {{"name", "e"}, {"local_path", "/m"}, {"env", {{std::string("B\0", 2), "x"}}}},
+                   admin).status, 400);
+  auto [id, key] = RegisterWorker(h, "node-a");
+  EXPECT_EQ(h.Json("POST", "/v2/workers/" + std::to_string(id) + "/heartbeat",
+                   {{"status", {{"gpu_devices", {{{"index", -1}, {"type", "../../x"}}}}}}}, key).status, 400);
+  EXPECT_EQ(h.Call("GET", "/v2/users/me", "", key).status, 403);
+  EXPECT_EQ(h.Call("GET", "/healthz").status, 200);
+}
+
+TEST(ManagerApiTest, TheLastAdminStaysAndSessionsEndAtLogoutAndPasswordChange) {
+  ManagerHarness h;
+  ASSERT_TRUE(h.start_status().ok());
+  const std::string admin = h.AdminSession();
+  JsonReply me = h.Call("GET", "/v2/users/me", "", admin);
+  const std::string path = "/v2/users/" + std::to_string(me.body["id"].get<int64_t>());
+  json demote = {{"username", "admin"}, {"is_admin", false}};
+  JsonReply r = h.Json("PUT", path, demote, admin);
+  EXPECT_EQ(r.status, 409);
+  EXPECT_EQ(r.body["message"], "the last admin cannot be demoted: make another user admin first");
+  JsonReply other = h.Json("POST", "/v2/users", {{"username", "root2"}, {"password", "secret-2"}, {"is_admin", true}}, admin);
+  ASSERT_EQ(other.status, 201);
+  EXPECT_EQ(h.Json("PUT", path, demote, admin).status, 200);  // another admin exists now
+  const std::string other_path = "/v2/users/" + std::to_string(other.body["id"].get<int64_t>());
+  JsonReply login = h.Call("POST", "/auth/login", R"({"username": "root2", "password": "secret-2"})");
+  const std::string root2 = "cookie:" + login.set_cookie.substr(0, login.set_cookie.find(';'));
+  EXPECT_EQ(h.Call("DELETE", other_path, "", root2).status, 400);  // yourself
+  EXPECT_EQ(h.Json("PUT", other_path, {{"username", "root2"}, {"is_admin", false}}, root2).status, 409);
+
+  // Logout revokes the cookie (and the user's other sessions); so does a password change.
+  JsonReply second = h.Call("POST", "/auth/login", R"({"username": "root2", "password": "secret-2"})");
+  const std::string root2_b = "cookie:" + second.set_cookie.substr(0, second.set_cookie.find(';'));
+  EXPECT_EQ(h.Call("GET", "/v2/users/me", "", root2).status, 200);
+  EXPECT_EQ(h.Call("POST", "/auth/logout", "", root2).status, 200);
+  EXPECT_EQ(h.Call("GET", "/v2/users/me", "", root2).status, 401);
+  EXPECT_EQ(h.Call("GET", "/v2/users/me", "", root2_b).status, 401);
+  JsonReply third = h.Call("POST", "/auth/login", R"({"username": "root2", "password": "secret-2"})");
+  const std::string root2_c = "cookie:" + third.set_cookie.substr(0, third.set_cookie.find(';'));
+  ASSERT_EQ(h.Call("GET", "/v2/users/me", "", root2_c).status, 200);
+  ASSERT_EQ(h.Json("PUT", other_path, {{"username", "root2"}, {"password", "secret-3"}, {"is_admin", true}},
+                   root2_c).status, 200);
+  EXPECT_EQ(h.Call("GET", "/v2/users/me", "", root2_c).status, 401);
+}
+
+TEST(ManagerApiTest, TheRegistrationTokenAloneCannotTakeOverALiveWorker) {
+  ManagerHarness h;
+  ASSERT_TRUE(h.start_status().ok());
+  auto [id, key] = RegisterWorker(h, "node-a");  // heartbeats: alive
+  JsonReply takeover = h.Json("POST", "/v2/workers", {{"name", "node-a"}, {"ip", "10.6.6.6"}, {"port", 1}},
+                              "Bearer registration-token");
+  EXPECT_EQ(takeover.status, 409);
+  EXPECT_NE(takeover.body["message"].get<std::string>().find("presents its previous key"),
+            std::string::npos);
+  EXPECT_EQ(h.Call("GET", "/v2/model-instances", "", key).status, 200);  // the real key still works
+  JsonReply restart = h.Json("POST", "/v2/workers",
+                             {{"name", "node-a"}, {"ip", "127.0.0.1"}, {"port", 10150},
+                              {"previous_api_key", key.substr(7)}},
+                             "Bearer registration-token");
+  EXPECT_EQ(restart.status, 201) << restart.raw;
+  EXPECT_EQ(restart.body["id"], id);
+}
+
+// The controller against a store, with the clock as a parameter: deterministic liveness.
+TEST(ControllerTest, AnUnreachableWorkersRunningInstancesGoError) {
+  char tmpl[] = "/tmp/tandem-controller-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  auto store = store::Store::Open("sqlite://" + dir + "/m.db");
+  ASSERT_TRUE(store.ok());
+  store::Store& s = **store;
+  auto worker = s.Create(store::Table::kWorkers, "node-a",
+                         {{"name", "node-a"}, {"state", "ready"}, {"heartbeat_unix", 1000}});
+  ASSERT_TRUE(worker.ok());
+  auto model = s.Create(store::Table::kModels, "m",
+                        {{"name", "m"}, {"replicas", 1}, {"restart_on_error", false}});
+  ASSERT_TRUE(model.ok());
+  auto running = s.Create(store::Table::kModelInstances, "m-1",
+                          {{"model_id", model->id}, {"worker_id", worker->id}, {"state", "RUNNING"},
+                           {"distributed_servers", {{"subordinate_workers", json::array()}}}});
+  ASSERT_TRUE(running.ok());
+  ManagerConfig config;
+  Controller controller(s, config);
+  controller.RunOnce(1000 + 29);
+  EXPECT_EQ(s.Get(store::Table::kWorkers, worker->id)->data["state"], "ready");
+  controller.RunOnce(1000 + 31);
+  EXPECT_EQ(s.Get(store::Table::kWorkers, worker->id)->data["state"], "not_ready");
+  EXPECT_EQ(s.Get(store::Table::kModelInstances, running->id)->data["state"], "RUNNING");
+  controller.RunOnce(1000 + 91);
+  EXPECT_EQ(s.Get(store::Table::kWorkers, worker->id)->data["state"], "unreachable");
+  auto after = s.Get(store::Table::kModelInstances, running->id);
+  EXPECT_EQ(after->data["state"], "ERROR");
+  EXPECT_EQ(after->data["state_message"],
+            "worker 'node-a' is unreachable (no heartbeat for 91 s)");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ControllerTest, RestartBackOffIsZeroThenDoublingFromTenUpToFiveMinutes) {
