@@ -172,11 +172,6 @@ static Status CheckJson(const std::string& flag, const std::string& value) {
   return Status::Ok();
 }
 
-static Status NotYet(const std::string& flag, const std::string& value) {
-  return Unimplemented("--" + flag + " " + value +
-                       " is not supported yet (this build serves one rank on CPU); remove it");
-}
-
 // --data-parallel-*, --headless and --api-server-count together (vLLM's rules).
 static Status ValidateDataParallelFlags(ServeFlags& f) {
   auto flag = [](const char* name, int v) { return std::string("--") + name + " " + std::to_string(v); };

@@ -324,7 +324,7 @@ Result<std::unique_ptr<MtpModule>> LoadQwen35Mtp(const Qwen35Config& c, const We
     return InvalidArgument(c.architecture + " checkpoint '" + src.source_name() +
                            "' has no MTP layer (mtp.fc.weight)");
   }
-  const int64_t h = c.hidden_size, e = c.num_experts, ff = c.moe_intermediate_size;
+  const int64_t h = c.hidden_size;
   const std::string p = "mtp.layers.0.";
   ShardedReader r(src, tp);
   r.Declare("mtp.fc.weight", {h, 2 * h}, Replicated());

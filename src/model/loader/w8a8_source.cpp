@@ -62,8 +62,6 @@ std::vector<float> FloatValues(const SafetensorsBytes& b) {
   return out;
 }
 
-bool IsFloatDtype(const std::string& dt) { return dt == "F32" || dt == "BF16" || dt == "F16"; }
-
 }  // namespace
 
 Result<QuantFormat> DetectQuantFormat(const std::string& dir, const std::string& requested) {
