@@ -18,17 +18,10 @@ from manager_harness import Cluster  # noqa: E402
 from netns import TwoMachines  # noqa: E402
 from netns_thread import NamespaceThread  # noqa: E402
 from test_ep_two_machines import QUESTIONS, reference_answers  # noqa: E402
+from test_manager import CUSTOM_BACKEND as BACKEND  # noqa: E402  the seed's backend
 
 MODEL = os.path.join(MODELS, "tiny-qwen3-moe")
 RPC_PORT = 13389
-BACKEND = {
-    "backend_name": "vllm-ascend-custom",
-    "version_configs": {"0.18.0rc1": {
-        "entrypoint": "tandem serve",
-        "run_command": "{{model_path}} --host {{worker_ip}} --port {{port}} "
-                       "--served-model-name {{model_name}}"}},
-    "default_version": "0.18.0rc1",
-}
 
 
 def primary_parameters(ip_a):
