@@ -15,11 +15,12 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <fmt/format.h>
-#include <strings.h>
 
 #include <chrono>
 #include <exception>
 #include <limits>
+
+#include "http/types.h"
 
 namespace tandem::http {
 
@@ -72,12 +73,7 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url) {
 }
 
 std::string_view ClientResponse::Header(std::string_view name) const {
-  for (const auto& [key, value] : headers) {
-    if (key.size() == name.size() && strncasecmp(key.data(), name.data(), name.size()) == 0) {
-      return value;
-    }
-  }
-  return {};
+  return FindHeader(headers, name);
 }
 
 HttpCall::HttpCall(ClientRequest request) : request_(std::move(request)) {}

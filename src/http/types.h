@@ -11,6 +11,10 @@
 
 namespace tandem::http {
 
+// The value of the first header named `name` (any case) in `headers`, "" when absent.
+std::string_view FindHeader(const std::vector<std::pair<std::string, std::string>>& headers,
+                            std::string_view name);
+
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // target without the query string ("/v1/completions"), not decoded
