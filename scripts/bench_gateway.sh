@@ -4,7 +4,7 @@
 # same load, alternating rounds so that a slow spell of a shared machine hits both:
 #   scripts/bench_gateway.sh MODEL [ROUNDS]
 # One manager and one agent on loopback run MODEL as a deployment (one instance, --num-threads
-# 2). Per concurrency (CONCURRENCY, default "1 16"): input 128, output 32, ignore_eos, greedy,
+# $ENGINE_THREADS, default 2; MANAGER_ARGS are added to `tandem manager`). Per concurrency (CONCURRENCY, default "1 16"): input 128, output 32, ignore_eos, greedy,
 # 16 (C=1) or 64 prompts, fresh ones every run, prefix caching off. Prints per run TTFT p50/p99 and output tok/s; then the medians over
 # rounds of the added TTFT (gateway − direct, ms) and the throughput ratio (gateway / direct).
 # Also prints the time from replicas 0 → 1 to RUNNING. Run on an otherwise idle machine. Not
@@ -15,6 +15,7 @@ BIN=${TANDEM_BIN:-build/tandem}
 MODEL=$(realpath "${1:?usage: scripts/bench_gateway.sh MODEL [ROUNDS]}")
 ROUNDS=${2:-3}
 CONCURRENCY=${CONCURRENCY:-"1 16"}
+ENGINE_THREADS=${ENGINE_THREADS:-2}
 DIR=$(mktemp -d)
 MPORT=18791
 RESULTS=$DIR/results.txt
@@ -22,7 +23,7 @@ cleanup() { kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$DIR"; }
 trap cleanup EXIT
 
 "$BIN" manager --host 127.0.0.1 --port $MPORT --data-dir "$DIR/manager" \
-  --bootstrap-password bench-password --token bench-token > "$DIR/manager.log" 2>&1 &
+  --bootstrap-password bench-password --token bench-token ${MANAGER_ARGS:-} > "$DIR/manager.log" 2>&1 &
 until curl -sf "http://127.0.0.1:$MPORT/healthz" > /dev/null; do sleep 0.1; done
 "$BIN" agent --server-url "http://127.0.0.1:$MPORT" --token bench-token --worker-name bench \
   --worker-ip 127.0.0.1 --worker-port 18792 --data-dir "$DIR/agent" --devices cpu:0 \
@@ -34,7 +35,7 @@ curl -sf -c "$DIR/cookies" -d 'username=admin&password=bench-password' \
   "http://127.0.0.1:$MPORT/auth/login" > /dev/null
 until api GET /v2/workers | grep -q '"state":"ready"'; do sleep 0.2; done
 ID=$(api POST /v2/models "{\"name\": \"bench\", \"local_path\": \"$MODEL\", \"replicas\": 0,
-  \"backend_parameters\": [\"--num-threads 2 --max-model-len 2048 --max-num-seqs 64 --no-enable-prefix-caching\"]}" |
+  \"backend_parameters\": [\"--num-threads $ENGINE_THREADS --max-model-len 2048 --max-num-seqs 64 --no-enable-prefix-caching\"]}" |
   python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 KEY=$(api POST /v2/api-keys '{"name": "bench", "scope": ["inference"]}' |
   python3 -c 'import json,sys; print(json.load(sys.stdin)["value"])')
@@ -42,7 +43,12 @@ T0=$(date +%s.%N)
 api GET /v2/models/$ID | python3 -c 'import json,sys; m=json.load(sys.stdin); m["replicas"]=1; print(json.dumps(m))' \
   > "$DIR/m.json"
 curl -sf -b "$DIR/cookies" -X PUT "http://127.0.0.1:$MPORT/v2/models/$ID" -d @"$DIR/m.json" > /dev/null
-until api GET "/v2/model-instances?state=RUNNING" | grep -q '"total":1'; do sleep 0.05; done
+until api GET "/v2/model-instances?state=RUNNING" | grep -q '"total":1'; do
+  if api GET "/v2/model-instances?state=ERROR" | grep -q '"total":1'; then
+    echo "the instance failed:"; api GET "/v2/model-instances"; echo; exit 1
+  fi
+  sleep 0.05
+done
 T1=$(date +%s.%N)
 echo "replicas 0 -> 1 to RUNNING: $(python3 -c "print(f'{$T1 - $T0:.2f}')") s"
 PORT=$(api GET "/v2/model-instances?state=RUNNING" |

@@ -1,10 +1,16 @@
-// HttpCall: one HTTP/1.1 request from the client side (Boost.Beast), blocking the calling
-// thread, with the response body delivered piece by piece as it arrives (de-chunked), connect
-// and idle timeouts, and Cancel() from any thread. Fetch() is the whole-body shortcut.
+// HttpCall: one HTTP/1.1 request from the client side (Boost.Beast), either blocking the calling
+// thread (Run) or as a coroutine on an executor of the caller's (RunAsync: the gateway runs it
+// on the client session's strand, so a relayed byte costs no thread hop), with the response
+// body delivered piece by piece as it arrives (de-chunked), connect and idle timeouts, and
+// Cancel() from any thread. Fetch() is the whole-body shortcut.
 // Plain http:// only (the manager, agents and instances talk inside the cluster).
 // Used by the cluster manager's gateway (streamed proxying) and the agent (API calls, probes).
 #pragma once
 
+#include <utility>  // std::exchange, which Boost 1.74's awaitable.hpp uses without including
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include <atomic>
@@ -68,7 +74,14 @@ class HttpCall {
   // `head_received()` tells a failure before the response started from one after.
   Status Run(const OnHead& on_head, const OnBody& on_body);
 
-  // Makes a running or later Run() return kUnavailable "cancelled" at once. Thread-safe.
+  // The same as a coroutine whose socket and timers run on `executor` (a strand when the
+  // executor has several threads); the callbacks run there too. Call once per HttpCall, and
+  // only one of Run and RunAsync.
+  boost::asio::awaitable<Status> RunAsync(boost::asio::any_io_executor executor, OnHead on_head,
+                                          OnBody on_body);
+
+  // Makes a running or later Run()/RunAsync() return kUnavailable "cancelled" at once.
+  // Thread-safe.
   void Cancel();
 
   bool head_received() const { return head_received_; }

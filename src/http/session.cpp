@@ -79,6 +79,11 @@ class SessionSink : public ResponseSink {
     // cancel at once, as if it had left a moment later.
     if (on_disconnect) on_disconnect();
   }
+  net::any_io_executor Executor() const override {
+    std::shared_ptr<HttpSession> session = session_.lock();
+    if (!session) return {};
+    return session->socket_.get_executor();
+  }
   // Runs the disconnect callback at most once.
   void FireDisconnect() {
     std::function<void()> callback;

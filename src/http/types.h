@@ -1,6 +1,8 @@
-// The HTTP exchange as handlers see it, free of Beast types: a parsed request and a
-// thread-safe sink for the response (a whole body, or a chunked stream).
+// The HTTP exchange as handlers see it, free of Beast types (Asio's executor aside): a parsed
+// request and a thread-safe sink for the response (a whole body, or a chunked stream).
 #pragma once
+
+#include <boost/asio/any_io_executor.hpp>
 
 #include <functional>
 #include <memory>
@@ -55,6 +57,10 @@ class ResponseSink {
   // is complete; at once (on the caller's thread) if it has already gone. Set it before
   // starting work whose cancellation matters.
   virtual void SetOnDisconnect(std::function<void()> on_disconnect) = 0;
+
+  // The executor (the session's strand) the sink's calls hop onto; work started on it calls
+  // the sink without a thread hop. Empty when the connection has already gone.
+  virtual boost::asio::any_io_executor Executor() const = 0;
 };
 
 // Routes one request to a handler; runs on an I/O thread and must not block.

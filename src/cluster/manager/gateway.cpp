@@ -10,9 +10,14 @@
 #include "core/logging.h"
 #include "http/client.h"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/this_coro.hpp>
+
 namespace tandem::cluster::manager {
 
 using nlohmann::json;
+namespace net = boost::asio;
 
 namespace {
 
@@ -244,17 +249,32 @@ void Gateway::Handle(const http::HttpRequest& request, const Principal& who,
     if (stopping_) return SendOpenAiError(*sink, 503, "the manager is shutting down");
     ++active_;
   }
-  // The upstream call blocks: one thread per request, never an I/O thread.
-  std::thread([this, request, who, model, body = std::move(body), stream, injected, sink]() mutable {
-    Proxy(std::move(request), std::move(who), model, std::move(body), stream, injected, sink);
+  // The proxy runs on the client session's strand: upstream reads and client writes share one
+  // thread, so relaying a token costs no thread hop. Without a session (it has gone), a
+  // private io_context on a thread of its own finishes the bookkeeping.
+  net::any_io_executor executor = sink->Executor();
+  auto proxy = Proxy(request, who, model, std::move(body), stream, injected, sink);
+  auto done = [this](std::exception_ptr error) {
+    if (error) TLOG_ERROR("gateway: a proxied request failed unexpectedly");
     std::lock_guard lock(mutex_);
     --active_;
     cv_.notify_all();
+  };
+  if (executor) {
+    net::co_spawn(executor, std::move(proxy), std::move(done));
+    return;
+  }
+  std::thread([proxy = std::move(proxy), done = std::move(done)]() mutable {
+    net::io_context io_context;
+    net::co_spawn(io_context, std::move(proxy), std::move(done));
+    io_context.run();
   }).detach();
 }
 
-void Gateway::Proxy(http::HttpRequest request, Principal who, std::string model, json body,
-                    bool stream, bool usage_injected, std::shared_ptr<http::ResponseSink> sink) {
+net::awaitable<void> Gateway::Proxy(http::HttpRequest request, Principal who, std::string model,
+                                    json body, bool stream, bool usage_injected,
+                                    std::shared_ptr<http::ResponseSink> sink) {
+  const net::any_io_executor executor = co_await net::this_coro::executor;
   const double start = MonotonicSeconds();
   double first_byte = -1;
   const std::string payload = body.dump();
@@ -290,7 +310,8 @@ void Gateway::Proxy(http::HttpRequest request, Principal who, std::string model,
       std::lock_guard lock(mutex_);
       if (stopping_) {
         upstream->in_flight->fetch_sub(1);
-        return SendOpenAiError(*sink, 503, "the manager is shutting down");
+        SendOpenAiError(*sink, 503, "the manager is shutting down");
+        co_return;
       }
       call_id = next_call_++;
       calls_[call_id] = call;
@@ -305,7 +326,7 @@ void Gateway::Proxy(http::HttpRequest request, Principal who, std::string model,
       upstream->in_flight->fetch_sub(1);
       std::lock_guard lock(mutex_);
       calls_.erase(call_id);
-      return;
+      co_return;
     }
     int status = 0;
     bool streaming = false;   // the upstream answered with an event stream we relay
@@ -314,7 +335,8 @@ void Gateway::Proxy(http::HttpRequest request, Principal who, std::string model,
     std::string content_type;
     json usage;
     SseSplitter splitter;
-    Status result = call->Run(
+    Status result = co_await call->RunAsync(
+        executor,
         [&](int code, const http::HeaderList& headers) {
           status = code;
           for (const auto& [k, v] : headers) {
@@ -359,7 +381,7 @@ void Gateway::Proxy(http::HttpRequest request, Principal who, std::string model,
     if (!result.ok() && !call->head_received()) {
       last_error = result.message();
       std::lock_guard lock(current->mutex);
-      if (current->client_gone) return;
+      if (current->client_gone) co_return;
       continue;  // connect failure: the next instance
     }
     if (streaming) {
@@ -376,7 +398,8 @@ void Gateway::Proxy(http::HttpRequest request, Principal who, std::string model,
       sink->EndStream();
     } else {
       if (!result.ok()) {
-        return SendOpenAiError(*sink, 502, "the instance failed while answering: " + result.message());
+        SendOpenAiError(*sink, 502, "the instance failed while answering: " + result.message());
+        co_return;
       }
       json parsed = json::parse(whole, nullptr, false);
       if (parsed.is_object() && parsed.contains("usage")) usage = parsed["usage"];
@@ -385,7 +408,7 @@ void Gateway::Proxy(http::HttpRequest request, Principal who, std::string model,
     }
     if (status == 200) RecordUsage(who, model, usage);
     Observe(model, status, MonotonicSeconds() - start, first_byte);
-    return;
+    co_return;
   }
   Observe(model, 503, MonotonicSeconds() - start, -1);
   SendOpenAiError(*sink, 503,

@@ -8,6 +8,10 @@
 // streaming, and that extra chunk removed when the client did not ask for it).
 #pragma once
 
+#include <utility>  // before awaitable.hpp, which uses std::exchange without including it
+
+#include <boost/asio/awaitable.hpp>
+
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -48,8 +52,10 @@ class Gateway {
     int64_t completion_tokens = 0;
     int64_t requests = 0;
   };
-  void Proxy(http::HttpRequest request, Principal who, std::string model, nlohmann::json body,
-             bool stream, bool usage_injected, std::shared_ptr<http::ResponseSink> sink);
+  // One request's upstream attempts and relay, as a coroutine on the client session's strand.
+  boost::asio::awaitable<void> Proxy(http::HttpRequest request, Principal who, std::string model,
+                                     nlohmann::json body, bool stream, bool usage_injected,
+                                     std::shared_ptr<http::ResponseSink> sink);
   void RecordUsage(const Principal& who, const std::string& model, const nlohmann::json& usage);
   void Observe(const std::string& model, int code, double seconds, double first_byte_seconds);
   void FlushUsage();
@@ -61,7 +67,7 @@ class Gateway {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   bool stopping_ = false;
-  int64_t active_ = 0;  // proxy threads running
+  int64_t active_ = 0;  // proxied requests in flight
   std::map<int64_t, std::weak_ptr<http::HttpCall>> calls_;  // upstream calls, cancelled by Stop
   int64_t next_call_ = 0;
   std::map<std::tuple<int64_t, std::string, std::string>, Usage> pending_usage_;  // key, model, day
