@@ -17,6 +17,7 @@ PKGS=(
   libsqlite3-dev libpq-dev  # tandem manager's store: SQLite embedded, PostgreSQL via libpq
   postgresql  # the store tests start a real PostgreSQL server in a temporary directory
   python3
+  chromium  # the web UI's browser tests (driven by npm's playwright-core)
 )
 # Node.js + npm for the real `openai` client: keep an existing install (e.g. NodeSource),
 # otherwise take Debian's.
@@ -36,5 +37,11 @@ HERE="$(cd "$(dirname "$0")/.." && pwd)"
 NODE_DIR="$HERE/tests/e2e/node"
 if [ ! -d "$NODE_DIR/node_modules/openai" ]; then
   (cd "$NODE_DIR" && npm install --no-audit --no-fund --silent)
+fi
+# The web UI's pinned dependencies (ui/package-lock.json); the build compiles ui/ with them.
+UI_DIR="$HERE/ui"
+if [ ! -f "$UI_DIR/node_modules/.package-lock.json" ] ||
+   [ "$UI_DIR/package-lock.json" -nt "$UI_DIR/node_modules/.package-lock.json" ]; then
+  (cd "$UI_DIR" && npm ci --no-audit --no-fund --silent)
 fi
 echo "setup: all packages present"

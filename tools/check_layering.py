@@ -23,8 +23,9 @@ ALLOWED = {
     "executor": {"engine", "worker", "comm", "ipc", "protocol", "core"},
     "router": {"protocol", "ipc", "core"},
     "http": {"core"},
-    "server": {"http", "router", "text", "protocol", "core"},
-    "cluster": {"http", "core"},
+    "ui": {"http", "core"},  # the web UI's embedded files (generated source, ui/ built by Vite)
+    "server": {"http", "ui", "router", "text", "protocol", "core"},
+    "cluster": {"http", "ui", "core"},
     "apps": None,  # anything
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"/]+)/')

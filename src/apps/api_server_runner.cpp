@@ -39,6 +39,7 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   if (c.served_model_names.empty()) c.served_model_names.push_back(f.model);
   c.model_root = f.model;
   if (!f.api_key.empty()) c.api_keys.push_back(f.api_key);
+  c.enable_ui = f.ui;
   c.disable_access_log_for_endpoints = SplitCommaList(f.disable_access_log_for_endpoints);
   c.max_model_len = max_model_len;
   c.max_logprobs = f.max_logprobs;

@@ -104,6 +104,7 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "disable-access-log-for-endpoints", f.disable_access_log_for_endpoints,
       "Comma-separated paths not written to the access log, e.g. /health,/metrics,/ping");
   Flag(app, "disable-log-requests", f.disable_log_requests, "Do not log each request");
+  Flag(app, "ui", f.ui, "Serve the chat playground page at / (--no-ui: off)");
   Opt(app, "api-server-count", f.api_server_count,
       "HTTP front-end processes on one port (default: number of local DP ranks)");
 

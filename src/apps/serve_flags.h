@@ -43,6 +43,7 @@ struct ServeFlags {
   std::string api_key;                     // also TANDEM_API_KEY / VLLM_API_KEY
   std::string disable_access_log_for_endpoints;  // comma-separated paths
   bool disable_log_requests = false;
+  bool ui = true;  // --ui / --no-ui: the playground page at /
   int api_server_count = -1;               // -1 = number of local DP ranks
   // Scheduler and cache
   int max_model_len = 0;                   // 0 = the model's context length

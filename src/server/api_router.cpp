@@ -10,6 +10,7 @@
 #include "server/openai/completions.h"
 #include "server/openai/models.h"
 #include "server/openai/tokenize.h"
+#include "ui/assets.h"
 
 namespace tandem::server {
 
@@ -17,6 +18,7 @@ using openai::SendError;
 
 ApiRouter::ApiRouter(const ServerContext& context, PreprocessPool* pool)
     : context_(context), pool_(pool), auth_(context.config.api_keys) {
+  if (context.config.enable_ui) ui_.emplace(ui::EmbeddedFiles(), "/playground.html");
   constexpr bool kOffload = true;
   const ServerContext& ctx = context_;
   Add("POST", "/v1/completions", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
@@ -66,6 +68,18 @@ void ApiRouter::Add(const std::string& method, const std::string& path, Handler 
 void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) const {
   const auto route = routes_.find(request.path);
   if (route == routes_.end()) {
+    // The playground page (GET / and its hashed assets); no API key: the page asks for one,
+    // when /playground/config says the server has one (asking /v1 would log a 401 first).
+    if (ui_ && request.path == "/playground/config" && request.method == "GET") {
+      return sink->SendResponse(
+          200, "application/json",
+          DumpJson({{"api_key_required", !context_.config.api_keys.empty()}}));
+    }
+    if (ui_ && (request.path == "/" || request.path == "/playground.html" ||
+                request.path.rfind("/assets/", 0) == 0) &&
+        ui_->Serve(request, *sink, /*fallback_to_index=*/false)) {
+      return;
+    }
     return SendError(*sink, {NotFound(fmt::format("no route for {} {}", request.method,
                                                   request.path)), ""});
   }

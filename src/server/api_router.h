@@ -9,8 +9,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "http/static_files.h"
 #include "server/auth.h"
 #include "server/http_types.h"
 #include "server/preprocess_pool.h"
@@ -42,6 +44,7 @@ class ApiRouter {
   const ServerContext& context_;
   PreprocessPool* pool_;
   ApiKeyAuth auth_;
+  std::optional<http::StaticSite> ui_;  // the playground page at / (unless --no-ui)
   std::map<std::string, std::map<std::string, Route>> routes_;  // path → method → route
 };
 

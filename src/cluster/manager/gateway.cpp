@@ -25,6 +25,10 @@ constexpr int kMaxAttempts = 3;
 const std::vector<double> kLatencyBounds = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
                                             1,     2.5,  5,     10,   30,  60,  300};
 
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 std::string Today() {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -408,9 +412,13 @@ net::awaitable<void> Gateway::Proxy(http::HttpRequest request, Principal who, st
     }
     if (status == 200) RecordUsage(who, model, usage);
     Observe(model, status, MonotonicSeconds() - start, first_byte);
+    timeline_.Record(WallSeconds(), model,
+                     usage.is_object() ? usage.value("completion_tokens", int64_t{0}) : 0,
+                     status == 200 ? first_byte : -1);
     co_return;
   }
   Observe(model, 503, MonotonicSeconds() - start, -1);
+  timeline_.Record(WallSeconds(), model, 0, -1);
   SendOpenAiError(*sink, 503,
                   tried.empty() ? "No running instances available"
                                 : "No running instance answered: " + last_error);

@@ -23,6 +23,7 @@
 
 #include "cluster/manager/auth_cache.h"
 #include "cluster/manager/gateway_routes.h"
+#include "cluster/manager/gateway_timeline.h"
 #include "cluster/store/store.h"
 #include "http/client.h"
 #include "http/types.h"
@@ -45,6 +46,9 @@ class Gateway {
 
   // Prometheus text: requests by deployment and code, latency and time-to-first-byte histograms.
   std::string MetricsText() const;
+
+  // The last 15 minutes for the console's dashboard (GatewayTimeline::Snapshot).
+  nlohmann::json Dashboard(double now_unix) const { return timeline_.Snapshot(now_unix); }
 
  private:
   struct Usage {
@@ -81,6 +85,7 @@ class Gateway {
   std::map<std::pair<std::string, int>, uint64_t> requests_;  // (model, code)
   std::map<std::string, Histogram> latency_;
   std::map<std::string, Histogram> first_byte_;
+  GatewayTimeline timeline_;
 };
 
 }  // namespace tandem::cluster::manager

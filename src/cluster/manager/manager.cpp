@@ -12,6 +12,7 @@
 #include "cluster/manager/list_query.h"
 #include "cluster/manager/resources.h"
 #include "cluster/manager/rest_api.h"
+#include "ui/assets.h"
 #include "cluster/manager/rest_util.h"
 #include "core/logging.h"
 
@@ -36,7 +37,8 @@ Status WriteSecretFile(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-Manager::Manager(ManagerConfig config) : config_(std::move(config)) {}
+Manager::Manager(ManagerConfig config)
+    : config_(std::move(config)), ui_(ui::EmbeddedFiles(), "/index.html") {}
 
 Manager::~Manager() {
   Stop();
@@ -282,6 +284,17 @@ void Manager::Route(const http::HttpRequest& request,
     return;
   }
   const Principal who = auth_->Resolve(request, NowUnix());
+  if (path == "/auth/session") {
+    // Who this browser is logged in as, without a 401 when nobody is (the console asks at
+    // start; a 401 would be an error in its console).
+    if (request.method != "GET") {
+      return SendError(*sink, Status(StatusCode::kMethodNotAllowed, "GET /auth/session"));
+    }
+    if (who.kind != Principal::Kind::kUser) return SendJson(*sink, {{"user", nullptr}});
+    return SendJson(*sink, {{"user",
+                             {{"id", who.user_id}, {"username", who.username},
+                              {"is_admin", who.is_admin}}}});
+  }
   if (path == "/v2" || path.rfind("/v2/", 0) == 0) {
     if (!who.authenticated()) {
       return SendError(*sink, Status(StatusCode::kUnauthenticated,
@@ -289,6 +302,12 @@ void Manager::Route(const http::HttpRequest& request,
                                                            "/auth/login or send "
                                                            "'Authorization: Bearer <api key>'"
                                                          : who.failure));
+    }
+    if (path == "/v2/dashboard") {
+      if (request.method != "GET") {
+        return SendError(*sink, Status(StatusCode::kMethodNotAllowed, "GET /v2/dashboard"));
+      }
+      return SendJson(*sink, gateway_->Dashboard(static_cast<double>(NowUnix())));
     }
     RestApi api(*store_, config_, listener_->io_context());
     api.Handle(request, who, sink);
@@ -298,6 +317,10 @@ void Manager::Route(const http::HttpRequest& request,
     gateway_->Handle(request, who, sink);
     return;
   }
+  // The console (the web UI): its files, and index.html for its routes (/deployments, …).
+  const bool api_prefix = path.rfind("/v1", 0) == 0 || path.rfind("/v2", 0) == 0 ||
+                          path.rfind("/auth", 0) == 0;
+  if (!api_prefix && ui_.Serve(request, *sink, /*fallback_to_index=*/true)) return;
   SendError(*sink, NotFound(fmt::format("no route {} {}", request.method, path)));
 }
 

@@ -18,6 +18,7 @@
 #include "cluster/store/store.h"
 #include "core/status.h"
 #include "http/listener.h"
+#include "http/static_files.h"
 
 namespace tandem::cluster::manager {
 
@@ -53,6 +54,7 @@ class Manager {
   std::unique_ptr<AuthCache> auth_;
   std::unique_ptr<Gateway> gateway_;
   std::unique_ptr<http::HttpListener> listener_;
+  http::StaticSite ui_;  // the web UI (embedded files)
   std::thread controller_;
   std::mutex stop_mutex_;
   std::condition_variable stop_cv_;

@@ -1,0 +1,85 @@
+#include "http/static_files.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace tandem::http {
+
+StaticSite::StaticSite(std::vector<StaticFile> files, std::string index_path)
+    : files_(std::move(files)), index_path_(std::move(index_path)) {
+  std::sort(files_.begin(), files_.end(),
+            [](const StaticFile& a, const StaticFile& b) { return a.path < b.path; });
+}
+
+const StaticFile* StaticSite::Find(std::string_view path) const {
+  auto it = std::lower_bound(files_.begin(), files_.end(), path,
+                             [](const StaticFile& f, std::string_view p) { return f.path < p; });
+  return it != files_.end() && it->path == path ? &*it : nullptr;
+}
+
+namespace {
+
+// Whether a comma-separated header lists `token` (case-insensitive, parameters ignored, a
+// q=0 ignored as a refusal).
+bool ListsToken(std::string_view header, std::string_view token) {
+  size_t start = 0;
+  while (start <= header.size()) {
+    size_t end = header.find(',', start);
+    if (end == std::string_view::npos) end = header.size();
+    std::string_view item = header.substr(start, end - start);
+    const size_t semi = item.find(';');
+    std::string_view name = item.substr(0, semi);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    bool refused = false;
+    if (semi != std::string_view::npos) {
+      std::string_view params = item.substr(semi + 1);
+      const size_t q = params.find("q=");
+      if (q != std::string_view::npos) {
+        std::string_view value = params.substr(q + 2);
+        refused = value.rfind("0", 0) == 0 && value.find_first_of("123456789") == std::string_view::npos;
+      }
+    }
+    if (!refused && name.size() == token.size() &&
+        std::equal(name.begin(), name.end(), token.begin(),
+                   [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; })) {
+      return true;
+    }
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool StaticSite::Serve(const HttpRequest& request, ResponseSink& sink,
+                       bool fallback_to_index) const {
+  if (request.method != "GET") return false;
+  const StaticFile* file = Find(request.path == "/" ? std::string_view(index_path_) : request.path);
+  if (!file && fallback_to_index) {
+    const std::string_view last = request.path.substr(request.path.rfind('/') + 1);
+    if (last.find('.') == std::string_view::npos) file = Find(index_path_);
+  }
+  if (!file) return false;
+  std::vector<std::pair<std::string, std::string>> headers = {
+      {"ETag", std::string(file->etag)},
+      {"Cache-Control", file->immutable ? "public, max-age=31536000, immutable" : "no-cache"},
+      {"X-Content-Type-Options", "nosniff"},
+  };
+  const bool gzip = !file->gzip_body.empty();
+  if (gzip) headers.emplace_back("Vary", "Accept-Encoding");
+  if (auto match = request.Header("if-none-match"); !match.empty() && match == file->etag) {
+    sink.SendResponseWithHeaders(304, std::string(file->content_type), "", std::move(headers));
+    return true;
+  }
+  std::string_view body = file->body;
+  if (gzip && ListsToken(request.Header("accept-encoding"), "gzip")) {
+    body = file->gzip_body;
+    headers.emplace_back("Content-Encoding", "gzip");
+  }
+  sink.SendResponseWithHeaders(200, std::string(file->content_type), std::string(body),
+                               std::move(headers));
+  return true;
+}
+
+}  // namespace tandem::http

@@ -1,0 +1,61 @@
+// Shared by the browser tests: Debian's Chromium driven by playwright-core (no downloaded
+// browser), a page that fails the test on any console error or uncaught exception, and
+// screenshots into the test's output folder.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+export const OUT = process.env.TANDEM_UI_OUT_DIR ?? "test-output";
+mkdirSync(OUT, { recursive: true });
+
+export async function openBrowser() {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    // Root in CI: no sandbox; a closed network: no background connections.
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 720 }, locale: "en-US" });
+  const page = await context.newPage();
+  const problems = [];
+  page.on("console", (msg) => {
+    if (msg.type() === "error") problems.push(`console error: ${msg.text()}`);
+  });
+  page.on("pageerror", (error) => problems.push(`page error: ${error.stack ?? error.message}`));
+  page.setDefaultTimeout(30_000);
+  return { browser, context, page, problems };
+}
+
+export async function screenshot(page, name) {
+  await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
+}
+
+export function check(condition, message) {
+  if (!condition) throw new Error(`check failed: ${message}`);
+}
+
+/** Polls `probe` (async → truthy) until it holds; throws with `what` after `timeoutMs`. */
+export async function waitFor(what, probe, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Sends the playground's input and waits for the answer's stats (the stream has ended). */
+export async function sendInPlayground(page, text, pane = 0) {
+  const before = await page.getByTestId(`answer-${pane}`).count();
+  await page.getByTestId("chat-input").fill(text);
+  await page.getByTestId("send").click();
+  await waitFor("the answer to end", async () =>
+    (await page.getByTestId(`answer-${pane}`).count()) > before &&
+    (await page.locator(`[data-testid="turn-${pane}-${before * 2 + 1}"] [data-testid="answer-stats"] .ant-tag`).count()) > 0, 120_000);
+  // The streamed text exactly as it arrived (the page shows it rendered as Markdown).
+  const answer = page.getByTestId(`answer-${pane}`).nth(before);
+  check((await answer.innerText()).trim().length > 0, "the answer is shown");
+  return ((await answer.getAttribute("data-raw")) ?? "").trim();
+}

@@ -1,0 +1,102 @@
+// 简体中文. The same keys as en.ts (locales.test.ts checks).
+const zh = {
+  common: { cancel: "取消", delete: "删除", done: "完成", remove: "移除", save: "保存" },
+  header: { language: "语言", darkMode: "深色模式", light: "浅色", dark: "深色", logout: "退出登录" },
+  menu: {
+    dashboard: "仪表盘", deployments: "模型部署", playground: "试验场", workers: "节点",
+    devices: "设备", backends: "推理后端", apiKeys: "API 密钥",
+  },
+  login: {
+    username: "用户名", password: "密码", usernameRequired: "请输入用户名",
+    passwordRequired: "请输入密码", submit: "登录",
+    firstRunHint: "首次运行：用户名为 admin，密码在 manager 的 --data-dir 目录下的 initial_admin_password 文件中（或为 --bootstrap-password 所设的值）。",
+  },
+  state: {
+    RUNNING: "运行中", ERROR: "错误", PENDING: "等待中", SCHEDULED: "已调度", INITIALIZING: "初始化中",
+    DOWNLOADING: "下载中", STARTING: "启动中", ready: "就绪", not_ready: "未就绪", unreachable: "不可达",
+    maintenance: "维护中", running: "运行中", stopped: "已停止", stopping: "停止中", starting: "启动中", pending: "等待中", error: "错误",
+  },
+  dashboard: {
+    title: "仪表盘", instances: "实例", cpu: "集群 CPU 使用率", memory: "集群内存使用率",
+    requestRate: "请求数（最近 15 分钟）", requestsPerSecond: "请求/秒",
+    outputTokens: "输出 token（最近 15 分钟）", tokensPerSecond: "token/秒",
+    ttft: "首 token 时延（最近 15 分钟）", busiest: "最繁忙的部署（最近 15 分钟）",
+    requests15m: "请求数", outputTokens15m: "输出 token 数",
+  },
+  deployments: {
+    title: "模型部署", deploy: "部署模型", name: "名称", backend: "后端", replicas: "副本（就绪/总数）",
+    state: "状态", actions: "操作", edit: "编辑", start: "启动", stop: "停止", clone: "克隆",
+    openPlayground: "在试验场中打开", deleteConfirm: "删除 {{name}} 并停止其实例？",
+    fewer: "减少一个副本", more: "增加一个副本",
+  },
+  instances: {
+    name: "实例", worker: "节点", devices: "设备", port: "端口", state: "状态", restarts: "重启次数",
+    viewLogs: "查看日志", subordinate: "从属节点",
+  },
+  logs: {
+    title: "{{name}} 的日志", worker: "节点", main: "主节点", subordinate: "从属节点", follow: "跟随",
+    download: "下载", empty: "（暂无日志）",
+  },
+  deploy: {
+    title: "部署模型", editTitle: "编辑部署", cloneTitle: "克隆部署",
+    name: "名称", nameRequired: "请输入名称", nameRule: "仅限字母、数字、'.'、'_' 和 '-'，以字母或数字开头",
+    localPath: "节点上的模型路径", localPathHint: "节点机器上的绝对路径：GGUF 文件或 Hugging Face 目录",
+    localPathRequired: "请输入模型路径",
+    backend: "后端", version: "版本", defaultVersion: "默认", replicas: "副本数",
+    scheduling: "调度方式", auto: "自动", manual: "手动", placement: "放置策略",
+    spread: "分散（每个节点的实例最少）", binpack: "紧凑（先占满一个节点）",
+    devices: "设备", devicesRequired: "请至少勾选一个设备",
+    parameters: "后端参数", arguments: "{{count}} 个参数",
+    env: "环境变量", addEnv: "添加变量", envNameRequired: "请输入变量名",
+    envNameRule: "仅限字母、数字和 '_'，不能以数字开头",
+    distributed: "跨节点分布式推理", restartOnError: "出错时重启",
+    submit: "部署", created: "{{name}} 已部署", saved: "{{name}} 已保存",
+  },
+  workers: {
+    title: "节点", name: "名称", state: "状态", ip: "IP", cpu: "CPU", memory: "内存", labels: "标签",
+    devices: "设备", maintenance: "维护模式",
+  },
+  devices: { title: "设备", name: "设备", worker: "节点", type: "类型", vendor: "厂商", index: "序号", memory: "显存/内存" },
+  backends: {
+    title: "推理后端", add: "添加自定义后端", edit: "编辑后端", import: "导入 YAML", export: "YAML",
+    name: "名称", nameHint: "自定义后端的名称以 -custom 结尾", nameRequired: "请输入名称",
+    nameRule: "名称必须以 -custom 结尾", builtin: "内置", versions: "版本", unnamedVersion: "（默认）",
+    healthCheck: "健康检查路径", parameterFormat: "参数格式", description: "描述",
+    placeholders: "运行命令中的占位符",
+    placeholder: {
+      model_path: "部署的模型路径", model_name: "部署的名称", port: "节点代理分配的端口",
+      worker_ip: "节点的 IP", gpu_count: "实例拥有的设备数", gpu_ids: "设备序号，逗号分隔",
+      ENV_NAME: "部署中的任一环境变量",
+    },
+    version: "版本", versionName: "版本名", versionRequired: "请输入版本名",
+    entrypoint: "入口命令", runCommand: "运行命令", env: "环境变量", envHint: "每行一个 NAME=value",
+    addVersion: "添加版本", defaultVersion: "默认版本", defaultParameters: "默认后端参数",
+    formatSpace: "空格（--flag value）", formatEqual: "等号（--flag=value）",
+    deleteConfirm: "删除后端 {{name}}？", yamlNotObject: "该 YAML 文件不包含后端定义（映射）",
+  },
+  keys: {
+    title: "API 密钥", create: "创建 API 密钥", name: "名称", key: "密钥", scope: "权限范围", models: "部署",
+    allModels: "全部", expires: "过期时间", created: "创建时间", never: "永不过期", expiry: "有效期",
+    days7: "7 天", days30: "30 天", days180: "180 天",
+    scopes: { inference: "推理（/v1）", management: "管理（/v2）", all: "全部" },
+    allowedModels: "允许的部署", allowedModelsHint: "留空：全部部署",
+    nameRequired: "请输入名称", scopeRequired: "请至少选择一个权限范围",
+    revoke: "吊销", revokeConfirm: "吊销 {{name}}？使用它的请求将立即被拒绝。",
+    createdTitle: "新的 API 密钥", shownOnce: "请立即复制：密钥只显示这一次。",
+  },
+  playground: {
+    title: "试验场", pickModel: "选择部署", empty: "发送一条消息开始对话。", stop: "停止",
+    clear: "清空", send: "发送", inputPlaceholder: "输入消息（Enter 发送，Shift+Enter 换行）",
+    parameters: "参数", viewCode: "查看代码", compare: "对比两个部署",
+    thinking: "思考模式", thinkingHint: "发送 chat_template_kwargs.enable_thinking",
+    system: "系统提示词", temperature: "温度", reasoning: "思考过程", stopped: "已停止",
+    ttft: "首 token", tokensPerSecond: "token/秒", tokens: "{{count}} 个 token", editHint: "双击编辑",
+    codeKeyHint: "将 TANDEM_API_KEY 设为 API 密钥页面中创建的密钥。",
+    role: { system: "系统", user: "你", assistant: "助手" },
+  },
+  serve: {
+    keyTitle: "API 密钥", keyHint: "该服务以 --api-key 启动。请输入密钥；它会保存在此浏览器中。",
+  },
+};
+
+export default zh;
