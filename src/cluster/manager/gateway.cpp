@@ -257,12 +257,18 @@ void Gateway::Handle(const http::HttpRequest& request, const Principal& who,
   // thread, so relaying a token costs no thread hop. Without a session (it has gone), a
   // private io_context on a thread of its own finishes the bookkeeping.
   net::any_io_executor executor = sink->Executor();
-  auto proxy = Proxy(request, who, model, std::move(body), stream, injected, sink);
-  auto done = [this](std::exception_ptr error) {
-    if (error) TLOG_ERROR("gateway: a proxied request failed unexpectedly");
+  // The coroutine's frame owns the count: it drops when the proxy ends, and also when its
+  // io_context is destroyed with the proxy unfinished (the manager stopping), so the
+  // destructor's wait for active_ == 0 always ends.
+  auto in_flight = std::shared_ptr<void>(nullptr, [this](void*) {
     std::lock_guard lock(mutex_);
     --active_;
     cv_.notify_all();
+  });
+  auto proxy = Proxy(request, who, model, std::move(body), stream, injected, sink,
+                     std::move(in_flight));
+  auto done = [](std::exception_ptr error) {
+    if (error) TLOG_ERROR("gateway: a proxied request failed unexpectedly");
   };
   if (executor) {
     net::co_spawn(executor, std::move(proxy), std::move(done));
@@ -277,7 +283,8 @@ void Gateway::Handle(const http::HttpRequest& request, const Principal& who,
 
 net::awaitable<void> Gateway::Proxy(http::HttpRequest request, Principal who, std::string model,
                                     json body, bool stream, bool usage_injected,
-                                    std::shared_ptr<http::ResponseSink> sink) {
+                                    std::shared_ptr<http::ResponseSink> sink,
+                                    std::shared_ptr<void> in_flight) {
   const net::any_io_executor executor = co_await net::this_coro::executor;
   const double start = MonotonicSeconds();
   double first_byte = -1;

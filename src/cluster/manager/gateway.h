@@ -57,9 +57,11 @@ class Gateway {
     int64_t requests = 0;
   };
   // One request's upstream attempts and relay, as a coroutine on the client session's strand.
+  // `in_flight` (held until the frame goes) releases the request's count in active_.
   boost::asio::awaitable<void> Proxy(http::HttpRequest request, Principal who, std::string model,
                                      nlohmann::json body, bool stream, bool usage_injected,
-                                     std::shared_ptr<http::ResponseSink> sink);
+                                     std::shared_ptr<http::ResponseSink> sink,
+                                     std::shared_ptr<void> in_flight);
   void RecordUsage(const Principal& who, const std::string& model, const nlohmann::json& usage);
   void Observe(const std::string& model, int code, double seconds, double first_byte_seconds);
   void FlushUsage();

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <mutex>
 
 #include "http/listener.h"
@@ -132,6 +135,49 @@ TEST(GatewayTest, AStreamWhoseInstanceDiesEndsWithAnErrorEvent) {
   EXPECT_NE(received.find("\"text\":\"first\""), std::string::npos) << received;
   EXPECT_NE(received.find("data: {\"error\":"), std::string::npos) << received;
   EXPECT_NE(received.find("the instance serving this stream failed"), std::string::npos) << received;
+}
+
+TEST(GatewayTest, StoppingTheManagerWithAStreamInFlightEnds) {
+  std::mutex mutex;
+  std::vector<std::shared_ptr<http::ResponseSink>> open_streams;
+  FakeInstance endless([&](const http::HttpRequest&, std::shared_ptr<http::ResponseSink> sink) {
+    sink->StartStream("text/event-stream");
+    sink->SendStreamData("data: {\"choices\":[{\"index\":0,\"text\":\"first\"}]}\n\n");
+    std::lock_guard lock(mutex);
+    open_streams.push_back(sink);  // never ended
+  });
+  auto h = std::make_unique<ManagerHarness>();
+  ASSERT_TRUE(h->start_status().ok());
+  const std::string admin = DeployOnFakes(*h, {endless.port()});
+  http::ClientRequest request;
+  request.method = "POST";
+  request.url = h->Url("/v1/completions");
+  request.body = json({{"model", "m"}, {"prompt", "x"}, {"stream", true}}).dump();
+  request.headers = {{"Content-Type", "application/json"}, {"Cookie", admin.substr(7)}};
+  std::promise<void> first_event;
+  std::thread client([&] {
+    bool told = false;
+    http::HttpCall call(request);
+    (void)call.Run([](int, const http::HeaderList&) { return true; },
+                   [&](std::string_view bytes) {
+                     if (!told && bytes.find("first") != std::string_view::npos) {
+                       told = true;
+                       first_event.set_value();
+                     }
+                     return true;
+                   });
+    if (!told) first_event.set_value();
+  });
+  first_event.get_future().wait();
+  // The manager stops with the proxy mid-stream: its destructor (which waits for the requests
+  // in flight) must return. A hang guard, not a timing assertion: 60 s is far beyond need.
+  auto stopped = std::async(std::launch::async, [&] { h.reset(); });
+  if (stopped.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    ADD_FAILURE() << "the manager did not stop with a proxied stream in flight";
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+  client.join();
 }
 
 TEST(GatewayTest, NoRunningInstanceIs503) {
