@@ -43,6 +43,26 @@ def test_manager_console_deploys_scales_chats_and_follows_logs():
         })
 
 
+def test_a_deployment_across_two_workers_shows_each_subordinate_state():
+    with Cluster() as c:
+        c.add_agent("node-a", devices="cpu:0")
+        c.add_agent("node-b", devices="cpu:0")
+        c.create("/v2/models", {
+            "name": "stories-2x", "local_path": os.path.abspath(STORIES_GGUF), "replicas": 1,
+            "distributed_inference_across_workers": True,
+            "gpu_selector": {"gpu_ids": ["node-a:cpu:0", "node-b:cpu:0"]},
+            "backend_parameters": ["--data-parallel-size 2 --max-model-len 256 --num-threads 1"]})
+
+        def both_running():
+            items = c.instances("stories-2x")
+            subs = items[0]["distributed_servers"]["subordinate_workers"] if items else []
+            return (len(items) == 1 and items[0]["state"] == "RUNNING" and len(subs) == 1 and
+                    subs[0]["state"] == "RUNNING")
+        c.wait_for("the deployment and its subordinate RUNNING", both_running, 180)
+        node("two_workers_flow.mjs", {"TANDEM_MANAGER_URL": f"http://127.0.0.1:{c.port}",
+                                      "TANDEM_ADMIN_PASSWORD": "admin-password"})
+
+
 def test_serve_playground_page_asks_for_the_key_and_streams_the_greedy_answer():
     with Server(STORIES_GGUF, "--api-key", "page-key", "--served-model-name", "stories",
                 "--chat-template", CHAT_TEMPLATE) as s:
@@ -88,5 +108,6 @@ def test_manager_serves_the_console_from_the_binary():
 if __name__ == "__main__":
     run([test_manager_serves_the_console_from_the_binary,
          test_manager_console_deploys_scales_chats_and_follows_logs,
+         test_a_deployment_across_two_workers_shows_each_subordinate_state,
          test_serve_playground_page_asks_for_the_key_and_streams_the_greedy_answer,
          test_serve_no_ui_turns_the_page_off])

@@ -59,3 +59,11 @@ export async function sendInPlayground(page, text, pane = 0) {
   check((await answer.innerText()).trim().length > 0, "the answer is shown");
   return ((await answer.getAttribute("data-raw")) ?? "").trim();
 }
+
+/** Logs in to the console at `url` as admin. */
+export async function login(page, url, password) {
+  await page.goto(url);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.getByTestId("current-user").waitFor();
+}
