@@ -28,7 +28,7 @@ void PrintUsage() {
       "  quantize SRC OUT [--format ascend|compressed-tensors]\n"
       "                        Write an int8 W8A8_DYNAMIC copy of a Hugging Face folder\n"
       "  manager --data-dir DIR [flags]\n"
-      "                        The cluster manager: /v2 API, OpenAI gateway (`tandem manager --help`)\n"
+      "                        The cluster manager: web console at /, /v2 API, OpenAI gateway (`tandem manager --help`)\n"
       "  agent --server-url URL --token TOKEN --data-dir DIR [flags]\n"
       "                        Runs a machine's model instances for the manager (`tandem agent --help`)\n"
       "  tokenize --tokenizer PATH [--ids|--pieces] [TEXT...]\n"

@@ -18,12 +18,13 @@ int RunManagerCommand(int argc, char** argv) {
   CLI::App app(
       "tandem manager: the cluster manager. Keeps workers, devices, backends, deployments "
       "(models), instances, users and API keys in SQLite or PostgreSQL; serves GPUStack's /v2 "
-      "management API, /auth/login and an OpenAI /v1 gateway on one port; `tandem agent` on "
+      "management API, /auth/login, an OpenAI /v1 gateway and the web console (at /, built into "
+      "this binary) on one port; `tandem agent` on "
       "each machine runs the instances. Every flag also reads TANDEM_MANAGER_<FLAG>",
       "tandem manager");
   const auto env = [](const char* name) { return std::string("TANDEM_MANAGER_") + name; };
   app.add_option("--host", c.host, "address to listen on")->capture_default_str()->envname(env("HOST"));
-  app.add_option("--port", c.port, "port for the API, the gateway and /metrics (0 = any free)")
+  app.add_option("--port", c.port, "port for the API, the gateway, the web console and /metrics (0 = any free)")
       ->capture_default_str()
       ->envname(env("PORT"));
   app.add_option("--data-dir", c.data_dir,

@@ -107,7 +107,19 @@ try {
   const body = JSON.parse((await sent).postData());
   check(body.model === "tiny-qwen3" && body.chat_template_kwargs?.enable_thinking === false,
     `the request carries enable_thinking: false: ${JSON.stringify(body)}`);
-  await page.locator('[data-testid="answer-stats"]').last().waitFor();
+  await page.locator('[data-testid="turn-0-1"] [data-testid="answer-stats"] .ant-tag').first().waitFor();
+
+  // Compare: the same message to two deployments, answered side by side.
+  await page.getByTestId("compare").click();
+  await page.getByTestId("model-select-1").click();
+  await page.locator(".ant-select-dropdown:not(.ant-select-dropdown-hidden) .ant-select-item-option", { hasText: /^stories$/ }).click();
+  await page.getByTestId("chat-input").fill(PROMPT);
+  await page.getByTestId("send").click();
+  await page.locator('[data-testid="turn-0-3"] [data-testid="answer-stats"] .ant-tag').first().waitFor();
+  await page.locator('[data-testid="turn-1-1"] [data-testid="answer-stats"] .ant-tag').first().waitFor();
+  check((await page.getByTestId("answer-1").first().getAttribute("data-raw")).trim() === greedy,
+    "the compared stories pane gives the greedy answer too (temperature 0)");
+  await screenshot(page, "playground-compare");
 
   // An API key, shown once, used with curl.
   await page.getByRole("menuitem", { name: "API keys" }).click();
@@ -143,6 +155,13 @@ try {
     await page.locator(".ant-table-row").first().waitFor();
     await screenshot(page, name);
   }
+  // Maintenance on and off again, seen through the workers' watch stream.
+  await page.getByRole("menuitem", { name: "Workers" }).click();
+  const worker = page.locator("tr", { hasText: WORKER });
+  await worker.getByRole("switch").click();
+  await worker.locator('[data-state="maintenance"]').waitFor();
+  await worker.getByRole("switch").click();
+  await worker.locator('[data-state="ready"]').waitFor();
   // The dashboard counts this run's gateway requests among the busiest deployments.
   await page.getByRole("menuitem", { name: "Dashboard" }).click();
   await page.getByRole("cell", { name: "stories", exact: true }).waitFor();

@@ -99,8 +99,10 @@ function ChatPane(props: {
     [model, props, onBusy],
   );
 
+  // A pane opened later (Compare) answers only the messages sent after it appeared.
+  const firstSignal = useRef(sendSignal?.n ?? 0);
   useEffect(() => {
-    if (!sendSignal || !sendSignal.text.trim()) return;
+    if (!sendSignal || sendSignal.n <= firstSignal.current || !sendSignal.text.trim()) return;
     const history = [...turns, { role: "user" as const, content: sendSignal.text }];
     void run(history);
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -230,7 +232,7 @@ export default function Playground({ headers, initialModel, codeNeedsKey, onUnau
 
   const panes = compare ? [0, 1] : [0];
   return (
-    <Row gutter={16}>
+    <Row gutter={16} wrap={false}>
       <Col flex="auto" style={{ minWidth: 0 }}>
         {modelError && <Alert type="error" showIcon message={modelError} style={{ marginBottom: 12 }} />}
         <Row gutter={12}>

@@ -94,9 +94,12 @@ export async function streamChat(
     if (!signal.aborted) answer.error = e instanceof Error ? e.message : String(e);
     else answer.finishReason = "abort";
   }
+  // Output tokens over the whole request (send to last token). Not the decode phase alone: a
+  // busy page handles several network chunks at once, so its own timestamps between tokens
+  // can be far shorter than the server's and give absurd rates for fast models.
   const ended = performance.now();
-  if (firstToken !== undefined && answer.completionTokens && answer.completionTokens > 1 && ended > firstToken) {
-    answer.tokensPerSecond = ((answer.completionTokens - 1) * 1000) / (ended - firstToken);
+  if (answer.completionTokens && ended > started) {
+    answer.tokensPerSecond = (answer.completionTokens * 1000) / (ended - started);
   }
   publish();
   return answer;

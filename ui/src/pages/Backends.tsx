@@ -5,80 +5,12 @@ import { DeleteOutlined, DownloadOutlined, EditOutlined, MinusCircleOutlined, Pl
 import { Alert, App, Button, Card, Descriptions, Form, Input, Modal, Popconfirm, Select, Space, Table, Tag, Typography, Upload } from "antd";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
-import YAML from "yaml";
 import { api, type Backend } from "../lib/api";
+import { backendFromForm, backendFromYaml, backendYaml, formFromBackend, NotABackendError, type BackendForm } from "../lib/backendForm";
 import { fieldOfError } from "../lib/fieldError";
-import { parameterEntries, parameterText } from "../lib/params";
 import { useWatch } from "../lib/useWatch";
 
 const PLACEHOLDERS = ["model_path", "model_name", "port", "worker_ip", "gpu_count", "gpu_ids", "ENV_NAME"];
-
-interface VersionRow { version: string; entrypoint: string; run_command: string; env: string }
-interface BackendForm {
-  backend_name: string;
-  description?: string;
-  versions: VersionRow[];
-  default_version?: string;
-  health_check_path?: string;
-  parameter_format: string;
-  default_backend_param?: string;
-}
-
-function envText(env: Record<string, string> | undefined): string {
-  return Object.entries(env ?? {}).map(([k, v]) => `${k}=${v}`).join("\n");
-}
-function envObject(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of text.split(/\r?\n/)) {
-    const trimmed = line.trim();
-    if (!trimmed) continue;
-    const eq = trimmed.indexOf("=");
-    out[eq < 0 ? trimmed : trimmed.slice(0, eq)] = eq < 0 ? "" : trimmed.slice(eq + 1);
-  }
-  return out;
-}
-
-/** The API body of the form (what POST/PUT /v2/inference-backends takes). */
-function toBody(f: BackendForm): Partial<Backend> {
-  const version_configs: Backend["version_configs"] = {};
-  for (const v of f.versions ?? []) {
-    if (!v?.version) continue;
-    version_configs[v.version.trim()] = { entrypoint: v.entrypoint ?? "", run_command: v.run_command ?? "", env: envObject(v.env ?? "") };
-  }
-  return {
-    backend_name: f.backend_name.trim(),
-    description: f.description ?? "",
-    version_configs,
-    default_version: f.default_version ?? "",
-    health_check_path: f.health_check_path || "/v1/models",
-    parameter_format: f.parameter_format,
-    default_backend_param: parameterEntries(f.default_backend_param ?? ""),
-  };
-}
-
-function toForm(b: Partial<Backend> | null): BackendForm {
-  return {
-    backend_name: b?.backend_name ?? "",
-    description: b?.description ?? "",
-    versions: Object.entries(b?.version_configs ?? {}).map(([version, c]) => ({
-      version, entrypoint: c.entrypoint ?? "", run_command: c.run_command ?? "", env: envText(c.env),
-    })),
-    default_version: b?.default_version ?? "",
-    health_check_path: b?.health_check_path ?? "/v1/models",
-    parameter_format: b?.parameter_format ?? "space",
-    default_backend_param: parameterText(b?.default_backend_param),
-  };
-}
-
-/** The fields YAML export writes and import reads: the API's own names. */
-const EXPORTED = ["backend_name", "description", "version_configs", "default_version", "default_run_command",
-  "default_entrypoint", "default_env", "default_backend_param", "health_check_path", "parameter_format"] as const;
-
-export function backendYaml(b: Backend): string {
-  const out: Record<string, unknown> = {};
-  for (const k of EXPORTED) if (b[k] !== undefined) out[k] = b[k];
-  return YAML.stringify(out);
-}
 
 export default function Backends() {
   const { t } = useTranslation();
@@ -91,12 +23,12 @@ export default function Backends() {
   const open = (b: Backend | "new", values?: Partial<Backend>) => {
     setError(null);
     form.resetFields();
-    form.setFieldsValue(toForm(values ?? (b === "new" ? { version_configs: { "": { entrypoint: "tandem serve", run_command: "{{model_path}} --host {{worker_ip}} --port {{port}} --served-model-name {{model_name}}" } } } : b)));
+    form.setFieldsValue(formFromBackend(values ?? (b === "new" ? { version_configs: { "": { entrypoint: "tandem serve", run_command: "{{model_path}} --host {{worker_ip}} --port {{port}} --served-model-name {{model_name}}" } } } : b)));
     setEditing(b);
   };
   const save = async () => {
     const values = await form.validateFields();
-    const body = toBody(values);
+    const body = backendFromForm(values);
     try {
       if (editing && editing !== "new") await api("PUT", `/v2/inference-backends/${editing.id}`, body);
       else await api("POST", "/v2/inference-backends", body);
@@ -113,11 +45,10 @@ export default function Backends() {
   };
   const importYaml = async (file: File) => {
     try {
-      const parsed = YAML.parse(await file.text());
-      if (!parsed || typeof parsed !== "object") throw new Error(t("backends.yamlNotObject"));
-      open("new", parsed as Partial<Backend>);
+      open("new", backendFromYaml(await file.text()));
     } catch (e) {
-      message.error(e instanceof Error ? e.message : String(e));
+      if (e instanceof NotABackendError) message.error(t("backends.yamlNotObject"));
+      else message.error(e instanceof Error ? e.message : String(e));
     }
     return false;
   };
