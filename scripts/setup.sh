@@ -15,6 +15,7 @@ PKGS=(
   libxxhash-dev libssl-dev
   libgloo-dev  # comm/ "gloo" backend; pulls libhiredis-dev and libibverbs-dev (its Depends)
   libsqlite3-dev libpq-dev  # tandem manager's store: SQLite embedded, PostgreSQL via libpq
+  libyaml-cpp-dev  # tandem serve --config FILE.yaml (vLLM's config files)
   postgresql  # the store tests start a real PostgreSQL server in a temporary directory
   python3
   chromium  # the web UI's browser tests (driven by npm's playwright-core)

@@ -40,6 +40,7 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   c.model_root = f.model;
   if (!f.api_key.empty()) c.api_keys.push_back(f.api_key);
   c.enable_ui = f.ui;
+  c.root_path = f.root_path;
   c.disable_access_log_for_endpoints = SplitCommaList(f.disable_access_log_for_endpoints);
   c.max_model_len = max_model_len;
   c.max_logprobs = f.max_logprobs;
@@ -67,7 +68,8 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
                              f.default_chat_template_kwargs + "'");
     }
   }
-  TANDEM_RETURN_IF_ERROR(ApplyGenerationConfig(f.generation_config, files, &c));
+  TANDEM_RETURN_IF_ERROR(ApplyGenerationConfig(f.generation_config, f.override_generation_config,
+                                               files, &c));
   TANDEM_RETURN_IF_ERROR(c.Validate());
   return c;
 }
@@ -78,7 +80,13 @@ bool ParseServeFlags(int argc, char** argv, ServeFlags* flags, int* exit_code) {
   CLI::App app("tandem serve: serve a model over an OpenAI-compatible API", "tandem serve");
   app.get_formatter()->column_width(44);
   DeclareServeFlags(app, *flags);
-  std::vector<std::string> args = NormalizeFlagSpellings(argc, argv);
+  auto expanded = ExpandConfigFile(NormalizeFlagSpellings(argc, argv));
+  if (!expanded.ok()) {
+    std::fprintf(stderr, "%s\n", expanded.status().message().c_str());
+    *exit_code = 2;
+    return false;
+  }
+  std::vector<std::string> args = std::move(expanded).value();
   std::vector<std::string> rest(args.rbegin(), args.rend() - 1);  // CLI11: reversed, no argv0
   try {
     app.parse(rest);

@@ -234,11 +234,12 @@ Result<std::shared_ptr<const text::Tokenizer>> LoadTokenizer(const ModelFiles& f
   return std::shared_ptr<const text::Tokenizer>(std::move(tok).value());
 }
 
-Status ApplyGenerationConfig(const std::string& mode, const ModelFiles& files,
-                             server::ServerConfig* config) {
-  nlohmann::json gen;
-  if (mode == "vllm") return Status::Ok();
-  if (mode == "auto") {
+Status ApplyGenerationConfig(const std::string& mode, const std::string& override_json,
+                             const ModelFiles& files, server::ServerConfig* config) {
+  nlohmann::json gen = nlohmann::json::object();
+  if (mode == "vllm") {
+    // vLLM's own defaults: only --override-generation-config's fields.
+  } else if (mode == "auto") {
     gen = files.generation_config;
   } else {
     const fs::path p =
@@ -249,7 +250,13 @@ Status ApplyGenerationConfig(const std::string& mode, const ModelFiles& files,
     }
     TANDEM_ASSIGN_OR_RETURN(gen, ReadJsonFile(p.string()));
   }
-  if (!gen.is_object()) return Status::Ok();
+  if (!gen.is_object()) gen = nlohmann::json::object();
+  // --override-generation-config's fields replace the file's (vLLM merges them the same way).
+  const bool overridden = !override_json.empty();
+  if (overridden) {
+    const nlohmann::json fields = nlohmann::json::parse(override_json);  // outlives the loop
+    for (const auto& [key, value] : fields.items()) gen[key] = value;
+  }
   // vLLM applies these only when sampling is on (do_sample may be false: then greedy stays the
   // request's choice, but vLLM still takes the listed values as defaults).
   if (gen.contains("temperature") && gen["temperature"].is_number()) {
@@ -269,7 +276,10 @@ Status ApplyGenerationConfig(const std::string& mode, const ModelFiles& files,
   if (!applied.empty()) {
     std::string joined;
     for (auto& a : applied) joined += (joined.empty() ? "" : ", ") + a;
-    TLOG_INFO("default sampling from generation_config.json: {}", joined);
+    TLOG_INFO("default sampling from {}: {}",
+              overridden ? "generation_config.json and --override-generation-config"
+                         : "generation_config.json",
+              joined);
   }
   return Status::Ok();
 }

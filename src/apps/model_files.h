@@ -42,7 +42,8 @@ Result<std::string> ReadTextFile(const std::string& path, const std::string& wha
 // --generation-config: "auto" applies generation_config.json's temperature/top_p/top_k/
 // repetition_penalty as request defaults (vLLM's behaviour), "vllm" ignores it, a PATH reads
 // that folder's generation_config.json. Errors: kNotFound for a bad PATH.
-Status ApplyGenerationConfig(const std::string& mode, const ModelFiles& files,
+Status ApplyGenerationConfig(const std::string& mode, const std::string& override_json,
+                             const ModelFiles& files,
                              server::ServerConfig* config);
 
 }  // namespace tandem::apps

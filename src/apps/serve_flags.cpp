@@ -3,37 +3,13 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <map>
 
+#include "apps/serve_flag_helpers.h"
 #include "apps/speculative_flag.h"
 #include "core/logging.h"
 
 namespace tandem::apps {
-namespace {
-
-// Declares `--name` with env TANDEM_<NAME> and the default shown in --help.
-std::string EnvName(const std::string& name) {
-  std::string env = "TANDEM_";
-  for (char c : name) env += (c == '-') ? '_' : static_cast<char>(std::toupper(c));
-  return env;
-}
-
-// `aliases` are extra spellings such as ",-tp" (vLLM's short forms).
-template <typename T>
-CLI::Option* Opt(CLI::App& app, const std::string& name, T& target, const std::string& help,
-                 const std::string& aliases = "") {
-  return app.add_option("--" + name + aliases, target, help)
-      ->capture_default_str()
-      ->envname(EnvName(name));
-}
-
-// Boolean with its negation: `--name` / `--no-name`.
-CLI::Option* Flag(CLI::App& app, const std::string& name, bool& target, const std::string& help) {
-  return app.add_flag("--" + name + ",!--no-" + name, target, help)
-      ->capture_default_str()
-      ->envname(EnvName(name));
-}
-
-}  // namespace
 
 void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   app.add_option("model_tag", f.model, "GGUF file or Hugging Face folder to serve")
@@ -103,17 +79,21 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       ->envname("TANDEM_API_KEY");
   Opt(app, "disable-access-log-for-endpoints", f.disable_access_log_for_endpoints,
       "Comma-separated paths not written to the access log, e.g. /health,/metrics,/ping");
-  Flag(app, "disable-log-requests", f.disable_log_requests, "Do not log each request");
+  Flag(app, "disable-log-requests", f.disable_log_requests,
+       "Accepted: tandem logs no request contents anyway (one access-log line per request)");
   Flag(app, "ui", f.ui, "Serve the chat playground page at / (--no-ui: off)");
   Opt(app, "api-server-count", f.api_server_count,
       "HTTP front-end processes on one port (default: number of local DP ranks)");
 
   Opt(app, "max-model-len", f.max_model_len,
-      "Prompt + output tokens per request at most (0 = the model's context length)");
+      "Prompt + output tokens per request at most (0 = the model's context length); 32k = "
+      "32000, 32K = 32768")
+      ->transform(HumanReadableInt("max-model-len"));
   Opt(app, "max-num-seqs", f.max_num_seqs, "Running sequences per step at most")
       ->check(CLI::PositiveNumber);
   Opt(app, "max-num-batched-tokens", f.max_num_batched_tokens,
-      "Token budget per step; long prompts are prefilled in chunks (0 = auto)");
+      "Token budget per step; long prompts are prefilled in chunks (0 = auto); 8k = 8000")
+      ->transform(HumanReadableInt("max-num-batched-tokens"));
   Opt(app, "block-size", f.block_size, "Tokens per KV-cache block")
       ->check(CLI::IsMember({1, 2, 4, 8, 16, 32, 64, 128}));
   Flag(app, "enable-prefix-caching", f.enable_prefix_caching,
@@ -158,6 +138,7 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       "activations); other keys are logged as having no effect");
   Flag(app, "async-scheduling", f.async_scheduling, "Overlap scheduling with compute; no effect yet");
   Flag(app, "enforce-eager", f.enforce_eager, "Accepted; no effect on CPU");
+  DeclareCompatFlags(app, f);
 }
 
 static Status CheckJson(const std::string& flag, const std::string& value) {
@@ -274,6 +255,7 @@ Status ValidateServeFlags(ServeFlags& f) {
                            " must be >= 1");
   }
   TANDEM_ASSIGN_OR_RETURN(f.speculative, ParseSpeculativeConfig(f.speculative_config));
+  TANDEM_RETURN_IF_ERROR(ValidateCompatFlags(f));
   return ValidateDataParallelFlags(f);
 }
 
@@ -286,14 +268,20 @@ void LogIneffectiveFlags(const ServeFlags& f) {
   if (f.trust_remote_code) note("--trust-remote-code");
   if (f.async_scheduling) note("--async-scheduling");
   if (f.enforce_eager) note("--enforce-eager");
+  LogCompatFlags(f);
 }
 
 std::vector<std::string> NormalizeFlagSpellings(int argc, char** argv) {
   std::vector<std::string> args;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "-tp") a = "--tensor-parallel-size";
-    if (a == "-dp") a = "--data-parallel-size";
+    static const std::map<std::string, std::string> kShortForms = {
+        {"-tp", "--tensor-parallel-size"},     {"-dp", "--data-parallel-size"},
+        {"-pp", "--pipeline-parallel-size"},   {"-dpl", "--data-parallel-size-local"},
+        {"-dpa", "--data-parallel-address"},   {"-dpp", "--data-parallel-rpc-port"},
+        {"-dpr", "--data-parallel-rank"},      {"-dpb", "--data-parallel-backend"},
+        {"-ep", "--enable-expert-parallel"}};
+    if (auto it = kShortForms.find(a); it != kShortForms.end()) a = it->second;
     if (a.rfind("--", 0) == 0) {
       size_t end = a.find('=');
       if (end == std::string::npos) end = a.size();

@@ -77,10 +77,47 @@ struct ServeFlags {
   std::vector<std::string> additional_config_ignored;  // other keys (logged by name)
   bool async_scheduling = false;
   bool enforce_eager = false;
+  // vLLM's flags that tandem takes so that vLLM launch scripts run unchanged
+  // (serve_flags_compat.cpp): honoured, logged once as having no effect, or refused by name.
+  std::string root_path;                    // --root-path: a prefix stripped from request paths
+  std::string override_generation_config;   // --override-generation-config: JSON over the defaults
+  bool enable_chunked_prefill = true;       // always on (as vLLM V1); --no- is logged
+  int pipeline_parallel_size = 1;           // -pp; > 1 refused
+  std::optional<double> swap_space;         // GiB; no effect on CPU
+  std::optional<double> cpu_offload_gb;     // no effect on CPU
+  bool disable_log_stats = false;           // tandem logs no periodic stats
+  std::optional<std::string> uvicorn_log_level;  // no uvicorn here
+  std::string scheduling_policy = "fcfs";   // priority: refused
+  std::string distributed_executor_backend;  // mp | uni; ray, external_launcher: refused
+  std::string data_parallel_backend = "mp";  // -dpb; ray: refused
+  bool data_parallel_hybrid_lb = false;     // refused
+  bool data_parallel_external_lb = false;   // refused
+  int data_parallel_rank = -1;              // -dpr; refused
+  std::string ssl_keyfile;                  // refused: no TLS built in
+  std::string ssl_certfile;
 };
 
-// Adds every serve flag to `app`, bound to `flags`.
+// Adds every serve flag to `app`, bound to `flags` (DeclareCompatFlags among them).
 void DeclareServeFlags(CLI::App& app, ServeFlags& flags);
+
+// vLLM's flags kept for its launch scripts (serve_flags_compat.cpp).
+void DeclareCompatFlags(CLI::App& app, ServeFlags& flags);
+// Refuses, naming the flag, what tandem has not built (pipeline parallelism, Ray, external DP
+// load balancing, priority scheduling, TLS) and bad JSON. Errors: kInvalidArgument.
+Status ValidateCompatFlags(const ServeFlags& flags);
+// One line per given flag that has no effect here, saying why.
+void LogCompatFlags(const ServeFlags& flags);
+
+// vLLM's human-readable integers: "32k" = 32000, "32K" = 32768, m/M and g/G likewise
+// (lowercase decimal, uppercase binary; a lowercase value may have a fraction: "1.5k").
+// Errors: kInvalidArgument naming `flag` and the value.
+Result<int64_t> ParseHumanReadableInt(const std::string& flag, const std::string& value);
+
+// `--config FILE.yaml` (vLLM's): its keys are flag names (dashes or underscores), their values
+// the flags' values (true/false for switches, lists for repeated values, mappings as JSON).
+// Returns `args` with the file's flags appended, except those the command line gives itself
+// (the command line wins). Errors: kInvalidArgument naming the file and the key.
+Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args);
 
 // After parsing: env fallbacks (VLLM_API_KEY), JSON-valued flags must parse, features not
 // built yet stop start-up naming the flag. Errors: kInvalidArgument / kUnimplemented.
@@ -89,8 +126,8 @@ Status ValidateServeFlags(ServeFlags& flags);
 // Logs the accepted-but-ineffective accelerator flags.
 void LogIneffectiveFlags(const ServeFlags& flags);
 
-// vLLM spellings: `--a_b` → `--a-b` (the name part only; values are untouched);
-// `-tp` / `-dp` → `--tensor-parallel-size` / `--data-parallel-size`.
+// vLLM spellings: `--a_b` → `--a-b` (the name part only; values are untouched); the short
+// forms -tp -dp -pp -dpl -dpa -dpp -dpr -dpb -ep → their long flags.
 std::vector<std::string> NormalizeFlagSpellings(int argc, char** argv);
 
 }  // namespace tandem::apps

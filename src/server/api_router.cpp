@@ -66,6 +66,12 @@ void ApiRouter::Add(const std::string& method, const std::string& path, Handler 
 }
 
 void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) const {
+  // --root-path: a proxy's prefix, served as if absent (paths without it work too, as in vLLM).
+  if (const std::string& root = context_.config.root_path;
+      !root.empty() && request.path.compare(0, root.size(), root) == 0 &&
+      (request.path.size() == root.size() || request.path[root.size()] == '/')) {
+    request.path = request.path.size() == root.size() ? "/" : request.path.substr(root.size());
+  }
   const auto route = routes_.find(request.path);
   if (route == routes_.end()) {
     // The playground page (GET / and its hashed assets); no API key: the page asks for one,

@@ -23,6 +23,7 @@ struct ServerConfig {
   std::string model_root;                         // the model path, shown as `root` in /v1/models
   std::vector<std::string> api_keys;              // --api-key; empty = no authentication
   bool enable_ui = true;                          // --no-ui: no playground page at /
+  std::string root_path;                          // --root-path: stripped from request paths
   std::set<std::string> disable_access_log_for_endpoints;  // paths never access-logged
   int32_t max_model_len = 2048;                   // --max-model-len: prompt + output tokens
   size_t max_body_bytes = 16u << 20;              // larger bodies get 413

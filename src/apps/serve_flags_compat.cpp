@@ -1,0 +1,286 @@
+// vLLM's serve flags that tandem keeps so that vLLM launch scripts and configs run unchanged.
+// Each is honoured, logged once as having no effect here (saying why), or refused by name
+// where tandem has not built the feature. Sources: vLLM's `vllm serve --help` and its
+// engine/arg_utils.py (flag names, defaults, human-readable ints, --config YAML).
+#include <yaml-cpp/yaml.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <set>
+
+#include "apps/serve_flag_helpers.h"
+#include "apps/serve_flags.h"
+#include "core/logging.h"
+
+namespace tandem::apps {
+
+void DeclareCompatFlags(CLI::App& app, ServeFlags& f) {
+  Opt(app, "root-path", f.root_path,
+      "Path prefix a proxy adds (e.g. /llm): stripped from request paths that start with it");
+  Opt(app, "override-generation-config", f.override_generation_config,
+      "JSON object of default sampling fields (temperature, top_p, top_k, repetition_penalty) "
+      "over --generation-config's; a request's own fields still win");
+  Flag(app, "enable-chunked-prefill", f.enable_chunked_prefill,
+       "Always on: long prompts are prefilled in chunks of --max-num-batched-tokens (as vLLM V1)");
+  Opt(app, "pipeline-parallel-size", f.pipeline_parallel_size,
+      "Pipeline stages: only 1 (use --tensor-parallel-size / --data-parallel-size)");
+  Opt(app, "swap-space", f.swap_space, "GiB of CPU swap for the KV cache: no effect on CPU");
+  Opt(app, "cpu-offload-gb", f.cpu_offload_gb, "GiB of weights offloaded to CPU: no effect on CPU");
+  Flag(app, "disable-log-stats", f.disable_log_stats,
+       "Accepted: tandem logs no periodic stats (they are at /metrics)");
+  Opt(app, "uvicorn-log-level", f.uvicorn_log_level,
+      "Accepted, no effect: tandem's HTTP server is not uvicorn");
+  Opt(app, "scheduling-policy", f.scheduling_policy,
+      "fcfs (first come, first served); priority is not built")
+      ->check(CLI::IsMember({"fcfs", "priority"}));
+  Opt(app, "distributed-executor-backend", f.distributed_executor_backend,
+      "mp | uni: tandem runs its ranks as processes; ray and external_launcher are not built");
+  Opt(app, "data-parallel-backend", f.data_parallel_backend,
+      "mp (processes, tandem's); ray is not built");
+  Flag(app, "data-parallel-hybrid-lb", f.data_parallel_hybrid_lb,
+       "Not built: tandem balances DP ranks itself (--data-parallel-load-balancer)");
+  Flag(app, "data-parallel-external-lb", f.data_parallel_external_lb,
+       "Not built: tandem balances DP ranks itself (--data-parallel-load-balancer)");
+  Opt(app, "data-parallel-rank", f.data_parallel_rank,
+      "Not built (external DP load balancing); use --data-parallel-start-rank with --headless");
+  Opt(app, "ssl-keyfile", f.ssl_keyfile, "Not built: terminate TLS in a proxy in front of tandem");
+  Opt(app, "ssl-certfile", f.ssl_certfile, "Not built: terminate TLS in a proxy in front of tandem");
+}
+
+Status ValidateCompatFlags(const ServeFlags& f) {
+  if (f.pipeline_parallel_size != 1) {
+    return InvalidArgument(
+        "--pipeline-parallel-size " + std::to_string(f.pipeline_parallel_size) +
+        ": pipeline parallelism is not built; split the model with --tensor-parallel-size and "
+        "replicate it with --data-parallel-size");
+  }
+  if (f.scheduling_policy == "priority") {
+    return InvalidArgument("--scheduling-policy priority is not built; tandem schedules first "
+                           "come, first served (fcfs)");
+  }
+  const std::string& executor = f.distributed_executor_backend;
+  if (!executor.empty() && executor != "mp" && executor != "uni") {
+    return InvalidArgument("--distributed-executor-backend " + executor +
+                           " is not built: tandem runs no Ray; its ranks are processes (mp), "
+                           "across machines with --data-parallel-address and --headless");
+  }
+  if (f.data_parallel_backend != "mp") {
+    return InvalidArgument("--data-parallel-backend " + f.data_parallel_backend +
+                           " is not built: tandem's DP ranks are processes (mp)");
+  }
+  for (const auto& [given, name] : {std::pair{f.data_parallel_hybrid_lb, "--data-parallel-hybrid-lb"},
+                                    std::pair{f.data_parallel_external_lb, "--data-parallel-external-lb"},
+                                    std::pair{f.data_parallel_rank >= 0, "--data-parallel-rank"}}) {
+    if (given) {
+      return InvalidArgument(std::string(name) +
+                             " (external or hybrid DP load balancing) is not built: the head's API "
+                             "servers balance every DP rank themselves (--data-parallel-load-"
+                             "balancer); secondaries join with --data-parallel-start-rank and "
+                             "--headless");
+    }
+  }
+  if (!f.ssl_keyfile.empty() || !f.ssl_certfile.empty()) {
+    return InvalidArgument(std::string(!f.ssl_keyfile.empty() ? "--ssl-keyfile" : "--ssl-certfile") +
+                           ": TLS is not built into tandem serve; terminate TLS in a proxy "
+                           "(nginx, envoy) in front of it");
+  }
+  if (!f.override_generation_config.empty()) {
+    bool object = false;
+    try {
+      object = nlohmann::json::parse(f.override_generation_config).is_object();
+    } catch (const nlohmann::json::exception&) {
+    }
+    if (!object) {
+      return InvalidArgument("--override-generation-config must be a JSON object, got '" +
+                             f.override_generation_config + "'");
+    }
+  }
+  if (!f.root_path.empty() && (f.root_path[0] != '/' || f.root_path.back() == '/')) {
+    return InvalidArgument("--root-path '" + f.root_path +
+                           "' must start with '/' and not end with one, e.g. /llm");
+  }
+  return Status::Ok();
+}
+
+void LogCompatFlags(const ServeFlags& f) {
+  if (!f.enable_chunked_prefill) {
+    TLOG_INFO("--no-enable-chunked-prefill accepted; no effect: long prompts are always "
+              "prefilled in chunks of --max-num-batched-tokens (as in vLLM V1)");
+  }
+  if (f.swap_space) {
+    TLOG_INFO("--swap-space accepted; it has no effect on CPU (the KV cache is in host memory "
+              "already; a preempted request recomputes)");
+  }
+  if (f.cpu_offload_gb) {
+    TLOG_INFO("--cpu-offload-gb accepted; it has no effect on CPU (the weights are in host "
+              "memory already)");
+  }
+  if (f.disable_log_stats) {
+    TLOG_INFO("--disable-log-stats accepted; tandem logs no periodic stats (see /metrics)");
+  }
+  if (f.disable_log_requests) {
+    TLOG_INFO("--disable-log-requests accepted; tandem logs no request contents anyway (one "
+              "access-log line per request)");
+  }
+  if (f.uvicorn_log_level) {
+    TLOG_INFO("--uvicorn-log-level {} accepted; no effect (tandem's HTTP server is not uvicorn; "
+              "--disable-access-log-for-endpoints quiets its access log)", *f.uvicorn_log_level);
+  }
+  if (!f.distributed_executor_backend.empty()) {
+    TLOG_INFO("--distributed-executor-backend {} accepted: tandem runs its ranks as processes",
+              f.distributed_executor_backend);
+  }
+  if (!f.root_path.empty()) {
+    TLOG_INFO("--root-path {}: requests under it are served as if it were absent", f.root_path);
+  }
+}
+
+Result<int64_t> ParseHumanReadableInt(const std::string& flag, const std::string& value) {
+  const auto bad = [&] {
+    return InvalidArgument("--" + flag + " '" + value +
+                           "' is not an integer (a k/m/g suffix multiplies by 1000s, K/M/G by "
+                           "1024s: 32k = 32000, 32K = 32768)");
+  };
+  if (value.empty()) return bad();
+  const char last = value.back();
+  static const std::string kDecimal = "kmg", kBinary = "KMG";
+  const size_t decimal = kDecimal.find(last), binary = kBinary.find(last);
+  std::string number = value;
+  double scale = 1;
+  bool fraction_ok = false;
+  if (decimal != std::string::npos) {
+    scale = std::pow(1000.0, static_cast<double>(decimal + 1));
+    number.pop_back();
+    fraction_ok = true;
+  } else if (binary != std::string::npos) {
+    scale = std::pow(1024.0, static_cast<double>(binary + 1));
+    number.pop_back();
+  }
+  if (number.empty()) return bad();
+  bool dot = false;
+  for (size_t i = 0; i < number.size(); ++i) {
+    const char c = number[i];
+    if (c == '-' && i == 0 && number.size() > 1) continue;
+    if (c == '.' && fraction_ok && !dot) {
+      dot = true;
+      continue;
+    }
+    if (c < '0' || c > '9') return bad();
+  }
+  const double result = std::stod(number) * scale;
+  if (result != std::floor(result) || std::fabs(result) > 9.0e18) return bad();
+  return static_cast<int64_t>(result);
+}
+
+namespace {
+
+std::string FlagName(std::string key) {
+  for (char& c : key) {
+    if (c == '_') c = '-';
+  }
+  return key;
+}
+
+// The long flag names `args` give (after NormalizeFlagSpellings): "--a-b" and "--a-b=…".
+std::set<std::string> GivenFlags(const std::vector<std::string>& args) {
+  std::set<std::string> given;
+  for (const std::string& a : args) {
+    if (a.rfind("--", 0) != 0) continue;
+    std::string name = a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
+    if (name.rfind("no-", 0) == 0) name = name.substr(3);
+    given.insert(name);
+  }
+  return given;
+}
+
+// A YAML node as JSON (mappings and lists nested; scalars as strings, true/false as booleans).
+nlohmann::json ToJson(const YAML::Node& node) {
+  if (node.IsMap()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& kv : node) out[kv.first.as<std::string>()] = ToJson(kv.second);
+    return out;
+  }
+  if (node.IsSequence()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& item : node) out.push_back(ToJson(item));
+    return out;
+  }
+  if (node.IsNull()) return nullptr;
+  const std::string text = node.as<std::string>();
+  if (node.Tag() != "!") {  // unquoted: YAML's plain scalars
+    if (text == "true" || text == "True") return true;
+    if (text == "false" || text == "False") return false;
+    try {
+      size_t used = 0;
+      const long long i = std::stoll(text, &used);
+      if (used == text.size()) return i;
+      const double d = std::stod(text, &used);
+      if (used == text.size()) return d;
+    } catch (const std::exception&) {
+    }
+  }
+  return text;
+}
+
+std::string ScalarText(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args) {
+  std::string path;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--config" && i + 1 < args.size()) {
+      path = args[i + 1];
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+      break;
+    }
+    if (args[i].rfind("--config=", 0) == 0) {
+      path = args[i].substr(9);
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  }
+  if (path.empty()) return args;
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return InvalidArgument("--config '" + path + "': cannot read the file");
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument("--config '" + path + "': not YAML: " + e.what());
+  }
+  if (root.IsNull()) return args;
+  if (!root.IsMap()) {
+    return InvalidArgument("--config '" + path + "': expected a mapping of flag names to values");
+  }
+  const std::set<std::string> given = GivenFlags(args);
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    const std::string name = FlagName(key);
+    if (name == "config") {
+      return InvalidArgument("--config '" + path + "': a config file cannot name another (key '" +
+                             key + "')");
+    }
+    if (given.count(name)) continue;  // the command line wins
+    const nlohmann::json value = ToJson(kv.second);
+    if (name == "model") {
+      // The positional MODEL (right after the program name) wins over the file's.
+      if (args.size() > 1 && !args[1].empty() && args[1][0] != '-') continue;
+      args.push_back("--model=" + ScalarText(value));
+    } else if (value.is_boolean()) {
+      args.push_back("--" + name + "=" + (value.get<bool>() ? "true" : "false"));
+    } else if (value.is_array()) {
+      for (const auto& item : value) args.push_back("--" + name + "=" + ScalarText(item));
+    } else if (value.is_null()) {
+      return InvalidArgument("--config '" + path + "': key '" + key + "' has no value");
+    } else {
+      args.push_back("--" + name + "=" + ScalarText(value));  // mappings as JSON
+    }
+  }
+  return args;
+}
+
+}  // namespace tandem::apps

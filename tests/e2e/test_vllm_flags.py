@@ -1,0 +1,127 @@
+"""vLLM launch scripts run unchanged: each vLLM serve flag tandem takes is honoured (the server
+comes up and does it), logged as having no effect here with the reason, or refused at start-up
+naming the flag. One server per row."""
+import json
+import os
+import subprocess
+import tempfile
+
+from harness import BIN, STORIES_GGUF, STORIES_MOE_GGUF, Server, check, run
+
+
+def serve_fails(*args):
+    p = subprocess.run([BIN, "serve", *args], capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout + p.stderr
+
+
+def models(srv):
+    status, _, body = srv.request("GET", "/v1/models")
+    check(status == 200, f"/v1/models: {status} {body[:300]}")
+    return json.loads(body)["data"]
+
+
+# Flags that have no effect here: the server comes up and says so, naming the flag.
+NO_EFFECT = [
+    (["--swap-space", "4"], "--swap-space accepted; it has no effect on CPU"),
+    (["--cpu-offload-gb", "0"], "--cpu-offload-gb accepted; it has no effect on CPU"),
+    (["--disable-log-stats"], "--disable-log-stats accepted"),
+    (["--disable-log-requests"], "--disable-log-requests accepted"),
+    (["--uvicorn-log-level", "warning"], "--uvicorn-log-level warning accepted"),
+    (["--no-enable-chunked-prefill"], "--no-enable-chunked-prefill accepted; no effect"),
+    (["--distributed-executor-backend", "mp"], "--distributed-executor-backend mp accepted"),
+]
+
+# Features tandem has not built: start-up stops naming the flag.
+REFUSED = [
+    (["-pp", "2"], "--pipeline-parallel-size 2: pipeline parallelism is not built"),
+    (["--scheduling-policy", "priority"], "--scheduling-policy priority is not built"),
+    (["--distributed-executor-backend", "ray"], "--distributed-executor-backend ray is not built"),
+    (["--data-parallel-backend", "ray"], "--data-parallel-backend ray is not built"),
+    (["-dpb", "ray"], "--data-parallel-backend ray is not built"),
+    (["--data-parallel-hybrid-lb"], "--data-parallel-hybrid-lb (external or hybrid DP"),
+    (["--data-parallel-external-lb"], "--data-parallel-external-lb (external or hybrid DP"),
+    (["-dpr", "0"], "--data-parallel-rank (external or hybrid DP"),
+    (["--ssl-keyfile", "/tmp/key.pem", "--ssl-certfile", "/tmp/cert.pem"],
+     "--ssl-keyfile: TLS is not built"),
+    (["--override-generation-config", "[1]"], "--override-generation-config must be a JSON object"),
+    (["--root-path", "llm"], "--root-path 'llm' must start with '/'"),
+    (["--max-model-len", "3x"], "--max-model-len '3x' is not an integer"),
+    (["--max-model-len", "1.5K"], "--max-model-len '1.5K' is not an integer"),
+    (["--config", "/nonexistent/config.yaml"], "--config '/nonexistent/config.yaml': cannot read"),
+]
+
+
+def test_flags_without_effect_here_are_logged_by_name():
+    for args, needle in NO_EFFECT:
+        with Server(STORIES_GGUF, *args) as srv:
+            check(needle in srv.full_log(), f"{args}: no '{needle}' in the log:\n{srv.logs()}")
+
+
+def test_features_not_built_are_refused_by_name():
+    for args, needle in REFUSED:
+        code, out = serve_fails(STORIES_GGUF, *args)
+        check(code != 0 and needle in out, f"{args}: code {code}, wanted '{needle}':\n{out[-600:]}")
+
+
+def test_human_readable_lengths_short_forms_and_root_path():
+    # 0.5k = 500 (vLLM: lowercase suffixes are powers of 1000, uppercase of 1024).
+    with Server(STORIES_GGUF, "--max-model-len", "0.5k", "--max-num-batched-tokens", "1K",
+                "-pp", "1", "-dpl", "1", "--root-path", "/llm", "--served-model-name", "s") as srv:
+        check(models(srv)[0]["max_model_len"] == 500, f"0.5k: {models(srv)}")
+        check("--root-path /llm" in srv.full_log(), "the root path is logged")
+        # Under the prefix and without it, as vLLM serves both.
+        for path in ("/llm/v1/completions", "/v1/completions"):
+            status, body = srv.post_json(path, {"model": "s", "prompt": "Once", "max_tokens": 2})
+            check(status == 200, f"{path}: {status} {body}")
+        status, _, _ = srv.request("GET", "/llmx/v1/models")
+        check(status == 404, f"a path that only starts with the prefix's letters: {status}")
+    with Server(STORIES_MOE_GGUF, "-ep", "--served-model-name", "moe") as srv:
+        check("expert parallel" in srv.full_log().lower() or models(srv)[0]["id"] == "moe",
+              "-ep starts the MoE model")
+
+
+def test_override_generation_config_sets_the_defaults():
+    with Server(STORIES_GGUF, "--override-generation-config",
+                '{"temperature": 0.0, "top_k": 1}') as srv:
+        check("default sampling from generation_config.json and --override-generation-config: "
+              "temperature=0.0, top_k=1" in srv.full_log(), srv.logs())
+        # temperature 0 by default: two requests without sampling fields answer alike.
+        answers = [srv.post_json("/v1/completions", {"model": STORIES_GGUF, "prompt": "Once",
+                                                      "max_tokens": 12})[1] for _ in range(2)]
+        check(answers[0]["choices"][0]["text"] == answers[1]["choices"][0]["text"], answers)
+
+
+def test_config_yaml_gives_flags_and_the_command_line_wins():
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write("# vLLM's config file: flag names as keys\n"
+                "max_model_len: 256\n"
+                "served-model-name:\n  - first\n  - second\n"
+                "enable_prefix_caching: false\n"
+                "max-num-seqs: 8\n"
+                "seed: 1\n")
+        path = f.name
+    try:
+        with Server(STORIES_GGUF, "--config", path, "--max-num-seqs", "4") as srv:
+            data = models(srv)
+            check([m["id"] for m in data] == ["first", "second"] and data[0]["max_model_len"] == 256,
+                  f"the file's flags: {data}")
+            log = srv.full_log()
+            check("max_num_seqs 4" in log and "prefix caching off" in log, f"{srv.logs()}")
+        with open(path, "w") as f:
+            f.write("- not\n- a mapping\n")
+        code, out = serve_fails(STORIES_GGUF, "--config", path)
+        check(code != 0 and "expected a mapping of flag names" in out, out[-400:])
+        with open(path, "w") as f:
+            f.write("max_model_len: 256\nno_such_flag: 3\n")
+        code, out = serve_fails(STORIES_GGUF, "--config", path)
+        check(code != 0 and "no-such-flag" in out, f"an unknown key is refused by name: {out[-400:]}")
+    finally:
+        os.unlink(path)
+
+
+if __name__ == "__main__":
+    run([test_flags_without_effect_here_are_logged_by_name,
+         test_features_not_built_are_refused_by_name,
+         test_human_readable_lengths_short_forms_and_root_path,
+         test_override_generation_config_sets_the_defaults,
+         test_config_yaml_gives_flags_and_the_command_line_wins])
