@@ -240,7 +240,13 @@ void HttpSession::DoSendResponse(
   response.body() = std::move(body);
   response.prepare_payload();
   std::ostringstream out;
-  out << response;
+  // A HEAD answer carries the GET's headers (Content-Length included) and no body (RFC 9110
+  // §9.3.2).
+  if (active_request_.method == "HEAD") {
+    out << response.base();
+  } else {
+    out << response;
+  }
   response_started_ = response_complete_ = true;
   response_status_ = http_status;
   QueueWrite(out.str());

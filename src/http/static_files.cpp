@@ -54,7 +54,7 @@ bool ListsToken(std::string_view header, std::string_view token) {
 
 bool StaticSite::Serve(const HttpRequest& request, ResponseSink& sink,
                        bool fallback_to_index) const {
-  if (request.method != "GET") return false;
+  if (request.method != "GET" && request.method != "HEAD") return false;  // HEAD: no body sent
   const StaticFile* file = Find(request.path == "/" ? std::string_view(index_path_) : request.path);
   if (!file && fallback_to_index) {
     const std::string_view last = request.path.substr(request.path.rfind('/') + 1);

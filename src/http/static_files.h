@@ -1,4 +1,5 @@
-// StaticSite: serves a set of in-memory files (the web UI built into the binary) over GET:
+// StaticSite: serves a set of in-memory files (the web UI built into the binary) over GET and
+// HEAD (the session then sends the headers only):
 // Content-Type, gzip when the client accepts it (precompressed at build time), ETag with
 // If-None-Match → 304, Cache-Control (hashed assets immutable for a year, pages revalidated),
 // and for a single-page app the index page for unknown paths that look like routes.
@@ -30,9 +31,9 @@ class StaticSite {
   // The file at `path`, or nullptr.
   const StaticFile* Find(std::string_view path) const;
 
-  // Answers a GET of a file (or, with `fallback_to_index`, of a path whose last segment has no
-  // '.', as a single-page app's route) and returns true; returns false without answering
-  // otherwise (another method, no such file), so the caller can send its own 404/405.
+  // Answers a GET or HEAD of a file (or, with `fallback_to_index`, of a path whose last
+  // segment has no '.', as a single-page app's route) and returns true; returns false without
+  // answering otherwise (another method, no such file), so the caller can send its own 404/405.
   bool Serve(const HttpRequest& request, ResponseSink& sink, bool fallback_to_index) const;
 
   bool empty() const { return files_.empty(); }

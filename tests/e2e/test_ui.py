@@ -88,6 +88,9 @@ def test_manager_serves_the_console_from_the_binary():
               r.headers["Cache-Control"] == "no-cache" and r.headers.get("ETag"), f"GET /: {r}")
         index = c.call("GET", "/index.html").raw
         check('<div id="root">' in index, "index.html is the console")
+        r = c.call("HEAD", "/index.html", headers={})
+        check(r.status == 200 and r.raw == "" and int(r.headers["Content-Length"]) == len(index)
+              and r.headers["Content-Type"] == "text/html; charset=utf-8", f"HEAD: {r}")
         # A route of the app falls back to index.html; a hashed asset is cached for good.
         r = c.call("GET", "/deployments/3/edit")
         check(r.status == 200 and r.raw == index, f"an app route: {r}")

@@ -92,6 +92,11 @@ TEST(StaticSiteTest, RoutesFallBackToTheIndexButMissingFilesAndOtherMethodsDoNot
   EXPECT_FALSE(site.Serve(Get("/deployments"), no_fallback, false));
   RecordingSink missing_file;
   EXPECT_FALSE(site.Serve(Get("/assets/gone-9z.js"), missing_file, true));
+  HttpRequest head = Get("/index.html");
+  head.method = "HEAD";  // answered like GET; the session sends no body
+  RecordingSink head_sink;
+  ASSERT_TRUE(site.Serve(head, head_sink, true));
+  EXPECT_EQ(head_sink.response->status, 200);
   HttpRequest post = Get("/index.html");
   post.method = "POST";
   RecordingSink other_method;
