@@ -58,6 +58,7 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   c.chat_template_limits.max_output_bytes = f.chat_template_max_output_bytes;
   c.chat_template_limits.timeout_s = f.chat_template_timeout;
   c.reasoning_parser = f.reasoning_parser;
+  c.reasoning_field = f.reasoning_field;
   c.enable_auto_tool_choice = f.enable_auto_tool_choice;
   c.tool_call_parser = f.tool_call_parser;
   if (!f.default_chat_template_kwargs.empty()) {

@@ -46,8 +46,13 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       "Model name(s) the API accepts; the first is reported (default: the model path)");
   Flag(app, "trust-remote-code", f.trust_remote_code, "Accepted; no effect (no model code runs)");
   Opt(app, "reasoning-parser", f.reasoning_parser,
-      "Split reasoning into reasoning_content: qwen3 (text inside <think>...</think>)")
+      "Split reasoning off the content (--reasoning-field names it): qwen3 (text inside "
+      "<think>...</think>)")
       ->check(CLI::IsMember({"", "qwen3", "deepseek_r1"}));
+  Opt(app, "reasoning-field", f.reasoning_field,
+      "Name of the reasoning in messages and deltas: both (reasoning, as current vLLM, and "
+      "reasoning_content, as older vLLM) | reasoning | reasoning_content")
+      ->check(CLI::IsMember({"both", "reasoning", "reasoning_content"}));
   Flag(app, "enable-auto-tool-choice", f.enable_auto_tool_choice,
        "Let the model call tools (tool_choice auto); needs --tool-call-parser");
   Opt(app, "tool-call-parser", f.tool_call_parser,

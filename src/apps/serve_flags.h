@@ -27,6 +27,7 @@ struct ServeFlags {
   std::vector<std::string> served_model_names;
   bool trust_remote_code = false;          // no effect: tandem runs no model code
   std::string reasoning_parser;            // "" | qwen3: split <think>…</think> off
+  std::string reasoning_field = "both";    // both | reasoning | reasoning_content
   bool enable_auto_tool_choice = false;    // let the model decide to call tools
   std::string tool_call_parser;            // "" | hermes | qwen3_coder
   std::string default_chat_template_kwargs;  // JSON object merged under each request's

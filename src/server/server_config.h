@@ -30,6 +30,7 @@ struct ServerConfig {
   std::optional<std::string> chat_template;       // --chat-template source text (Jinja)
   // Chat output parsing and template variables (vLLM flags of the same names).
   std::string reasoning_parser;                   // --reasoning-parser: "" | "qwen3"
+  std::string reasoning_field = "both";           // --reasoning-field: both | reasoning | reasoning_content
   bool enable_auto_tool_choice = false;           // --enable-auto-tool-choice
   std::string tool_call_parser;                   // --tool-call-parser: "" | hermes | qwen3_coder
   // --default-chat-template-kwargs: an object; each request's chat_template_kwargs override it.

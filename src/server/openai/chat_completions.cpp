@@ -47,6 +47,14 @@ struct ChatCall {
     return ChatOutputParser(context->config, request.input, prompt);
   }
 
+  // The reasoning under the names --reasoning-field picks: `reasoning` (current vLLM),
+  // `reasoning_content` (older vLLM, DeepSeek's API), or both (the default, while clients move).
+  void PutReasoning(json& object, const json& value) const {
+    const std::string& field = context->config.reasoning_field;
+    if (field != "reasoning_content") object["reasoning"] = value;
+    if (field != "reasoning") object["reasoning_content"] = value;
+  }
+
   void SendChunk(json choice, bool first) {
     json chunk = Envelope("chat.completion.chunk");
     if (first && request.common.return_token_ids) chunk["prompt_token_ids"] = prompt_token_ids;
@@ -54,7 +62,7 @@ struct ChatCall {
     sink->SendStreamData(SseEvent(DumpJson(chunk)));
   }
 
-  // One ChoiceDelta → chunks: reasoning_content, content, then per tool call one chunk with
+  // One ChoiceDelta → chunks: reasoning, content, then per tool call one chunk with
   // index/id/type/name and one with the arguments. Logprobs and token ids ride on the first,
   // finish_reason on the last.
   void OnStreamDelta(const ChoiceDelta& d) {
@@ -71,7 +79,11 @@ struct ChatCall {
     const bool finished = !d.finish_reason.empty();
     if (finished) parts.Append(parser.Finish());
     std::vector<json> deltas;
-    if (!parts.reasoning.empty()) deltas.push_back({{"reasoning_content", parts.reasoning}});
+    if (!parts.reasoning.empty()) {
+      json delta = json::object();
+      PutReasoning(delta, parts.reasoning);
+      deltas.push_back(std::move(delta));
+    }
     if (!parts.content.empty()) deltas.push_back({{"content", parts.content}});
     for (size_t k = 0; k < parts.calls.size(); ++k) {
       json call = ToolCallJson(parts.calls[k]);
@@ -117,7 +129,7 @@ struct ChatCall {
   void OnDelta(const ChoiceDelta& d) { choices[d.index].Append(d); }
 
   // The assistant message: content (null when empty next to reasoning or tool calls),
-  // reasoning_content with --reasoning-parser, tool_calls ([] when none, as vLLM).
+  // reasoning (PutReasoning) with --reasoning-parser, tool_calls ([] when none, as vLLM).
   json Message(const ChoiceResult& c, bool* tool_called) const {
     ChatOutputParser parser = NewParser();
     ChatOutputParts parts = parser.Feed(c.text);
@@ -132,8 +144,7 @@ struct ChatCall {
     message["content"] = null_content || (!parts.calls.empty() && parts.content.empty())
                              ? json(nullptr) : json(parts.content);
     if (parser.reasoning_enabled()) {
-      message["reasoning_content"] = parts.reasoning.empty() ? json(nullptr)
-                                                             : json(parts.reasoning);
+      PutReasoning(message, parts.reasoning.empty() ? json(nullptr) : json(parts.reasoning));
     }
     message["tool_calls"] = json::array();
     for (const text::ToolCall& call : parts.calls) message["tool_calls"].push_back(ToolCallJson(call));

@@ -96,6 +96,12 @@ ApiResult<OJson> ParseMessages(const OJson& body, int32_t max_messages) {
                                               i, role));
     }
     OJson message = m;  // keep extra keys (name, tool_call_id, reasoning_content, ...)
+    // Current vLLM names an assistant message's reasoning `reasoning`; chat templates (Qwen's,
+    // DeepSeek's) read `reasoning_content`.
+    if (m.contains("reasoning") && m["reasoning"].is_string() &&
+        (!m.contains("reasoning_content") || m["reasoning_content"].is_null())) {
+      message["reasoning_content"] = m["reasoning"];
+    }
     TANDEM_API_ASSIGN_OR_RETURN(message["content"],
                                 ContentText(m.contains("content") ? m["content"] : OJson(), i));
     if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {

@@ -22,7 +22,8 @@ using nlohmann::json;
 // Qwen3-like: thinking off pre-fills a closed block; tools listed with tojson.
 constexpr const char* kTemplate =
     "{% for m in messages %}{% if m.content == 'boom' %}{{ raise_exception('boom raised') }}"
-    "{% endif %}<|im_start|>{{ m.role }}\n{{ m.content }}"
+    "{% endif %}<|im_start|>{{ m.role }}\n"
+    "{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content }}"
     "{% for tc in m.tool_calls or [] %}<tool_call>{{ tc.function.arguments | tojson }}"
     "</tool_call>{% endfor %}<|im_end|>\n{% endfor %}"
     "{% if tools %}TOOLS{{ tools | tojson }}\n{% endif %}"
@@ -37,7 +38,7 @@ const json kTools = json::parse(
 
 class ChatParsersHttpTest : public ::testing::Test {
  protected:
-  void Start(bool tools_flag) {
+  void Start(bool tools_flag, const std::string& reasoning_field = "both") {
     engine_ = std::make_shared<testing::FakeEngineClient>();
     ServerConfig config;
     config.host = "127.0.0.1";
@@ -47,6 +48,7 @@ class ChatParsersHttpTest : public ::testing::Test {
     config.chat_template = kTemplate;
     config.eos_token_ids = {257};
     config.reasoning_parser = "qwen3";
+    config.reasoning_field = reasoning_field;
     config.tool_call_parser = "hermes";
     config.enable_auto_tool_choice = tools_flag;
     server_ = std::make_unique<HttpServer>(config, engine_,
@@ -102,6 +104,7 @@ TEST_F(ChatParsersHttpTest, ThinkingOnSplitsReasoningFromContent) {
   ASSERT_EQ(status, 200) << text;
   const json message = json::parse(text)["choices"][0]["message"];
   EXPECT_EQ(message["reasoning_content"], "\nplan\n");
+  EXPECT_EQ(message["reasoning"], "\nplan\n");  // both names by default (--reasoning-field)
   EXPECT_EQ(message["content"], "\n\nanswer");
   EXPECT_EQ(message["tool_calls"], json::array());
   EXPECT_EQ(json::parse(text)["choices"][0]["finish_reason"], "stop");
@@ -115,6 +118,7 @@ TEST_F(ChatParsersHttpTest, ThinkingOffPromptMakesEverythingContent) {
   const json message = json::parse(text)["choices"][0]["message"];
   EXPECT_EQ(message["content"], "<think>x</think>y");
   EXPECT_TRUE(message["reasoning_content"].is_null());
+  EXPECT_TRUE(message["reasoning"].is_null());
 }
 
 TEST_F(ChatParsersHttpTest, StreamingDeltasCarryReasoningThenContent) {
@@ -125,6 +129,8 @@ TEST_F(ChatParsersHttpTest, StreamingDeltasCarryReasoningThenContent) {
   for (const json& c : StreamChoices(text)) {
     const json& d = c["delta"];
     EXPECT_FALSE(d.contains("reasoning_content") && d.contains("content"));
+    EXPECT_EQ(d.contains("reasoning"), d.contains("reasoning_content"));
+    if (d.contains("reasoning")) EXPECT_EQ(d["reasoning"], d["reasoning_content"]);
     if (d.contains("reasoning_content")) reasoning += d["reasoning_content"].get<std::string>();
     if (d.contains("content")) content += d["content"].get<std::string>();
     if (!c["finish_reason"].is_null()) finish = c["finish_reason"];
@@ -132,6 +138,43 @@ TEST_F(ChatParsersHttpTest, StreamingDeltasCarryReasoningThenContent) {
   EXPECT_EQ(reasoning, "ab");
   EXPECT_EQ(content, "cd");
   EXPECT_EQ(finish, "stop");
+}
+
+TEST_F(ChatParsersHttpTest, ReasoningFieldNamesTheReasoningOneWayOrTheOther) {
+  for (const std::string field : {"reasoning", "reasoning_content"}) {
+    TearDown();
+    Start(true, field);
+    engine_->set_script("<think>p</think>a");
+    auto [status, text] = Post({{"messages", kMessages}});
+    ASSERT_EQ(status, 200) << text;
+    const json message = json::parse(text)["choices"][0]["message"];
+    EXPECT_EQ(message[field], "p") << field;
+    const std::string other = field == "reasoning" ? "reasoning_content" : "reasoning";
+    EXPECT_FALSE(message.contains(other)) << message.dump();
+    engine_->set_script("<think>q</think>b");
+    auto [stream_status, stream] = Post({{"messages", kMessages}, {"stream", true}});
+    ASSERT_EQ(stream_status, 200) << stream;
+    std::string reasoning;
+    for (const json& c : StreamChoices(stream)) {
+      EXPECT_FALSE(c["delta"].contains(other)) << c.dump();
+      if (c["delta"].contains(field)) reasoning += c["delta"][field].get<std::string>();
+    }
+    EXPECT_EQ(reasoning, "q");
+  }
+}
+
+TEST_F(ChatParsersHttpTest, AnAssistantMessagesReasoningReachesTheTemplate) {
+  // Current vLLM clients send back `reasoning`; the template reads `reasoning_content`.
+  engine_->set_script("ok");
+  const json messages = json::array({{{"role", "user"}, {"content", "hi"}},
+                                     {{"role", "assistant"}, {"content", "a"}, {"reasoning", "earlier plan"}},
+                                     {{"role", "user"}, {"content", "again"}}});
+  auto [status, text] = Post({{"messages", messages}});
+  ASSERT_EQ(status, 200) << text;
+  const std::vector<int32_t> ids = engine_->added().back().prompt_token_ids;
+  const std::string prompt(ids.begin(), ids.end());  // FakeTokenizer: one id per byte
+  EXPECT_NE(prompt.find("<|im_start|>assistant\n<think>earlier plan</think>a<|im_end|>"),
+            std::string::npos) << prompt;
 }
 
 TEST_F(ChatParsersHttpTest, HermesToolCallBecomesToolCalls) {
