@@ -41,6 +41,8 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   if (!f.api_key.empty()) c.api_keys.push_back(f.api_key);
   c.enable_ui = f.ui;
   c.root_path = f.root_path;
+  c.enable_server_load_tracking = f.enable_server_load_tracking;
+  c.enable_request_id_headers = f.enable_request_id_headers;
   c.disable_access_log_for_endpoints = SplitCommaList(f.disable_access_log_for_endpoints);
   c.max_model_len = max_model_len;
   c.max_logprobs = f.max_logprobs;

@@ -94,6 +94,8 @@ struct ServeFlags {
   bool data_parallel_hybrid_lb = false;     // refused
   bool data_parallel_external_lb = false;   // refused
   int data_parallel_rank = -1;              // -dpr; refused
+  bool enable_server_load_tracking = false;  // GET /load counts requests in flight
+  bool enable_request_id_headers = false;    // X-Request-Id on every response
   std::string ssl_keyfile;                  // refused: no TLS built in
   std::string ssl_certfile;
 };

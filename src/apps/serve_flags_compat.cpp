@@ -44,6 +44,11 @@ void DeclareCompatFlags(CLI::App& app, ServeFlags& f) {
        "Not built: tandem balances DP ranks itself (--data-parallel-load-balancer)");
   Opt(app, "data-parallel-rank", f.data_parallel_rank,
       "Not built (external DP load balancing); use --data-parallel-start-rank with --headless");
+  Flag(app, "enable-server-load-tracking", f.enable_server_load_tracking,
+       "GET /load answers {\"server_load\": N}, the generation requests this API server holds "
+       "(0 without this flag)");
+  Flag(app, "enable-request-id-headers", f.enable_request_id_headers,
+       "Every response carries X-Request-Id: the request's own, else a new random one");
   Opt(app, "ssl-keyfile", f.ssl_keyfile, "Not built: terminate TLS in a proxy in front of tandem");
   Opt(app, "ssl-certfile", f.ssl_certfile, "Not built: terminate TLS in a proxy in front of tandem");
 }

@@ -64,6 +64,13 @@ class SessionSink : public ResponseSink {
       s.DoStreamData(id, std::move(data));
     });
   }
+  void AddResponseHeader(std::string name, std::string value) override {
+    Post([id = exchange_id_, name = std::move(name), value = std::move(value)](HttpSession& s) mutable {
+      if (id == s.exchange_id_ && !s.response_started_) {
+        s.extra_headers_.emplace_back(std::move(name), std::move(value));
+      }
+    });
+  }
   void EndStream() override {
     Post([id = exchange_id_](HttpSession& s) { s.DoEndStream(id); });
   }
@@ -202,6 +209,7 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
   exchange_active_ = true;
   response_started_ = response_complete_ = false;
   response_status_ = 0;
+  extra_headers_.clear();
   keep_alive_ = keep_alive;
   active_request_.method = request.method;
   active_request_.path = request.path;
@@ -235,6 +243,7 @@ void HttpSession::DoSendResponse(
   bhttp::response<bhttp::string_body> response{static_cast<bhttp::status>(http_status), 11};
   response.set(bhttp::field::server, "tandem");
   response.set(bhttp::field::content_type, content_type);
+  for (const auto& [name, value] : extra_headers_) response.set(name, value);
   for (const auto& [name, value] : headers) response.set(name, value);
   response.keep_alive(keep_alive_);
   response.body() = std::move(body);
@@ -259,6 +268,7 @@ void HttpSession::DoStartStream(uint64_t exchange_id, const std::string& content
   response.set(bhttp::field::server, "tandem");
   response.set(bhttp::field::content_type, content_type);
   response.set(bhttp::field::cache_control, "no-cache");
+  for (const auto& [name, value] : extra_headers_) response.set(name, value);
   response.keep_alive(keep_alive_);
   response.chunked(true);
   std::ostringstream out;

@@ -86,6 +86,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool response_started_ = false;   // a status line was queued
   bool response_complete_ = false;  // the last byte of the response was queued
   bool keep_alive_ = true;
+  std::vector<std::pair<std::string, std::string>> extra_headers_;  // AddResponseHeader's
   int response_status_ = 0;
   HttpRequest active_request_;
   std::shared_ptr<SessionSink> sink_;

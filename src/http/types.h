@@ -58,6 +58,10 @@ class ResponseSink {
   // starting work whose cancellation matters.
   virtual void SetOnDisconnect(std::function<void()> on_disconnect) = 0;
 
+  // Adds a header to the response this exchange sends (whole or streamed); call it before the
+  // response starts (later calls are dropped).
+  virtual void AddResponseHeader(std::string name, std::string value) = 0;
+
   // The executor (the session's strand) the sink's calls hop onto; work started on it calls
   // the sink without a thread hop. Empty when the connection has already gone.
   virtual boost::asio::any_io_executor Executor() const = 0;

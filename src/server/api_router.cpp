@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <random>
+
 #include "core/logging.h"
 #include "server/errors.h"
 #include "server/json_dump.h"
@@ -15,6 +17,16 @@
 namespace tandem::server {
 
 using openai::SendError;
+
+namespace {
+
+// 32 random hex digits (a UUID4's worth of randomness, as vLLM's uuid4().hex).
+std::string RandomHexId() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return fmt::format("{:016x}{:016x}", rng(), rng());
+}
+
+}  // namespace
 
 ApiRouter::ApiRouter(const ServerContext& context, PreprocessPool* pool)
     : context_(context), pool_(pool), auth_(context.config.api_keys) {
@@ -44,6 +56,10 @@ ApiRouter::ApiRouter(const ServerContext& context, PreprocessPool* pool)
   Add("GET", "/health", health);
   Add("GET", "/ping", health);
   Add("POST", "/ping", health);  // SageMaker-style probes POST it (vLLM accepts both)
+  // vLLM's /load: the generation requests in flight (0 unless --enable-server-load-tracking).
+  Add("GET", "/load", [load = load_](const HttpRequest&, std::shared_ptr<ResponseSink> s) {
+    s->SendResponse(200, "application/json", DumpJson({{"server_load", load->load()}}));
+  });
   Add("GET", "/version", [&ctx](const HttpRequest&, std::shared_ptr<ResponseSink> s) {
     s->SendResponse(200, "application/json", DumpJson({{"version", ctx.config.version}}));
   });
@@ -72,7 +88,16 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
       (request.path.size() == root.size() || request.path[root.size()] == '/')) {
     request.path = request.path.size() == root.size() ? "/" : request.path.substr(root.size());
   }
+  if (context_.config.enable_request_id_headers) {
+    // vLLM's --enable-request-id-headers: the client's X-Request-Id, else a new random one.
+    std::string id(request.Header("x-request-id"));
+    sink->AddResponseHeader("X-Request-Id", id.empty() ? RandomHexId() : std::move(id));
+  }
   const auto route = routes_.find(request.path);
+  if (context_.config.enable_server_load_tracking && route != routes_.end() &&
+      (request.path == "/v1/completions" || request.path == "/v1/chat/completions")) {
+    sink = std::make_shared<LoadTrackingSink>(std::move(sink), load_);
+  }
   if (route == routes_.end()) {
     // The playground page (GET / and its hashed assets); no API key: the page asks for one,
     // when /playground/config says the server has one (asking /v1 would log a 401 first).

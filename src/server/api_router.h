@@ -16,6 +16,7 @@
 #include "server/auth.h"
 #include "server/http_types.h"
 #include "server/preprocess_pool.h"
+#include "server/server_load.h"
 #include "server/server_context.h"
 
 namespace tandem::server {
@@ -45,6 +46,7 @@ class ApiRouter {
   PreprocessPool* pool_;
   ApiKeyAuth auth_;
   std::optional<http::StaticSite> ui_;  // the playground page at / (unless --no-ui)
+  ServerLoad load_ = std::make_shared<std::atomic<int64_t>>(0);  // GET /load
   std::map<std::string, std::map<std::string, Route>> routes_;  // path → method → route
 };
 

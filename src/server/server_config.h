@@ -24,6 +24,8 @@ struct ServerConfig {
   std::vector<std::string> api_keys;              // --api-key; empty = no authentication
   bool enable_ui = true;                          // --no-ui: no playground page at /
   std::string root_path;                          // --root-path: stripped from request paths
+  bool enable_server_load_tracking = false;       // --enable-server-load-tracking: GET /load counts
+  bool enable_request_id_headers = false;         // --enable-request-id-headers: X-Request-Id echo
   std::set<std::string> disable_access_log_for_endpoints;  // paths never access-logged
   int32_t max_model_len = 2048;                   // --max-model-len: prompt + output tokens
   size_t max_body_bytes = 16u << 20;              // larger bodies get 413

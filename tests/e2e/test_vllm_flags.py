@@ -5,6 +5,8 @@ import json
 import os
 import subprocess
 import tempfile
+import threading
+import time
 
 from harness import BIN, STORIES_GGUF, STORIES_MOE_GGUF, Server, check, run
 
@@ -119,9 +121,49 @@ def test_config_yaml_gives_flags_and_the_command_line_wins():
         os.unlink(path)
 
 
+def test_server_load_and_request_id_headers():
+    with Server(STORIES_GGUF) as srv:
+        status, _, body = srv.request("GET", "/load")
+        check(status == 200 and json.loads(body) == {"server_load": 0}, f"/load off: {body}")
+        _, headers, _ = srv.request("POST", "/v1/completions",
+                                    {"model": STORIES_GGUF, "prompt": "Once", "max_tokens": 2})
+        check("X-Request-Id" not in headers, f"no X-Request-Id without the flag: {headers}")
+    with Server(STORIES_GGUF, "--enable-server-load-tracking", "--enable-request-id-headers",
+                "--max-num-seqs", "1", "--max-model-len", "512") as srv:
+        # Four long requests, one running at a time: /load sees them while they are held.
+        body = {"model": STORIES_GGUF, "prompt": "Once", "max_tokens": 480, "ignore_eos": True}
+        done = threading.Event()
+        results = []
+
+        def burst():
+            results.extend(srv.post_all_at_once("/v1/completions", [body] * 4))
+            done.set()
+        threading.Thread(target=burst, daemon=True).start()
+        peak, started = 0, time.time()
+        while not done.is_set():  # polls until the burst ends
+            status, _, out = srv.request("GET", "/load")
+            peak = max(peak, json.loads(out)["server_load"])
+            check(time.time() - started < 120, "the burst did not end in 120 s (a hang guard)")
+        check(all(s == 200 for s, _ in results), f"the burst: {[s for s, _ in results]}")
+        check(peak >= 1, f"/load never saw a request in flight (peak {peak})")
+        status, _, out = srv.request("GET", "/load")
+        check(json.loads(out) == {"server_load": 0}, f"/load after the burst: {out}")
+        # X-Request-Id: the client's echoed; else a new one, on whole and streamed answers.
+        _, headers, _ = srv.request("POST", "/v1/completions",
+                                    {"model": STORIES_GGUF, "prompt": "Once", "max_tokens": 2},
+                                    headers={"X-Request-Id": "my-id-42"})
+        check(headers.get("X-Request-Id") == "my-id-42", f"echo: {headers}")
+        _, headers, _ = srv.request("POST", "/v1/completions",
+                                    {"model": STORIES_GGUF, "prompt": "Once", "max_tokens": 2,
+                                     "stream": True})
+        rid = headers.get("X-Request-Id", "")
+        check(len(rid) == 32 and all(c in "0123456789abcdef" for c in rid), f"generated: {headers}")
+
+
 if __name__ == "__main__":
     run([test_flags_without_effect_here_are_logged_by_name,
          test_features_not_built_are_refused_by_name,
          test_human_readable_lengths_short_forms_and_root_path,
          test_override_generation_config_sets_the_defaults,
-         test_config_yaml_gives_flags_and_the_command_line_wins])
+         test_config_yaml_gives_flags_and_the_command_line_wins,
+         test_server_load_and_request_id_headers])

@@ -30,6 +30,9 @@ struct RecordingSink : ResponseSink {
   void SendStreamData(std::string) override {}
   void EndStream() override {}
   void SetOnDisconnect(std::function<void()>) override {}
+  void AddResponseHeader(std::string name, std::string value) override {
+    ADD_FAILURE() << "a static file added header " << name << ": " << value;
+  }
   boost::asio::any_io_executor Executor() const override { return {}; }
 };
 
