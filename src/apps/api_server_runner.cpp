@@ -43,6 +43,10 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   c.root_path = f.root_path;
   c.enable_server_load_tracking = f.enable_server_load_tracking;
   c.enable_request_id_headers = f.enable_request_id_headers;
+  TANDEM_ASSIGN_OR_RETURN(c.cors.allowed_origins, ParseStringList("--allowed-origins", f.allowed_origins));
+  TANDEM_ASSIGN_OR_RETURN(c.cors.allowed_methods, ParseStringList("--allowed-methods", f.allowed_methods));
+  TANDEM_ASSIGN_OR_RETURN(c.cors.allowed_headers, ParseStringList("--allowed-headers", f.allowed_headers));
+  c.cors.allow_credentials = f.allow_credentials;
   c.disable_access_log_for_endpoints = SplitCommaList(f.disable_access_log_for_endpoints);
   c.max_model_len = max_model_len;
   c.max_logprobs = f.max_logprobs;

@@ -96,6 +96,10 @@ struct ServeFlags {
   int data_parallel_rank = -1;              // -dpr; refused
   bool enable_server_load_tracking = false;  // GET /load counts requests in flight
   bool enable_request_id_headers = false;    // X-Request-Id on every response
+  std::string allowed_origins = "[\"*\"]";      // CORS, JSON lists as vLLM takes them
+  std::string allowed_methods = "[\"*\"]";
+  std::string allowed_headers = "[\"*\"]";
+  bool allow_credentials = false;
   std::string ssl_keyfile;                  // refused: no TLS built in
   std::string ssl_certfile;
 };
@@ -115,6 +119,10 @@ void LogCompatFlags(const ServeFlags& flags);
 // (lowercase decimal, uppercase binary; a lowercase value may have a fraction: "1.5k").
 // Errors: kInvalidArgument naming `flag` and the value.
 Result<int64_t> ParseHumanReadableInt(const std::string& flag, const std::string& value);
+
+// A flag's JSON list of strings (vLLM's --allowed-origins and kin). Errors: kInvalidArgument
+// naming the flag.
+Result<std::vector<std::string>> ParseStringList(const std::string& flag, const std::string& value);
 
 // `--config FILE.yaml` (vLLM's): its keys are flag names (dashes or underscores), their values
 // the flags' values (true/false for switches, lists for repeated values, mappings as JSON).

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -49,6 +50,12 @@ void DeclareCompatFlags(CLI::App& app, ServeFlags& f) {
        "(0 without this flag)");
   Flag(app, "enable-request-id-headers", f.enable_request_id_headers,
        "Every response carries X-Request-Id: the request's own, else a new random one");
+  Opt(app, "allowed-origins", f.allowed_origins,
+      "CORS: origins allowed to call from a browser, a JSON list (\"*\" = any)");
+  Opt(app, "allowed-methods", f.allowed_methods, "CORS: methods allowed, a JSON list");
+  Opt(app, "allowed-headers", f.allowed_headers, "CORS: request headers allowed, a JSON list");
+  Flag(app, "allow-credentials", f.allow_credentials,
+       "CORS: allow cookies and Authorization (the origin is echoed instead of *)");
   Opt(app, "ssl-keyfile", f.ssl_keyfile, "Not built: terminate TLS in a proxy in front of tandem");
   Opt(app, "ssl-certfile", f.ssl_certfile, "Not built: terminate TLS in a proxy in front of tandem");
 }
@@ -89,6 +96,11 @@ Status ValidateCompatFlags(const ServeFlags& f) {
     return InvalidArgument(std::string(!f.ssl_keyfile.empty() ? "--ssl-keyfile" : "--ssl-certfile") +
                            ": TLS is not built into tandem serve; terminate TLS in a proxy "
                            "(nginx, envoy) in front of it");
+  }
+  for (const auto& [flag, value] : {std::pair{"--allowed-origins", &f.allowed_origins},
+                                    std::pair{"--allowed-methods", &f.allowed_methods},
+                                    std::pair{"--allowed-headers", &f.allowed_headers}}) {
+    TANDEM_RETURN_IF_ERROR(ParseStringList(flag, *value).status());
   }
   if (!f.override_generation_config.empty()) {
     bool object = false;
@@ -139,6 +151,21 @@ void LogCompatFlags(const ServeFlags& f) {
   if (!f.root_path.empty()) {
     TLOG_INFO("--root-path {}: requests under it are served as if it were absent", f.root_path);
   }
+}
+
+Result<std::vector<std::string>> ParseStringList(const std::string& flag,
+                                                 const std::string& value) {
+  nlohmann::json list;
+  try {
+    list = nlohmann::json::parse(value);
+  } catch (const nlohmann::json::exception&) {
+  }
+  if (!list.is_array() || !std::all_of(list.begin(), list.end(),
+                                       [](const nlohmann::json& v) { return v.is_string(); })) {
+    return InvalidArgument(flag + " must be a JSON list of strings, e.g. '[\"http://a.example\"]', "
+                           "got '" + value + "'");
+  }
+  return list.get<std::vector<std::string>>();
 }
 
 Result<int64_t> ParseHumanReadableInt(const std::string& flag, const std::string& value) {

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/logging.h"
+#include "server/cors.h"
 #include "server/errors.h"
 #include "server/json_dump.h"
 #include "server/openai/chat_completions.h"
@@ -88,6 +89,8 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
       (request.path.size() == root.size() || request.path[root.size()] == '/')) {
     request.path = request.path.size() == root.size() ? "/" : request.path.substr(root.size());
   }
+  // CORS first: a browser's preflight carries no API key (vLLM answers it the same way).
+  if (ApplyCors(context_.config.cors, request, *sink)) return;
   if (context_.config.enable_request_id_headers) {
     // vLLM's --enable-request-id-headers: the client's X-Request-Id, else a new random one.
     std::string id(request.Header("x-request-id"));

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
+#include "server/cors.h"
 #include "text/jinja/render_limits.h"
 
 namespace tandem::server {
@@ -26,6 +27,7 @@ struct ServerConfig {
   std::string root_path;                          // --root-path: stripped from request paths
   bool enable_server_load_tracking = false;       // --enable-server-load-tracking: GET /load counts
   bool enable_request_id_headers = false;         // --enable-request-id-headers: X-Request-Id echo
+  CorsPolicy cors;                                // --allowed-origins/-methods/-headers, --allow-credentials
   std::set<std::string> disable_access_log_for_endpoints;  // paths never access-logged
   int32_t max_model_len = 2048;                   // --max-model-len: prompt + output tokens
   size_t max_body_bytes = 16u << 20;              // larger bodies get 413

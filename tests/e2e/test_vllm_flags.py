@@ -50,6 +50,7 @@ REFUSED = [
     (["--max-model-len", "3x"], "--max-model-len '3x' is not an integer"),
     (["--max-model-len", "1.5K"], "--max-model-len '1.5K' is not an integer"),
     (["--config", "/nonexistent/config.yaml"], "--config '/nonexistent/config.yaml': cannot read"),
+    (["--allowed-origins", "http://a.example"], "--allowed-origins must be a JSON list of strings"),
 ]
 
 
@@ -160,10 +161,44 @@ def test_server_load_and_request_id_headers():
         check(len(rid) == 32 and all(c in "0123456789abcdef" for c in rid), f"generated: {headers}")
 
 
+def test_cors_preflight_before_the_key_and_allowed_origins():
+    preflight = {"Origin": "http://app.example", "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "authorization, content-type"}
+    with Server(STORIES_GGUF, "--api-key", "k") as srv:
+        # vLLM's defaults: any origin, method and header; the preflight needs no key.
+        status, headers, body = srv.request("OPTIONS", "/v1/chat/completions", headers=preflight)
+        check(status == 200 and headers.get("Access-Control-Allow-Origin") == "*" and
+              "POST" in headers.get("Access-Control-Allow-Methods", "") and
+              headers.get("Access-Control-Allow-Headers") == "authorization, content-type",
+              f"preflight: {status} {headers} {body}")
+        status, headers, _ = srv.request("POST", "/v1/completions",
+                                         {"model": STORIES_GGUF, "prompt": "Once", "max_tokens": 2},
+                                         headers={"Origin": "http://app.example",
+                                                  "Authorization": "Bearer k"})
+        check(status == 200 and headers.get("Access-Control-Allow-Origin") == "*", f"{status} {headers}")
+        status, headers, _ = srv.request("GET", "/v1/models")
+        check(status == 401 and "Access-Control-Allow-Origin" not in headers, "no Origin, no CORS")
+    with Server(STORIES_GGUF, "--allowed-origins", '["http://ok.example"]', "--allow-credentials",
+                "--allowed-methods", '["GET", "POST"]') as srv:
+        status, headers, body = srv.request("OPTIONS", "/v1/models",
+                                            headers=dict(preflight, Origin="http://evil.example"))
+        check(status == 400 and b"Disallowed CORS origin" in body, f"{status} {body}")
+        status, headers, _ = srv.request("OPTIONS", "/v1/models",
+                                         headers=dict(preflight, Origin="http://ok.example"))
+        check(status == 200 and headers.get("Access-Control-Allow-Origin") == "http://ok.example"
+              and headers.get("Access-Control-Allow-Credentials") == "true"
+              and headers.get("Vary") == "Origin"
+              and headers.get("Access-Control-Allow-Methods") == "GET, POST", f"{headers}")
+        status, headers, body = srv.request("OPTIONS", "/v1/models", headers=dict(
+            preflight, Origin="http://ok.example", **{"Access-Control-Request-Method": "DELETE"}))
+        check(status == 400 and b"Disallowed CORS method" in body, f"{status} {body}")
+
+
 if __name__ == "__main__":
     run([test_flags_without_effect_here_are_logged_by_name,
          test_features_not_built_are_refused_by_name,
          test_human_readable_lengths_short_forms_and_root_path,
          test_override_generation_config_sets_the_defaults,
          test_config_yaml_gives_flags_and_the_command_line_wins,
-         test_server_load_and_request_id_headers])
+         test_server_load_and_request_id_headers,
+         test_cors_preflight_before_the_key_and_allowed_origins])
