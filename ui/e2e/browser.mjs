@@ -67,3 +67,23 @@ export async function login(page, url, password) {
   await page.getByRole("button", { name: "Log in" }).click();
   await page.getByTestId("current-user").waitFor();
 }
+
+/**
+ * Runs one browser flow: a fresh browser, `body({ browser, context, page, problems })`, then the
+ * check that no console error happened. On failure: the console's errors and a screenshot named
+ * failure-`name`, then the error again.
+ */
+export async function runFlow(name, body) {
+  const session = await openBrowser();
+  try {
+    await body(session);
+    check(session.problems.length === 0, `no console errors:\n${session.problems.join("\n")}`);
+    console.log(`${name}: all checks passed`);
+  } catch (error) {
+    console.error(session.problems.join("\n"));
+    await screenshot(session.page, `failure-${name.replace(/\W+/g, "_")}`).catch(() => {});
+    throw error;
+  } finally {
+    await session.browser.close();
+  }
+}

@@ -5,7 +5,7 @@
 // tiny-qwen3 sends enable_thinking: false; create an API key and use it with curl; follow an
 // instance's logs and see a new request's access-log line. Screenshots of every page.
 import { execFileSync } from "node:child_process";
-import { check, openBrowser, screenshot, sendInPlayground, waitFor } from "./browser.mjs";
+import { check, runFlow, screenshot, sendInPlayground, waitFor } from "./browser.mjs";
 
 const URL = process.env.TANDEM_MANAGER_URL;
 const PASSWORD = process.env.TANDEM_ADMIN_PASSWORD;
@@ -14,8 +14,7 @@ const WORKER = process.env.TANDEM_WORKER ?? "node-a";
 const CHAT_TEMPLATE = process.env.CHAT_TEMPLATE;  // stories260K has none of its own
 const PROMPT = "Once upon a time";
 
-const { browser, context, page, problems } = await openBrowser();
-try {
+await runFlow("manager UI flow", async ({ context, page }) => {
   // Log in.
   await page.goto(URL);
   await page.getByLabel("Password").fill(PASSWORD);
@@ -174,13 +173,4 @@ try {
   await page.getByRole("menuitem", { name: "模型部署" }).click();
   await page.getByRole("button", { name: "部署模型" }).waitFor();
   await screenshot(page, "deployments-zh-dark");
-
-  check(problems.length === 0, `no console errors:\n${problems.join("\n")}`);
-  console.log("manager UI flow: all checks passed");
-} catch (error) {
-  console.error(problems.join("\n"));
-  await screenshot(page, `failure-${process.argv[1].split("/").pop()}`).catch(() => {});
-  throw error;
-} finally {
-  await browser.close();
-}
+});

@@ -1,14 +1,13 @@
 // tandem serve's own playground at / in a real browser (server started by tests/e2e/test_ui.py
 // with --api-key): the key is asked once; a temperature-0 answer equals the API's greedy one.
-import { check, openBrowser, screenshot, sendInPlayground } from "./browser.mjs";
+import { check, runFlow, screenshot, sendInPlayground } from "./browser.mjs";
 
 const URL = process.env.TANDEM_SERVE_URL;
 const KEY = process.env.TANDEM_SERVE_KEY;
 const MODEL = process.env.TANDEM_SERVE_MODEL;
 const PROMPT = "Once upon a time";
 
-const { browser, context, page, problems } = await openBrowser();
-try {
+await runFlow("serve playground flow", async ({ context, page }) => {
   const api = await context.request.post(`${URL}/v1/chat/completions`, {
     headers: { Authorization: `Bearer ${KEY}` },
     data: { model: MODEL, messages: [{ role: "user", content: PROMPT }], temperature: 0, max_tokens: 24 },
@@ -26,13 +25,4 @@ try {
   const answer = await sendInPlayground(page, PROMPT);
   check(answer === greedy, `the streamed answer equals the API's greedy one:\n  ${JSON.stringify(answer)}\n  ${JSON.stringify(greedy)}`);
   await screenshot(page, "serve-playground");
-
-  check(problems.length === 0, `no console errors:\n${problems.join("\n")}`);
-  console.log("serve playground flow: all checks passed");
-} catch (error) {
-  console.error(problems.join("\n"));
-  await screenshot(page, `failure-${process.argv[1].split("/").pop()}`).catch(() => {});
-  throw error;
-} finally {
-  await browser.close();
-}
+});

@@ -1,11 +1,10 @@
 // A deployment across two workers (started by tests/e2e/test_ui.py: DP 2 over node-a and
 // node-b, both RUNNING): its expanded row lists the subordinate worker with its own state, and
 // the log view's worker selector shows that worker's log.
-import { check, login, openBrowser, screenshot, waitFor } from "./browser.mjs";
+import { check, login, runFlow, screenshot, waitFor } from "./browser.mjs";
 
 const URL = process.env.TANDEM_MANAGER_URL;
-const { browser, page, problems } = await openBrowser();
-try {
+await runFlow("two-worker deployment flow", async ({ page }) => {
   await login(page, URL, process.env.TANDEM_ADMIN_PASSWORD);
   await page.getByRole("menuitem", { name: "Deployments" }).click();
   const row = page.locator("tr", { has: page.getByTestId("replicas-count-stories-2x") });
@@ -25,13 +24,4 @@ try {
   await page.locator(".ant-select-item-option", { hasText: "Subordinate: node-b" }).click();
   await waitFor("the subordinate's log", async () => (await page.getByTestId("log-text").innerText()).includes("joined the head"));
   await screenshot(page, "logs-subordinate");
-
-  check(problems.length === 0, `no console errors:\n${problems.join("\n")}`);
-  console.log("two-worker deployment flow: all checks passed");
-} catch (error) {
-  console.error(problems.join("\n"));
-  await screenshot(page, "failure-two_workers_flow").catch(() => {});
-  throw error;
-} finally {
-  await browser.close();
-}
+});
