@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "core/logging.h"
@@ -234,6 +235,38 @@ Result<std::shared_ptr<const text::Tokenizer>> LoadTokenizer(const ModelFiles& f
   return std::shared_ptr<const text::Tokenizer>(std::move(tok).value());
 }
 
+namespace {
+
+// The sampling defaults a generation config may set, checked as a request's fields are: a bad
+// one would otherwise turn every request that omits the field into a 400 blaming the client.
+Status CheckSamplingDefaults(const nlohmann::json& gen, const std::string& source) {
+  const auto bad = [&](const char* key, const char* want) {
+    return InvalidArgument(source + ": '" + key + "' must be " + want + ", got " + gen[key].dump());
+  };
+  if (gen.contains("temperature") &&
+      !(gen["temperature"].is_number() && gen["temperature"].get<double>() >= 0 &&
+        gen["temperature"].get<double>() <= 1e6)) {
+    return bad("temperature", "a number >= 0");
+  }
+  if (gen.contains("top_p") && !(gen["top_p"].is_number() && gen["top_p"].get<double>() > 0 &&
+                                 gen["top_p"].get<double>() <= 1)) {
+    return bad("top_p", "a number in (0, 1]");
+  }
+  if (gen.contains("top_k") &&
+      !(gen["top_k"].is_number_integer() && gen["top_k"].get<int64_t>() >= -1 &&
+        gen["top_k"].get<int64_t>() <= std::numeric_limits<int32_t>::max())) {
+    return bad("top_k", "an integer: -1 or 0 (off) or a count up to 2^31-1");
+  }
+  if (gen.contains("repetition_penalty") &&
+      !(gen["repetition_penalty"].is_number() && gen["repetition_penalty"].get<double>() > 0 &&
+        gen["repetition_penalty"].get<double>() <= 1e6)) {
+    return bad("repetition_penalty", "a number > 0");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ApplyGenerationConfig(const std::string& mode, const std::string& override_json,
                              const ModelFiles& files, server::ServerConfig* config) {
   nlohmann::json gen = nlohmann::json::object();
@@ -251,10 +284,12 @@ Status ApplyGenerationConfig(const std::string& mode, const std::string& overrid
     TANDEM_ASSIGN_OR_RETURN(gen, ReadJsonFile(p.string()));
   }
   if (!gen.is_object()) gen = nlohmann::json::object();
+  TANDEM_RETURN_IF_ERROR(CheckSamplingDefaults(gen, "generation_config.json"));
   // --override-generation-config's fields replace the file's (vLLM merges them the same way).
   const bool overridden = !override_json.empty();
   if (overridden) {
     const nlohmann::json fields = nlohmann::json::parse(override_json);  // outlives the loop
+    TANDEM_RETURN_IF_ERROR(CheckSamplingDefaults(fields, "--override-generation-config"));
     for (const auto& [key, value] : fields.items()) gen[key] = value;
   }
   // vLLM applies these only when sampling is on (do_sample may be false: then greedy stays the

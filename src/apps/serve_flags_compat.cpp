@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <sys/stat.h>
 #include <set>
 
 #include "apps/serve_flag_helpers.h"
@@ -171,38 +173,48 @@ Result<std::vector<std::string>> ParseStringList(const std::string& flag,
 Result<int64_t> ParseHumanReadableInt(const std::string& flag, const std::string& value) {
   const auto bad = [&] {
     return InvalidArgument("--" + flag + " '" + value +
-                           "' is not an integer (a k/m/g suffix multiplies by 1000s, K/M/G by "
-                           "1024s: 32k = 32000, 32K = 32768)");
+                           "' is not an integer (a k/m/g/t suffix multiplies by 1000s, K/M/G/T "
+                           "by 1024s: 32k = 32000, 32K = 32768)");
   };
-  if (value.empty()) return bad();
-  const char last = value.back();
-  static const std::string kDecimal = "kmg", kBinary = "KMG";
-  const size_t decimal = kDecimal.find(last), binary = kBinary.find(last);
-  std::string number = value;
-  double scale = 1;
+  // Exact: digits (and for a lowercase suffix a fraction) times a power of 1000 or 1024, in
+  // 128-bit integers, so 2.01k is 2010 and overflow is caught.
+  size_t begin = value.find_first_not_of(' ');
+  if (begin == std::string::npos) return bad();
+  std::string text = value.substr(begin, value.find_last_not_of(' ') + 1 - begin);
+  static const std::string kDecimal = "kmgt", kBinary = "KMGT";
+  __int128 scale = 1;
   bool fraction_ok = false;
-  if (decimal != std::string::npos) {
-    scale = std::pow(1000.0, static_cast<double>(decimal + 1));
-    number.pop_back();
+  if (const size_t d = kDecimal.find(text.back()); d != std::string::npos) {
+    for (size_t i = 0; i <= d; ++i) scale *= 1000;
     fraction_ok = true;
-  } else if (binary != std::string::npos) {
-    scale = std::pow(1024.0, static_cast<double>(binary + 1));
-    number.pop_back();
+    text.pop_back();
+  } else if (const size_t b = kBinary.find(text.back()); b != std::string::npos) {
+    for (size_t i = 0; i <= b; ++i) scale *= 1024;
+    text.pop_back();
   }
-  if (number.empty()) return bad();
-  bool dot = false;
-  for (size_t i = 0; i < number.size(); ++i) {
-    const char c = number[i];
-    if (c == '-' && i == 0 && number.size() > 1) continue;
-    if (c == '.' && fraction_ok && !dot) {
-      dot = true;
-      continue;
-    }
+  bool negative = false;
+  if (!text.empty() && text[0] == '-') {
+    negative = true;
+    text.erase(0, 1);
+  }
+  const size_t dot = text.find('.');
+  const std::string whole = text.substr(0, dot);
+  const std::string fraction = dot == std::string::npos ? "" : text.substr(dot + 1);
+  if ((dot != std::string::npos && !fraction_ok) || (whole.empty() && fraction.empty()) ||
+      whole.size() + fraction.size() > 30) {
+    return bad();
+  }
+  __int128 mantissa = 0, divisor = 1;
+  for (char c : whole + fraction) {
     if (c < '0' || c > '9') return bad();
+    mantissa = mantissa * 10 + (c - '0');
   }
-  const double result = std::stod(number) * scale;
-  if (result != std::floor(result) || std::fabs(result) > 9.0e18) return bad();
-  return static_cast<int64_t>(result);
+  for (size_t i = 0; i < fraction.size(); ++i) divisor *= 10;
+  const __int128 product = mantissa * scale;  // < 10^30 · 1024^4: fits in 128 bits
+  if (product % divisor != 0) return bad();
+  const __int128 result = product / divisor;
+  if (result > static_cast<__int128>(std::numeric_limits<int64_t>::max())) return bad();
+  return static_cast<int64_t>(negative ? -result : result);
 }
 
 namespace {
@@ -226,37 +238,44 @@ std::set<std::string> GivenFlags(const std::vector<std::string>& args) {
   return given;
 }
 
-// A YAML node as JSON (mappings and lists nested; scalars as strings, true/false as booleans).
-nlohmann::json ToJson(const YAML::Node& node) {
+// A YAML node as JSON (mappings and lists nested; plain scalars typed as YAML reads them:
+// true/false, integers, numbers; quoted ones strings). Errors: kInvalidArgument past 64 levels
+// (a recursive alias would never end) or for a key that is not a scalar.
+Result<nlohmann::json> ToJson(const YAML::Node& node, int depth = 0) {
+  if (depth > 64) return InvalidArgument("nested more than 64 levels (a recursive alias?)");
   if (node.IsMap()) {
     nlohmann::json out = nlohmann::json::object();
-    for (const auto& kv : node) out[kv.first.as<std::string>()] = ToJson(kv.second);
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) return InvalidArgument("a key that is not a plain name");
+      TANDEM_ASSIGN_OR_RETURN(out[kv.first.Scalar()], ToJson(kv.second, depth + 1));
+    }
     return out;
   }
   if (node.IsSequence()) {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& item : node) out.push_back(ToJson(item));
+    for (const auto& item : node) {
+      TANDEM_ASSIGN_OR_RETURN(nlohmann::json value, ToJson(item, depth + 1));
+      out.push_back(std::move(value));
+    }
     return out;
   }
-  if (node.IsNull()) return nullptr;
-  const std::string text = node.as<std::string>();
+  if (node.IsNull()) return nlohmann::json(nullptr);
+  const std::string text = node.Scalar();
   if (node.Tag() != "!") {  // unquoted: YAML's plain scalars
-    if (text == "true" || text == "True") return true;
-    if (text == "false" || text == "False") return false;
-    try {
-      size_t used = 0;
-      const long long i = std::stoll(text, &used);
-      if (used == text.size()) return i;
-      const double d = std::stod(text, &used);
-      if (used == text.size()) return d;
-    } catch (const std::exception&) {
-    }
+    if (text == "true" || text == "True") return nlohmann::json(true);
+    if (text == "false" || text == "False") return nlohmann::json(false);
+    const nlohmann::json number = nlohmann::json::parse(text, nullptr, false);
+    if (number.is_number()) return number;
   }
-  return text;
+  return nlohmann::json(text);
 }
 
-std::string ScalarText(const nlohmann::json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
+// A flag's value as the command line would give it: the scalar exactly as written in the file
+// (0123 stays 0123 for a string flag; CLI11 reads numbers itself), JSON for mappings.
+Result<std::string> FlagText(const YAML::Node& node) {
+  if (node.IsScalar()) return node.Scalar();
+  TANDEM_ASSIGN_OR_RETURN(nlohmann::json value, ToJson(node));
+  return value.dump();
 }
 
 }  // namespace
@@ -276,6 +295,15 @@ Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args)
     }
   }
   if (path.empty()) return args;
+  // A regular file only: a FIFO would block start-up before signals are handled, a directory
+  // or a device cannot hold a config.
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    return InvalidArgument("--config '" + path + "': cannot read the file");
+  }
+  if (!S_ISREG(info.st_mode)) {
+    return InvalidArgument("--config '" + path + "': not a regular file");
+  }
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -283,34 +311,52 @@ Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args)
     return InvalidArgument("--config '" + path + "': cannot read the file");
   } catch (const YAML::Exception& e) {
     return InvalidArgument("--config '" + path + "': not YAML: " + e.what());
+  } catch (const std::exception& e) {
+    return InvalidArgument("--config '" + path + "': cannot read the file: " + e.what());
   }
   if (root.IsNull()) return args;
   if (!root.IsMap()) {
     return InvalidArgument("--config '" + path + "': expected a mapping of flag names to values");
   }
   const std::set<std::string> given = GivenFlags(args);
+  try {
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
-    const std::string name = FlagName(key);
-    if (name == "config") {
-      return InvalidArgument("--config '" + path + "': a config file cannot name another (key '" +
-                             key + "')");
+    if (!kv.first.IsScalar()) {
+      return InvalidArgument("--config '" + path + "': a key that is not a flag name");
     }
+    const std::string key = kv.first.Scalar();
+    const std::string name = FlagName(key);
+    const auto fail = [&](const std::string& why) {
+      return InvalidArgument("--config '" + path + "': key '" + key + "': " + why);
+    };
+    if (name == "config") return fail("a config file cannot name another");
     if (given.count(name)) continue;  // the command line wins
-    const nlohmann::json value = ToJson(kv.second);
+    const YAML::Node& node = kv.second;
+    if (node.IsNull()) return fail("no value");
     if (name == "model") {
       // The positional MODEL (right after the program name) wins over the file's.
       if (args.size() > 1 && !args[1].empty() && args[1][0] != '-') continue;
-      args.push_back("--model=" + ScalarText(value));
-    } else if (value.is_boolean()) {
-      args.push_back("--" + name + "=" + (value.get<bool>() ? "true" : "false"));
-    } else if (value.is_array()) {
-      for (const auto& item : value) args.push_back("--" + name + "=" + ScalarText(item));
-    } else if (value.is_null()) {
-      return InvalidArgument("--config '" + path + "': key '" + key + "' has no value");
+      if (!node.IsScalar()) return fail("the model must be a path");
+      args.push_back("--model=" + node.Scalar());
+    } else if (node.IsScalar() && node.Tag() != "!" &&
+               (node.Scalar() == "true" || node.Scalar() == "false" ||
+                node.Scalar() == "True" || node.Scalar() == "False")) {
+      const bool on = node.Scalar() == "true" || node.Scalar() == "True";
+      args.push_back("--" + name + "=" + (on ? "true" : "false"));
+    } else if (node.IsSequence()) {
+      for (const auto& item : node) {
+        auto text = FlagText(item);
+        if (!text.ok()) return fail(text.status().message());
+        args.push_back("--" + name + "=" + *text);
+      }
     } else {
-      args.push_back("--" + name + "=" + ScalarText(value));  // mappings as JSON
+      auto text = FlagText(node);  // mappings as JSON (--speculative-config and kin)
+      if (!text.ok()) return fail(text.status().message());
+      args.push_back("--" + name + "=" + *text);
     }
+  }
+  } catch (const std::exception& e) {
+    return InvalidArgument("--config '" + path + "': " + e.what());
   }
   return args;
 }

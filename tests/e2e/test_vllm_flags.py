@@ -49,6 +49,15 @@ REFUSED = [
     (["--root-path", "llm"], "--root-path 'llm' must start with '/'"),
     (["--max-model-len", "3x"], "--max-model-len '3x' is not an integer"),
     (["--max-model-len", "1.5K"], "--max-model-len '1.5K' is not an integer"),
+    (["--max-model-len", ".k"], "--max-model-len '.k' is not an integer"),
+    (["--max-model-len", "9" * 400 + "k"], "is not an integer"),
+    (["--max-num-batched-tokens", "-.m"], "--max-num-batched-tokens '-.m' is not an integer"),
+    (["--override-generation-config", '{"top_p": 7}'],
+     "--override-generation-config: 'top_p' must be a number in (0, 1], got 7"),
+    (["--override-generation-config", '{"temperature": "hot"}'],
+     "--override-generation-config: 'temperature' must be a number >= 0"),
+    (["--override-generation-config", '{"top_k": 99999999999}'],
+     "--override-generation-config: 'top_k' must be an integer"),
     (["--config", "/nonexistent/config.yaml"], "--config '/nonexistent/config.yaml': cannot read"),
     (["--allowed-origins", "http://a.example"], "--allowed-origins must be a JSON list of strings"),
 ]
@@ -68,9 +77,10 @@ def test_features_not_built_are_refused_by_name():
 
 def test_human_readable_lengths_short_forms_and_root_path():
     # 0.5k = 500 (vLLM: lowercase suffixes are powers of 1000, uppercase of 1024).
-    with Server(STORIES_GGUF, "--max-model-len", "0.5k", "--max-num-batched-tokens", "1K",
+    with Server(STORIES_GGUF, "--max-model-len", "0.5k", "--max-num-batched-tokens", "4.1k",
                 "-pp", "1", "-dpl", "1", "--root-path", "/llm", "--served-model-name", "s") as srv:
         check(models(srv)[0]["max_model_len"] == 500, f"0.5k: {models(srv)}")
+        check("max_num_batched_tokens 4100" in srv.full_log(), "4.1k is exactly 4100")
         check("--root-path /llm" in srv.full_log(), "the root path is logged")
         # Under the prefix and without it, as vLLM serves both.
         for path in ("/llm/v1/completions", "/v1/completions"):
@@ -114,6 +124,26 @@ def test_config_yaml_gives_flags_and_the_command_line_wins():
             f.write("- not\n- a mapping\n")
         code, out = serve_fails(STORIES_GGUF, "--config", path)
         check(code != 0 and "expected a mapping of flag names" in out, out[-400:])
+        # Scalars reach the flags as written: 007 stays a name, not the number 7.
+        with open(path, "w") as f:
+            f.write("served_model_name: [007, '1.10']\n")
+        with Server(STORIES_GGUF, "--config", path) as srv:
+            check([m["id"] for m in models(srv)] == ["007", "1.10"], f"{models(srv)}")
+        for text, needle in (("a: &x [*x]\n", "nested more than 64 levels"),
+                             ("? [a, b]\n: 1\n", "a key that is not a flag name")):
+            with open(path, "w") as f:
+                f.write(text)
+            code, out = serve_fails(STORIES_GGUF, "--config", path)
+            check(code != 0 and needle in out, f"{text!r}: {code} {out[-400:]}")
+        # Not a regular file: refused at once (a FIFO would block start-up before signals work).
+        fifo = path + ".fifo"
+        os.mkfifo(fifo)
+        try:
+            for target in (os.path.dirname(path), fifo):
+                code, out = serve_fails(STORIES_GGUF, "--config", target)
+                check(code != 0 and "not a regular file" in out, f"{target}: {code} {out[-400:]}")
+        finally:
+            os.unlink(fifo)
         with open(path, "w") as f:
             f.write("max_model_len: 256\nno_such_flag: 3\n")
         code, out = serve_fails(STORIES_GGUF, "--config", path)

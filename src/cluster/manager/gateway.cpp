@@ -141,9 +141,9 @@ void Gateway::RecordUsage(const Principal& who, const std::string& model, const 
 void Gateway::Observe(const std::string& model, int code, double seconds, double first_byte) {
   std::lock_guard lock(mutex_);
   ++requests_[{model, code}];
-  for (auto [histogram, value] : {std::pair{&latency_[model], seconds},
-                                  std::pair{&first_byte_[model], first_byte}}) {
-    if (value < 0) continue;
+  for (auto [by_model, value] : {std::pair{&latency_, seconds}, std::pair{&first_byte_, first_byte}}) {
+    if (value < 0) continue;  // before the lookup: an empty histogram would be exported
+    Histogram* histogram = &(*by_model)[model];
     if (histogram->buckets.empty()) histogram->buckets.assign(kLatencyBounds.size(), 0);
     for (size_t b = 0; b < kLatencyBounds.size(); ++b) {
       if (value <= kLatencyBounds[b]) ++histogram->buckets[b];

@@ -307,6 +307,13 @@ void Manager::Route(const http::HttpRequest& request,
       if (request.method != "GET") {
         return SendError(*sink, Status(StatusCode::kMethodNotAllowed, "GET /v2/dashboard"));
       }
+      // Traffic of every deployment: for users and management keys, not inference keys or
+      // workers.
+      if (who.kind == Principal::Kind::kWorker || !who.HasScope("management")) {
+        return SendError(*sink, Status(StatusCode::kPermissionDenied,
+                                       "the dashboard needs a login or a key with scope "
+                                       "management"));
+      }
       return SendJson(*sink, gateway_->Dashboard(static_cast<double>(NowUnix())));
     }
     RestApi api(*store_, config_, listener_->io_context());

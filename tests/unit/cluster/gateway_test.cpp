@@ -189,6 +189,18 @@ TEST(GatewayTest, NoRunningInstanceIs503) {
                        {{"model", "idle"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}}, admin);
   EXPECT_EQ(r.status, 503);
   EXPECT_EQ(r.body["error"]["message"], "No running instances available");
+  // The 503 is counted, and /metrics still answers (it once exported an empty histogram).
+  JsonReply metrics = h.Call("GET", "/metrics", "", "");
+  ASSERT_EQ(metrics.status, 200) << metrics.raw;
+  EXPECT_NE(metrics.raw.find("tandem_manager_gateway_requests_total{model_name=\"idle\",code=\"503\"} 1"),
+            std::string::npos) << metrics.raw;
+  // The dashboard shows every deployment's traffic: not to an inference key.
+  JsonReply key = h.Json("POST", "/v2/api-keys", {{"name", "k"}, {"scope", {"inference"}}}, admin);
+  ASSERT_EQ(key.status, 201) << key.raw;
+  EXPECT_EQ(h.Call("GET", "/v2/dashboard", "", "Bearer " + key.body["value"].get<std::string>()).status, 403);
+  JsonReply dashboard = h.Call("GET", "/v2/dashboard", "", admin);
+  ASSERT_EQ(dashboard.status, 200) << dashboard.raw;
+  EXPECT_EQ(dashboard.body["busiest"][0]["model_name"], "idle");
 }
 
 }  // namespace
