@@ -9,7 +9,9 @@ import { defineConfig } from "vitest/config";
 const here = dirname(fileURLToPath(import.meta.url));
 
 export default defineConfig({
-  base: "/",
+  // Relative asset URLs: tandem serve's page also works under --root-path (/prefix/); the
+  // console's index.html pins them to the root with <base href="/"> (its routes are deep).
+  base: "./",
   esbuild: { jsx: "automatic" },
   build: {
     outDir: process.env.TANDEM_UI_OUT ?? "dist",

@@ -248,6 +248,8 @@ void HttpSession::DoSendResponse(
   response.keep_alive(keep_alive_);
   response.body() = std::move(body);
   response.prepare_payload();
+  // 304 and 204 carry no content and no Content-Length (RFC 9110 §8.6, §15.3.5).
+  if (http_status == 304 || http_status == 204) response.erase(bhttp::field::content_length);
   std::ostringstream out;
   // A HEAD answer carries the GET's headers (Content-Length included) and no body (RFC 9110
   // §9.3.2).

@@ -34,7 +34,8 @@ bool ListsToken(std::string_view header, std::string_view token) {
     bool refused = false;
     if (semi != std::string_view::npos) {
       std::string_view params = item.substr(semi + 1);
-      const size_t q = params.find("q=");
+      size_t q = params.find("q=");
+      if (q == std::string_view::npos) q = params.find("Q=");
       if (q != std::string_view::npos) {
         std::string_view value = params.substr(q + 2);
         refused = value.rfind("0", 0) == 0 && value.find_first_of("123456789") == std::string_view::npos;
@@ -50,6 +51,30 @@ bool ListsToken(std::string_view header, std::string_view token) {
   return false;
 }
 
+// Whether If-None-Match lists `etag` (weak comparison, RFC 9110 §13.1.2: W/ is ignored; "*"
+// matches any).
+bool NoneMatch(std::string_view header, std::string_view etag) {
+  size_t start = 0;
+  while (start <= header.size()) {
+    size_t end = header.find(',', start);
+    if (end == std::string_view::npos) end = header.size();
+    std::string_view tag = header.substr(start, end - start);
+    while (!tag.empty() && tag.front() == ' ') tag.remove_prefix(1);
+    while (!tag.empty() && tag.back() == ' ') tag.remove_suffix(1);
+    if (tag.rfind("W/", 0) == 0) tag.remove_prefix(2);
+    if (tag == "*" || tag == etag) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+// The gzip body's validator: another representation, so another ETag ("…-gzip").
+std::string GzipEtag(std::string_view etag) {
+  std::string out(etag);
+  if (!out.empty() && out.back() == '"') out.insert(out.size() - 1, "-gzip");
+  return out;
+}
+
 }  // namespace
 
 bool StaticSite::Serve(const HttpRequest& request, ResponseSink& sink,
@@ -61,19 +86,20 @@ bool StaticSite::Serve(const HttpRequest& request, ResponseSink& sink,
     if (last.find('.') == std::string_view::npos) file = Find(index_path_);
   }
   if (!file) return false;
+  const bool gzip = !file->gzip_body.empty() && ListsToken(request.Header("accept-encoding"), "gzip");
+  const std::string etag = gzip ? GzipEtag(file->etag) : std::string(file->etag);
   std::vector<std::pair<std::string, std::string>> headers = {
-      {"ETag", std::string(file->etag)},
+      {"ETag", etag},
       {"Cache-Control", file->immutable ? "public, max-age=31536000, immutable" : "no-cache"},
       {"X-Content-Type-Options", "nosniff"},
   };
-  const bool gzip = !file->gzip_body.empty();
-  if (gzip) headers.emplace_back("Vary", "Accept-Encoding");
-  if (auto match = request.Header("if-none-match"); !match.empty() && match == file->etag) {
+  if (!file->gzip_body.empty()) headers.emplace_back("Vary", "Accept-Encoding");
+  if (auto match = request.Header("if-none-match"); !match.empty() && NoneMatch(match, etag)) {
     sink.SendResponseWithHeaders(304, std::string(file->content_type), "", std::move(headers));
     return true;
   }
   std::string_view body = file->body;
-  if (gzip && ListsToken(request.Header("accept-encoding"), "gzip")) {
+  if (gzip) {
     body = file->gzip_body;
     headers.emplace_back("Content-Encoding", "gzip");
   }

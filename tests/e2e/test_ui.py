@@ -4,6 +4,7 @@ the manager's console against a real `tandem manager` + agent serving stories260
 build/ui-test-output). Any browser console error fails the run."""
 import os
 import subprocess
+import urllib.parse
 
 from harness import MODELS, STORIES_GGUF, Server, check, run
 from manager_harness import Cluster
@@ -64,9 +65,10 @@ def test_a_deployment_across_two_workers_shows_each_subordinate_state():
 
 
 def test_serve_playground_page_asks_for_the_key_and_streams_the_greedy_answer():
+    # Under --root-path /llm, opened at /llm/ as a proxy forwarding only /llm/* would show it.
     with Server(STORIES_GGUF, "--api-key", "page-key", "--served-model-name", "stories",
-                "--chat-template", CHAT_TEMPLATE) as s:
-        node("serve_flow.mjs", {"TANDEM_SERVE_URL": f"http://127.0.0.1:{s.port}",
+                "--chat-template", CHAT_TEMPLATE, "--root-path", "/llm") as s:
+        node("serve_flow.mjs", {"TANDEM_SERVE_URL": f"http://127.0.0.1:{s.port}/llm",
                                 "TANDEM_SERVE_KEY": "page-key", "TANDEM_SERVE_MODEL": "stories"})
 
 
@@ -94,7 +96,8 @@ def test_manager_serves_the_console_from_the_binary():
         # A route of the app falls back to index.html; a hashed asset is cached for good.
         r = c.call("GET", "/deployments/3/edit")
         check(r.status == 200 and r.raw == index, f"an app route: {r}")
-        asset = index.split('src="')[1].split('"')[0]
+        # Relative to <base href="/"> (assets are relative for tandem serve's --root-path).
+        asset = urllib.parse.urljoin("/", index.split('src="')[1].split('"')[0])
         r = c.call("GET", asset)
         check(r.status == 200 and r.headers["Content-Type"].startswith("text/javascript") and
               "immutable" in r.headers["Cache-Control"], f"{asset}: {r}")

@@ -15,7 +15,14 @@ await runFlow("serve playground flow", async ({ context, page }) => {
   check(api.ok(), `the API answers: ${api.status()} ${await api.text()}`);
   const greedy = (await api.json()).choices[0].message.content.trim();
 
-  await page.goto(URL);
+  // Every request the page makes stays under the URL it was opened at (a --root-path prefix
+  // that a proxy forwards alone).
+  const prefix = new globalThis.URL(URL + "/").pathname;
+  const strays = [];
+  page.on("request", (r) => {
+    if (!new globalThis.URL(r.url()).pathname.startsWith(prefix)) strays.push(r.url());
+  });
+  await page.goto(URL + "/");
   await page.getByTestId("api-key-input").fill(KEY);
   await screenshot(page, "serve-key");
   await page.getByTestId("save-key").click();
@@ -25,4 +32,5 @@ await runFlow("serve playground flow", async ({ context, page }) => {
   const answer = await sendInPlayground(page, PROMPT);
   check(answer === greedy, `the streamed answer equals the API's greedy one:\n  ${JSON.stringify(answer)}\n  ${JSON.stringify(greedy)}`);
   await screenshot(page, "serve-playground");
+  check(strays.length === 0, `requests outside ${prefix}: ${strays.join(", ")}`);
 });

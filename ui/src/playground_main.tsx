@@ -25,7 +25,7 @@ function ServePlayground() {
   // Ask for the key before the first /v1 call when the server wants one and none is kept.
   const [ready, setReady] = useState(false);
   useEffect(() => {
-    fetch("/playground/config")
+    fetch("playground/config")  // relative: the page may live under --root-path
       .then((r) => r.json())
       .then((c: { api_key_required?: boolean }) => {
         if (c.api_key_required && !apiKey) setAsking(true);

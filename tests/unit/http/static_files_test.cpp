@@ -79,10 +79,24 @@ TEST(StaticSiteTest, GzipOnlyWhenAcceptedAnd304OnAMatchingValidator) {
   ASSERT_TRUE(site.Serve(Get("/index.html", {{"accept-encoding", "gzip;q=0, deflate"}}), refused, true));
   EXPECT_EQ(refused.response->body, "<html>");
 
+  EXPECT_EQ(gz.response->Header("ETag"), "\"e1-gzip\"");  // another representation
+
+  RecordingSink refused_upper;
+  ASSERT_TRUE(site.Serve(Get("/index.html", {{"accept-encoding", "gzip;Q=0"}}), refused_upper, true));
+  EXPECT_EQ(refused_upper.response->body, "<html>");
+
   RecordingSink cached;
   ASSERT_TRUE(site.Serve(Get("/index.html", {{"if-none-match", "\"e1\""}}), cached, true));
   EXPECT_EQ(cached.response->status, 304);
   EXPECT_EQ(cached.response->body, "");
+  for (const char* match : {"W/\"e1\"", "\"x\", \"e1\"", "*"}) {  // weak, a list, any
+    RecordingSink sink;
+    ASSERT_TRUE(site.Serve(Get("/index.html", {{"if-none-match", match}}), sink, true));
+    EXPECT_EQ(sink.response->status, 304) << match;
+  }
+  RecordingSink other;
+  ASSERT_TRUE(site.Serve(Get("/index.html", {{"if-none-match", "\"e1-gzip\""}}), other, true));
+  EXPECT_EQ(other.response->status, 200);  // the gzip body's validator, asked for the plain one
 }
 
 TEST(StaticSiteTest, RoutesFallBackToTheIndexButMissingFilesAndOtherMethodsDoNot) {

@@ -85,7 +85,9 @@ function ChatPane(props: {
       onBusy(true);
       const at = history.length;
       setTurns([...history, { role: "assistant", content: "", answer: { content: "", reasoning: "" } }]);
-      const final = await streamChat("/v1/chat/completions", props.headers(), body, abort.signal, (answer) =>
+      // Relative URLs: under tandem serve --root-path the page lives at /prefix/ (the console's
+      // index.html sets <base href="/">).
+      const final = await streamChat("v1/chat/completions", props.headers(), body, abort.signal, (answer) =>
         setTurns((old) => {
           const next = [...old];
           next[at] = { role: "assistant", content: answer.content, answer };
@@ -199,7 +201,7 @@ export default function Playground({ headers, initialModel, codeNeedsKey, onUnau
   useEffect(() => {
     (async () => {
       try {
-        const response = await fetch("/v1/models", { headers: headers(), credentials: "same-origin" });
+        const response = await fetch("v1/models", { headers: headers(), credentials: "same-origin" });
         const text = await response.text();
         if (!response.ok) {
           if (response.status === 401) onUnauthorized?.();
