@@ -19,17 +19,12 @@ const StaticFile* StaticSite::Find(std::string_view path) const {
 
 namespace {
 
-// Whether a comma-separated header lists `token` (case-insensitive, parameters ignored, a
-// q=0 ignored as a refusal).
+// Whether a comma-separated header lists `token` (any case, parameters ignored, a q=0 taken
+// as a refusal).
 bool ListsToken(std::string_view header, std::string_view token) {
-  size_t start = 0;
-  while (start <= header.size()) {
-    size_t end = header.find(',', start);
-    if (end == std::string_view::npos) end = header.size();
-    std::string_view item = header.substr(start, end - start);
+  for (std::string_view item : SplitHeaderList(header)) {
     const size_t semi = item.find(';');
     std::string_view name = item.substr(0, semi);
-    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
     while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
     bool refused = false;
     if (semi != std::string_view::npos) {
@@ -41,12 +36,7 @@ bool ListsToken(std::string_view header, std::string_view token) {
         refused = value.rfind("0", 0) == 0 && value.find_first_of("123456789") == std::string_view::npos;
       }
     }
-    if (!refused && name.size() == token.size() &&
-        std::equal(name.begin(), name.end(), token.begin(),
-                   [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; })) {
-      return true;
-    }
-    start = end + 1;
+    if (!refused && EqualsIgnoreCase(name, token)) return true;
   }
   return false;
 }
@@ -54,16 +44,9 @@ bool ListsToken(std::string_view header, std::string_view token) {
 // Whether If-None-Match lists `etag` (weak comparison, RFC 9110 §13.1.2: W/ is ignored; "*"
 // matches any).
 bool NoneMatch(std::string_view header, std::string_view etag) {
-  size_t start = 0;
-  while (start <= header.size()) {
-    size_t end = header.find(',', start);
-    if (end == std::string_view::npos) end = header.size();
-    std::string_view tag = header.substr(start, end - start);
-    while (!tag.empty() && tag.front() == ' ') tag.remove_prefix(1);
-    while (!tag.empty() && tag.back() == ' ') tag.remove_suffix(1);
+  for (std::string_view tag : SplitHeaderList(header)) {
     if (tag.rfind("W/", 0) == 0) tag.remove_prefix(2);
     if (tag == "*" || tag == etag) return true;
-    start = end + 1;
   }
   return false;
 }

@@ -13,6 +13,14 @@
 
 namespace tandem::http {
 
+// Whether `a` and `b` are equal ignoring ASCII case (header names, tokens).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// The elements of a comma-separated header value (RFC 9110 §5.6.1: Accept-Encoding,
+// If-None-Match, Access-Control-Request-Headers), each trimmed of spaces and tabs, empty ones
+// dropped. Views into `value`.
+std::vector<std::string_view> SplitHeaderList(std::string_view value);
+
 // The value of the first header named `name` (any case) in `headers`, "" when absent.
 std::string_view FindHeader(const std::vector<std::pair<std::string, std::string>>& headers,
                             std::string_view name);

@@ -1,7 +1,6 @@
 #include "server/cors.h"
 
 #include <algorithm>
-#include <cctype>
 #include <utility>
 
 namespace tandem::server {
@@ -9,14 +8,12 @@ namespace {
 
 bool Lists(const std::vector<std::string>& list, std::string_view value, bool case_blind) {
   return std::any_of(list.begin(), list.end(), [&](const std::string& item) {
-    if (item == "*") return true;
-    if (!case_blind) return item == value;
-    return item.size() == value.size() &&
-           std::equal(item.begin(), item.end(), value.begin(), [](char a, char b) {
-             return std::tolower(static_cast<unsigned char>(a)) ==
-                    std::tolower(static_cast<unsigned char>(b));
-           });
+    return item == "*" || (case_blind ? http::EqualsIgnoreCase(item, value) : item == value);
   });
+}
+
+bool HasWildcard(const std::vector<std::string>& list) {
+  return std::find(list.begin(), list.end(), "*") != list.end();
 }
 
 std::string Join(const std::vector<std::string>& list) {
@@ -25,29 +22,12 @@ std::string Join(const std::vector<std::string>& list) {
   return out;
 }
 
-// The comma-separated names of an Access-Control-Request-Headers value, trimmed.
-std::vector<std::string> SplitHeaderNames(std::string_view value) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= value.size()) {
-    size_t end = value.find(',', start);
-    if (end == std::string_view::npos) end = value.size();
-    std::string_view name = value.substr(start, end - start);
-    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
-    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
-    if (!name.empty()) out.emplace_back(name);
-    start = end + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 bool ApplyCors(const CorsPolicy& policy, const HttpRequest& request, ResponseSink& sink) {
   const std::string origin(request.Header("origin"));
   if (origin.empty()) return false;
-  const bool any_origin = std::find(policy.allowed_origins.begin(),
-                                    policy.allowed_origins.end(), "*") != policy.allowed_origins.end();
+  const bool any_origin = HasWildcard(policy.allowed_origins);
   const bool origin_ok = Lists(policy.allowed_origins, origin, false);
   // "*" cannot go with credentials: the origin itself is echoed then (and caches vary by it).
   const bool echo = !any_origin || policy.allow_credentials;
@@ -69,16 +49,14 @@ bool ApplyCors(const CorsPolicy& policy, const HttpRequest& request, ResponseSin
     refused += refused.empty() ? "method" : ", method";
   }
   const std::string requested_headers(request.Header("access-control-request-headers"));
-  for (const std::string& name : SplitHeaderNames(requested_headers)) {
+  for (std::string_view name : http::SplitHeaderList(requested_headers)) {
     if (!Lists(policy.allowed_headers, name, true)) {
       refused += refused.empty() ? "headers" : ", headers";
       break;
     }
   }
-  const bool all_methods = std::find(policy.allowed_methods.begin(), policy.allowed_methods.end(),
-                                     "*") != policy.allowed_methods.end();
-  const bool all_headers = std::find(policy.allowed_headers.begin(), policy.allowed_headers.end(),
-                                     "*") != policy.allowed_headers.end();
+  const bool all_methods = HasWildcard(policy.allowed_methods);
+  const bool all_headers = HasWildcard(policy.allowed_headers);
   headers.emplace_back("Access-Control-Allow-Methods",
                        all_methods ? "DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT"
                                    : Join(policy.allowed_methods));

@@ -130,7 +130,9 @@ TEST_F(ChatParsersHttpTest, StreamingDeltasCarryReasoningThenContent) {
     const json& d = c["delta"];
     EXPECT_FALSE(d.contains("reasoning_content") && d.contains("content"));
     EXPECT_EQ(d.contains("reasoning"), d.contains("reasoning_content"));
-    if (d.contains("reasoning")) EXPECT_EQ(d["reasoning"], d["reasoning_content"]);
+    if (d.contains("reasoning")) {
+      EXPECT_EQ(d["reasoning"], d["reasoning_content"]);
+    }
     if (d.contains("reasoning_content")) reasoning += d["reasoning_content"].get<std::string>();
     if (d.contains("content")) content += d["content"].get<std::string>();
     if (!c["finish_reason"].is_null()) finish = c["finish_reason"];
