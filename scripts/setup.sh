@@ -17,7 +17,7 @@ PKGS=(
   libsqlite3-dev libpq-dev  # tandem manager's store: SQLite embedded, PostgreSQL via libpq
   libyaml-cpp-dev  # tandem serve --config FILE.yaml (vLLM's config files)
   postgresql  # the store tests start a real PostgreSQL server in a temporary directory
-  python3
+  python3 python3-jsonschema  # e2e: structured outputs validated by an independent JSON Schema validator
   chromium  # the web UI's browser tests (driven by npm's playwright-core)
 )
 # Node.js + npm for the real `openai` client: keep an existing install (e.g. NodeSource),

@@ -14,17 +14,18 @@ ALLOWED = {
     "tensor": {"core"},
     "protocol": {"core"},
     "text": {"core"},
+    "structured": {"core"},  # structured outputs: grammars, compilers, matcher, token masks
     "ipc": {"core", "protocol"},
     "kernels": {"tensor", "core"},
     "comm": {"tensor", "core"},
     "model": {"kernels", "comm", "tensor", "core"},
     "engine": {"protocol", "ipc", "core"},
-    "worker": {"model", "kernels", "comm", "tensor", "protocol", "ipc", "core"},
+    "worker": {"structured", "model", "kernels", "comm", "tensor", "protocol", "ipc", "core"},
     "executor": {"engine", "worker", "comm", "ipc", "protocol", "core"},
     "router": {"protocol", "ipc", "core"},
     "http": {"core"},
     "ui": {"http", "core"},  # the web UI's embedded files (generated source, ui/ built by Vite)
-    "server": {"http", "ui", "router", "text", "protocol", "core"},
+    "server": {"structured", "http", "ui", "router", "text", "protocol", "core"},
     "cluster": {"http", "ui", "core"},
     "apps": None,  # anything
 }

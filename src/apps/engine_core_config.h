@@ -15,6 +15,7 @@ namespace tandem::apps {
 
 struct EngineCoreConfig {
   std::string model_path;
+  std::string tokenizer_path;       // --tokenizer ("" = the model's); structured outputs read it
   std::string dtype = "auto";
   std::string kv_cache_dtype = "auto";
   std::string quantization;         // --quantization ("" = detect)
@@ -63,7 +64,7 @@ struct EngineCoreConfig {
   int prompt_lookup_max = 0;
 };
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, dtype,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, tokenizer_path, dtype,
                                                 kv_cache_dtype, quantization, num_threads,
                                                 enable_cpu_binding, q8_0_dot, dp_local_rank,
                                                 dp_rank, max_model_len, max_num_seqs,

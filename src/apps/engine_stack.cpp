@@ -1,5 +1,6 @@
 #include "apps/speculative_flag.h"
 #include "apps/engine_stack.h"
+#include "apps/token_vocabulary_loader.h"
 
 #include <unistd.h>
 
@@ -62,6 +63,7 @@ worker::WorkerConfig MakeWorkerConfig(const EngineCoreConfig& cfg, int32_t num_b
   w.eos_token_id = cfg.eos_token_id;
   w.speculative = SpeculativeOf(cfg);
   w.max_num_seqs = cfg.max_num_seqs;
+  w.token_vocabulary_loader = MakeTokenVocabularyLoader(cfg);
   return w;
 }
 

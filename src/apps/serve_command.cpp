@@ -35,6 +35,7 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
                                   const std::vector<int32_t>& eos_token_ids) {
   EngineCoreConfig c;
   c.model_path = f.model;
+  c.tokenizer_path = f.tokenizer;
   c.dtype = f.dtype;
   c.kv_cache_dtype = f.kv_cache_dtype;
   c.quantization = f.quantization;

@@ -29,9 +29,17 @@ struct SamplingParams {
   // before penalties and temperature, greedy included (vLLM LogitBiasLogitsProcessor).
   std::vector<int32_t> logit_bias_ids;
   std::vector<float> logit_bias_values;  // parallel to logit_bias_ids
+  // Structured outputs: llama.cpp GBNF text that the generated text must stay a prefix of (the
+  // API server compiles response_format, structured_outputs, guided_* and a forced tool_choice
+  // into it; docs/design/structured-outputs.md); "" = unconstrained.
+  std::string structured_grammar;
+  // The constraint starts after this token has been generated (a reasoning model's end of
+  // thinking, e.g. Qwen3's "</think>"); -1 = from the first generated token.
+  int32_t structured_after_token_id = -1;
   MSGPACK_DEFINE(temperature, top_p, top_k, min_p, presence_penalty, frequency_penalty,
                  repetition_penalty, has_seed, seed, max_tokens, min_tokens, stop_token_ids,
-                 ignore_eos, logprobs, logit_bias_ids, logit_bias_values)
+                 ignore_eos, logprobs, logit_bias_ids, logit_bias_values, structured_grammar,
+                 structured_after_token_id)
 };
 
 }  // namespace tandem::protocol

@@ -105,6 +105,8 @@ void ModelRunner::AddRequest(const protocol::NewRequestData& data) {
     state.state_slot = free_state_slots_.back();
     free_state_slots_.pop_back();
   }
+  state.grammar = structured_.ForRequest(data.sampling, state.output_token_ids(), eos_token_id_,
+                                         data.request_id);
   requests_.insert_or_assign(data.request_id, std::move(state));
 }
 
@@ -236,12 +238,22 @@ std::vector<SampledToken> ModelRunner::SampleRequest(const StepInputs& inputs, s
   RequestState& state = *inputs.requests[i];
   const std::vector<int32_t>& drafts = *inputs.drafts[i];
   const size_t vocab = static_cast<size_t>(sampler_.vocab_size());
+  // A constrained request's row k is masked from its grammar state after the tokens before it.
   auto row_logits = [&](size_t k) {
-    return std::span<const float>(logits_).subspan((inputs.logits_rows[i] + k) * vocab, vocab);
+    const std::span<float> row =
+        std::span<float>(logits_).subspan((inputs.logits_rows[i] + k) * vocab, vocab);
+    if (state.grammar) state.grammar->MaskLogits(row, &token_bitmask_);
+    return std::span<const float>(row);
+  };
+  auto advance_grammar = [&](const SampledToken& token) {
+    if (state.grammar) state.grammar->Accept(token.token_id);
   };
   if (drafts.empty()) {
-    return {sampler_.SampleRow(row_logits(0), {&state.sampling, state.prompt_token_ids(),
-                                                state.output_token_ids(), &state.generator})};
+    SampledToken token = sampler_.SampleRow(
+        row_logits(0),
+        {&state.sampling, state.prompt_token_ids(), state.output_token_ids(), &state.generator});
+    advance_grammar(token);
+    return {std::move(token)};
   }
   // Penalties at draft position k see the output so far plus the drafts accepted before it.
   std::vector<int32_t> history(state.output_token_ids().begin(), state.output_token_ids().end());
@@ -250,10 +262,12 @@ std::vector<SampledToken> ModelRunner::SampleRequest(const StepInputs& inputs, s
     const SamplingRow row{&state.sampling, state.prompt_token_ids(), history, &state.generator};
     if (k == drafts.size()) {  // every draft accepted: the bonus token
       emitted.push_back(sampler_.SampleRow(row_logits(k), row));
+      advance_grammar(emitted.back());
       break;
     }
     bool accepted = false;
     emitted.push_back(sampler_.VerifyRow(row_logits(k), row, drafts[k], &accepted));
+    advance_grammar(emitted.back());
     if (!accepted) break;
     history.push_back(drafts[k]);
   }

@@ -28,6 +28,7 @@
 #include "worker/ngram_proposer.h"
 #include "worker/request_state.h"
 #include "worker/sampler.h"
+#include "worker/structured_output.h"
 
 namespace tandem::worker {
 
@@ -54,7 +55,14 @@ class ModelRunner {
   protocol::StepResult Execute(const protocol::StepPlan& plan);
 
   // EOS id masked while a request is below min_tokens (the tokenizer's; -1 = none).
-  void set_eos_token_id(int32_t eos_token_id) { sampler_.set_eos_token_id(eos_token_id); }
+  void set_eos_token_id(int32_t eos_token_id) {
+    sampler_.set_eos_token_id(eos_token_id);
+    eos_token_id_ = eos_token_id;
+  }
+  // Where structured-output requests get the tokenizer's vocabulary (worker/structured_output.h).
+  void set_token_vocabulary_loader(TokenVocabularyLoader loader) {
+    structured_ = StructuredOutputs(std::move(loader), sampler_.vocab_size());
+  }
 
   const model::ModelInfo& model_info() const { return model_->info(); }
   int32_t num_blocks() const { return kv_cache_.num_blocks; }
@@ -88,6 +96,9 @@ class ModelRunner {
   Sampler sampler_;
   RequestTable requests_;
   uint64_t engine_seed_;
+  int32_t eos_token_id_ = -1;
+  StructuredOutputs structured_{nullptr, 1};
+  std::vector<uint32_t> token_bitmask_;  // [BitmaskWords(vocab)] scratch for grammar masks
   std::unique_ptr<NgramProposer> ngram_;  // null: no ngram speculation
   int32_t num_mtp_drafts_ = 0;            // > 0: the model's MTP head drafts this many
   std::vector<int32_t> free_state_slots_;  // hybrid models: slots no running request holds

@@ -11,6 +11,7 @@
 
 #include "protocol/sampling_params.h"
 #include "worker/request_generator.h"
+#include "worker/structured_output.h"
 
 namespace tandem::worker {
 
@@ -22,6 +23,7 @@ struct RequestState {
   protocol::SamplingParams sampling;
   RequestGenerator generator;        // this request's random stream
   int32_t state_slot = -1;           // its recurrent-state slot (hybrid models); -1 = none
+  std::unique_ptr<RequestGrammar> grammar;  // its structured-output constraint; null = none
 
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
   std::span<const int32_t> prompt_token_ids() const {

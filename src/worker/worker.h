@@ -21,6 +21,9 @@ struct WorkerConfig {
   int32_t eos_token_id = -1;   // masked below min_tokens; -1 = unknown
   protocol::SpeculativeConfig speculative;  // --speculative-config; off by default
   int32_t max_num_seqs = 256;  // running sequences at most: the state slots of a hybrid model
+  // The tokenizer's vocabulary for structured outputs, loaded on first use; null = none (a
+  // constrained request then aborts the worker: only tests build workers without one).
+  TokenVocabularyLoader token_vocabulary_loader;
 };
 
 class Worker {

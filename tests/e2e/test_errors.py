@@ -127,8 +127,8 @@ def test_bad_inputs_get_4xx_and_server_stays_up():
         expect_error(srv, 400, "POST", c, {**ok, "logit_bias": {"five": 1}}, param="logit_bias")
         expect_error(srv, 400, "POST", c, {**ok, "logit_bias": [1]}, param="logit_bias",
                      needles=("found an array",))
-        expect_error(srv, 400, "POST", c, {**ok, "response_format": {"type": "json_object"}},
-                     param="response_format", needles=("json_object", "not supported"))
+        expect_error(srv, 400, "POST", c, {**ok, "response_format": {"type": "structural_tag"}},
+                     param="response_format", needles=("structural_tag", "not supported"))
         expect_error(srv, 400, "POST", "/v1/chat/completions",
                      {"messages": [{"role": "user", "content": "hi"}],
                       "response_format": {"type": "json_schema", "json_schema": {}}},

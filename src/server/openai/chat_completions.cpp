@@ -5,6 +5,7 @@
 #include "server/openai/chat_completions_types.h"
 #include "server/openai/request_parsing.h"
 #include "server/openai/chat_output.h"
+#include "text/reasoning_parser.h"
 #include "server/openai/chat_prompt.h"
 #include "server/openai/completions.h"
 #include "server/openai/completions_types.h"
@@ -183,6 +184,14 @@ ApiResult<bool> BuildPrompt(const ServerContext& context, ChatCall* call) {
   call->prompt_token_ids = tokenizer.Encode(prompt, /*add_special_tokens=*/!starts_with_bos);
   if (call->prompt_token_ids.empty()) {
     return BadParam("messages", "the chat template rendered an empty prompt");
+  }
+  // As vLLM: a reasoning model's output is constrained once its reasoning has ended, unless the
+  // prompt already closed the think block.
+  protocol::SamplingParams& sampling = call->request.common.sampling;
+  if (!sampling.structured_grammar.empty() && !context.config.reasoning_parser.empty() &&
+      text::PromptThinkState(prompt) != text::ThinkState::kClosed) {
+    const std::vector<int32_t> think_end = tokenizer.Encode("</think>", false);
+    if (think_end.size() == 1) sampling.structured_after_token_id = think_end[0];
   }
   return ResolveMaxTokens(&call->request.common,
                           static_cast<int32_t>(call->prompt_token_ids.size()),

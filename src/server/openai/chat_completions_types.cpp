@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/logging.h"
+#include "server/openai/structured_outputs.h"
 
 namespace tandem::server::openai {
 
@@ -20,7 +21,9 @@ const std::set<std::string> kKnownFields = {
     "stop_token_ids", "ignore_eos", "min_tokens", "stream", "stream_options",
     "skip_special_tokens", "include_stop_str_in_output", "return_token_ids", "user", "logprobs",
     "top_logprobs", "add_generation_prompt", "continue_final_message", "chat_template_kwargs",
-    "tools", "tool_choice", "logit_bias", "response_format"};
+    "tools", "tool_choice", "logit_bias", "response_format", "parallel_tool_calls",
+    "structured_outputs", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
+    "guided_decoding_backend", "guided_whitespace_pattern"};
 
 }  // namespace
 
@@ -31,6 +34,18 @@ ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(const OJson& body,
   TANDEM_API_ASSIGN_OR_RETURN(request.common,
                               ParseGenerationRequest(plain, Endpoint::kChatCompletions, config));
   TANDEM_API_ASSIGN_OR_RETURN(request.input, ParseChatInput(body, config));
+  const ToolChoice choice = request.input.tool_choice;
+  if (choice == ToolChoice::kRequired || choice == ToolChoice::kNamed) {
+    if (!request.common.sampling.structured_grammar.empty()) {
+      return BadParam("tool_choice", "tool_choice \"required\" or a named function cannot be "
+                                     "combined with response_format or structured outputs");
+    }
+    TANDEM_API_ASSIGN_OR_RETURN(
+        request.common.sampling.structured_grammar,
+        ForcedToolCallGrammar(request.input.tools, choice == ToolChoice::kRequired,
+                              request.input.tool_choice_name,
+                              request.input.parallel_tool_calls ? -1 : 1));
+  }
   for (const auto& [key, unused] : body.items()) {
     if (!kKnownFields.count(key)) {
       TLOG_DEBUG("chat request field '{}' is not used by tandem; ignored", key);

@@ -25,6 +25,7 @@ struct ChatInput {
   nlohmann::ordered_json tools;     // the request's `tools` array; null when absent
   ToolChoice tool_choice = ToolChoice::kNone;
   std::string tool_choice_name;     // kNamed: the function
+  bool parallel_tool_calls = true;  // false: at most one call is answered (vLLM keeps the first)
   bool add_generation_prompt = true;
   bool continue_final_message = false;
   nlohmann::ordered_json chat_template_kwargs = nlohmann::ordered_json::object();

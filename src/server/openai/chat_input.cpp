@@ -190,6 +190,8 @@ ApiResult<ChatInput> ParseChatInput(const OJson& body, const ServerConfig& confi
   TANDEM_API_ASSIGN_OR_RETURN(input.tools, ParseTools(body, config.max_chat_tools));
   TANDEM_API_ASSIGN_OR_RETURN(bool unused, ParseToolChoice(body, &input));
   (void)unused;
+  TANDEM_API_ASSIGN_OR_RETURN(input.parallel_tool_calls,
+                              GetOrderedBool(body, "parallel_tool_calls", true));
   TANDEM_API_ASSIGN_OR_RETURN(input.continue_final_message,
                               GetOrderedBool(body, "continue_final_message", false));
   // vLLM: add_generation_prompt defaults to true; with continue_final_message it must be off.

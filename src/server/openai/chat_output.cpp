@@ -1,6 +1,7 @@
 #include "server/openai/chat_output.h"
 
 #include "core/check.h"
+#include "text/jinja/value.h"
 
 namespace tandem::server::openai {
 
@@ -11,17 +12,56 @@ void ChatOutputParts::Append(ChatOutputParts other) {
 }
 
 ChatOutputParser::ChatOutputParser(const ServerConfig& config, const ChatInput& input,
-                                   std::string_view prompt) {
+                                   std::string_view prompt)
+    : parallel_tool_calls_(input.parallel_tool_calls) {
   if (config.reasoning_parser == "qwen3") reasoning_.emplace(text::PromptThinkState(prompt));
   const bool has_tools = input.tools.is_array() && !input.tools.empty();
-  if (has_tools && input.tool_choice != ToolChoice::kNone && !config.tool_call_parser.empty()) {
+  if (input.tool_choice == ToolChoice::kRequired || input.tool_choice == ToolChoice::kNamed) {
+    // The grammar forced the output into vLLM's shapes; no tag parser is involved.
+    forced_ = ForcedToolCalls{input.tool_choice == ToolChoice::kRequired,
+                              input.tool_choice_name, ""};
+  } else if (has_tools && input.tool_choice != ToolChoice::kNone &&
+             !config.tool_call_parser.empty()) {
     auto parser = text::ToolCallParser::Create(config.tool_call_parser, input.tools);
     TANDEM_CHECK(parser.ok()) << parser.status().message();  // ServerConfig::Validate checked
     tools_ = std::move(parser).value();
   }
 }
 
+// vLLM serving_chat: a named function's output is its arguments; "required" output is a JSON
+// array of {"name", "parameters"}. Calls are reported at the end; output that does not parse
+// (cut by max_tokens) comes back as content.
+ChatOutputParts ChatOutputParser::ToForcedCalls(text::ReasoningDelta delta, bool finish) {
+  ChatOutputParts out;
+  out.reasoning = std::move(delta.reasoning);
+  forced_->text += delta.content;
+  if (!finish) return out;
+  if (!forced_->required) {
+    out.calls.push_back({forced_->name, forced_->text});
+    ++num_forced_calls_;
+    return out;
+  }
+  const nlohmann::ordered_json calls =
+      nlohmann::ordered_json::parse(forced_->text, nullptr, /*allow_exceptions=*/false);
+  bool ok = calls.is_array() && !calls.empty();
+  for (size_t i = 0; ok && i < calls.size(); ++i) {
+    ok = calls[i].is_object() && calls[i].contains("name") && calls[i]["name"].is_string() &&
+         calls[i].contains("parameters");
+  }
+  if (!ok) {
+    out.content = forced_->text;
+    return out;
+  }
+  for (const nlohmann::ordered_json& call : calls) {
+    out.calls.push_back({call["name"].get<std::string>(),
+                         text::jinja::ToJsonText(call["parameters"], -1)});
+    ++num_forced_calls_;
+  }
+  return out;
+}
+
 ChatOutputParts ChatOutputParser::ToTools(text::ReasoningDelta delta, bool finish) {
+  if (forced_) return ToForcedCalls(std::move(delta), finish);
   ChatOutputParts out;
   out.reasoning = std::move(delta.reasoning);
   if (!tools_) {
@@ -39,15 +79,28 @@ ChatOutputParts ChatOutputParser::ToTools(text::ReasoningDelta delta, bool finis
   return out;
 }
 
+// vLLM maybe_filter_parallel_tool_calls: with parallel_tool_calls false only the first call is
+// answered.
+ChatOutputParts ChatOutputParser::LimitCalls(ChatOutputParts parts) {
+  if (parallel_tool_calls_) return parts;
+  std::vector<text::ToolCall> kept;
+  for (text::ToolCall& call : parts.calls) {
+    if (num_answered_calls_ == 0) kept.push_back(std::move(call));
+    ++num_answered_calls_;
+  }
+  parts.calls = std::move(kept);
+  return parts;
+}
+
 ChatOutputParts ChatOutputParser::Feed(std::string_view text) {
   text::ReasoningDelta delta =
       reasoning_ ? reasoning_->Feed(text) : text::ReasoningDelta{"", std::string(text)};
-  return ToTools(std::move(delta), false);
+  return LimitCalls(ToTools(std::move(delta), false));
 }
 
 ChatOutputParts ChatOutputParser::Finish() {
   text::ReasoningDelta delta = reasoning_ ? reasoning_->Finish() : text::ReasoningDelta{};
-  return ToTools(std::move(delta), true);
+  return LimitCalls(ToTools(std::move(delta), true));
 }
 
 ApiResult<bool> CheckToolChoice(const ChatInput& input, const ServerConfig& config) {
@@ -62,12 +115,7 @@ ApiResult<bool> CheckToolChoice(const ChatInput& input, const ServerConfig& conf
       return true;
     case ToolChoice::kRequired:
     case ToolChoice::kNamed:
-      if (config.tool_call_parser.empty()) {
-        return BadParam("tool_choice", "tool_choice \"required\" or a named function needs "
-                                       "--tool-call-parser on tandem (no structured-output "
-                                       "decoding to force the call)");
-      }
-      return true;
+      return true;  // enforced by a grammar (structured_outputs.h), as vLLM does
   }
   return true;
 }

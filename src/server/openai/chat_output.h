@@ -38,18 +38,32 @@ class ChatOutputParser {
 
   bool reasoning_enabled() const { return reasoning_.has_value(); }
   bool tools_enabled() const { return tools_ != nullptr; }
-  int32_t num_tool_calls() const { return tools_ ? tools_->num_calls() : 0; }
+  int32_t num_tool_calls() const {
+    return forced_ ? num_forced_calls_ : tools_ ? tools_->num_calls() : 0;
+  }
 
  private:
+  // tool_choice "required" or a named function: the grammar-shaped output, kept whole.
+  struct ForcedToolCalls {
+    bool required = false;  // else the named function `name`
+    std::string name;
+    std::string text;       // the output so far
+  };
   ChatOutputParts ToTools(text::ReasoningDelta delta, bool finish);
+  ChatOutputParts ToForcedCalls(text::ReasoningDelta delta, bool finish);
+  ChatOutputParts LimitCalls(ChatOutputParts parts);
 
   std::optional<text::ReasoningParser> reasoning_;
   std::unique_ptr<text::ToolCallParser> tools_;
+  std::optional<ForcedToolCalls> forced_;
+  int32_t num_forced_calls_ = 0;
+  bool parallel_tool_calls_ = true;
+  int32_t num_answered_calls_ = 0;  // calls seen, when parallel_tool_calls is false
 };
 
 // vLLM's tool_choice checks against the server flags. Errors: 400 (param "tool_choice") for
-// "auto" without --enable-auto-tool-choice/--tool-call-parser, and for "required" or a named
-// function without --tool-call-parser (tandem has no structured-output decoding to force them).
+// "auto" without --enable-auto-tool-choice/--tool-call-parser. "required" and a named function
+// need no flag: a grammar forces them.
 ApiResult<bool> CheckToolChoice(const ChatInput& input, const ServerConfig& config);
 
 // {"id": "chatcmpl-tool-<32 hex>", "type": "function", "function": {"name", "arguments"}}.

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 
+#include "server/openai/structured_outputs.h"
 #include "text/bounded_json.h"
 
 namespace tandem::server::openai {
@@ -66,31 +67,6 @@ ApiResult<bool> ParseStopTokenIds(const json& body, protocol::SamplingParams* sa
     sampling->stop_token_ids.push_back(ClampedTokenId(id));
   }
   return true;
-}
-
-// OpenAI response_format: {"type": "text"} is what tandem does anyway; the structured kinds
-// need guided decoding, not built yet: a 400 rather than silently unstructured output.
-ApiResult<bool> ParseResponseFormat(const json& body) {
-  if (Absent(body, "response_format")) return true;
-  const json& format = body["response_format"];
-  if (!format.is_object()) return WrongType("response_format", "an object", format);
-  if (!format.contains("type") || !format["type"].is_string()) {
-    return BadParam("response_format",
-                    fmt::format("'response_format.type' must be a string (text, json_object or "
-                                "json_schema); found {}",
-                                format.contains("type") ? JsonTypeWithArticle(format["type"])
-                                                        : std::string("none")));
-  }
-  const std::string type = format["type"].get<std::string>();
-  if (type == "text") return true;
-  if (type != "json_object" && type != "json_schema") {
-    return BadParam("response_format",
-                    fmt::format("unknown 'response_format' type '{}'; expected text, json_object "
-                                "or json_schema", type));
-  }
-  return BadParam("response_format",
-                  fmt::format("'response_format' type '{}' is not supported yet (it needs guided "
-                              "decoding); use {{\"type\": \"text\"}} or leave it out", type));
 }
 
 // OpenAI logit_bias: {"<token id>": bias in [-100, 100], ...}.
@@ -300,7 +276,7 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
   TANDEM_API_ASSIGN_OR_RETURN(bool stop_ok, ParseStop(body, &r));
   TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseStopTokenIds(body, &s));
   TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseLogitBias(body, &s));
-  TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseResponseFormat(body));
+  TANDEM_API_ASSIGN_OR_RETURN(s.structured_grammar, ParseStructuredOutputs(body));
   (void)stop_ok;
   (void)endpoint;
   return r;

@@ -1,0 +1,85 @@
+// Structured outputs in the worker: each constrained request's grammar matcher, and the token
+// mask applied to its logits rows before sampling (vLLM applies the grammar bitmask to the
+// logits the same way, before the sampler, so logprobs see the mask too).
+//
+// The API server compiled and checked the constraint and sends it as GBNF text
+// (SamplingParams::structured_grammar); the worker compiles it against its vocabulary once per
+// text (an LRU of compiled grammars, whose per-position masks are shared by every request that
+// uses the same constraint). A request with structured_after_token_id >= 0 (a reasoning model's
+// end-of-thinking token) is unconstrained until that token has been generated.
+//
+// Speculative decoding: each verified position is masked from the matcher's state after the
+// drafts accepted before it, so an accepted draft is always one the grammar allows.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/sampling_params.h"
+#include "structured/compiled_grammar.h"
+#include "structured/grammar_matcher.h"
+#include "structured/token_vocabulary.h"
+
+namespace tandem::worker {
+
+// Loads the tokenizer's vocabulary for logits rows of `vocab_size` columns, the first time a
+// constrained request comes (null: this worker was built without one, and a constrained
+// request aborts it with a clear message).
+using TokenVocabularyLoader =
+    std::function<std::shared_ptr<const structured::TokenVocabulary>(int32_t vocab_size)>;
+
+// One request's progress through its grammar.
+struct RequestGrammar {
+  std::shared_ptr<const structured::CompiledGrammar> grammar;
+  std::unique_ptr<structured::GrammarMatcher> matcher;
+  std::string request_id;             // for messages
+  std::vector<int32_t> end_token_ids; // EOS and the request's stop token ids: allowed when the
+                                      // text may end, and they end it
+  int32_t start_after_token_id = -1;  // unconstrained until this token; -1 = from the start
+  bool active = false;                // the mask applies now
+  bool failed = false;                // a token outside the grammar was emitted; unconstrained
+
+  // Sets `logits` ([vocab_size] f32) to -inf at every token the grammar does not allow next.
+  // No-op when inactive. `bitmask_scratch`: reused storage.
+  void MaskLogits(std::span<float> logits, std::vector<uint32_t>* bitmask_scratch);
+  // Advances past `token_id` (activating on start_after_token_id).
+  void Accept(int32_t token_id);
+};
+
+class StructuredOutputs {
+ public:
+  // `vocab_size`: the logits row width.
+  StructuredOutputs(TokenVocabularyLoader loader, int32_t vocab_size, size_t max_grammars = 64);
+
+  // A RequestGrammar for `sampling`, replaying `output_token_ids` (a request resumed after
+  // preemption); nullptr when the request has no constraint. Aborts (TANDEM_CHECK) when the
+  // text does not compile: the API server compiled the same text before sending it.
+  // `eos_token_id`: the model's (-1 = none).
+  std::unique_ptr<RequestGrammar> ForRequest(const protocol::SamplingParams& sampling,
+                                             std::span<const int32_t> output_token_ids,
+                                             int32_t eos_token_id, const std::string& request_id);
+
+ private:
+  std::shared_ptr<const structured::CompiledGrammar> Compile(const std::string& gbnf);
+
+  TokenVocabularyLoader loader_;
+  int32_t vocab_size_;
+  std::shared_ptr<const structured::TokenVocabulary> vocabulary_;
+  size_t max_grammars_;
+  std::list<std::string> lru_;  // most recent first
+  std::unordered_map<std::string, std::pair<std::shared_ptr<const structured::CompiledGrammar>,
+                                            std::list<std::string>::iterator>>
+      grammars_;
+};
+
+// Sets logits[id] = -inf for every id whose bit is clear in `bitmask`.
+void ApplyTokenBitmask(std::span<const uint32_t> bitmask, std::span<float> logits);
+
+}  // namespace tandem::worker
