@@ -14,6 +14,12 @@
 
 namespace tandem::kernels {
 
+// ---- token mask (cpu/token_mask.cpp + cpu/token_mask_avx2.cpp) ----
+// Structured outputs: dst[i] = src[i] where bit i of `bitmask` (bit i % 32 of word i / 32) is
+// set, else -inf, for i < n. bitmask: [ceil(n / 32)] words. dst may be src (in place).
+void MaskedCopy(const float* src, const uint32_t* bitmask, int64_t n, float* dst);
+void MaskedCopyNaive(const float* src, const uint32_t* bitmask, int64_t n, float* dst);
+
 // ---- matmul (cpu/matmul.cpp) ----
 // (A weight in its stored dtype: MatmulTyped below.)
 // y[m, n] = x[m, k] · w[n, k]ᵀ (w row-major [out=n, in=k], the layout of every weight).

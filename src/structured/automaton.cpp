@@ -61,8 +61,10 @@ struct NfaEdge {
 // One rule's Thompson NFA.
 class NfaBuilder {
  public:
-  explicit NfaBuilder(const std::unordered_map<std::string, int32_t>& rule_index)
-      : rule_index_(rule_index) {}
+  // inlined[r]: the body to emit in place of a call of rule r, or nullptr to call it.
+  NfaBuilder(const std::unordered_map<std::string, int32_t>& rule_index,
+             const std::vector<const Expr*>& inlined)
+      : rule_index_(rule_index), inlined_(inlined) {}
 
   int32_t NewState() {
     edges_.emplace_back();
@@ -97,8 +99,10 @@ class NfaBuilder {
       case Expr::Kind::kRepeat:
         return EmitRepeat(e, from);
       case Expr::Kind::kRuleRef: {
+        const int32_t callee = rule_index_.at(e.rule);
+        if (inlined_[callee] != nullptr) return Emit(*inlined_[callee], from);
         const int32_t end = NewState();
-        edges_[from].push_back({NfaEdge::Kind::kCall, 0, 0, rule_index_.at(e.rule), end});
+        edges_[from].push_back({NfaEdge::Kind::kCall, 0, 0, callee, end});
         return end;
       }
     }
@@ -146,6 +150,7 @@ class NfaBuilder {
   }
 
   const std::unordered_map<std::string, int32_t>& rule_index_;
+  const std::vector<const Expr*>& inlined_;
   std::vector<std::vector<NfaEdge>> edges_;
 };
 
@@ -186,6 +191,7 @@ class AutomatonBuilder {
  public:
   Result<std::shared_ptr<const Automaton>> Build(const Grammar& grammar) {
     TANDEM_RETURN_IF_ERROR(IndexRules(grammar));
+    ChooseInlinedRules(grammar);
     for (size_t r = 0; r < grammar.rules.size(); ++r) {
       TANDEM_RETURN_IF_ERROR(BuildRule(static_cast<int32_t>(r), grammar.rules[r].second));
     }
@@ -229,9 +235,67 @@ class AutomatonBuilder {
     return Status::Ok();
   }
 
+  // Small non-recursive rules are emitted in place of their calls. A call is where a
+  // position's mask stops knowing the context (a pop below it makes tokens uncertain), so a
+  // JSON string's "char" rule called per character would make nearly every token uncertain;
+  // inlined, the string's content is one rule's states and its masks are context-independent.
+  void ChooseInlinedRules(const Grammar& grammar) {
+    const size_t n = grammar.rules.size();
+    std::vector<std::vector<int32_t>> refs(n);
+    for (size_t r = 0; r < n; ++r) CollectRefs(grammar.rules[r].second, &refs[r]);
+    inlined_.assign(n, nullptr);
+    std::vector<int32_t> size(n, -1);  // expanded node count; -1 = not computed
+    for (size_t r = 0; r < n; ++r) {
+      if (grammar.rules[r].first == grammar.root || Reaches(refs, r, r)) continue;
+      if (ExpandedSize(grammar, refs, static_cast<int32_t>(r), size) <= kMaxInlinedNodes) {
+        inlined_[r] = &grammar.rules[r].second;
+      }
+    }
+  }
+
+  void CollectRefs(const Expr& e, std::vector<int32_t>* out) const {
+    if (e.kind == Expr::Kind::kRuleRef) out->push_back(rule_index_.at(e.rule));
+    for (const Expr& child : e.children) CollectRefs(child, out);
+  }
+
+  static bool Reaches(const std::vector<std::vector<int32_t>>& refs, size_t from, size_t target) {
+    std::vector<uint8_t> seen(refs.size(), 0);
+    std::vector<int32_t> work(refs[from].begin(), refs[from].end());
+    while (!work.empty()) {
+      const int32_t r = work.back();
+      work.pop_back();
+      if (static_cast<size_t>(r) == target) return true;
+      if (seen[r]) continue;
+      seen[r] = 1;
+      work.insert(work.end(), refs[r].begin(), refs[r].end());
+    }
+    return false;
+  }
+
+  // Nodes of rule r's body with non-recursive callees counted expanded (callers only ask for
+  // non-recursive rules, so the recursion ends).
+  int32_t ExpandedSize(const Grammar& grammar, const std::vector<std::vector<int32_t>>& refs,
+                       int32_t r, std::vector<int32_t>& size) const {
+    if (size[r] >= 0) return size[r];
+    size[r] = kMaxInlinedNodes + 1;  // guards against cycles while computing
+    int32_t total = CountNodes(grammar.rules[r].second);
+    for (int32_t callee : refs[r]) {
+      total += Reaches(refs, callee, callee) ? 0 : ExpandedSize(grammar, refs, callee, size);
+      if (total > kMaxInlinedNodes) break;
+    }
+    size[r] = total;
+    return total;
+  }
+
+  static int32_t CountNodes(const Expr& e) {
+    int32_t n = 1;
+    for (const Expr& child : e.children) n += CountNodes(child);
+    return n;
+  }
+
   // Subset construction of one rule's NFA, appending its states to the shared numbering.
   Status BuildRule(int32_t rule, const Expr& body) {
-    NfaBuilder nfa(rule_index_);
+    NfaBuilder nfa(rule_index_, inlined_);
     const int32_t start = nfa.NewState();
     const int32_t final_state = nfa.Emit(body, start);
     if (nfa.too_large()) return TooLarge();
@@ -382,8 +446,11 @@ class AutomatonBuilder {
     return Status::Ok();
   }
 
+  static constexpr int32_t kMaxInlinedNodes = 64;
+
   std::unique_ptr<Automaton> a_ = std::make_unique<Automaton>();
   std::unordered_map<std::string, int32_t> rule_index_;
+  std::vector<const Expr*> inlined_;  // [rule] body emitted in place of its calls, or nullptr
   std::unordered_map<int32_t, int32_t> rule_start_;
   std::vector<PendingCall> pending_calls_;
   std::vector<int32_t> call_rule_;  // parallel to a_->calls_: the callee's rule index

@@ -90,6 +90,16 @@ std::unique_ptr<CompiledGrammar::PositionMask> CompiledGrammar::BuildPosition(in
     valid = len;
     ++i;
   }
+  // The uncertain tokens were found in byte order; their common prefixes let the runtime walk
+  // them as a trie.
+  mask->uncertain_lcp.resize(mask->uncertain.size(), 0);
+  for (size_t k = 1; k < mask->uncertain.size(); ++k) {
+    const std::string_view a = vocab.bytes(mask->uncertain[k - 1]);
+    const std::string_view b = vocab.bytes(mask->uncertain[k]);
+    size_t n = 0;
+    while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+    mask->uncertain_lcp[k] = static_cast<int32_t>(n);
+  }
   return mask;
 }
 
@@ -104,11 +114,8 @@ void CompiledGrammar::FillNextTokenBitmask(GrammarMatcher& matcher,
   for (const PdaStack& stack : matcher.stacks()) {
     const PositionMask& position = Position(stack.state);
     for (size_t w = 0; w < bitmask.size(); ++w) bitmask[w] |= position.accepted[w];
-    for (int32_t id : position.uncertain) {
-      if (!TestBit(bitmask, id) && matcher.AcceptsFrom(stack, vocabulary_->bytes(id))) {
-        SetBit(bitmask, id);
-      }
-    }
+    matcher.AcceptTokensFrom(stack, position.uncertain, position.uncertain_lcp, *vocabulary_,
+                             bitmask);
   }
   for (uint32_t word : bitmask) any = any || word != 0;
   if (matcher.CanEnd() || !any) {

@@ -54,7 +54,8 @@ class CompiledGrammar {
  private:
   struct PositionMask {
     std::vector<uint32_t> accepted;  // [BitmaskWords(vocab)]
-    std::vector<int32_t> uncertain;  // token ids
+    std::vector<int32_t> uncertain;      // token ids, sorted by their bytes
+    std::vector<int32_t> uncertain_lcp;  // [k]: common prefix of uncertain[k] and [k-1]
   };
   const PositionMask& Position(int32_t state) const;
   std::unique_ptr<PositionMask> BuildPosition(int32_t state) const;

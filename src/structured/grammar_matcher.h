@@ -13,6 +13,7 @@
 
 #include "structured/automaton.h"
 #include "structured/pda.h"
+#include "structured/token_vocabulary.h"
 
 namespace tandem::structured {
 
@@ -32,6 +33,13 @@ class GrammarMatcher {
   // Interns frames (hence not const); does not change the matcher's position.
   bool AcceptsFrom(const PdaStack& stack, std::string_view bytes);
 
+  // Sets in `bitmask` every token of `ids` that can follow through `stack`. `ids` are sorted
+  // by their bytes and lcp[k] is token k's common prefix length with token k-1, so shared
+  // prefixes are read once and a dead prefix skips every token under it. Interns frames.
+  void AcceptTokensFrom(const PdaStack& stack, std::span<const int32_t> ids,
+                        std::span<const int32_t> lcp, const TokenVocabulary& vocabulary,
+                        std::span<uint32_t> bitmask);
+
   std::span<const PdaStack> stacks() const { return stacks_; }
   const Automaton& automaton() const { return *automaton_; }
 
@@ -41,6 +49,9 @@ class GrammarMatcher {
   std::vector<PdaStack> stacks_;  // closed
   bool can_end_ = false;
   std::vector<PdaStack> scratch_a_, scratch_b_;
+  // AcceptTokensFrom: per prefix length, the closed stacks and whether its last byte was read.
+  std::vector<std::vector<PdaStack>> levels_;
+  std::vector<uint8_t> level_read_ok_;
 };
 
 }  // namespace tandem::structured

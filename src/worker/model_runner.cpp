@@ -238,20 +238,29 @@ std::vector<SampledToken> ModelRunner::SampleRequest(const StepInputs& inputs, s
   RequestState& state = *inputs.requests[i];
   const std::vector<int32_t>& drafts = *inputs.drafts[i];
   const size_t vocab = static_cast<size_t>(sampler_.vocab_size());
-  // A constrained request's row k is masked from its grammar state after the tokens before it.
+  // A constrained request's row k is masked from its grammar state after the tokens before it:
+  // inside the sampler's copy of the row, or in place when logprobs are asked for (vLLM's
+  // logprobs see the grammar's mask).
   auto row_logits = [&](size_t k) {
-    const std::span<float> row =
-        std::span<float>(logits_).subspan((inputs.logits_rows[i] + k) * vocab, vocab);
-    if (state.grammar) state.grammar->MaskLogits(row, &token_bitmask_);
-    return std::span<const float>(row);
+    return std::span<float>(logits_).subspan((inputs.logits_rows[i] + k) * vocab, vocab);
+  };
+  auto make_row = [&](std::span<const int32_t> output, std::span<float> logits) {
+    SamplingRow row{&state.sampling, state.prompt_token_ids(), output, &state.generator};
+    if (state.grammar && state.grammar->FillBitmask(&token_bitmask_)) {
+      if (state.sampling.logprobs >= 0) {
+        ApplyTokenBitmask(token_bitmask_, logits);
+      } else {
+        row.allowed_tokens = token_bitmask_;
+      }
+    }
+    return row;
   };
   auto advance_grammar = [&](const SampledToken& token) {
     if (state.grammar) state.grammar->Accept(token.token_id);
   };
   if (drafts.empty()) {
-    SampledToken token = sampler_.SampleRow(
-        row_logits(0),
-        {&state.sampling, state.prompt_token_ids(), state.output_token_ids(), &state.generator});
+    const std::span<float> logits = row_logits(0);
+    SampledToken token = sampler_.SampleRow(logits, make_row(state.output_token_ids(), logits));
     advance_grammar(token);
     return {std::move(token)};
   }
@@ -259,14 +268,15 @@ std::vector<SampledToken> ModelRunner::SampleRequest(const StepInputs& inputs, s
   std::vector<int32_t> history(state.output_token_ids().begin(), state.output_token_ids().end());
   std::vector<SampledToken> emitted;
   for (size_t k = 0; k <= drafts.size(); ++k) {
-    const SamplingRow row{&state.sampling, state.prompt_token_ids(), history, &state.generator};
+    const std::span<float> logits = row_logits(k);
+    const SamplingRow row = make_row(history, logits);
     if (k == drafts.size()) {  // every draft accepted: the bonus token
-      emitted.push_back(sampler_.SampleRow(row_logits(k), row));
+      emitted.push_back(sampler_.SampleRow(logits, row));
       advance_grammar(emitted.back());
       break;
     }
     bool accepted = false;
-    emitted.push_back(sampler_.VerifyRow(row_logits(k), row, drafts[k], &accepted));
+    emitted.push_back(sampler_.VerifyRow(logits, row, drafts[k], &accepted));
     advance_grammar(emitted.back());
     if (!accepted) break;
     history.push_back(drafts[k]);

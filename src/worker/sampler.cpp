@@ -7,6 +7,7 @@
 #include "core/check.h"
 #include "worker/logprobs.h"
 #include "worker/penalties.h"
+#include "worker/structured_output.h"
 
 namespace tandem::worker {
 
@@ -48,7 +49,12 @@ void Sampler::Process(std::span<const float> logits, const SamplingRow& row) {
   TANDEM_CHECK(static_cast<int32_t>(logits.size()) == vocab_size_)
       << "logits row has " << logits.size() << " entries; expected vocabulary " << vocab_size_;
   const protocol::SamplingParams& params = *row.params;
-  processed_.assign(logits.begin(), logits.end());
+  if (row.allowed_tokens.empty()) {
+    processed_.assign(logits.begin(), logits.end());
+  } else {
+    processed_.resize(logits.size());
+    CopyMaskedLogits(logits, row.allowed_tokens, processed_);
+  }
   ApplyMinTokens(params, static_cast<int32_t>(row.output_token_ids.size()), eos_token_id_,
                  processed_);
   for (size_t i = 0; i < params.logit_bias_ids.size(); ++i) {

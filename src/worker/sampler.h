@@ -33,6 +33,10 @@ struct SamplingRow {
   std::span<const int32_t> prompt_token_ids;  // the prompt (repetition penalty)
   std::span<const int32_t> output_token_ids;  // tokens generated so far (all penalties)
   RequestGenerator* generator = nullptr;      // the request's own stream; one draw per call
+  // Structured outputs: bit id set = token id allowed ([ceil(vocab/32)] words); empty = all.
+  // Masked tokens get -inf before every other step (the logprobs of step 1 use the raw row:
+  // callers that want masked logprobs mask the row itself, as the model runner does).
+  std::span<const uint32_t> allowed_tokens;
 };
 
 struct SampledToken {

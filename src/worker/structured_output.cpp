@@ -5,35 +5,29 @@
 
 #include "core/check.h"
 #include "core/logging.h"
+#include "kernels/ops.h"
 #include "structured/automaton.h"
 #include "structured/gbnf_parser.h"
 
 namespace tandem::worker {
 
-void ApplyTokenBitmask(std::span<const uint32_t> bitmask, std::span<float> logits) {
-  constexpr float kMasked = -std::numeric_limits<float>::infinity();
-  const size_t n = logits.size();
-  for (size_t w = 0; w < bitmask.size() && w * 32 < n; ++w) {
-    const uint32_t word = bitmask[w];
-    const size_t end = std::min(n, w * 32 + 32);
-    if (word == 0xFFFFFFFFu) continue;
-    if (word == 0) {
-      std::fill(logits.begin() + w * 32, logits.begin() + end, kMasked);
-      continue;
-    }
-    for (size_t i = w * 32; i < end; ++i) {
-      if (!((word >> (i - w * 32)) & 1u)) logits[i] = kMasked;
-    }
-  }
+void CopyMaskedLogits(std::span<const float> logits, std::span<const uint32_t> bitmask,
+                      std::span<float> out) {
+  const size_t covered = std::min(logits.size(), bitmask.size() * 32);
+  kernels::MaskedCopy(logits.data(), bitmask.data(), static_cast<int64_t>(covered), out.data());
   // Columns past the mask (a logits row wider than the vocabulary) are never allowed.
-  for (size_t i = bitmask.size() * 32; i < n; ++i) logits[i] = kMasked;
+  std::fill(out.begin() + covered, out.end(), -std::numeric_limits<float>::infinity());
 }
 
-void RequestGrammar::MaskLogits(std::span<float> logits, std::vector<uint32_t>* bitmask_scratch) {
-  if (!active || failed) return;
-  bitmask_scratch->resize(structured::BitmaskWords(grammar->vocabulary().vocab_size()));
-  grammar->FillNextTokenBitmask(*matcher, end_token_ids, *bitmask_scratch);
-  ApplyTokenBitmask(*bitmask_scratch, logits);
+void ApplyTokenBitmask(std::span<const uint32_t> bitmask, std::span<float> logits) {
+  CopyMaskedLogits(logits, bitmask, logits);
+}
+
+bool RequestGrammar::FillBitmask(std::vector<uint32_t>* bitmask) {
+  if (!active || failed) return false;
+  bitmask->resize(structured::BitmaskWords(grammar->vocabulary().vocab_size()));
+  grammar->FillNextTokenBitmask(*matcher, end_token_ids, *bitmask);
+  return true;
 }
 
 void RequestGrammar::Accept(int32_t token_id) {

@@ -46,9 +46,9 @@ struct RequestGrammar {
   bool active = false;                // the mask applies now
   bool failed = false;                // a token outside the grammar was emitted; unconstrained
 
-  // Sets `logits` ([vocab_size] f32) to -inf at every token the grammar does not allow next.
-  // No-op when inactive. `bitmask_scratch`: reused storage.
-  void MaskLogits(std::span<float> logits, std::vector<uint32_t>* bitmask_scratch);
+  // Fills *bitmask ([BitmaskWords(vocab_size)] words; bit set = allowed) with the tokens the
+  // grammar allows next; false (bitmask untouched) when the constraint is not active now.
+  bool FillBitmask(std::vector<uint32_t>* bitmask);
   // Advances past `token_id` (activating on start_after_token_id).
   void Accept(int32_t token_id);
 };
@@ -79,7 +79,11 @@ class StructuredOutputs {
       grammars_;
 };
 
-// Sets logits[id] = -inf for every id whose bit is clear in `bitmask`.
+// out[id] = logits[id] where bit id of `bitmask` is set, else -inf; ids past the bitmask are
+// -inf. `out` may be `logits` itself. Sizes: out.size() == logits.size().
+void CopyMaskedLogits(std::span<const float> logits, std::span<const uint32_t> bitmask,
+                      std::span<float> out);
+// In place: logits[id] = -inf for every id whose bit is clear in `bitmask`.
 void ApplyTokenBitmask(std::span<const uint32_t> bitmask, std::span<float> logits);
 
 }  // namespace tandem::worker

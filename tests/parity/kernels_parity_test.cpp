@@ -41,6 +41,31 @@ TEST(MatmulParityTest, OneDnnMatchesNaiveOverShapes) {
   }
 }
 
+// Words all clear, all set and mixed; lengths with and without a partial last word; in place.
+TEST(MaskedCopyParityTest, MatchesNaiveOutOfPlaceAndInPlace) {
+  std::mt19937 rng(11);
+  for (int64_t n : {2, 31, 32, 33, 95, 1000, 151936}) {
+    const std::vector<float> src = RandomVector(static_cast<size_t>(n), 3);
+    std::vector<uint32_t> bitmask((n + 31) / 32);
+    for (size_t w = 0; w < bitmask.size(); ++w) {
+      const uint32_t kind = rng() % 3;
+      bitmask[w] = kind == 0 ? 0u : kind == 1 ? 0xFFFFFFFFu : static_cast<uint32_t>(rng());
+    }
+    bitmask[0] = 0xA5A5A5A5u;  // mixed, so every length keeps some and masks some
+    std::vector<float> want(n), got(n, 7.0f);
+    MaskedCopyNaive(src.data(), bitmask.data(), n, want.data());
+    MaskedCopy(src.data(), bitmask.data(), n, got.data());
+    ASSERT_EQ(got, want) << "n " << n;
+    std::vector<float> in_place = src;
+    MaskedCopy(in_place.data(), bitmask.data(), n, in_place.data());
+    ASSERT_EQ(in_place, want) << "in place, n " << n;
+    int64_t kept = 0;
+    for (int64_t i = 0; i < n; ++i) kept += std::isfinite(want[i]);
+    EXPECT_GT(kept, 0) << n;  // the case masks something and keeps something
+    EXPECT_LT(kept, n) << n;
+  }
+}
+
 TEST(RmsNormParityTest, MatchesNaive) {
   for (int64_t rows : {1, 7, 300}) {
     for (int64_t dim : {8, 64, 333}) {

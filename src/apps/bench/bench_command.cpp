@@ -10,6 +10,7 @@
 #include "apps/bench/comm_bench.h"
 #include "apps/bench/kernels_bench.h"
 #include "apps/bench/serve_bench.h"
+#include "apps/bench/structured_bench.h"
 
 namespace tandem::apps {
 
@@ -44,6 +45,20 @@ int RunBenchCommand(int argc, char** argv) {
   comm->add_option("--max-bytes", comm_config.max_bytes, "Largest message, bytes (sizes step x4)");
   comm->add_option("--seconds-per-size", comm_config.seconds_per_size, "Time budget per size");
 
+  StructuredBenchConfig structured_config;
+  CLI::App* structured = app.add_subcommand(
+      "structured", "Cost of structured-output token masks per row and per step of a batch");
+  structured->add_option("model", structured_config.model, "Model folder or GGUF (its tokenizer)")
+      ->required();
+  structured->add_option("--tokenizer", structured_config.tokenizer, "Tokenizer (default: the model's)");
+  structured->add_option("--schema", structured_config.schema_json,
+                         "JSON Schema text, or @FILE")->required();
+  structured->add_option("--rows", structured_config.rows, "Sequences masked per step");
+  structured->add_option("--steps", structured_config.steps, "Measured steps");
+  structured->add_option("--warmup-steps", structured_config.warmup_steps,
+                         "Steps before measuring (positions get built)");
+  structured->add_option("--seed", structured_config.seed, "Seed of the random paths");
+
   try {
     app.parse(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
   } catch (const CLI::ParseError& e) {
@@ -54,6 +69,8 @@ int RunBenchCommand(int argc, char** argv) {
   if (serve->parsed()) {
     status = ApplyServeFlagStrings(serve_strings, serve_config);
     if (status.ok()) status = RunServeBench(serve_config);
+  } else if (structured->parsed()) {
+    status = RunStructuredBench(structured_config);
   } else if (comm->parsed()) {
     status = RunCommBench(comm_config);
   } else {

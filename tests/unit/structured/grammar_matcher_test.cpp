@@ -175,7 +175,8 @@ TEST(GbnfParserTest, ToGbnfOfAParsedGrammarParsesToTheSameLanguage) {
 TEST(CompiledGrammarTest, BitmaskEqualsTryingEveryTokenAlongRandomWalks) {
   std::vector<std::string> tokens = {"", "{", "}", "\"", "\":", "\",", "\"}", "a", "ab", "b",
                                      ",", ":", "1", "12", "}}", "{\"", "\"a\":", "x\"", "\xC3",
-                                     "\xA9", "\xC3\xA9", " ", "<eos>"};
+                                     "\xA9", "\xC3\xA9", " ", "ab", "\",", "\"}}", "\"}},",
+                                     "<eos>"};  // duplicates: "ab", "\","
   tokens.back() = "";  // the end token has no bytes
   const int32_t eos = static_cast<int32_t>(tokens.size()) - 1;
   auto vocab = std::make_shared<TokenVocabulary>(tokens, static_cast<int32_t>(tokens.size()) + 3);
