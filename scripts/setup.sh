@@ -36,7 +36,7 @@ fi
 # The real OpenAI client for e2e tests, in a test folder (never a global install).
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 NODE_DIR="$HERE/tests/e2e/node"
-if [ ! -d "$NODE_DIR/node_modules/openai" ]; then
+if [ ! -d "$NODE_DIR/node_modules/openai" ] || [ ! -d "$NODE_DIR/node_modules/zod" ]; then
   (cd "$NODE_DIR" && npm install --no-audit --no-fund --silent)
 fi
 # The web UI's pinned dependencies (ui/package-lock.json); the build compiles ui/ with them.

@@ -43,6 +43,9 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   c.root_path = f.root_path;
   c.enable_server_load_tracking = f.enable_server_load_tracking;
   c.enable_request_id_headers = f.enable_request_id_headers;
+  c.enable_log_requests = f.enable_log_requests;
+  c.max_log_len = f.max_log_len;
+  c.enable_prompt_tokens_details = f.enable_prompt_tokens_details;
   TANDEM_ASSIGN_OR_RETURN(c.cors.allowed_origins, ParseStringList("--allowed-origins", f.allowed_origins));
   TANDEM_ASSIGN_OR_RETURN(c.cors.allowed_methods, ParseStringList("--allowed-methods", f.allowed_methods));
   TANDEM_ASSIGN_OR_RETURN(c.cors.allowed_headers, ParseStringList("--allowed-headers", f.allowed_headers));
@@ -66,6 +69,7 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   c.reasoning_parser = f.reasoning_parser;
   c.reasoning_field = f.reasoning_field;
   c.enable_auto_tool_choice = f.enable_auto_tool_choice;
+  c.trust_request_chat_template = f.trust_request_chat_template;
   c.tool_call_parser = f.tool_call_parser;
   if (!f.default_chat_template_kwargs.empty()) {
     c.default_chat_template_kwargs = server::openai::ParseOrderedOrDiscarded(
@@ -153,7 +157,7 @@ int RunApiServerCommand(int argc, char** argv) {
   options.dp_size = flags.data_parallel_size;
   options.num_api_servers = flags.api_server_count;
   auto share = server::MetricsShare::Open(server::MetricsShareName(getppid()),
-                                          flags.api_server_count);
+                                          flags.api_server_count, flags.data_parallel_size);
   if (share.ok()) {
     server::Metrics::Global().ShareVia(std::move(share).value(), options.client_index);
   } else {

@@ -226,7 +226,7 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
   if (flags.api_server_count > 1) {
     // API servers 1..K-1 (our children) open it by our pid: /metrics then sums all K.
     auto share = server::MetricsShare::Create(server::MetricsShareName(getpid()),
-                                              flags.api_server_count);
+                                              flags.api_server_count, flags.data_parallel_size);
     if (share.ok()) {
       server::Metrics::Global().ShareVia(std::move(share).value(), /*slot=*/0);
       unshare_metrics.active = true;

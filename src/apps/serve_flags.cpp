@@ -58,6 +58,8 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "tool-call-parser", f.tool_call_parser,
       "How tool calls appear in the model's text: hermes (<tool_call>JSON) | qwen3_coder (XML)")
       ->check(CLI::IsMember({"", "hermes", "qwen3_coder"}));
+  Flag(app, "trust-request-chat-template", f.trust_request_chat_template,
+       "Let requests bring their own chat_template (otherwise such a request is a 400)");
   Opt(app, "default-chat-template-kwargs", f.default_chat_template_kwargs,
       "JSON object of chat template variables; a request's chat_template_kwargs override it");
   Opt(app, "max-chat-messages", f.max_chat_messages,
@@ -85,7 +87,16 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "disable-access-log-for-endpoints", f.disable_access_log_for_endpoints,
       "Comma-separated paths not written to the access log, e.g. /health,/metrics,/ping");
   Flag(app, "disable-log-requests", f.disable_log_requests,
-       "Accepted: tandem logs no request contents anyway (one access-log line per request)");
+       "Accepted (vLLM's old switch): requests are logged only with --enable-log-requests");
+  Flag(app, "enable-log-requests", f.enable_log_requests,
+       "Log each request as it reaches the engine: its id and sampling parameters (INFO), its "
+       "prompt and prompt token ids (DEBUG, TANDEM_LOG_LEVEL=debug)");
+  Opt(app, "max-log-len", f.max_log_len,
+      "Prompt characters and prompt token ids --enable-log-requests logs at most (-1 = all)")
+      ->check(CLI::Range(-1, 1 << 30));
+  Flag(app, "enable-prompt-tokens-details", f.enable_prompt_tokens_details,
+       "usage.prompt_tokens_details = {\"cached_tokens\": N} (prompt tokens served from the "
+       "prefix cache) in completions and chat responses; without it null, as vLLM");
   Flag(app, "ui", f.ui, "Serve the chat playground page at / (--no-ui: off)");
   Opt(app, "api-server-count", f.api_server_count,
       "HTTP front-end processes on one port (default: number of local DP ranks)");

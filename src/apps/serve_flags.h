@@ -29,6 +29,7 @@ struct ServeFlags {
   std::string reasoning_parser;            // "" | qwen3: split <think>…</think> off
   std::string reasoning_field = "both";    // both | reasoning | reasoning_content
   bool enable_auto_tool_choice = false;    // let the model decide to call tools
+  bool trust_request_chat_template = false;  // requests may bring their own chat_template
   std::string tool_call_parser;            // "" | hermes | qwen3_coder
   std::string default_chat_template_kwargs;  // JSON object merged under each request's
   // Per-request bounds on chat input and on each chat template render (ServerConfig).
@@ -43,7 +44,10 @@ struct ServeFlags {
   int port = 8000;
   std::string api_key;                     // also TANDEM_API_KEY / VLLM_API_KEY
   std::string disable_access_log_for_endpoints;  // comma-separated paths
-  bool disable_log_requests = false;
+  bool disable_log_requests = false;       // vLLM's old switch; requests are not logged anyway
+  bool enable_log_requests = false;        // log each request's id and sampling params (INFO)
+  int max_log_len = -1;                    // prompt chars / token ids logged (DEBUG); -1 = all
+  bool enable_prompt_tokens_details = false;  // usage.prompt_tokens_details.cached_tokens
   bool ui = true;  // --ui / --no-ui: the playground page at /
   int api_server_count = -1;               // -1 = number of local DP ranks
   // Scheduler and cache

@@ -139,8 +139,9 @@ void LogCompatFlags(const ServeFlags& f) {
     TLOG_INFO("--disable-log-stats accepted; tandem logs no periodic stats (see /metrics)");
   }
   if (f.disable_log_requests) {
-    TLOG_INFO("--disable-log-requests accepted; tandem logs no request contents anyway (one "
-              "access-log line per request)");
+    TLOG_INFO("--disable-log-requests accepted; no effect: requests are logged only with "
+              "--enable-log-requests{}",
+              f.enable_log_requests ? ", which is given and wins" : " (not given)");
   }
   if (f.uvicorn_log_level) {
     TLOG_INFO("--uvicorn-log-level {} accepted; no effect (tandem's HTTP server is not uvicorn; "

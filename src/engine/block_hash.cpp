@@ -25,13 +25,18 @@ BlockHash HashBlockTokens(BlockHash parent_hash, std::span<const int32_t> token_
   return XXH3_64bits(buffer, size_bytes);
 }
 
+BlockHash RootBlockHash(std::string_view cache_salt) {
+  if (cache_salt.empty()) return kRootBlockHash;
+  return XXH3_64bits_withSeed(cache_salt.data(), cache_salt.size(), kRootBlockHash);
+}
+
 void AppendFullBlockHashes(std::span<const int32_t> token_ids, int32_t block_size,
-                           std::vector<BlockHash>* block_hashes) {
+                           std::vector<BlockHash>* block_hashes, BlockHash root_hash) {
   TANDEM_CHECK(block_size > 0) << "block_size must be positive, got " << block_size;
   const size_t num_full_blocks = token_ids.size() / static_cast<size_t>(block_size);
   while (block_hashes->size() < num_full_blocks) {
     const size_t block_idx = block_hashes->size();
-    const BlockHash parent = block_idx == 0 ? kRootBlockHash : (*block_hashes)[block_idx - 1];
+    const BlockHash parent = block_idx == 0 ? root_hash : (*block_hashes)[block_idx - 1];
     block_hashes->push_back(
         HashBlockTokens(parent, token_ids.subspan(block_idx * block_size, block_size)));
   }

@@ -30,6 +30,7 @@ bool EngineCore::HasWork() const {
 }
 
 protocol::EngineOutputs EngineCore::Step() {
+  ++stats_seq_;
   protocol::EngineOutputs outputs;
   outputs.outputs.swap(pending_outputs_);
   if (scheduler_.HasUnfinishedRequests() || lockstep_) {
@@ -77,6 +78,7 @@ void EngineCore::Count(const protocol::EngineOutputs& outputs) {
 }
 
 protocol::EngineOutputs EngineCore::TakePendingOutputs() {
+  ++stats_seq_;
   protocol::EngineOutputs outputs;
   outputs.outputs.swap(pending_outputs_);
   Count(outputs);
@@ -110,6 +112,7 @@ protocol::EngineStats EngineCore::Stats() const {
   stats.num_requests_finished = num_requests_finished_;
   stats.num_generation_tokens = num_generation_tokens_;
   stats.dp_rank = dp_rank_;
+  stats.seq = stats_seq_;
   stats.num_waves = num_waves_;
   stats.num_dummy_steps = num_dummy_steps_;
   stats.lockstep = lockstep_;

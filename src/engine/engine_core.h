@@ -73,6 +73,7 @@ class EngineCore {
   bool lockstep_ = false;
   int64_t num_waves_ = 0;
   int64_t num_dummy_steps_ = 0;
+  int64_t stats_seq_ = 0;  // EngineStats::seq: batches of outputs built so far
   protocol::EngineStats spec_logged_;  // the stats of the last SpecDecoding log line
   double spec_log_due_s_ = 0;          // MonotonicSeconds() of the next one at the earliest
   std::vector<int64_t> num_received_by_client_;

@@ -17,8 +17,14 @@ KvCacheManager::KvCacheManager(int32_t num_blocks, int32_t block_size, int32_t m
 
 ComputedBlocks KvCacheManager::GetComputedBlocks(Request& request) {
   ComputedBlocks computed;
-  if (!enable_prefix_caching_ || request.num_tokens() == 0) return computed;
-  AppendFullBlockHashes(request.all_token_ids(), block_size_, &request.block_hashes());
+  // prompt_logprobs needs every prompt position computed: no cache hits (vLLM skips reading
+  // the prefix cache for such requests; their blocks are still cached for others).
+  if (!enable_prefix_caching_ || request.num_tokens() == 0 ||
+      request.sampling().prompt_logprobs >= 0) {
+    return computed;
+  }
+  AppendFullBlockHashes(request.all_token_ids(), block_size_, &request.block_hashes(),
+                        request.root_block_hash());
   const size_t max_hit_blocks = static_cast<size_t>((request.num_tokens() - 1) / block_size_);
   const std::vector<BlockHash>& hashes = request.block_hashes();
   for (size_t i = 0; i < std::min(max_hit_blocks, hashes.size()); ++i) {
@@ -31,6 +37,7 @@ ComputedBlocks KvCacheManager::GetComputedBlocks(Request& request) {
 }
 
 void KvCacheManager::RecordPrefixCacheQuery(int32_t num_query_tokens, int32_t num_hit_tokens) {
+  if (!enable_prefix_caching_) return;
   prefix_cache_stats_.num_query_tokens += num_query_tokens;
   prefix_cache_stats_.num_hit_tokens += num_hit_tokens;
 }
@@ -75,7 +82,8 @@ void KvCacheManager::CacheComputedBlocks(Request& request) {
   auto it = request_blocks_.find(request.request_id());
   if (it == request_blocks_.end()) return;
   RequestBlocks& blocks = it->second;
-  AppendFullBlockHashes(request.all_token_ids(), block_size_, &request.block_hashes());
+  AppendFullBlockHashes(request.all_token_ids(), block_size_, &request.block_hashes(),
+                        request.root_block_hash());
   const int32_t num_full_blocks = std::min(
       {request.num_computed_tokens / block_size_, static_cast<int32_t>(blocks.block_ids.size()),
        static_cast<int32_t>(request.block_hashes().size())});

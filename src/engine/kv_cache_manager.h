@@ -45,7 +45,8 @@ class KvCacheManager {
   // Reference: vLLM KVCacheManager.get_computed_blocks.
   ComputedBlocks GetComputedBlocks(Request& request);
 
-  // Counts one admission's lookup in the prefix-cache stats.
+  // Counts one admission's lookup in the prefix-cache stats; nothing when caching is off (as
+  // vLLM, whose prefix_cache_queries then stay 0).
   void RecordPrefixCacheQuery(int32_t num_query_tokens, int32_t num_hit_tokens);
 
   // Makes `request`'s block table cover request.num_computed_tokens +

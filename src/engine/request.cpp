@@ -22,7 +22,8 @@ Request::Request(protocol::EngineRequest request)
       eos_token_ids_(std::move(request.eos_token_ids)),
       arrival_time_s_(request.arrival_time_s),
       num_prompt_tokens_(static_cast<int32_t>(request.prompt_token_ids.size())),
-      all_token_ids_(std::move(request.prompt_token_ids)) {
+      all_token_ids_(std::move(request.prompt_token_ids)),
+      root_block_hash_(RootBlockHash(request.cache_salt)) {
   all_token_ids_.reserve(all_token_ids_.size() + std::max(sampling_.max_tokens, 0));
 }
 

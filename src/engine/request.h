@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/block_hash.h"
+#include "protocol/engine_output.h"
 #include "protocol/engine_request.h"
 #include "protocol/sampling_params.h"
 
@@ -47,12 +48,22 @@ class Request {
   // Chained hashes of the full blocks of all_token_ids() computed so far (see block_hash.h);
   // extended lazily by the KvCacheManager.
   std::vector<BlockHash>& block_hashes() { return block_hashes_; }
+  // prompt_logprobs: the logprobs of prompt tokens 1..P-1 gathered so far, in order; sent with
+  // the first output.
+  std::vector<protocol::PositionLogprobs> prompt_logprobs;
+
+  // The first block's parent hash: RootBlockHash(cache_salt).
+  BlockHash root_block_hash() const { return root_block_hash_; }
 
   RequestStatus status = RequestStatus::kWaiting;
   // Tokens whose KV is in this request's blocks (cache hits + computed by steps).
   int32_t num_computed_tokens = 0;
   // Prompt tokens served by the prefix cache at first scheduling; -1 until then.
   int32_t num_cached_tokens = -1;
+  // MonotonicSeconds() when the scheduler queued it, and when it first scheduled it (0 until
+  // then; a resumption after preemption leaves it): its first EngineOutput carries both.
+  double queued_time_s = 0;
+  double scheduled_time_s = 0;
   // The stop_token_ids entry that finished it; -1 otherwise (EOS leaves it -1, like vLLM).
   int32_t stop_token_id = -1;
   // False until the first EngineOutput (which carries num_cached_tokens) is emitted.
@@ -70,6 +81,7 @@ class Request {
   std::vector<int32_t> all_token_ids_;
   std::vector<int32_t> output_token_ids_;
   std::vector<BlockHash> block_hashes_;
+  BlockHash root_block_hash_ = kRootBlockHash;
 };
 
 }  // namespace tandem::engine

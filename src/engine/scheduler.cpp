@@ -1,9 +1,11 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "core/check.h"
+#include "core/clock.h"
 #include "engine/stop_checker.h"
 
 namespace tandem::engine {
@@ -68,6 +70,7 @@ Status Scheduler::AddRequest(protocol::EngineRequest request) {
   TANDEM_RETURN_IF_ERROR(ValidateRequest(request, config_.max_model_len));
   auto owned = std::make_unique<Request>(std::move(request));
   Request* raw = owned.get();
+  raw->queued_time_s = MonotonicSeconds();
   requests_.emplace(raw->request_id(), std::move(owned));
   waiting_.push_back(raw);
   held_tokens_ += HeldTokens(*raw);
@@ -164,6 +167,7 @@ void Scheduler::ScheduleWaiting(int32_t* token_budget, std::vector<ScheduledRequ
     running_.push_back(request);
     if (request->num_cached_tokens < 0) {  // first admission, not a resumption
       request->num_cached_tokens = computed.num_computed_tokens;
+      request->scheduled_time_s = MonotonicSeconds();
       kv_cache_manager_.RecordPrefixCacheQuery(request->num_tokens(),
                                                computed.num_computed_tokens);
     }
@@ -230,6 +234,7 @@ std::vector<EngineOutput> Scheduler::UpdateFromOutput(const protocol::StepPlan& 
       << " requests and " << result.sampled_token_ids.size() << " token lists; expected "
       << num_scheduled;
   std::vector<EngineOutput> outputs;
+  int64_t num_iteration_tokens = 0;  // vLLM's: tokens given + prompts of first tokens
   for (size_t i = 0; i < num_scheduled; ++i) {
     const std::string& id = plan.scheduled_request_ids[i];
     TANDEM_CHECK(result.request_ids[i] == id) << "step " << plan.step_id << ": result entry " << i
@@ -239,9 +244,16 @@ std::vector<EngineOutput> Scheduler::UpdateFromOutput(const protocol::StepPlan& 
     if (request == nullptr || request->status != RequestStatus::kRunning) continue;
     FinishReason reason = FinishReason::kNone;
     const auto* logprobs = i < result.logprobs.size() ? &result.logprobs[i] : nullptr;
+    const bool first_tokens = request->num_output_tokens() == 0;
+    if (i < result.prompt_logprobs.size()) {
+      GatherPromptLogprobs(request, result.prompt_logprobs[i]);
+    }
     EngineOutput output = ApplyTokens(request, plan.num_scheduled_tokens[i], plan.SpecTokens(i),
                                       result.sampled_token_ids[i], logprobs, &reason);
     if (output.new_token_ids.empty()) continue;
+    if (first_tokens) output.prompt_logprobs = std::move(request->prompt_logprobs);
+    num_iteration_tokens += static_cast<int64_t>(output.new_token_ids.size()) +
+                            (first_tokens ? request->num_prompt_tokens() : 0);
     if (reason != FinishReason::kNone) {
       Finish(request, request->status);
     } else if (i < result.draft_token_ids.size()) {
@@ -249,7 +261,31 @@ std::vector<EngineOutput> Scheduler::UpdateFromOutput(const protocol::StepPlan& 
     }
     outputs.push_back(std::move(output));
   }
+  if (!outputs.empty()) ObserveIterationTokens(num_iteration_tokens);
   return outputs;
+}
+
+void Scheduler::GatherPromptLogprobs(
+    Request* request, const std::vector<protocol::PositionLogprobs>& step_logprobs) {
+  // Entry r scores prompt token num_computed_tokens + r + 1. A request recomputed after
+  // preemption scores positions again: only the next ones not yet held are kept.
+  for (size_t r = 0; r < step_logprobs.size(); ++r) {
+    const size_t position = static_cast<size_t>(request->num_computed_tokens) + r;
+    if (position == request->prompt_logprobs.size()) {
+      request->prompt_logprobs.push_back(step_logprobs[r]);
+    }
+  }
+}
+
+void Scheduler::ObserveIterationTokens(int64_t num_tokens) {
+  if (iteration_tokens_buckets_.empty()) {
+    iteration_tokens_buckets_.assign(protocol::kNumIterationTokensBuckets + 1, 0);
+  }
+  const auto* bounds = std::begin(protocol::kIterationTokensBuckets);
+  const auto* bound = std::lower_bound(bounds, std::end(protocol::kIterationTokensBuckets),
+                                       num_tokens);  // first bound >= num_tokens: its bucket
+  ++iteration_tokens_buckets_[static_cast<size_t>(bound - bounds)];
+  iteration_tokens_sum_ += num_tokens;
 }
 
 EngineOutput Scheduler::ApplyTokens(Request* request, int32_t num_scheduled,
@@ -341,8 +377,11 @@ EngineOutput Scheduler::MakeOutput(Request& request, FinishReason reason) {
   output.request_id = request.request_id();
   output.finish_reason = static_cast<uint8_t>(reason);
   output.stop_token_id = reason == FinishReason::kStop ? request.stop_token_id : -1;
+  output.timestamp_s = MonotonicSeconds();
   if (!request.first_output_sent) {
     output.num_cached_tokens = std::max(request.num_cached_tokens, 0);
+    output.queued_time_s = request.queued_time_s;
+    output.scheduled_time_s = request.scheduled_time_s;
     request.first_output_sent = true;
   }
   return output;
@@ -375,6 +414,8 @@ protocol::EngineStats Scheduler::MakeStats() const {
   stats.spec_num_draft_tokens = spec_num_draft_tokens_;
   stats.spec_num_accepted_tokens = spec_num_accepted_tokens_;
   stats.spec_num_accepted_per_pos = spec_num_accepted_per_pos_;
+  stats.iteration_tokens_buckets = iteration_tokens_buckets_;
+  stats.iteration_tokens_sum = iteration_tokens_sum_;
   return stats;
 }
 

@@ -56,7 +56,8 @@ class Scheduler {
 
   // Applies `result` of `plan`: advances num_computed_tokens by the scheduled tokens, publishes
   // newly full blocks in the prefix cache, appends sampled tokens (-1 = none), checks stops and
-  // frees finished requests. Returns one output per request that got a token.
+  // frees finished requests. Returns one output per request that got a token; a step that gave
+  // any is counted in EngineStats' iteration-tokens histogram.
   // TANDEM_CHECK: `result` must list the plan's requests in plan order.
   std::vector<protocol::EngineOutput> UpdateFromOutput(const protocol::StepPlan& plan,
                                                        const protocol::StepResult& result);
@@ -114,6 +115,12 @@ class Scheduler {
                                      const std::vector<protocol::PositionLogprobs>* logprobs,
                                      protocol::FinishReason* reason);
   void CountSpeculation(int32_t num_drafts, int32_t num_accepted);
+  // Counts one step's tokens in the iteration-tokens histogram (EngineStats).
+  void ObserveIterationTokens(int64_t num_tokens);
+  // Appends a step's prompt logprobs (StepResult::prompt_logprobs[i]) to the request's, before
+  // its num_computed_tokens moves past them.
+  void GatherPromptLogprobs(Request* request,
+                            const std::vector<protocol::PositionLogprobs>& step_logprobs);
 
   SchedulerConfig config_;
   KvCacheManager kv_cache_manager_;
@@ -129,6 +136,9 @@ class Scheduler {
   int64_t spec_num_draft_tokens_ = 0;
   int64_t spec_num_accepted_tokens_ = 0;
   std::vector<int64_t> spec_num_accepted_per_pos_;
+  // Iteration-tokens histogram (EngineStats::iteration_tokens_*).
+  std::vector<int64_t> iteration_tokens_buckets_;
+  int64_t iteration_tokens_sum_ = 0;
 };
 
 }  // namespace tandem::engine

@@ -20,8 +20,10 @@ struct EngineRequest {
   double arrival_time_s = 0;             // API server's monotonic clock, for queue metrics
   int32_t client_index = 0;              // which API server gets the outputs
   int32_t data_parallel_rank = -1;       // pin to this DP rank (X-data-parallel-rank); -1 = any
+  std::string cache_salt;                // vLLM cache_salt: only requests with the same salt
+                                         // share prefix-cache blocks; "" = the common pool
   MSGPACK_DEFINE(request_id, prompt_token_ids, sampling, eos_token_ids, arrival_time_s,
-                 client_index, data_parallel_rank)
+                 client_index, data_parallel_rank, cache_salt)
 };
 
 // Ends requests early (client gone, stop string matched): frees their blocks.

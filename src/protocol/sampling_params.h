@@ -29,6 +29,15 @@ struct SamplingParams {
   // before penalties and temperature, greedy included (vLLM LogitBiasLogitsProcessor).
   std::vector<int32_t> logit_bias_ids;
   std::vector<float> logit_bias_values;  // parallel to logit_bias_ids
+  // vLLM prompt_logprobs: -1 = none; k >= 0: each prompt token's logprob (from the position
+  // before it) + the top-k there. Such a request skips prefix-cache hits (every prompt position
+  // must be computed), as vLLM does.
+  int32_t prompt_logprobs = -1;
+  // vLLM allowed_token_ids: only these ids may be sampled (empty = all).
+  std::vector<int32_t> allowed_token_ids;
+  // vLLM bad_words, tokenized: a sequence's last id is banned when the output ends with the
+  // rest of it (a one-id sequence is always banned). NoBadWordsLogitsProcessor.
+  std::vector<std::vector<int32_t>> bad_words_token_ids;
   // Structured outputs: llama.cpp GBNF text that the generated text must stay a prefix of (the
   // API server compiles response_format, structured_outputs, guided_* and a forced tool_choice
   // into it; docs/design/structured-outputs.md); "" = unconstrained.
@@ -39,7 +48,8 @@ struct SamplingParams {
   MSGPACK_DEFINE(temperature, top_p, top_k, min_p, presence_penalty, frequency_penalty,
                  repetition_penalty, has_seed, seed, max_tokens, min_tokens, stop_token_ids,
                  ignore_eos, logprobs, logit_bias_ids, logit_bias_values, structured_grammar,
-                 structured_after_token_id)
+                 structured_after_token_id, allowed_token_ids, bad_words_token_ids,
+                 prompt_logprobs)
 };
 
 }  // namespace tandem::protocol

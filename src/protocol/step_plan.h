@@ -69,7 +69,12 @@ struct StepResult {
   std::vector<std::vector<PositionLogprobs>> logprobs;
   // [num_scheduled][0..k] drafts proposed for each request's next step (empty = none).
   std::vector<std::vector<int32_t>> draft_token_ids;
-  MSGPACK_DEFINE(step_id, request_ids, sampled_token_ids, logprobs, draft_token_ids)
+  // [num_scheduled][...] prompt_logprobs requests: the logprobs of the prompt tokens whose
+  // preceding position was computed this step, in order (a chunk of prompt positions 1..P-1);
+  // empty for the others, or the whole array when no request asked.
+  std::vector<std::vector<PositionLogprobs>> prompt_logprobs;
+  MSGPACK_DEFINE(step_id, request_ids, sampled_token_ids, logprobs, draft_token_ids,
+                 prompt_logprobs)
 };
 
 // Engine → TP workers once, before the first plan: the KV pool size rank 0 decided.

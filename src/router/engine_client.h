@@ -2,6 +2,7 @@
 // interface; MpEngineClient (ZeroMQ to engine processes) implements it.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -19,11 +20,14 @@ class EngineClient {
  public:
   virtual ~EngineClient() = default;
 
-  // Queues `request` on an engine (request.data_parallel_rank >= 0 pins the rank).
+  // Queues `request` on an engine (request.data_parallel_rank >= 0 pins the rank). When
+  // `dp_rank` is not null, the rank chosen is stored there before any output can reach
+  // `on_output` (the `engine` label of the request's metrics).
   // Errors: kUnavailable when no engine (or not the pinned one) is serving;
   // kInvalidArgument for a pinned rank out of range.
   // Thread-safe.
-  virtual Status AddRequest(protocol::EngineRequest request, OutputCallback on_output) = 0;
+  virtual Status AddRequest(protocol::EngineRequest request, OutputCallback on_output,
+                            int32_t* dp_rank = nullptr) = 0;
 
   // Ends a request early (client disconnected, stop string hit). Its callback gets no more
   // outputs after this returns. Unknown ids are ignored. Thread-safe.

@@ -84,7 +84,8 @@ Result<int32_t> MpEngineClient::ChooseRank(int32_t pinned) {
   return rank;
 }
 
-Status MpEngineClient::AddRequest(protocol::EngineRequest request, OutputCallback on_output) {
+Status MpEngineClient::AddRequest(protocol::EngineRequest request, OutputCallback on_output,
+                                  int32_t* dp_rank) {
   request.client_index = options_.client_index;
   const std::string frame = protocol::Encode(MessageType::kAddRequest, request);
   // Sends go out in the order their sequence numbers are taken (both under send_mu_), so the
@@ -99,6 +100,8 @@ Status MpEngineClient::AddRequest(protocol::EngineRequest request, OutputCallbac
     auto chosen = ChooseRank(request.data_parallel_rank);
     if (!chosen.ok()) return chosen.status();
     rank = *chosen;
+    // Under mu_, which the receive thread takes before it calls on_output.
+    if (dp_rank != nullptr) *dp_rank = rank;
     callbacks_[request.request_id] = std::move(on_output);
     rank_of_request_[request.request_id] = rank;
     Rank& r = ranks_[rank];
@@ -283,7 +286,8 @@ void MpEngineClient::HandleOutputs(const std::string& frame) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     Rank& r = ranks_[rank];
-    r.stats = outputs.stats;
+    // A heartbeat sent before the last outputs may arrive after them: keep the newest stats.
+    if (outputs.stats.seq >= r.stats.seq) r.stats = outputs.stats;
     r.last_heard_s = MonotonicSeconds();
     if (*type == MessageType::kReady && options_.snapshot_endpoint.empty()) r.ready = true;
     for (const EngineOutput& out : outputs.outputs) {

@@ -45,7 +45,8 @@ class MpEngineClient : public EngineClient {
   // Errors: kUnavailable naming the endpoint.
   Status Start();
 
-  Status AddRequest(protocol::EngineRequest request, OutputCallback on_output) override;
+  Status AddRequest(protocol::EngineRequest request, OutputCallback on_output,
+                    int32_t* dp_rank = nullptr) override;
   void AbortRequest(const std::string& request_id) override;
   bool IsReady() const override;
   std::string NotReadyReason() const override;

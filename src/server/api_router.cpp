@@ -6,12 +6,15 @@
 #include <random>
 
 #include "core/logging.h"
+#include "server/anthropic/messages.h"
+#include "server/anthropic/messages_response.h"
 #include "server/cors.h"
 #include "server/errors.h"
 #include "server/json_dump.h"
 #include "server/openai/chat_completions.h"
 #include "server/openai/completions.h"
 #include "server/openai/models.h"
+#include "server/openai/responses.h"
 #include "server/openai/tokenize.h"
 #include "ui/assets.h"
 
@@ -20,6 +23,13 @@ namespace tandem::server {
 using openai::SendError;
 
 namespace {
+
+// An error the router itself answers, in the shape the path's clients read: Anthropic's under
+// /v1/messages, else OpenAI's.
+void SendRouteError(const std::string& path, ResponseSink& sink, const ApiError& error) {
+  if (anthropic::IsMessagesPath(path)) return anthropic::SendError(sink, error);
+  SendError(sink, error);
+}
 
 // 32 random hex digits (a UUID4's worth of randomness, as vLLM's uuid4().hex).
 std::string RandomHexId() {
@@ -41,6 +51,27 @@ ApiRouter::ApiRouter(const ServerContext& context, PreprocessPool* pool)
       [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
         openai::HandleChatCompletions(ctx, r, std::move(s));
       }, kOffload);
+  Add("POST", "/v1/messages", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
+    anthropic::HandleMessages(ctx, r, std::move(s));
+  }, kOffload);
+  Add("POST", "/v1/messages/count_tokens",
+      [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
+        anthropic::HandleCountTokens(ctx, r, std::move(s));
+      }, kOffload);
+  // The Responses API; its store lives as long as the routes (response_store.h).
+  auto responses = std::make_shared<openai::ResponseStore>();
+  Add("POST", "/v1/responses",
+      [&ctx, responses](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
+        openai::HandleCreateResponse(ctx, responses.get(), r, std::move(s));
+      }, kOffload);
+  Add("GET", "/v1/responses/{id}",
+      [responses](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
+        openai::HandleGetResponse(responses.get(), r, std::move(s));
+      });
+  Add("DELETE", "/v1/responses/{id}",
+      [responses](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
+        openai::HandleDeleteResponse(responses.get(), r, std::move(s));
+      });
   Add("GET", "/v1/models", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
     openai::HandleModels(ctx, r, std::move(s));
   });
@@ -73,7 +104,8 @@ ApiRouter::ApiRouter(const ServerContext& context, PreprocessPool* pool)
       alive.push_back(ctx.engine->RankAlive(r));
     }
     s->SendResponse(200, "text/plain; version=0.0.4; charset=utf-8",
-                    ctx.metrics->Render(ctx.config.default_model_name(), stats, alive));
+                    ctx.metrics->Render(ctx.config.default_model_name(),
+                                        ctx.config.max_model_len, stats, alive));
   });
 }
 
@@ -96,9 +128,14 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
     std::string id(request.Header("x-request-id"));
     sink->AddResponseHeader("X-Request-Id", id.empty() ? RandomHexId() : std::move(id));
   }
-  const auto route = routes_.find(request.path);
+  auto route = routes_.find(request.path);
+  if (const size_t slash = request.path.rfind('/');
+      route == routes_.end() && slash != std::string::npos && slash + 1 < request.path.size()) {
+    route = routes_.find(request.path.substr(0, slash + 1) + "{id}");  // /v1/responses/{id}
+  }
   if (context_.config.enable_server_load_tracking && route != routes_.end() &&
-      (request.path == "/v1/completions" || request.path == "/v1/chat/completions")) {
+      (request.path == "/v1/completions" || request.path == "/v1/chat/completions" ||
+       request.path == "/v1/messages" || request.path == "/v1/responses")) {
     sink = std::make_shared<LoadTrackingSink>(std::move(sink), load_);
   }
   if (route == routes_.end()) {
@@ -114,14 +151,18 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
         ui_->Serve(request, *sink, /*fallback_to_index=*/false)) {
       return;
     }
-    return SendError(*sink, {NotFound(fmt::format("no route for {} {}", request.method,
-                                                  request.path)), ""});
+    return SendRouteError(request.path, *sink,
+                          {NotFound(fmt::format("no route for {} {}", request.method,
+                                                request.path)), ""});
   }
-  // vLLM checks the key on every /v1 path, before method dispatch.
-  if (request.path.rfind("/v1", 0) == 0 && !auth_.Check(request.authorization())) {
-    return SendError(*sink, {Status(StatusCode::kUnauthenticated,
-                                    "missing or invalid API key; send 'Authorization: Bearer "
-                                    "<key>'"), ""});
+  // vLLM checks the key on every /v1 path, before method dispatch. Anthropic's clients send
+  // it as x-api-key.
+  if (request.path.rfind("/v1", 0) == 0 && !auth_.Check(request.authorization()) &&
+      !auth_.CheckKey(request.Header("x-api-key"))) {
+    return SendRouteError(request.path, *sink,
+                          {Status(StatusCode::kUnauthenticated,
+                                  "missing or invalid API key; send 'Authorization: Bearer <key>' "
+                                  "or 'x-api-key: <key>'"), ""});
   }
   const auto method = route->second.find(request.method);
   if (method == route->second.end()) {
@@ -129,7 +170,7 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
     for (const auto& [name, unused] : route->second) {
       allowed += (allowed.empty() ? "" : ", ") + name;
     }
-    return SendError(*sink, {Status(StatusCode::kMethodNotAllowed,
+    return SendRouteError(request.path, *sink, {Status(StatusCode::kMethodNotAllowed,
                                     fmt::format("method {} is not allowed on {}; allowed: {}",
                                                 request.method, request.path, allowed)), ""});
   }
@@ -142,9 +183,9 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
         Run(*handler, request, sink);
       });
   if (!queued && pool_->cancelled()) {
-    SendError(*sink, {Unavailable("the server is shutting down"), ""});
+    SendRouteError(request.path, *sink, {Unavailable("the server is shutting down"), ""});
   } else if (!queued) {
-    SendError(*sink, {Status(StatusCode::kResourceExhausted,
+    SendRouteError(request.path, *sink, {Status(StatusCode::kResourceExhausted,
                              fmt::format("the server is overloaded: {} requests already wait to be "
                                          "preprocessed; retry later",
                                          context_.config.max_queued_preprocess)),
@@ -160,10 +201,13 @@ void ApiRouter::Run(const Handler& handler, const HttpRequest& request,
   try {
     handler(request, sink);
   } catch (const nlohmann::json::exception& e) {
-    SendError(*sink, {InvalidArgument(fmt::format("cannot handle this request body: {}", e.what())), ""});
+    SendRouteError(request.path, *sink,
+                   {InvalidArgument(fmt::format("cannot handle this request body: {}", e.what())),
+                    ""});
   } catch (const std::exception& e) {
-    SendError(*sink, {Internal(fmt::format("internal error handling {} {}: {}", request.method,
-                                           request.path, e.what())), ""});
+    SendRouteError(request.path, *sink,
+                   {Internal(fmt::format("internal error handling {} {}: {}", request.method,
+                                         request.path, e.what())), ""});
   }
 }
 

@@ -1,5 +1,7 @@
 // ApiRouter: maps (method, path) to a handler, after the API-key check for /v1/*.
 // Unknown path → 404, known path with another method → 405 (both in the OpenAI error shape).
+// A path with no route of its own matches the route "<its parent>/{id}" when there is one
+// (GET /v1/responses/resp_1 → "/v1/responses/{id}"); the handler reads the id from the path.
 // Also serves the small endpoints: /health and /ping (503 until the engine is ready, then 200
 // with an empty body), /version, /metrics.
 // The endpoints that parse a body (completions, chat, tokenize, detokenize) run on the

@@ -21,7 +21,12 @@ bool ApiKeyAuth::Check(std::string_view authorization_header) const {
   if (!enabled()) return true;
   constexpr std::string_view kBearer = "Bearer ";
   if (authorization_header.substr(0, kBearer.size()) != kBearer) return false;
-  const Digest presented = Sha256(authorization_header.substr(kBearer.size()));
+  return CheckKey(authorization_header.substr(kBearer.size()));
+}
+
+bool ApiKeyAuth::CheckKey(std::string_view key) const {
+  if (!enabled()) return true;
+  const Digest presented = Sha256(key);
   int matched = 0;
   for (const Digest& digest : key_digests_) {
     matched |= CRYPTO_memcmp(presented.data(), digest.data(), digest.size()) == 0 ? 1 : 0;

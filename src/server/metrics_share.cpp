@@ -7,18 +7,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 
 namespace tandem::server {
 
-struct MetricsShare::Slot {
+// A slot: this header, then num_engines EngineTotals.
+struct MetricsShare::SlotHeader {
   std::atomic<uint64_t> seq;  // odd while its owner writes
-  MetricsTotals totals;
+  uint64_t reserved;          // padding; the EngineTotals that follow stay aligned
 };
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "the seqlock lives in shared memory");
@@ -57,12 +60,32 @@ std::string MetricsShareName(long head_pid) {
   return "/tandem-metrics-" + std::to_string(head_pid);
 }
 
-MetricsShare::MetricsShare(std::string name, int num_slots, Slot* slots, bool owner)
-    : name_(std::move(name)), num_slots_(num_slots), slots_(slots), owner_(owner) {}
+MetricsShare::MetricsShare(std::string name, int num_slots, int num_engines, void* table,
+                           bool owner)
+    : name_(std::move(name)),
+      num_slots_(num_slots),
+      num_engines_(num_engines),
+      table_(static_cast<char*>(table)),
+      owner_(owner) {}
+
+size_t MetricsShare::SlotBytes(int num_engines) {
+  static_assert(std::is_trivially_copyable_v<EngineTotals>, "EngineTotals live in shared memory");
+  static_assert(sizeof(SlotHeader) % alignof(EngineTotals) == 0);
+  return sizeof(SlotHeader) + sizeof(EngineTotals) * static_cast<size_t>(num_engines);
+}
+
+MetricsShare::SlotHeader& MetricsShare::Header(int slot) const {
+  return *reinterpret_cast<SlotHeader*>(table_ + SlotBytes(num_engines_) * static_cast<size_t>(slot));
+}
+
+EngineTotals* MetricsShare::Engines(int slot) const {
+  return reinterpret_cast<EngineTotals*>(reinterpret_cast<char*>(&Header(slot)) +
+                                         sizeof(SlotHeader));
+}
 
 Result<std::unique_ptr<MetricsShare>> MetricsShare::Create(const std::string& name,
-                                                           int num_slots) {
-  const size_t bytes = sizeof(Slot) * static_cast<size_t>(num_slots);
+                                                           int num_slots, int num_engines) {
+  const size_t bytes = SlotBytes(num_engines) * static_cast<size_t>(num_slots);
   RemoveTablesOfDeadHeads();
   shm_unlink(name.c_str());  // a killed process of the same pid left it: stale
   const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
@@ -79,12 +102,12 @@ Result<std::unique_ptr<MetricsShare>> MetricsShare::Create(const std::string& na
     return mapped.status();
   }
   return std::unique_ptr<MetricsShare>(
-      new MetricsShare(name, num_slots, static_cast<Slot*>(*mapped), /*owner=*/true));
+      new MetricsShare(name, num_slots, num_engines, *mapped, /*owner=*/true));
 }
 
 Result<std::unique_ptr<MetricsShare>> MetricsShare::Open(const std::string& name,
-                                                         int num_slots) {
-  const size_t bytes = sizeof(Slot) * static_cast<size_t>(num_slots);
+                                                         int num_slots, int num_engines) {
+  const size_t bytes = SlotBytes(num_engines) * static_cast<size_t>(num_slots);
   const int fd = shm_open(name.c_str(), O_RDWR, 0);
   if (fd < 0) return Unavailable("metrics table " + name + ": " + std::strerror(errno));
   struct stat st {};
@@ -92,43 +115,58 @@ Result<std::unique_ptr<MetricsShare>> MetricsShare::Open(const std::string& name
     close(fd);
     return InvalidArgument("metrics table " + name + " has " + std::to_string(st.st_size) +
                            " bytes; expected " + std::to_string(bytes) + " (" +
-                           std::to_string(num_slots) + " API servers)");
+                           std::to_string(num_slots) + " API servers, " +
+                           std::to_string(num_engines) + " DP ranks)");
   }
   TANDEM_ASSIGN_OR_RETURN(void* mapped, Map(name, fd, bytes));
   return std::unique_ptr<MetricsShare>(
-      new MetricsShare(name, num_slots, static_cast<Slot*>(mapped), /*owner=*/false));
+      new MetricsShare(name, num_slots, num_engines, mapped, /*owner=*/false));
 }
 
 MetricsShare::~MetricsShare() {
-  munmap(slots_, sizeof(Slot) * static_cast<size_t>(num_slots_));
+  munmap(table_, SlotBytes(num_engines_) * static_cast<size_t>(num_slots_));
   if (owner_) shm_unlink(name_.c_str());
 }
 
 void MetricsShare::Store(int slot, const MetricsTotals& totals) {
   if (slot < 0 || slot >= num_slots_) return;
-  Slot& s = slots_[slot];
-  s.seq.fetch_add(1, std::memory_order_acq_rel);  // odd: writing
+  SlotHeader& header = Header(slot);
+  EngineTotals* engines = Engines(slot);
+  const size_t n = std::min(totals.engines.size(), static_cast<size_t>(num_engines_));
+  header.seq.fetch_add(1, std::memory_order_acq_rel);  // odd: writing
   std::atomic_thread_fence(std::memory_order_release);
-  std::memcpy(static_cast<void*>(&s.totals), &totals, sizeof(totals));
-  s.seq.fetch_add(1, std::memory_order_release);  // even: done
+  std::memcpy(static_cast<void*>(engines), totals.engines.data(), sizeof(EngineTotals) * n);
+  header.seq.fetch_add(1, std::memory_order_release);  // even: done
+}
+
+void MetricsShare::Store(int slot, int32_t dp_rank, const EngineTotals& totals) {
+  if (slot < 0 || slot >= num_slots_ || dp_rank < 0 || dp_rank >= num_engines_) return;
+  SlotHeader& header = Header(slot);
+  header.seq.fetch_add(1, std::memory_order_acq_rel);  // odd: writing
+  std::atomic_thread_fence(std::memory_order_release);
+  std::memcpy(static_cast<void*>(Engines(slot) + dp_rank), &totals, sizeof(EngineTotals));
+  header.seq.fetch_add(1, std::memory_order_release);  // even: done
 }
 
 MetricsTotals MetricsShare::Load(int slot) const {
-  const Slot& s = slots_[slot];
+  const SlotHeader& header = Header(slot);
+  const EngineTotals* engines = Engines(slot);
   MetricsTotals out;
+  out.engines.resize(static_cast<size_t>(num_engines_));
+  const size_t bytes = sizeof(EngineTotals) * out.engines.size();
   // The writer holds a slot for well under a microsecond; a dead writer leaves it odd, so
   // give up after a while with what was read last (a stale total beats a hung scrape).
   for (int attempt = 0; attempt < 10000; ++attempt) {
-    const uint64_t before = s.seq.load(std::memory_order_acquire);
+    const uint64_t before = header.seq.load(std::memory_order_acquire);
     if (before % 2 == 1) {
       std::this_thread::yield();
       continue;
     }
-    std::memcpy(&out, static_cast<const void*>(&s.totals), sizeof(out));
+    std::memcpy(static_cast<void*>(out.engines.data()), engines, bytes);
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (s.seq.load(std::memory_order_relaxed) == before) return out;
+    if (header.seq.load(std::memory_order_relaxed) == before) return out;
   }
-  std::memcpy(&out, static_cast<const void*>(&s.totals), sizeof(out));
+  std::memcpy(static_cast<void*>(out.engines.data()), engines, bytes);
   return out;
 }
 

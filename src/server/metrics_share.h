@@ -21,29 +21,41 @@ std::string MetricsShareName(long head_pid);
 
 class MetricsShare {
  public:
-  // Creates the table `name` (MetricsShareName) with `num_slots` zeroed slots, replacing a
-  // table of that name left by a killed process (the name holds the creator's pid); the creator
-  // removes the name again on destruction. Errors: kUnavailable naming the table and errno.
-  static Result<std::unique_ptr<MetricsShare>> Create(const std::string& name, int num_slots);
+  // Creates the table `name` (MetricsShareName) with `num_slots` zeroed slots of
+  // `num_engines` EngineTotals each (one per DP rank), replacing a table of that name left by a
+  // killed process (the name holds the creator's pid); the creator removes the name again on
+  // destruction. Errors: kUnavailable naming the table and errno.
+  static Result<std::unique_ptr<MetricsShare>> Create(const std::string& name, int num_slots,
+                                                      int num_engines);
   // Opens a table another process created. Errors: kUnavailable when it does not exist, or
-  // kInvalidArgument when its size is not `num_slots` slots (a different build or K).
-  static Result<std::unique_ptr<MetricsShare>> Open(const std::string& name, int num_slots);
+  // kInvalidArgument when its size is not `num_slots` slots of `num_engines` (a different
+  // build, K or DP size).
+  static Result<std::unique_ptr<MetricsShare>> Open(const std::string& name, int num_slots,
+                                                    int num_engines);
   ~MetricsShare();
 
-  // Publishes this process's totals into `slot` (0 ≤ slot < num_slots; ours alone).
+  // Publishes this process's totals into `slot` (0 ≤ slot < num_slots; ours alone); ranks at
+  // or beyond num_engines are left out.
   void Store(int slot, const MetricsTotals& totals);
-  // Σ of every slot but `slot`.
+  // Publishes only the totals of rank `dp_rank` (ignored at or beyond num_engines).
+  void Store(int slot, int32_t dp_rank, const EngineTotals& totals);
+  // Σ of every slot but `slot`: num_engines EngineTotals.
   MetricsTotals SumOfOthers(int slot) const;
   int num_slots() const { return num_slots_; }
+  int num_engines() const { return num_engines_; }
 
  private:
-  struct Slot;
-  MetricsShare(std::string name, int num_slots, Slot* slots, bool owner);
+  struct SlotHeader;
+  MetricsShare(std::string name, int num_slots, int num_engines, void* table, bool owner);
+  static size_t SlotBytes(int num_engines);
+  SlotHeader& Header(int slot) const;
+  EngineTotals* Engines(int slot) const;
   MetricsTotals Load(int slot) const;
 
   std::string name_;
   int num_slots_;
-  Slot* slots_;
+  int num_engines_;
+  char* table_;  // num_slots_ × SlotBytes(num_engines_)
   bool owner_;
 };
 

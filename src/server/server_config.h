@@ -27,6 +27,10 @@ struct ServerConfig {
   std::string root_path;                          // --root-path: stripped from request paths
   bool enable_server_load_tracking = false;       // --enable-server-load-tracking: GET /load counts
   bool enable_request_id_headers = false;         // --enable-request-id-headers: X-Request-Id echo
+  bool enable_log_requests = false;               // --enable-log-requests: log each request
+  int32_t max_log_len = -1;                       // --max-log-len: prompt chars/ids logged; -1 = all
+  bool enable_prompt_tokens_details = false;      // --enable-prompt-tokens-details: usage shows
+                                                  // prompt_tokens_details.cached_tokens
   CorsPolicy cors;                                // --allowed-origins/-methods/-headers, --allow-credentials
   std::set<std::string> disable_access_log_for_endpoints;  // paths never access-logged
   int32_t max_model_len = 2048;                   // --max-model-len: prompt + output tokens
@@ -36,6 +40,7 @@ struct ServerConfig {
   std::string reasoning_parser;                   // --reasoning-parser: "" | "qwen3"
   std::string reasoning_field = "both";           // --reasoning-field: both | reasoning | reasoning_content
   bool enable_auto_tool_choice = false;           // --enable-auto-tool-choice
+  bool trust_request_chat_template = false;       // --trust-request-chat-template
   std::string tool_call_parser;                   // --tool-call-parser: "" | hermes | qwen3_coder
   // --default-chat-template-kwargs: an object; each request's chat_template_kwargs override it.
   nlohmann::ordered_json default_chat_template_kwargs = nlohmann::ordered_json::object();

@@ -1,5 +1,7 @@
 #include "worker/input_builder.h"
 
+#include <algorithm>
+
 #include "core/check.h"
 
 namespace tandem::worker {
@@ -28,6 +30,7 @@ StepInputs InputBuilder::Build(const protocol::StepPlan& plan, RequestTable& req
     AppendRequest(state, drafts, num_scheduled, ctx);
     inputs.requests.push_back(&state);
     inputs.drafts.push_back(&drafts);
+    AppendPromptLogprobRows(state, num_scheduled, &inputs);
     const bool samples =
         state.num_computed_tokens + num_scheduled == state.num_tokens() + num_drafts;
     if (samples) {
@@ -40,6 +43,27 @@ StepInputs InputBuilder::Build(const protocol::StepPlan& plan, RequestTable& req
     }
   }
   return inputs;
+}
+
+void InputBuilder::AppendPromptLogprobRows(const RequestState& state, int32_t num_scheduled,
+                                           StepInputs* inputs) const {
+  model::ForwardContext& ctx = inputs->ctx;
+  const int32_t begin = state.num_computed_tokens;
+  // Positions whose next token is a prompt token: [begin, min(end, P - 1)).
+  const int32_t end = std::min(begin + num_scheduled, state.num_prompt_tokens - 1);
+  if (state.sampling.prompt_logprobs < 0 || begin >= end) {
+    inputs->prompt_logprob_rows.push_back(-1);
+    inputs->num_prompt_logprob_rows.push_back(0);
+    inputs->prompt_logprob_first_position.push_back(-1);
+    return;
+  }
+  inputs->prompt_logprob_rows.push_back(static_cast<int32_t>(ctx.logits_indices.size()));
+  inputs->num_prompt_logprob_rows.push_back(end - begin);
+  inputs->prompt_logprob_first_position.push_back(begin);
+  const int32_t first_token = ctx.num_tokens() - num_scheduled;  // this request's first row
+  for (int32_t pos = begin; pos < end; ++pos) {
+    ctx.logits_indices.push_back(first_token + (pos - begin));
+  }
 }
 
 void InputBuilder::AppendRequest(const RequestState& state, const std::vector<int32_t>& drafts,

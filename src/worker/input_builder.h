@@ -27,6 +27,12 @@ struct StepInputs {
   std::vector<RequestState*> requests;
   std::vector<int32_t> logits_rows;
   std::vector<const std::vector<int32_t>*> drafts;  // parallel: the drafts verified (may be empty)
+  // Parallel: prompt_logprobs requests' rows for the prompt positions computed this step whose
+  // next token is a prompt token: the first row (-1 = none), their count, and the position of
+  // the first (its logits score the prompt token at position + 1).
+  std::vector<int32_t> prompt_logprob_rows;
+  std::vector<int32_t> num_prompt_logprob_rows;
+  std::vector<int32_t> prompt_logprob_first_position;
 };
 
 class InputBuilder {
@@ -44,6 +50,11 @@ class InputBuilder {
   // followed by `drafts`.
   void AppendRequest(const RequestState& state, const std::vector<int32_t>& drafts,
                      int32_t num_scheduled_tokens, model::ForwardContext& ctx) const;
+
+  // prompt_logprobs: a logits row per computed prompt position that precedes a prompt token
+  // (before the request's sampling rows), recorded in the three prompt_logprob_* arrays.
+  void AppendPromptLogprobRows(const RequestState& state, int32_t num_scheduled,
+                               StepInputs* inputs) const;
 
   int32_t block_size_;
 };

@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "core/logging.h"
+#include "worker/logprobs.h"
 #include "worker/plan_validator.h"
 
 namespace tandem::worker {
@@ -50,6 +51,7 @@ protocol::StepResult ModelRunner::Execute(const protocol::StepPlan& plan) {
   const std::vector<std::vector<SampledToken>> sampled = SampleTokens(inputs);
   CommitSpeculativeStates(inputs, sampled);
   protocol::StepResult result = AppendAndReport(plan, inputs, sampled);
+  AddPromptLogprobs(inputs, &result);
   if (num_mtp_drafts_ > 0 && inputs.ctx.num_tokens() > 0) ProposeMtp(inputs, sampled, &result);
   for (size_t i = 0; i < result.draft_token_ids.size(); ++i) {
     if (!result.draft_token_ids[i].empty()) {
@@ -282,6 +284,27 @@ std::vector<SampledToken> ModelRunner::SampleRequest(const StepInputs& inputs, s
     history.push_back(drafts[k]);
   }
   return emitted;
+}
+
+void ModelRunner::AddPromptLogprobs(const StepInputs& inputs, protocol::StepResult* result) {
+  const size_t vocab = static_cast<size_t>(sampler_.vocab_size());
+  std::vector<int32_t> scratch;
+  for (size_t i = 0; i < inputs.requests.size(); ++i) {
+    const int32_t first_row = inputs.prompt_logprob_rows[i];
+    if (first_row < 0) continue;
+    if (result->prompt_logprobs.empty()) result->prompt_logprobs.resize(inputs.requests.size());
+    const RequestState& state = *inputs.requests[i];
+    for (int32_t r = 0; r < inputs.num_prompt_logprob_rows[i]; ++r) {
+      const auto row = std::span<const float>(logits_).subspan((first_row + r) * vocab, vocab);
+      const int32_t target = state.token_ids[inputs.prompt_logprob_first_position[i] + r + 1];
+      protocol::PositionLogprobs lp =
+          ComputeRawLogprobs(row, target, state.sampling.prompt_logprobs, scratch);
+      const float target_logit = row[target];
+      lp.sampled_rank = 1 + static_cast<int32_t>(std::count_if(
+                                row.begin(), row.end(), [&](float v) { return v > target_logit; }));
+      result->prompt_logprobs[i].push_back(std::move(lp));
+    }
+  }
 }
 
 protocol::StepResult ModelRunner::AppendAndReport(

@@ -87,6 +87,9 @@ class ModelRunner {
   // accepted drafts (the forward kept one per verified position).
   void CommitSpeculativeStates(const StepInputs& inputs,
                                const std::vector<std::vector<SampledToken>>& sampled);
+  // prompt_logprobs requests: the logprobs of the prompt tokens scored this step (their rows'
+  // raw logits, with the prompt token's rank), into result->prompt_logprobs.
+  void AddPromptLogprobs(const StepInputs& inputs, protocol::StepResult* result);
   protocol::StepResult AppendAndReport(const protocol::StepPlan& plan, const StepInputs& inputs,
                                        const std::vector<std::vector<SampledToken>>& sampled);
 

@@ -61,8 +61,41 @@ void Sampler::Process(std::span<const float> logits, const SamplingRow& row) {
     const int32_t id = params.logit_bias_ids[i];
     if (id >= 0 && id < vocab_size_) processed_[id] += params.logit_bias_values[i];
   }
+  if (!params.allowed_token_ids.empty()) ApplyAllowedTokenIds(params.allowed_token_ids);
+  if (!params.bad_words_token_ids.empty()) {
+    ApplyBadWords(params.bad_words_token_ids, row.output_token_ids);
+  }
   if (HasPenalties(params)) {
     ApplyPenalties(params, row.prompt_token_ids, row.output_token_ids, processed_, scratch_);
+  }
+}
+
+void Sampler::ApplyAllowedTokenIds(std::span<const int32_t> allowed) {
+  // Keep the allowed logits aside, mask everything, put them back.
+  scratch_values_.clear();
+  for (int32_t id : allowed) {
+    scratch_values_.push_back(id >= 0 && id < vocab_size_
+                                  ? processed_[id]
+                                  : -std::numeric_limits<float>::infinity());
+  }
+  std::fill(processed_.begin(), processed_.end(), -std::numeric_limits<float>::infinity());
+  for (size_t i = 0; i < allowed.size(); ++i) {
+    if (allowed[i] >= 0 && allowed[i] < vocab_size_) processed_[allowed[i]] = scratch_values_[i];
+  }
+}
+
+void Sampler::ApplyBadWords(const std::vector<std::vector<int32_t>>& bad_words,
+                            std::span<const int32_t> output_token_ids) {
+  for (const std::vector<int32_t>& word : bad_words) {
+    if (word.empty()) continue;
+    const size_t prefix = word.size() - 1;
+    if (prefix > output_token_ids.size()) continue;
+    if (std::equal(word.begin(), word.end() - 1, output_token_ids.end() - prefix)) {
+      const int32_t banned = word.back();
+      if (banned >= 0 && banned < vocab_size_) {
+        processed_[banned] = -std::numeric_limits<float>::infinity();
+      }
+    }
   }
 }
 

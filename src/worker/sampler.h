@@ -3,7 +3,9 @@
 // Reference: vLLM V1 vllm/v1/sample/sampler.py (Sampler.forward / sample),
 // ops/penalties.py, ops/topk_topp_sampler.py, MinPLogitsProcessor. Per row, in order:
 //   1. logprobs (if requested) from the raw logits (logprobs.h);
-//   2. min_tokens masking, then repetition / frequency / presence penalties (penalties.h);
+//   2. structured-output mask (SamplingRow::allowed_tokens), min_tokens masking, logit_bias,
+//      allowed_token_ids, bad_words, then repetition / frequency / presence penalties
+//      (penalties.h);
 //   3. temperature < 1e-5: greedy argmax (lowest id on ties) — done;
 //   4. logits / temperature; min_p (drop p < min_p · p_max); top_k (keep logits >= the k-th
 //      largest, ties kept); top_p (drop the least likely tokens whose cumulative mass is
@@ -79,6 +81,11 @@ class Sampler {
  private:
   // Steps 1-2 into processed_.
   void Process(std::span<const float> logits, const SamplingRow& row);
+  // allowed_token_ids: every other id's logit becomes -inf.
+  void ApplyAllowedTokenIds(std::span<const int32_t> allowed);
+  // bad_words: -inf for each word's last id when the output ends with the rest of the word.
+  void ApplyBadWords(const std::vector<std::vector<int32_t>>& bad_words,
+                     std::span<const int32_t> output_token_ids);
   // The SampledToken of `token_id` with its logprobs (step 1) when requested.
   SampledToken Finish(std::span<const float> logits, const SamplingRow& row, int32_t token_id);
   // Step 4 on processed_: candidates_ and probs_; false when nothing is finite.
@@ -98,6 +105,7 @@ class Sampler {
   std::vector<double> probs_;       // [vocab_size] exp(logit/T - max)
   std::vector<int32_t> candidates_; // kept token ids
   std::vector<int32_t> scratch_;
+  std::vector<float> scratch_values_;
 };
 
 // argmax over logits [vocab_size]; the lowest id among equal maxima. NaNs are never chosen.

@@ -58,7 +58,8 @@ def test_seeded_sampling_same_alone_and_in_busy_batch():
 
 
 def test_prefix_caching_reports_cached_tokens():
-    with Server(STORIES_GGUF, "--block-size", "16") as srv:
+    # vLLM shows usage.prompt_tokens_details only with --enable-prompt-tokens-details.
+    with Server(STORIES_GGUF, "--block-size", "16", "--enable-prompt-tokens-details") as srv:
         prefix = "Once upon a time, there was a little girl named Lily. She loved to play outside"
         first = complete(srv, prefix + " in the park.")
         second = complete(srv, prefix + " in the park.")

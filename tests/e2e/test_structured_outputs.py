@@ -6,6 +6,7 @@ jsonschema, re, json). Refusals are 400s naming the field."""
 import json
 import os
 import re
+import subprocess
 
 import jsonschema
 
@@ -228,10 +229,22 @@ def test_bad_constraints_are_400s_naming_the_field_and_the_server_goes_on():
         check(status == 200, f"after the refusals: {status} {out}")
 
 
+def test_real_openai_client_parse_with_zod_and_required_tools():
+    here = os.path.dirname(os.path.abspath(__file__))
+    with Server(TINY_QWEN3, "--served-model-name", "tiny") as srv:
+        p = subprocess.run(["node", os.path.join(here, "node/structured_client.mjs")],
+                           cwd=os.path.join(here, "node"), capture_output=True, text=True,
+                           timeout=300, env={**os.environ, "MODEL": "tiny",
+                                             "BASE_URL": f"http://127.0.0.1:{srv.port}/v1"})
+        check(p.returncode == 0 and "parse-zod-ok" in p.stdout and "tool-required-ok" in p.stdout,
+              f"node client failed:\n{p.stdout}\n{p.stderr}")
+
+
 if __name__ == "__main__":
     run([test_json_schema_outputs_validate_for_twenty_schemas_at_two_temperatures,
          test_json_schema_outputs_validate_with_ngram_speculative_decoding,
          test_choice_regex_grammar_and_json_object_rows,
          test_json_object_answers_an_object,
          test_tool_choice_required_and_named_are_enforced,
-         test_bad_constraints_are_400s_naming_the_field_and_the_server_goes_on])
+         test_bad_constraints_are_400s_naming_the_field_and_the_server_goes_on,
+         test_real_openai_client_parse_with_zod_and_required_tools])

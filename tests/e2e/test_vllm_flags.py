@@ -3,6 +3,7 @@ comes up and does it), logged as having no effect here with the reason, or refus
 naming the flag. One server per row."""
 import json
 import os
+import re
 import subprocess
 import tempfile
 import threading
@@ -224,6 +225,46 @@ def test_cors_preflight_before_the_key_and_allowed_origins():
         check(status == 400 and b"Disallowed CORS method" in body, f"{status} {body}")
 
 
+def test_enable_log_requests_logs_each_request_and_max_log_len_cuts_its_prompt():
+    body = {"model": STORIES_GGUF, "prompt": "Lily and Ben went to the park", "max_tokens": 3,
+            "temperature": 0, "seed": 7}
+    with Server(STORIES_GGUF) as srv:
+        check(srv.post_json("/v1/completions", body)[0] == 200, "completion")
+        check("Received request" not in srv.full_log(), "logged without --enable-log-requests")
+    with Server(STORIES_GGUF, "--enable-log-requests", "--max-log-len", "5",
+                env={"TANDEM_LOG_LEVEL": "debug"}) as srv:
+        status, out = srv.post_json("/v1/completions", body)
+        check(status == 200, f"{status} {out}")
+        log = srv.full_log()
+        received = re.search(r"Received request (cmpl-\S+): params: SamplingParams\(n=1, "
+                             r"presence_penalty=0\.0, .*temperature=0\.0, .*seed=7, .*"
+                             r"max_tokens=3, .*\), lora_request: None\.", log)
+        check(received, f"no INFO line for the request:\n{srv.logs()}")
+        details = re.search(r"Request " + re.escape(received.group(1)) +
+                            r" details: prompt: '(.*)', prompt_token_ids: \[([0-9, ]*)\], "
+                            r"prompt_embeds shape: None\.", log)
+        check(details, f"no DEBUG line with the prompt:\n{srv.logs()}")
+        check(len(details.group(1)) <= 5 and len(details.group(2).split(", ")) == 5,
+              f"--max-log-len 5: {details.group(0)}")
+
+
+def test_prompt_tokens_details_only_with_the_flag():
+    body = {"model": STORIES_GGUF, "prompt": "Once upon a time", "max_tokens": 2}
+    with Server(STORIES_GGUF) as srv:
+        status, out = srv.post_json("/v1/completions", body)
+        check(status == 200 and out["usage"].get("prompt_tokens_details") is None,
+              f"vLLM leaves prompt_tokens_details null without the flag: {out}")
+    with Server(STORIES_GGUF, "--enable-prompt-tokens-details") as srv:
+        status, out = srv.post_json("/v1/completions", body)
+        check(status == 200 and out["usage"]["prompt_tokens_details"] == {"cached_tokens": 0},
+              f"{out}")
+        status, events, done = srv.stream("/v1/completions", dict(
+            body, stream=True, stream_options={"include_usage": True}))
+        usage = [e["usage"] for e in events if e.get("usage")]
+        check(status == 200 and done and usage and
+              usage[-1]["prompt_tokens_details"] == {"cached_tokens": 0}, f"{events}")
+
+
 if __name__ == "__main__":
     run([test_flags_without_effect_here_are_logged_by_name,
          test_features_not_built_are_refused_by_name,
@@ -231,4 +272,6 @@ if __name__ == "__main__":
          test_override_generation_config_sets_the_defaults,
          test_config_yaml_gives_flags_and_the_command_line_wins,
          test_server_load_and_request_id_headers,
-         test_cors_preflight_before_the_key_and_allowed_origins])
+         test_cors_preflight_before_the_key_and_allowed_origins,
+         test_enable_log_requests_logs_each_request_and_max_log_len_cuts_its_prompt,
+         test_prompt_tokens_details_only_with_the_flag])

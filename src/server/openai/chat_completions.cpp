@@ -3,6 +3,7 @@
 #include "core/clock.h"
 #include "server/json_dump.h"
 #include "server/openai/chat_completions_types.h"
+#include "server/openai/request_fields.h"
 #include "server/openai/request_parsing.h"
 #include "server/openai/chat_output.h"
 #include "text/reasoning_parser.h"
@@ -30,6 +31,7 @@ struct ChatCall {
   std::vector<ChoiceResult> choices;
   std::vector<bool> role_sent;
   std::vector<ChatOutputParser> parsers;  // one per choice (streaming)
+  std::vector<int32_t> completion_tokens;  // streaming: tokens of each choice so far
 
   json Envelope(const char* object) const {
     return {{"id", id}, {"object", object}, {"created", created}, {"model", request.common.model}};
@@ -37,7 +39,8 @@ struct ChatCall {
   json Logprobs(const std::vector<int32_t>& ids,
                 const std::vector<protocol::PositionLogprobs>& logprobs) const {
     if (!request.logprobs) return nullptr;
-    return ChatLogprobsJson(*context->tokenizer, ids, logprobs);
+    return ChatLogprobsJson(*context->tokenizer, ids, logprobs,
+                            request.common.return_tokens_as_token_ids);
   }
   // vLLM: "tool_calls" whenever the parser found a call.
   static json Finish(const std::string& reason, bool tool_called) {
@@ -51,6 +54,7 @@ struct ChatCall {
   // The reasoning under the names --reasoning-field picks: `reasoning` (current vLLM),
   // `reasoning_content` (older vLLM, DeepSeek's API), or both (the default, while clients move).
   void PutReasoning(json& object, const json& value) const {
+    if (!request.input.include_reasoning) return;  // parsed out, dropped (vLLM)
     const std::string& field = context->config.reasoning_field;
     if (field != "reasoning_content") object["reasoning"] = value;
     if (field != "reasoning") object["reasoning_content"] = value;
@@ -59,6 +63,11 @@ struct ChatCall {
   void SendChunk(json choice, bool first) {
     json chunk = Envelope("chat.completion.chunk");
     if (first && request.common.return_token_ids) chunk["prompt_token_ids"] = prompt_token_ids;
+    // stream_options.continuous_usage_stats: every chunk carries the usage so far (vLLM).
+    if (request.common.include_usage && request.common.continuous_usage_stats) {
+      chunk["usage"] = UsageJson({static_cast<int32_t>(prompt_token_ids.size()),
+                                  completion_tokens[choice["index"].get<int32_t>()], 0});
+    }
     chunk["choices"] = json::array({std::move(choice)});
     sink->SendStreamData(SseEvent(DumpJson(chunk)));
   }
@@ -67,6 +76,7 @@ struct ChatCall {
   // index/id/type/name and one with the arguments. Logprobs and token ids ride on the first,
   // finish_reason on the last.
   void OnStreamDelta(const ChoiceDelta& d) {
+    completion_tokens[d.index] += static_cast<int32_t>(d.token_ids.size());
     const bool first = !role_sent[d.index];
     if (first) {  // OpenAI: the first chunk of each choice carries the role
       role_sent[d.index] = true;
@@ -80,7 +90,7 @@ struct ChatCall {
     const bool finished = !d.finish_reason.empty();
     if (finished) parts.Append(parser.Finish());
     std::vector<json> deltas;
-    if (!parts.reasoning.empty()) {
+    if (!parts.reasoning.empty() && request.input.include_reasoning) {
       json delta = json::object();
       PutReasoning(delta, parts.reasoning);
       deltas.push_back(std::move(delta));
@@ -170,32 +180,21 @@ struct ChatCall {
     }
     body["usage"] = UsageJson(usage);
     if (request.common.return_token_ids) body["prompt_token_ids"] = prompt_token_ids;
+    if (request.common.sampling.prompt_logprobs >= 0 && !choices.empty()) {
+      body["prompt_logprobs"] =
+          PromptLogprobsJson(*context->tokenizer, prompt_token_ids, choices[0].prompt_logprobs,
+                             request.common.return_tokens_as_token_ids);
+    }
     sink->SendResponse(200, "application/json", DumpJson(body));
   }
 };
 
 // Renders and tokenizes the prompt; fills call->prompt(_token_ids) and resolves max_tokens.
 ApiResult<bool> BuildPrompt(const ServerContext& context, ChatCall* call) {
-  TANDEM_API_ASSIGN_OR_RETURN(call->prompt, RenderChatPrompt(context, call->request.input));
-  const text::Tokenizer& tokenizer = *context.tokenizer;
-  const std::string& prompt = call->prompt;
-  const std::string bos = tokenizer.bos_token();
-  const bool starts_with_bos = !bos.empty() && prompt.rfind(bos, 0) == 0;
-  call->prompt_token_ids = tokenizer.Encode(prompt, /*add_special_tokens=*/!starts_with_bos);
-  if (call->prompt_token_ids.empty()) {
-    return BadParam("messages", "the chat template rendered an empty prompt");
-  }
-  // As vLLM: a reasoning model's output is constrained once its reasoning has ended, unless the
-  // prompt already closed the think block.
-  protocol::SamplingParams& sampling = call->request.common.sampling;
-  if (!sampling.structured_grammar.empty() && !context.config.reasoning_parser.empty() &&
-      text::PromptThinkState(prompt) != text::ThinkState::kClosed) {
-    const std::vector<int32_t> think_end = tokenizer.Encode("</think>", false);
-    if (think_end.size() == 1) sampling.structured_after_token_id = think_end[0];
-  }
-  return ResolveMaxTokens(&call->request.common,
-                          static_cast<int32_t>(call->prompt_token_ids.size()),
-                          Endpoint::kChatCompletions, context.config);
+  TANDEM_API_ASSIGN_OR_RETURN(ChatPrompt prompt, PrepareChatPrompt(context, &call->request));
+  call->prompt = std::move(prompt.text);
+  call->prompt_token_ids = std::move(prompt.token_ids);
+  return true;
 }
 
 }  // namespace
@@ -208,6 +207,8 @@ void HandleChatCompletions(const ServerContext& context, const HttpRequest& http
   auto parsed = ParseChatCompletionRequest(body.value(), context.config);
   if (!parsed.ok()) return SendError(*sink, parsed.error());
   auto ids_ok = CheckTokenIdsInVocabulary(parsed.value().common, context.tokenizer->vocab_size());
+  if (!ids_ok.ok()) return SendError(*sink, ids_ok.error());
+  ids_ok = ResolveTokenFields(&parsed.value().common, *context.tokenizer);
   if (!ids_ok.ok()) return SendError(*sink, ids_ok.error());
   auto pinned_rank = ParseDataParallelRankHeader(DataParallelRankHeader(http_request));
   if (!pinned_rank.ok()) return SendError(*sink, pinned_rank.error());
@@ -222,11 +223,13 @@ void HandleChatCompletions(const ServerContext& context, const HttpRequest& http
   if (!context.engine->IsReady()) {
     return SendError(*sink, {Unavailable(context.engine->NotReadyReason()), ""});
   }
-  call->id = RandomRequestId("chatcmpl-");
+  call->id = ResponseId("chatcmpl-", std::string(http_request.Header("x-request-id")),
+                        call->request.common);
   call->created = UnixSeconds();
   call->sink = sink;
   call->choices.resize(call->request.common.n);
   call->role_sent.assign(call->request.common.n, false);
+  call->completion_tokens.assign(call->request.common.n, 0);
   for (int32_t i = 0; i < call->request.common.n; ++i) call->parsers.push_back(call->NewParser());
   const bool stream = call->request.common.stream;
 
@@ -244,7 +247,9 @@ void HandleChatCompletions(const ServerContext& context, const HttpRequest& http
     callbacks.on_done = [call](const GenerationUsage& u) { call->OnDone(u); };
     callbacks.on_error = [call](const ApiError& e) { SendError(*call->sink, e); };
   }
-  auto generation = std::make_shared<Generation>(context, call->id, call->prompt_token_ids,
+  const std::string engine_id = EngineIdBase(
+      call->id, std::string(http_request.Header("x-request-id")), call->request.common);
+  auto generation = std::make_shared<Generation>(context, engine_id, call->prompt_token_ids,
                                                  call->request.common,
                                                  http_request.arrival_time_s, std::move(callbacks));
   sink->SetOnDisconnect([weak = std::weak_ptr<Generation>(generation)] {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/logging.h"
+#include "server/openai/request_fields.h"
 #include "server/openai/structured_outputs.h"
 
 namespace tandem::server::openai {
@@ -14,7 +15,8 @@ using OJson = nlohmann::ordered_json;
 
 namespace {
 
-// Top-level fields chat requests read; others are ignored (vLLM's default), logged at debug.
+// Top-level fields chat requests read (besides request_fields.h's); others are ignored and named
+// in one warning (vLLM's default).
 const std::set<std::string> kKnownFields = {
     "messages", "model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
     "min_p", "presence_penalty", "frequency_penalty", "repetition_penalty", "seed", "n", "stop",
@@ -22,6 +24,7 @@ const std::set<std::string> kKnownFields = {
     "skip_special_tokens", "include_stop_str_in_output", "return_token_ids", "user", "logprobs",
     "top_logprobs", "add_generation_prompt", "continue_final_message", "chat_template_kwargs",
     "tools", "tool_choice", "logit_bias", "response_format", "parallel_tool_calls",
+    "documents", "reasoning_effort", "chat_template", "include_reasoning",
     "structured_outputs", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
     "guided_decoding_backend", "guided_whitespace_pattern"};
 
@@ -46,11 +49,7 @@ ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(const OJson& body,
                               request.input.tool_choice_name,
                               request.input.parallel_tool_calls ? -1 : 1));
   }
-  for (const auto& [key, unused] : body.items()) {
-    if (!kKnownFields.count(key)) {
-      TLOG_DEBUG("chat request field '{}' is not used by tandem; ignored", key);
-    }
-  }
+  WarnIgnoredFields(plain, kKnownFields);
   TANDEM_API_ASSIGN_OR_RETURN(request.logprobs, GetBool(plain, "logprobs", false));
   const bool has_top = plain.contains("top_logprobs") && !plain["top_logprobs"].is_null();
   TANDEM_API_ASSIGN_OR_RETURN(const int64_t top_logprobs, GetInt(plain, "top_logprobs", 0));
@@ -72,6 +71,8 @@ OJson ChatTemplateContext(const ChatInput& input, const ServerConfig& config,
                       ? config.default_chat_template_kwargs
                       : OJson::object();
   for (const auto& [key, value] : input.chat_template_kwargs.items()) context[key] = value;
+  if (!input.documents.is_null()) context["documents"] = input.documents;
+  if (!input.reasoning_effort.empty()) context["reasoning_effort"] = input.reasoning_effort;
   context["messages"] = input.messages;
   if (input.tools.is_array() && !input.tools.empty()) context["tools"] = input.tools;
   context["add_generation_prompt"] = input.add_generation_prompt;
@@ -81,8 +82,10 @@ OJson ChatTemplateContext(const ChatInput& input, const ServerConfig& config,
 }
 
 namespace {
-json TokenEntry(const text::Tokenizer& tokenizer, const protocol::TokenLogprob& t) {
-  const std::string piece = tokenizer.TokenBytes(t.token_id);
+json TokenEntry(const text::Tokenizer& tokenizer, const protocol::TokenLogprob& t,
+               bool tokens_as_ids) {
+  const std::string piece = tokens_as_ids ? fmt::format("token_id:{}", t.token_id)
+                                          : tokenizer.TokenBytes(t.token_id);
   json bytes = json::array();
   for (unsigned char c : piece) bytes.push_back(static_cast<int>(c));
   return {{"token", piece}, {"logprob", t.logprob}, {"bytes", bytes}};
@@ -90,16 +93,17 @@ json TokenEntry(const text::Tokenizer& tokenizer, const protocol::TokenLogprob& 
 }  // namespace
 
 json ChatLogprobsJson(const text::Tokenizer& tokenizer, const std::vector<int32_t>& token_ids,
-                      const std::vector<protocol::PositionLogprobs>& logprobs) {
+                      const std::vector<protocol::PositionLogprobs>& logprobs,
+                      bool tokens_as_ids) {
   json content = json::array();
   for (size_t i = 0; i < token_ids.size(); ++i) {
     protocol::TokenLogprob sampled{token_ids[i], 0.0f};
     if (i < logprobs.size()) sampled = logprobs[i].sampled;
-    json entry = TokenEntry(tokenizer, sampled);
+    json entry = TokenEntry(tokenizer, sampled, tokens_as_ids);
     entry["top_logprobs"] = json::array();
     if (i < logprobs.size()) {
       for (const protocol::TokenLogprob& t : logprobs[i].top) {
-        entry["top_logprobs"].push_back(TokenEntry(tokenizer, t));
+        entry["top_logprobs"].push_back(TokenEntry(tokenizer, t, tokens_as_ids));
       }
     }
     content.push_back(std::move(entry));

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct ChatInput {
   bool add_generation_prompt = true;
   bool continue_final_message = false;
   nlohmann::ordered_json chat_template_kwargs = nlohmann::ordered_json::object();
+  nlohmann::ordered_json documents;      // vLLM `documents` (RAG): a template variable; null = none
+  std::string reasoning_effort;          // "low" | "medium" | "high": a template variable
+  std::optional<std::string> chat_template;  // the request's own (--trust-request-chat-template)
+  bool include_reasoning = true;         // false: the reasoning is parsed out and dropped
 };
 
 struct ChatCompletionRequest {
@@ -58,8 +63,10 @@ nlohmann::ordered_json ChatTemplateContext(const ChatInput& input, const ServerC
                                            const text::Tokenizer& tokenizer);
 
 // ChatCompletionLogProbs {"content": [{"token","logprob","bytes","top_logprobs":[...]}]}.
+// `tokens_as_ids` (return_tokens_as_token_ids): each token is written "token_id:<id>".
 nlohmann::json ChatLogprobsJson(const text::Tokenizer& tokenizer,
                                 const std::vector<int32_t>& token_ids,
-                                const std::vector<protocol::PositionLogprobs>& logprobs);
+                                const std::vector<protocol::PositionLogprobs>& logprobs,
+                                bool tokens_as_ids = false);
 
 }  // namespace tandem::server::openai

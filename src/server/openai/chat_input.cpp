@@ -182,6 +182,33 @@ ApiResult<bool> GetOrderedBool(const OJson& body, const char* field, bool fallba
   return it->get<bool>();
 }
 
+// vLLM's chat extras: documents and reasoning_effort reach the template, chat_template
+// replaces it (when the server trusts requests), include_reasoning drops the reasoning.
+ApiResult<bool> ParseTemplateExtras(const OJson& body, ChatInput* input) {
+  TANDEM_API_ASSIGN_OR_RETURN(input->include_reasoning,
+                              GetOrderedBool(body, "include_reasoning", true));
+  auto it = body.find("documents");
+  if (it != body.end() && !it->is_null()) {
+    if (!it->is_array()) return BadParam("documents", "'documents' must be an array of objects");
+    for (const OJson& doc : *it) {
+      if (!doc.is_object()) return BadParam("documents", "'documents' must be an array of objects");
+    }
+    input->documents = *it;
+  }
+  it = body.find("reasoning_effort");
+  if (it != body.end() && !it->is_null()) {
+    const bool ok = it->is_string() && (*it == "low" || *it == "medium" || *it == "high");
+    if (!ok) return BadParam("reasoning_effort", "'reasoning_effort' must be \"low\", \"medium\" or \"high\"");
+    input->reasoning_effort = it->get<std::string>();
+  }
+  it = body.find("chat_template");
+  if (it != body.end() && !it->is_null()) {
+    if (!it->is_string()) return BadParam("chat_template", "'chat_template' must be a string");
+    input->chat_template = it->get<std::string>();
+  }
+  return true;
+}
+
 }  // namespace
 
 ApiResult<ChatInput> ParseChatInput(const OJson& body, const ServerConfig& config) {
@@ -202,6 +229,8 @@ ApiResult<ChatInput> ParseChatInput(const OJson& body, const ServerConfig& confi
     return BadParam("continue_final_message", "Cannot set both `continue_final_message` and "
                                               "`add_generation_prompt` to True.");
   }
+  TANDEM_API_ASSIGN_OR_RETURN(bool extras_ok, ParseTemplateExtras(body, &input));
+  (void)extras_ok;
   auto kwargs = body.find("chat_template_kwargs");
   if (kwargs != body.end() && !kwargs->is_null()) {
     if (!kwargs->is_object()) {

@@ -2,6 +2,7 @@
 
 #include "server/openai/chat_completions.h"
 #include "text/chat_template.h"
+#include "text/reasoning_parser.h"
 #include "text/string_search.h"
 
 namespace tandem::server::openai {
@@ -52,14 +53,29 @@ ApiResult<std::string> CutAfterFinalMessage(const std::string& rendered,
 }
 
 ApiResult<std::string> RenderChatPrompt(const ServerContext& context, const ChatInput& input) {
-  if (!context.chat_template) {
+  std::shared_ptr<const text::ChatTemplate> request_template;
+  if (input.chat_template) {
+    if (!context.config.trust_request_chat_template) {
+      return BadParam("chat_template", "Chat template is passed with request, but "
+                                       "--trust-request-chat-template is not set. Refused "
+                                       "request with untrusted chat template.");
+    }
+    auto parsed = text::ChatTemplate::Parse(*input.chat_template);
+    if (!parsed.ok()) {
+      return BadParam("chat_template", "cannot parse the request's chat_template: " +
+                                           parsed.status().message());
+    }
+    request_template = std::make_shared<const text::ChatTemplate>(std::move(parsed).value());
+  }
+  const text::ChatTemplate* chat_template =
+      request_template ? request_template.get() : context.chat_template.get();
+  if (chat_template == nullptr) {
     return BadParam("messages", "the model has no chat template; start the server with "
                                 "--chat-template FILE, or use /v1/completions");
   }
   const nlohmann::ordered_json template_context =
       ChatTemplateContext(input, context.config, *context.tokenizer);
-  auto rendered = context.chat_template->Render(template_context,
-                                                context.config.chat_template_limits);
+  auto rendered = chat_template->Render(template_context, context.config.chat_template_limits);
   if (!rendered.ok() && rendered.status().code() == StatusCode::kUnavailable) {
     return ApiError{rendered.status(), ""};  // cancelled: the server is shutting down
   }
@@ -70,6 +86,36 @@ ApiResult<std::string> RenderChatPrompt(const ServerContext& context, const Chat
   if (!input.continue_final_message) return std::move(rendered).value();
   const auto& last = input.messages.back();
   return CutAfterFinalMessage(rendered.value(), last.value("content", std::string()));
+}
+
+ApiResult<ChatPrompt> TokenizeChatPrompt(const ServerContext& context, const ChatInput& input) {
+  ChatPrompt prompt;
+  TANDEM_API_ASSIGN_OR_RETURN(prompt.text, RenderChatPrompt(context, input));
+  const text::Tokenizer& tokenizer = *context.tokenizer;
+  const std::string bos = tokenizer.bos_token();
+  const bool starts_with_bos = !bos.empty() && prompt.text.rfind(bos, 0) == 0;
+  prompt.token_ids = tokenizer.Encode(prompt.text, /*add_special_tokens=*/!starts_with_bos);
+  if (prompt.token_ids.empty()) {
+    return BadParam("messages", "the chat template rendered an empty prompt");
+  }
+  return prompt;
+}
+
+ApiResult<ChatPrompt> PrepareChatPrompt(const ServerContext& context,
+                                        ChatCompletionRequest* request) {
+  TANDEM_API_ASSIGN_OR_RETURN(ChatPrompt prompt, TokenizeChatPrompt(context, request->input));
+  protocol::SamplingParams& sampling = request->common.sampling;
+  if (!sampling.structured_grammar.empty() && !context.config.reasoning_parser.empty() &&
+      text::PromptThinkState(prompt.text) != text::ThinkState::kClosed) {
+    const std::vector<int32_t> think_end = context.tokenizer->Encode("</think>", false);
+    if (think_end.size() == 1) sampling.structured_after_token_id = think_end[0];
+  }
+  TANDEM_API_ASSIGN_OR_RETURN(
+      bool unused, ResolveMaxTokens(&request->common,
+                                    static_cast<int32_t>(prompt.token_ids.size()),
+                                    Endpoint::kChatCompletions, context.config));
+  (void)unused;
+  return prompt;
 }
 
 }  // namespace tandem::server::openai

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "server/errors.h"
 #include "server/openai/chat_completions_types.h"
@@ -34,5 +35,25 @@ ApiResult<std::string> RenderChatPrompt(const ServerContext& context, const Chat
 // Errors: 400 when the stripped content does not occur.
 ApiResult<std::string> CutAfterFinalMessage(const std::string& rendered,
                                             const std::string& final_content);
+
+// A chat request's prompt: the rendered text and its token ids.
+struct ChatPrompt {
+  std::string text;
+  std::vector<int32_t> token_ids;
+};
+
+// Renders `input` (RenderChatPrompt) and tokenizes the text: add_special_tokens=false when it
+// already starts with the BOS string (templates that write `{{ bos_token }}`), else true, so BOS
+// is never doubled nor lost. Used by /v1/chat/completions, /v1/messages and its count_tokens.
+// Errors: those of RenderChatPrompt; 400 (param "messages") for an empty prompt.
+ApiResult<ChatPrompt> TokenizeChatPrompt(const ServerContext& context, const ChatInput& input);
+
+// TokenizeChatPrompt, then what generation needs from the prompt: a reasoning model's grammar
+// applies once its reasoning has ended (sampling.structured_after_token_id = the id of
+// "</think>", unless the prompt already closed the think block, as vLLM), and max_tokens is
+// resolved against --max-model-len (ResolveMaxTokens). Errors: those of TokenizeChatPrompt and
+// ResolveMaxTokens (400: prompt + max_tokens over max_model_len).
+ApiResult<ChatPrompt> PrepareChatPrompt(const ServerContext& context,
+                                        ChatCompletionRequest* request);
 
 }  // namespace tandem::server::openai

@@ -1,9 +1,14 @@
 #include "server/openai/completions.h"
 
+#include <fmt/format.h>
+
+#include <mutex>
+
 #include "core/clock.h"
 #include "server/json_dump.h"
 #include "server/openai/completions_types.h"
 #include "server/openai/generation.h"
+#include "server/openai/request_fields.h"
 #include "server/sse.h"
 
 namespace tandem::server::openai {
@@ -12,31 +17,59 @@ using nlohmann::json;
 
 namespace {
 
-// State shared by the callbacks of one call.
+// State shared by the callbacks of one call: P prompts × n choices, one Generation per prompt
+// (choice j of prompt p is the response's choice p * n + j, as vLLM indexes them). Callbacks of
+// different prompts may come from different threads: `mutex` orders them.
 struct CompletionCall {
   const ServerContext* context = nullptr;
   CompletionRequest request;
   std::string id;
   int64_t created = 0;
-  std::string echo_text;  // prompt text when echo
+  std::vector<std::string> echo_text;       // per prompt: its text when echo
   std::shared_ptr<ResponseSink> sink;
+  std::mutex mutex;
   std::vector<ChoiceResult> choices;        // non-streaming
   std::vector<int32_t> text_offsets;        // per choice: bytes of text sent so far
   std::vector<bool> echoed;                 // streaming: echo sent for this choice
+  std::vector<int32_t> completion_tokens;   // streaming: tokens of each choice so far
+  GenerationUsage usage;                    // summed over the prompts that are done
+  int32_t prompts_done = 0;
+  bool failed = false;                      // an error was sent: nothing more goes out
+  std::vector<std::weak_ptr<Generation>> generations;
 
+  int32_t n() const { return request.common.n; }
+  int32_t PromptOf(int32_t index) const { return index / n(); }
+
+  // `first`: the choice's first chunk (or the whole choice), which carries the echo and the
+  // prompt's logprobs. With echo + logprobs the logprobs cover the prompt then the output, the
+  // prompt's first token without any (vLLM).
   json ChoiceJson(int32_t index, const std::string& text, const std::vector<int32_t>& token_ids,
                   const std::vector<protocol::PositionLogprobs>& logprobs,
+                  const std::vector<protocol::PositionLogprobs>& prompt_logprobs,
                   const std::string& finish_reason, const json& stop_reason, bool first) {
     json choice = {{"index", index}, {"text", text}, {"logprobs", nullptr},
                    {"finish_reason", finish_reason.empty() ? json(nullptr) : json(finish_reason)},
                    {"stop_reason", stop_reason}};
-    if (request.logprobs >= 0) {
+    const std::vector<int32_t>& prompt = request.prompts[PromptOf(index)];
+    const bool as_ids = request.common.return_tokens_as_token_ids;
+    if (request.logprobs >= 0 && first && request.echo) {
+      std::vector<int32_t> ids = prompt;
+      ids.insert(ids.end(), token_ids.begin(), token_ids.end());
+      std::vector<protocol::PositionLogprobs> lps = prompt_logprobs;
+      lps.insert(lps.end(), logprobs.begin(), logprobs.end());
+      choice["logprobs"] = CompletionLogprobsJson(*context->tokenizer, ids, lps, 0, as_ids,
+                                                  /*num_leading_null=*/1);
+    } else if (request.logprobs >= 0) {
       choice["logprobs"] = CompletionLogprobsJson(*context->tokenizer, token_ids, logprobs,
-                                                  text_offsets[index]);
+                                                  text_offsets[index], as_ids);
+    }
+    if (first && request.common.sampling.prompt_logprobs >= 0) {
+      choice["prompt_logprobs"] =
+          PromptLogprobsJson(*context->tokenizer, prompt, prompt_logprobs, as_ids);
     }
     if (request.common.return_token_ids) {
       choice["token_ids"] = token_ids;
-      if (first) choice["prompt_token_ids"] = request.prompt_token_ids;
+      if (first) choice["prompt_token_ids"] = prompt;
     }
     return choice;
   }
@@ -46,7 +79,17 @@ struct CompletionCall {
             {"model", request.common.model}};
   }
 
-  void OnStreamDelta(const ChoiceDelta& delta) {
+  void OnStreamDelta(const ChoiceDelta& original) {
+    // echo with max_tokens 0: the generated token is not part of the answer.
+    ChoiceDelta delta = original;
+    if (request.prompt_only) {
+      delta.text.clear();
+      delta.token_ids.clear();
+      delta.logprobs.clear();
+      if (!delta.finish_reason.empty()) delta.finish_reason = "length";
+      delta.stop_reason = nullptr;
+    }
+    completion_tokens[delta.index] += static_cast<int32_t>(delta.token_ids.size());
     if (delta.text.empty() && delta.finish_reason.empty() && !request.common.return_token_ids &&
         request.logprobs < 0) {
       return;  // nothing a client can see yet (e.g. a partial UTF-8 character)
@@ -55,16 +98,23 @@ struct CompletionCall {
     const bool first = !echoed[delta.index];
     if (first) {
       echoed[delta.index] = true;
-      text = echo_text + text;
+      text = echo_text[PromptOf(delta.index)] + text;
     }
     json chunk = Envelope();
-    chunk["choices"] = json::array({ChoiceJson(delta.index, text, delta.token_ids, delta.logprobs,
-                                               delta.finish_reason, delta.stop_reason, first)});
+    chunk["choices"] = json::array(
+        {ChoiceJson(delta.index, text, delta.token_ids, delta.logprobs, delta.prompt_logprobs,
+                    delta.finish_reason, delta.stop_reason, first)});
     text_offsets[delta.index] += static_cast<int32_t>(text.size());
+    // stream_options.continuous_usage_stats: every chunk carries the usage so far (vLLM).
+    if (request.common.include_usage && request.common.continuous_usage_stats) {
+      chunk["usage"] = UsageJson(
+          {static_cast<int32_t>(request.prompts[PromptOf(delta.index)].size()),
+           completion_tokens[delta.index], 0});
+    }
     sink->SendStreamData(SseEvent(DumpJson(chunk)));
   }
 
-  void OnStreamDone(const GenerationUsage& usage) {
+  void OnStreamDone() {
     if (request.common.include_usage) {
       json chunk = Envelope();
       chunk["choices"] = json::array();
@@ -77,17 +127,77 @@ struct CompletionCall {
 
   void OnDelta(const ChoiceDelta& delta) { choices[delta.index].Append(delta); }
 
-  void OnDone(const GenerationUsage& usage) {
+  void OnDone() {
     json body = Envelope();
     body["choices"] = json::array();
     for (int32_t i = 0; i < static_cast<int32_t>(choices.size()); ++i) {
-      const ChoiceResult& c = choices[i];
-      text_offsets[i] = static_cast<int32_t>(echo_text.size());
-      body["choices"].push_back(ChoiceJson(i, echo_text + c.text, c.token_ids, c.logprobs,
-                                           c.finish_reason, c.stop_reason, true));
+      ChoiceResult c = choices[i];
+      if (request.prompt_only) {  // echo with max_tokens 0: the prompt alone
+        c.text.clear();
+        c.token_ids.clear();
+        c.logprobs.clear();
+        c.finish_reason = "length";
+        c.stop_reason = nullptr;
+      }
+      const std::string& echo = echo_text[PromptOf(i)];
+      text_offsets[i] = static_cast<int32_t>(echo.size());
+      body["choices"].push_back(ChoiceJson(i, echo + c.text, c.token_ids, c.logprobs,
+                                           c.prompt_logprobs, c.finish_reason, c.stop_reason,
+                                           true));
     }
     body["usage"] = UsageJson(usage);
     sink->SendResponse(200, "application/json", DumpJson(body));
+  }
+
+  // One prompt's Generation ended: add its usage; the last one ends the response.
+  void OnPromptDone(const GenerationUsage& prompt_usage) {
+    usage.prompt_tokens += prompt_usage.prompt_tokens;
+    usage.completion_tokens += request.prompt_only ? 0 : prompt_usage.completion_tokens;
+    usage.cached_tokens += prompt_usage.cached_tokens;
+    usage.prompt_tokens_details = prompt_usage.prompt_tokens_details;  // the flag's
+    if (++prompts_done < static_cast<int32_t>(request.prompts.size())) return;
+    if (request.common.stream) {
+      OnStreamDone();
+    } else {
+      OnDone();
+    }
+  }
+
+  void OnError(const ApiError& error) {
+    failed = true;
+    for (auto& weak : generations) {
+      if (auto g = weak.lock()) g->Abort();
+    }
+    if (!request.common.stream) return SendError(*sink, error);
+    sink->SendStreamData(SseEvent(ErrorBody(error)));
+    sink->SendStreamData(SseDone());
+    sink->EndStream();
+  }
+
+  // Callbacks of prompt p's Generation, its choice indexes shifted to p * n.
+  Generation::Callbacks CallbacksFor(const std::shared_ptr<CompletionCall>& self, int32_t p) {
+    Generation::Callbacks callbacks;
+    const int32_t offset = p * n();
+    callbacks.on_delta = [self, offset](const ChoiceDelta& d) {
+      std::lock_guard lock(self->mutex);
+      if (self->failed) return;
+      ChoiceDelta shifted = d;
+      shifted.index += offset;
+      if (self->request.common.stream) {
+        self->OnStreamDelta(shifted);
+      } else {
+        self->OnDelta(shifted);
+      }
+    };
+    callbacks.on_done = [self](const GenerationUsage& u) {
+      std::lock_guard lock(self->mutex);
+      if (!self->failed) self->OnPromptDone(u);
+    };
+    callbacks.on_error = [self](const ApiError& e) {
+      std::lock_guard lock(self->mutex);
+      if (!self->failed) self->OnError(e);
+    };
+    return callbacks;
   }
 };
 
@@ -113,46 +223,48 @@ void HandleCompletions(const ServerContext& context, const HttpRequest& http_req
   auto call = std::make_shared<CompletionCall>();
   call->context = &context;
   call->request = std::move(parsed).value();
-  call->id = RandomRequestId("cmpl-");
+  const std::string header_id(http_request.Header("x-request-id"));
+  call->id = ResponseId("cmpl-", header_id, call->request.common);
   call->created = UnixSeconds();
   call->sink = sink;
-  const int32_t n = call->request.common.n;
-  call->choices.resize(n);
-  call->text_offsets.assign(n, 0);
-  call->echoed.assign(n, false);
-  if (call->request.echo) {
-    call->echo_text = context.tokenizer->Decode(call->request.prompt_token_ids,
-                                                call->request.common.skip_special_tokens);
+  const int32_t num_prompts = static_cast<int32_t>(call->request.prompts.size());
+  const int32_t num_choices = num_prompts * call->request.common.n;
+  call->choices.resize(num_choices);
+  call->text_offsets.assign(num_choices, 0);
+  call->echoed.assign(num_choices, false);
+  call->completion_tokens.assign(num_choices, 0);
+  for (const std::vector<int32_t>& prompt : call->request.prompts) {
+    call->echo_text.push_back(call->request.echo
+                                  ? context.tokenizer->Decode(
+                                        prompt, call->request.common.skip_special_tokens)
+                                  : std::string());
   }
   const bool stream = call->request.common.stream;
-
-  Generation::Callbacks callbacks;
-  if (stream) {
-    callbacks.on_delta = [call](const ChoiceDelta& d) { call->OnStreamDelta(d); };
-    callbacks.on_done = [call](const GenerationUsage& u) { call->OnStreamDone(u); };
-    callbacks.on_error = [call](const ApiError& e) {
-      call->sink->SendStreamData(SseEvent(ErrorBody(e)));
-      call->sink->SendStreamData(SseDone());
-      call->sink->EndStream();
-    };
-  } else {
-    callbacks.on_delta = [call](const ChoiceDelta& d) { call->OnDelta(d); };
-    callbacks.on_done = [call](const GenerationUsage& u) { call->OnDone(u); };
-    callbacks.on_error = [call](const ApiError& e) { SendError(*call->sink, e); };
+  const std::string engine_id = EngineIdBase(call->id, header_id, call->request.common);
+  std::vector<std::shared_ptr<Generation>> generations;
+  for (int32_t p = 0; p < num_prompts; ++p) {
+    // One prompt keeps the plain engine ids ("<id>-<choice>"); more get "<id>-p<prompt>".
+    generations.push_back(std::make_shared<Generation>(
+        context, num_prompts == 1 ? engine_id : fmt::format("{}-p{}", engine_id, p),
+        call->request.prompts[p], call->request.common, http_request.arrival_time_s,
+        call->CallbacksFor(call, p)));
+    call->generations.push_back(generations.back());
   }
-  auto generation = std::make_shared<Generation>(
-      context, call->id, call->request.prompt_token_ids, call->request.common,
-      http_request.arrival_time_s, std::move(callbacks));
-  sink->SetOnDisconnect([weak = std::weak_ptr<Generation>(generation)] {
-    if (auto g = weak.lock()) g->Abort();
+  // Weak: the sink holds this callback and the call holds the sink.
+  sink->SetOnDisconnect([weak_call = std::weak_ptr<CompletionCall>(call)] {
+    auto call = weak_call.lock();
+    if (!call) return;
+    for (auto& weak : call->generations) {
+      if (auto g = weak.lock()) g->Abort();
+    }
   });
   if (stream) sink->StartStream("text/event-stream");  // queued before any engine output
-  Status status = generation->Start();
-  if (!status.ok()) {
-    if (!stream) return SendError(*sink, {status, ""});
-    sink->SendStreamData(SseEvent(ErrorBody({status, ""})));
-    sink->SendStreamData(SseDone());
-    sink->EndStream();
+  for (const std::shared_ptr<Generation>& generation : generations) {
+    Status status = generation->Start();
+    if (status.ok()) continue;
+    std::lock_guard lock(call->mutex);
+    if (!call->failed) call->OnError({status, ""});
+    return;
   }
 }
 

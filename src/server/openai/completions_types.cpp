@@ -1,8 +1,12 @@
 #include "server/openai/completions_types.h"
 
+#include "server/openai/request_fields.h"
 #include "server/openai/request_parsing.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
 
 namespace tandem::server::openai {
 
@@ -10,30 +14,24 @@ using nlohmann::json;
 
 namespace {
 
-ApiResult<std::vector<int32_t>> ParsePrompt(const json& body, const ServerContext& context) {
-  auto it = body.find("prompt");
-  if (it == body.end() || it->is_null()) return BadParam("prompt", "'prompt' is required");
-  const json& prompt = *it;
-  const text::Tokenizer& tokenizer = *context.tokenizer;
-  if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) {
-    return ParsePrompt(json{{"prompt", prompt[0]}}, context);
-  }
-  if (prompt.is_string()) {
-    const std::string text = prompt.get<std::string>();
-    if (text.empty()) return BadParam("prompt", "'prompt' must not be empty");
-    return tokenizer.Encode(text, /*add_special_tokens=*/true);
-  }
-  if (!prompt.is_array()) {
-    return BadParam("prompt", fmt::format("'prompt' must be a string, an array of token ids or "
-                                          "an array of one string; found {}", JsonTypeWithArticle(prompt)));
-  }
-  if (prompt.empty()) return BadParam("prompt", "'prompt' must not be empty");
-  std::vector<int32_t> ids;
-  for (const json& id : prompt) {
-    if (id.is_string() || id.is_array()) {
-      return BadParam("prompt", "batched prompts (more than one prompt per request) are not "
-                                "supported; send one request per prompt");
-    }
+// Top-level fields completions requests read (besides request_fields.h's): others are named in
+// one warning (vLLM's behaviour).
+const std::set<std::string> kKnownFields = {
+    "prompt", "model", "max_tokens", "temperature", "top_p", "top_k", "min_p",
+    "presence_penalty", "frequency_penalty", "repetition_penalty", "seed", "n", "stop",
+    "stop_token_ids", "ignore_eos", "min_tokens", "stream", "stream_options",
+    "skip_special_tokens", "include_stop_str_in_output", "return_token_ids", "user", "logprobs",
+    "echo", "logit_bias", "response_format", "structured_outputs", "guided_json",
+    "guided_regex", "guided_choice", "guided_grammar", "guided_decoding_backend",
+    "guided_whitespace_pattern"};
+
+constexpr size_t kMaxPrompts = 1024;  // prompts per request (each × n choices)
+
+// One prompt given as token ids. Errors: 400 naming the bad id.
+ApiResult<std::vector<int32_t>> ParseTokenIds(const json& ids, const text::Tokenizer& tokenizer) {
+  if (ids.empty()) return BadParam("prompt", "'prompt' must not be empty");
+  std::vector<int32_t> out;
+  for (const json& id : ids) {
     if (!id.is_number_integer()) {
       return BadParam("prompt", fmt::format("'prompt' token ids must be integers; found {}",
                                             JsonTypeWithArticle(id)));
@@ -43,9 +41,61 @@ ApiResult<std::vector<int32_t>> ParsePrompt(const json& body, const ServerContex
       return BadParam("prompt", fmt::format("token id {} in 'prompt' is out of vocabulary "
                                             "[0, {})", value, tokenizer.vocab_size()));
     }
-    ids.push_back(static_cast<int32_t>(value));
+    out.push_back(static_cast<int32_t>(value));
   }
-  return ids;
+  return out;
+}
+
+ApiResult<std::vector<int32_t>> EncodeText(const json& text, const text::Tokenizer& tokenizer,
+                                           bool add_special_tokens) {
+  const std::string s = text.get<std::string>();
+  if (s.empty()) return BadParam("prompt", "'prompt' must not be empty");
+  return tokenizer.Encode(s, add_special_tokens);
+}
+
+// vLLM's four prompt forms: a string, a list of strings, a list of token ids, a list of lists
+// of token ids. Each element of a list of strings / lists is its own prompt.
+ApiResult<std::vector<std::vector<int32_t>>> ParsePrompts(const json& body,
+                                                          const ServerContext& context,
+                                                          bool add_special_tokens) {
+  auto it = body.find("prompt");
+  if (it == body.end() || it->is_null()) return BadParam("prompt", "'prompt' is required");
+  const json& prompt = *it;
+  const text::Tokenizer& tokenizer = *context.tokenizer;
+  std::vector<std::vector<int32_t>> prompts;
+  if (prompt.is_string()) {
+    TANDEM_API_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
+                                EncodeText(prompt, tokenizer, add_special_tokens));
+    prompts.push_back(std::move(ids));
+    return prompts;
+  }
+  if (!prompt.is_array() || prompt.empty()) {
+    return BadParam("prompt", fmt::format("'prompt' must be a string, an array of strings, an "
+                                          "array of token ids or an array of arrays of token "
+                                          "ids; found {}",
+                                          prompt.is_array() ? "an empty array"
+                                                            : JsonTypeWithArticle(prompt)));
+  }
+  if (prompt.size() > kMaxPrompts) {
+    return BadParam("prompt", fmt::format("at most {} prompts per request; got {}", kMaxPrompts,
+                                          prompt.size()));
+  }
+  if (!prompt[0].is_string() && !prompt[0].is_array()) {
+    TANDEM_API_ASSIGN_OR_RETURN(std::vector<int32_t> ids, ParseTokenIds(prompt, tokenizer));
+    prompts.push_back(std::move(ids));
+    return prompts;
+  }
+  for (const json& p : prompt) {
+    if (p.is_string() != prompt[0].is_string() || (!p.is_string() && !p.is_array())) {
+      return BadParam("prompt", "a list of prompts must hold only strings or only arrays of "
+                                "token ids");
+    }
+    TANDEM_API_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
+                                p.is_string() ? EncodeText(p, tokenizer, add_special_tokens)
+                                              : ParseTokenIds(p, tokenizer));
+    prompts.push_back(std::move(ids));
+  }
+  return prompts;
 }
 
 }  // namespace
@@ -67,40 +117,95 @@ ApiResult<CompletionRequest> ParseCompletionRequest(const json& body,
   }
   request.logprobs = static_cast<int32_t>(logprobs);
   request.common.sampling.logprobs = request.logprobs;
-  if (request.echo && request.logprobs >= 0) {
-    return BadParam("echo", "'echo' together with 'logprobs' (prompt logprobs) is not supported");
+  // echo + logprobs: the logprobs cover the prompt too (its first token has none), so the
+  // prompt's logprobs are computed with the same top-k (vLLM).
+  if (request.echo && request.logprobs >= 0 && request.common.sampling.prompt_logprobs < 0) {
+    request.common.sampling.prompt_logprobs = request.logprobs;
   }
-  TANDEM_API_ASSIGN_OR_RETURN(request.prompt_token_ids, ParsePrompt(body, context));
+  if (request.common.max_tokens_given && request.common.sampling.max_tokens == 0) {
+    if (!request.echo) {
+      return BadParam("max_tokens", "'max_tokens' 0 is only allowed with 'echo' (the prompt "
+                                    "alone); otherwise it must be at least 1");
+    }
+    // The engine generates one token, which the response leaves out.
+    request.prompt_only = true;
+    request.common.sampling.max_tokens = 1;
+    request.common.sampling.min_tokens = 0;
+  }
   TANDEM_API_ASSIGN_OR_RETURN(
-      bool fits, ResolveMaxTokens(&request.common, static_cast<int32_t>(request.prompt_token_ids.size()),
+      request.prompts,
+      ParsePrompts(body, context, request.common.add_special_tokens.value_or(true)));
+  size_t longest = 0;
+  for (std::vector<int32_t>& prompt : request.prompts) {
+    TruncatePrompt(request.common, context.config.max_model_len, &prompt);
+    longest = std::max(longest, prompt.size());
+  }
+  TANDEM_API_ASSIGN_OR_RETURN(bool tokens_ok,
+                              ResolveTokenFields(&request.common, *context.tokenizer));
+  (void)tokens_ok;
+  WarnIgnoredFields(body, kKnownFields);
+  TANDEM_API_ASSIGN_OR_RETURN(
+      bool fits, ResolveMaxTokens(&request.common, static_cast<int32_t>(longest),
                                   Endpoint::kCompletions, context.config));
   (void)fits;
   return request;
 }
 
 json UsageJson(const GenerationUsage& usage) {
+  // vLLM: null unless --enable-prompt-tokens-details.
   return {{"prompt_tokens", usage.prompt_tokens},
           {"completion_tokens", usage.completion_tokens},
           {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
-          {"prompt_tokens_details", {{"cached_tokens", usage.cached_tokens}}}};
+          {"prompt_tokens_details", usage.prompt_tokens_details
+                                        ? json{{"cached_tokens", usage.cached_tokens}}
+                                        : json(nullptr)}};
+}
+
+json PromptLogprobsJson(const text::Tokenizer& tokenizer,
+                        const std::vector<int32_t>& prompt_token_ids,
+                        const std::vector<protocol::PositionLogprobs>& prompt_logprobs,
+                        bool tokens_as_ids) {
+  auto name = [&](int32_t id) {
+    return tokens_as_ids ? fmt::format("token_id:{}", id) : tokenizer.TokenBytes(id);
+  };
+  json out = json::array({nullptr});
+  for (size_t t = 1; t < prompt_token_ids.size() && t - 1 < prompt_logprobs.size(); ++t) {
+    const protocol::PositionLogprobs& lp = prompt_logprobs[t - 1];
+    json entry = json::object();
+    for (size_t r = 0; r < lp.top.size(); ++r) {
+      entry[std::to_string(lp.top[r].token_id)] = {{"logprob", lp.top[r].logprob},
+                                                   {"rank", r + 1},
+                                                   {"decoded_token", name(lp.top[r].token_id)}};
+    }
+    entry[std::to_string(lp.sampled.token_id)] = {{"logprob", lp.sampled.logprob},
+                                                  {"rank", lp.sampled_rank},
+                                                  {"decoded_token", name(lp.sampled.token_id)}};
+    out.push_back(std::move(entry));
+  }
+  return out;
 }
 
 json CompletionLogprobsJson(const text::Tokenizer& tokenizer, const std::vector<int32_t>& token_ids,
                             const std::vector<protocol::PositionLogprobs>& logprobs,
-                            int32_t text_offset_start) {
+                            int32_t text_offset_start, bool tokens_as_ids,
+                            int32_t num_leading_null) {
+  auto name = [&](int32_t id) {
+    return tokens_as_ids ? fmt::format("token_id:{}", id) : tokenizer.TokenBytes(id);
+  };
   json tokens = json::array(), token_logprobs = json::array(), top = json::array(),
        offsets = json::array();
   int32_t offset = text_offset_start;
   for (size_t i = 0; i < token_ids.size(); ++i) {
     const std::string piece = tokenizer.TokenBytes(token_ids[i]);
-    tokens.push_back(piece);
+    tokens.push_back(name(token_ids[i]));
     offsets.push_back(offset);
     offset += static_cast<int32_t>(piece.size());
-    if (i < logprobs.size()) {
-      token_logprobs.push_back(logprobs[i].sampled.logprob);
+    const int64_t at = static_cast<int64_t>(i) - num_leading_null;
+    if (at >= 0 && at < static_cast<int64_t>(logprobs.size())) {
+      token_logprobs.push_back(logprobs[at].sampled.logprob);
       json alternatives = json::object();
-      for (const protocol::TokenLogprob& t : logprobs[i].top) {
-        alternatives[tokenizer.TokenBytes(t.token_id)] = t.logprob;
+      for (const protocol::TokenLogprob& t : logprobs[at].top) {
+        alternatives[name(t.token_id)] = t.logprob;
       }
       top.push_back(std::move(alternatives));
     } else {

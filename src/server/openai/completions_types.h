@@ -18,26 +18,39 @@ namespace tandem::server::openai {
 
 struct CompletionRequest {
   GenerationRequest common;
-  std::vector<int32_t> prompt_token_ids;  // tokenized prompt (BOS added as the tokenizer says)
+  // Tokenized prompts (BOS as add_special_tokens says), one or more: prompt p's choice j is
+  // the response's choice p * n + j (vLLM's indexing).
+  std::vector<std::vector<int32_t>> prompts;
   bool echo = false;                      // prepend the prompt text to the completion
+  bool prompt_only = false;               // echo with max_tokens 0: the prompt alone
   int32_t logprobs = -1;                  // -1: none; k in [0, max_logprobs]: top-k per token
 };
 
-// Parses and validates a /v1/completions body. `prompt` may be a string, an array of token
-// ids, or an array holding one string. Errors: 400 naming the field (prompt missing, empty,
-// batched, token id outside the vocab, logprobs out of range, context too long, ...), 404 for
-// an unknown model.
+// Parses and validates a /v1/completions body. `prompt` may be a string, an array of strings,
+// an array of token ids or an array of arrays of token ids (at most 1024 prompts). Errors: 400
+// naming the field (prompt missing, empty, mixed, token id outside the vocab, logprobs out of
+// range, context too long, ...), 404 for an unknown model.
 ApiResult<CompletionRequest> ParseCompletionRequest(const nlohmann::json& body,
                                                     const ServerContext& context);
 
-// `usage` object: prompt/completion/total tokens and prompt_tokens_details.cached_tokens.
+// `usage` object: prompt/completion/total tokens and prompt_tokens_details: {cached_tokens}
+// with --enable-prompt-tokens-details, else null (vLLM).
 nlohmann::json UsageJson(const GenerationUsage& usage);
 
 // CompletionLogProbs for `token_ids` (tokens, token_logprobs, top_logprobs, text_offset),
 // offsets counted in bytes from `text_offset_start`.
+// vLLM's prompt_logprobs: [null, {"<id>": {"logprob", "rank", "decoded_token"}, ...}, ...], one
+// entry per prompt token; entry t > 0 holds prompt token t (its rank) and the top-k there.
+nlohmann::json PromptLogprobsJson(const text::Tokenizer& tokenizer,
+                                  const std::vector<int32_t>& prompt_token_ids,
+                                  const std::vector<protocol::PositionLogprobs>& prompt_logprobs,
+                                  bool tokens_as_ids);
+
+// `num_leading_null`: the first entries without logprobs (echo: the prompt's first token).
 nlohmann::json CompletionLogprobsJson(const text::Tokenizer& tokenizer,
                                       const std::vector<int32_t>& token_ids,
                                       const std::vector<protocol::PositionLogprobs>& logprobs,
-                                      int32_t text_offset_start);
+                                      int32_t text_offset_start, bool tokens_as_ids = false,
+                                      int32_t num_leading_null = 0);
 
 }  // namespace tandem::server::openai

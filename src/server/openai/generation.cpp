@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "core/clock.h"
 #include "core/logging.h"
+#include "server/openai/request_log.h"
+#include "server/request_metrics.h"
 #include "text/incremental_detokenizer.h"
 #include "text/stop_string_matcher.h"
 
@@ -17,7 +21,7 @@ struct Generation::Choice {
   std::unique_ptr<text::IncrementalDetokenizer> detokenizer;
   std::unique_ptr<text::StopStringMatcher> stop_matcher;
   int32_t num_output_tokens = 0;
-  double last_token_time_s = 0;
+  std::optional<RequestMetrics> metrics;  // its /metrics observations (and DP rank)
   bool finished = false;
 };
 
@@ -31,6 +35,7 @@ Generation::Generation(const ServerContext& context, std::string request_id,
       arrival_time_s_(arrival_time_s),
       callbacks_(std::move(callbacks)) {
   usage_.prompt_tokens = static_cast<int32_t>(prompt_token_ids_.size());
+  usage_.prompt_tokens_details = context_.config.enable_prompt_tokens_details;
   for (int32_t i = 0; i < request_.n; ++i) {
     auto choice = std::make_unique<Choice>();
     choice->index = i;
@@ -39,6 +44,7 @@ Generation::Generation(const ServerContext& context, std::string request_id,
         *context_.tokenizer, prompt_token_ids_, request_.skip_special_tokens);
     choice->stop_matcher = std::make_unique<text::StopStringMatcher>(
         request_.stop, request_.include_stop_str_in_output);
+    choice->metrics.emplace(*context_.metrics, arrival_time_s_, usage_.prompt_tokens);
     choices_.push_back(std::move(choice));
   }
 }
@@ -46,6 +52,7 @@ Generation::Generation(const ServerContext& context, std::string request_id,
 Generation::~Generation() = default;
 
 Status Generation::Start() {
+  LogReceivedRequest(context_, request_id_, prompt_token_ids_, request_);
   for (int32_t i = 0; i < request_.n; ++i) {
     protocol::EngineRequest engine_request;
     engine_request.request_id = choices_[i]->engine_request_id;
@@ -55,12 +62,20 @@ Status Generation::Start() {
     engine_request.eos_token_ids = context_.config.eos_token_ids;
     engine_request.arrival_time_s = arrival_time_s_;
     engine_request.data_parallel_rank = request_.data_parallel_rank;
+    engine_request.cache_salt = request_.cache_salt;
     // The engine client owns the Generation through this callback until the choice ends.
-    Status status = context_.engine->AddRequest(
-        std::move(engine_request),
-        [self = shared_from_this(), i](const protocol::EngineOutput& output) {
-          self->OnOutput(i, output);
-        });
+    // It stores the DP rank it chose while we hold mutex_, under which OnOutput and Abort
+    // read it.
+    Status status;
+    {
+      std::lock_guard lock(mutex_);
+      status = context_.engine->AddRequest(
+          std::move(engine_request),
+          [self = shared_from_this(), i](const protocol::EngineOutput& output) {
+            self->OnOutput(i, output);
+          },
+          choices_[i]->metrics->mutable_dp_rank());
+    }
     if (!status.ok()) {
       {
         std::lock_guard lock(mutex_);
@@ -92,13 +107,12 @@ void Generation::Abort() {
     if (failed_or_aborted_) return;
     failed_or_aborted_ = true;
     for (auto& choice : choices_) {
-      if (!choice->finished) to_abort.push_back(choice->engine_request_id);
+      if (choice->finished) continue;
+      to_abort.push_back(choice->engine_request_id);
+      choice->metrics->OnEnded("abort");
     }
   }
-  for (const std::string& id : to_abort) {
-    context_.engine->AbortRequest(id);
-    context_.metrics->AddRequestSuccess("abort");
-  }
+  for (const std::string& id : to_abort) context_.engine->AbortRequest(id);
 }
 
 void Generation::OnOutput(int32_t index, const protocol::EngineOutput& output) {
@@ -114,7 +128,7 @@ void Generation::OnOutput(int32_t index, const protocol::EngineOutput& output) {
       for (auto& other : choices_) {
         if (!other->finished && other->index != index) to_abort.push_back(other->engine_request_id);
       }
-      context_.metrics->AddRequestSuccess("error");
+      choice.metrics->OnEnded("error");
       TLOG_ERROR("request {} failed in the engine: {}", choice.engine_request_id, output.error);
       // 503: the engine (e.g. a DP rank that died) could not finish it; retrying may succeed.
       callbacks_.on_error(ApiError{Unavailable(fmt::format("engine error: {}", output.error)), ""});
@@ -124,16 +138,8 @@ void Generation::OnOutput(int32_t index, const protocol::EngineOutput& output) {
       }
       ChoiceDelta delta;
       delta.index = index;
+      delta.prompt_logprobs = output.prompt_logprobs;
       const int32_t num_new = static_cast<int32_t>(output.new_token_ids.size());
-      if (num_new > 0) {
-        if (choice.num_output_tokens == 0) {
-          context_.metrics->ObserveTimeToFirstToken(now_s - arrival_time_s_);
-        } else {
-          const double gap_s = (now_s - choice.last_token_time_s) / num_new;
-          for (int32_t k = 0; k < num_new; ++k) context_.metrics->ObserveInterTokenLatency(gap_s);
-        }
-        choice.last_token_time_s = now_s;
-      }
       bool stopped_by_string = false;
       for (int32_t k = 0; k < num_new && !stopped_by_string; ++k) {
         const int32_t token_id = output.new_token_ids[k];
@@ -153,7 +159,7 @@ void Generation::OnOutput(int32_t index, const protocol::EngineOutput& output) {
       const auto num_kept = static_cast<int32_t>(delta.token_ids.size());
       choice.num_output_tokens += num_kept;
       usage_.completion_tokens += num_kept;
-      if (num_kept > 0) context_.metrics->AddGenerationTokens(num_kept);
+      choice.metrics->OnOutput(output, num_kept, now_s);
       if (stopped_by_string) {
         // The engine does not know about stop strings: end the request there.
         if (finish == FinishReason::kNone) to_abort.push_back(choice.engine_request_id);
@@ -180,9 +186,7 @@ void Generation::OnOutput(int32_t index, const protocol::EngineOutput& output) {
 void Generation::FinishChoice(Choice& choice, ChoiceDelta& delta, const std::string& finish_reason) {
   choice.finished = true;
   delta.finish_reason = finish_reason;
-  context_.metrics->AddPromptTokens(usage_.prompt_tokens);
-  context_.metrics->AddRequestSuccess(finish_reason);
-  context_.metrics->ObserveE2eRequestLatency(MonotonicSeconds() - arrival_time_s_);
+  choice.metrics->OnFinished(finish_reason, MonotonicSeconds());
   callbacks_.on_delta(delta);
   if (++num_finished_ == request_.n) callbacks_.on_done(usage_);
 }
@@ -191,6 +195,7 @@ void ChoiceResult::Append(const ChoiceDelta& delta) {
   text += delta.text;
   token_ids.insert(token_ids.end(), delta.token_ids.begin(), delta.token_ids.end());
   logprobs.insert(logprobs.end(), delta.logprobs.begin(), delta.logprobs.end());
+  if (!delta.prompt_logprobs.empty()) prompt_logprobs = delta.prompt_logprobs;
   if (!delta.finish_reason.empty()) {
     finish_reason = delta.finish_reason;
     stop_reason = delta.stop_reason;

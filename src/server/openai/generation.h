@@ -2,7 +2,7 @@
 // ("<request_id>-<i>", seed + i when seeded, as vLLM's ParentRequest does), turns their
 // EngineOutputs into text deltas (incremental detokenizer → stop-string matcher), aborts a
 // choice in the engine when a stop string matched, records metrics, and reports the end
-// (usage) or the first error.
+// (usage) or the first error. Logs the request when --enable-log-requests (request_log.h).
 //
 // Invariant: callbacks are serialized (one mutex) and every choice reports exactly one
 // delta with a non-empty finish_reason before on_done; after on_error nothing more is called.
@@ -29,6 +29,8 @@ struct ChoiceDelta {
   std::string text;                                  // new text (stop strings held back)
   std::vector<int32_t> token_ids;                    // new token ids
   std::vector<protocol::PositionLogprobs> logprobs;  // parallel to token_ids when requested
+  // prompt_logprobs: prompt tokens 1..P-1's logprobs, in the choice's first delta only.
+  std::vector<protocol::PositionLogprobs> prompt_logprobs;
   std::string finish_reason;                         // "" while running; "stop" / "length"
   nlohmann::json stop_reason = nullptr;              // matched stop string or stop token id
 };
@@ -39,6 +41,7 @@ struct ChoiceResult {
   std::string text;
   std::vector<int32_t> token_ids;
   std::vector<protocol::PositionLogprobs> logprobs;
+  std::vector<protocol::PositionLogprobs> prompt_logprobs;
   std::string finish_reason;
   nlohmann::json stop_reason = nullptr;
 
@@ -49,6 +52,9 @@ struct GenerationUsage {
   int32_t prompt_tokens = 0;      // once per call, not per choice (OpenAI)
   int32_t completion_tokens = 0;  // summed over choices
   int32_t cached_tokens = 0;      // prompt tokens served from the prefix cache (choice 0)
+  // --enable-prompt-tokens-details: the usage object shows prompt_tokens_details (vLLM: null
+  // without the flag).
+  bool prompt_tokens_details = false;
 };
 
 class Generation : public std::enable_shared_from_this<Generation> {

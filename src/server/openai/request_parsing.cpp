@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 
+#include "server/openai/request_fields.h"
 #include "server/openai/structured_outputs.h"
 #include "text/bounded_json.h"
 
@@ -198,7 +199,11 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
                                                                   : "max_tokens";
   r.max_tokens_given = !Absent(body, max_field);
   TANDEM_API_ASSIGN_OR_RETURN(const int64_t max_tokens, GetInt(body, max_field, 0));
-  if (r.max_tokens_given && (max_tokens < 1 || max_tokens > config.max_model_len)) {
+  // 0 passes here for completions only, where it needs echo (vLLM: the prompt alone, e.g. for
+  // its logprobs); ParseCompletionRequest checks that.
+  const int64_t min_tokens_allowed = endpoint == Endpoint::kCompletions ? 0 : 1;
+  if (r.max_tokens_given &&
+      (max_tokens < min_tokens_allowed || max_tokens > config.max_model_len)) {
     return BadParam(max_field, fmt::format("'{}' must be in [1, {}] (max_model_len); got {}",
                                            max_field, config.max_model_len, max_tokens));
   }
@@ -277,6 +282,7 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
   TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseStopTokenIds(body, &s));
   TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseLogitBias(body, &s));
   TANDEM_API_ASSIGN_OR_RETURN(s.structured_grammar, ParseStructuredOutputs(body));
+  TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseRequestFields(body, endpoint, config, &r));
   (void)stop_ok;
   (void)endpoint;
   return r;

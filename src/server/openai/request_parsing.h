@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,15 @@ struct GenerationRequest {
   bool skip_special_tokens = true;
   bool return_token_ids = false;      // vLLM extension: prompt_token_ids + choice token_ids
   int32_t data_parallel_rank = -1;    // X-data-parallel-rank header: pin a DP rank; -1 = any
+  // vLLM's extra fields (request_fields.h).
+  std::string request_id;             // the body's request_id ("" = none)
+  std::optional<bool> add_special_tokens;  // absent: completions true, chat false (vLLM)
+  int32_t truncate_prompt_tokens = 0;  // 0 = keep the prompt; k > 0: its last k tokens;
+                                       // -1: its last max_model_len tokens
+  bool return_tokens_as_token_ids = false;  // logprobs name tokens "token_id:<id>"
+  bool continuous_usage_stats = false;      // streamed chunks each carry usage so far
+  std::vector<std::string> bad_words;       // tokenized into sampling.bad_words_token_ids
+  std::string cache_salt;                   // prefix-cache isolation (EngineRequest)
 };
 
 // The X-data-parallel-rank header ("" = not pinned → -1). Errors: 400 unless a non-negative

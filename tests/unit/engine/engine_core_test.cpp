@@ -47,6 +47,21 @@ std::unique_ptr<EngineCore> MakeCore(const SchedulerConfig& config, FakeExecutor
   return std::make_unique<EngineCore>(config, std::move(executor), /*dp_rank=*/1);
 }
 
+TEST(EngineCoreTest, StatsSeqGrowsWithEveryBatchOfOutputs) {
+  FakeExecutor* fake;
+  auto core = MakeCore(MakeConfig(), &fake);
+  EXPECT_EQ(core->Stats().seq, 0);
+  ASSERT_TRUE(core->AddRequest(MakeRequest("a", Iota(4), /*max_tokens=*/2)).ok());
+  const protocol::EngineOutputs first = core->Step();
+  const protocol::EngineOutputs second = core->Step();
+  core->AbortRequests({"none"});
+  const protocol::EngineOutputs pending = core->TakePendingOutputs();
+  EXPECT_EQ(first.stats.seq, 1);
+  EXPECT_EQ(second.stats.seq, 2);
+  EXPECT_EQ(pending.stats.seq, 3);
+  EXPECT_EQ(core->Stats().seq, 3) << "asking for the stats alone does not move it";
+}
+
 TEST(EngineCoreTest, GeneratesTheFakeModelsTokensUntilMaxTokens) {
   FakeExecutor* fake;
   auto core = MakeCore(MakeConfig(64, /*max_num_batched_tokens=*/8), &fake);

@@ -183,6 +183,56 @@ TEST(SchedulerTest, SharedPrefixIsServedFromTheCache) {
   EXPECT_EQ(stats.prefix_cache_hits, 8);
 }
 
+TEST(SchedulerTest, PrefixCacheQueriesStayZeroWithCachingOff) {
+  SchedulerConfig config = MakeConfig();
+  config.enable_prefix_caching = false;
+  Scheduler scheduler(config);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", Iota(10), 4)).ok());
+  RunStep(scheduler, 7);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", Iota(10), 4)).ok());
+  RunStep(scheduler, 7);
+  const protocol::EngineStats stats = scheduler.MakeStats();
+  EXPECT_EQ(stats.prefix_cache_queries, 0) << "vLLM counts no queries with caching off";
+  EXPECT_EQ(stats.prefix_cache_hits, 0);
+}
+
+// vLLM's iteration_tokens_total: per step that gave tokens, the tokens given plus the prompts
+// of the requests that got their first token; partial-prefill steps give nothing.
+TEST(SchedulerTest, StepsThatGiveTokensAreCountedInTheIterationTokensHistogram) {
+  Scheduler scheduler(MakeConfig(64, /*max_num_batched_tokens=*/16));
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", Iota(40), /*max_tokens=*/3)).ok());
+  EXPECT_TRUE(RunStep(scheduler, 7).empty());  // 16 prompt tokens
+  EXPECT_TRUE(RunStep(scheduler, 7).empty());  // 16 more
+  EXPECT_TRUE(scheduler.MakeStats().iteration_tokens_buckets.empty());
+  EXPECT_EQ(RunStep(scheduler, 7).size(), 1u);  // the last 8 + a's first token: 40 + 1
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", Iota(4, 100), /*max_tokens=*/2)).ok());
+  EXPECT_EQ(RunStep(scheduler, 7).size(), 2u);  // a's 2nd token + b's prompt and 1st: 1 + 4 + 1
+  EXPECT_EQ(RunStep(scheduler, 7).size(), 2u);  // a's 3rd, b's 2nd: 2
+  EXPECT_FALSE(scheduler.HasUnfinishedRequests());
+  const protocol::EngineStats stats = scheduler.MakeStats();
+  // Bounds 1, 8, 16, 32, 64, ...: 6 and 2 in (1, 8], 41 in (32, 64].
+  std::vector<int64_t> expected(protocol::kNumIterationTokensBuckets + 1, 0);
+  expected[1] = 2;
+  expected[4] = 1;
+  EXPECT_EQ(stats.iteration_tokens_buckets, expected);
+  EXPECT_EQ(stats.iteration_tokens_sum, 41 + 6 + 2);
+}
+
+TEST(SchedulerTest, FirstOutputCarriesTheEngineTimesOfQueueingAndFirstScheduling) {
+  Scheduler scheduler(MakeConfig());
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", Iota(6), /*max_tokens=*/2)).ok());
+  const std::vector<protocol::EngineOutput> first = RunStep(scheduler, 7);
+  const std::vector<protocol::EngineOutput> second = RunStep(scheduler, 7);
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_GT(first[0].queued_time_s, 0.0);
+  EXPECT_GE(first[0].scheduled_time_s, first[0].queued_time_s);
+  EXPECT_GE(first[0].timestamp_s, first[0].scheduled_time_s);
+  EXPECT_EQ(second[0].queued_time_s, 0.0) << "the first output only";
+  EXPECT_EQ(second[0].scheduled_time_s, 0.0);
+  EXPECT_GE(second[0].timestamp_s, first[0].timestamp_s);
+}
+
 TEST(SchedulerTest, AbortFreesBlocksAndTellsTheWorkers) {
   Scheduler scheduler(MakeConfig());
   ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", Iota(10))).ok());

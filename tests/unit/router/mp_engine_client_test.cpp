@@ -85,6 +85,33 @@ TEST(MpEngineClientTest, RoutesOutputsToTheirRequestInOrderAndStopsAfterFinish) 
   EXPECT_EQ(got, (std::vector<int32_t>{7, 8}));  // nothing after the finishing output
 }
 
+// A heartbeat travels on its own socket and may arrive after newer outputs: its older stats
+// must not replace the newer ones (cumulative /metrics counters would step back).
+TEST(MpEngineClientTest, StatsOlderThanTheHeldOnesAreIgnored) {
+  auto o = MakeOptions("stale");
+  MpEngineClient client(o);
+  FakeEngine fake;
+  ConnectFake(fake, o);
+  ASSERT_TRUE(client.Start().ok());
+  ASSERT_TRUE(client.WaitReady(5));
+  std::atomic<bool> seen{false};
+  protocol::EngineRequest req;
+  req.request_id = "r";
+  ASSERT_TRUE(client.AddRequest(req, [&](const EngineOutput&) { seen = true; }).ok());
+  EngineOutputs newer;
+  newer.stats.seq = 5;
+  newer.stats.num_preemptions = 5;
+  EngineOutputs older = OneOutput("r", 7, FinishReason::kNone);  // its callback: processed
+  older.stats.seq = 4;
+  older.stats.num_preemptions = 4;
+  ASSERT_TRUE(fake.output.Send(protocol::Encode(MessageType::kOutputs, newer)).ok());
+  ASSERT_TRUE(fake.output.Send(protocol::Encode(MessageType::kOutputs, older)).ok());
+  for (int i = 0; i < 500 && !seen; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(seen);
+  EXPECT_EQ(client.LatestStats().seq, 5);
+  EXPECT_EQ(client.LatestStats().num_preemptions, 5);
+}
+
 TEST(MpEngineClientTest, AbortSendsAbortAndDropsLateOutputs) {
   auto o = MakeOptions("abort");
   MpEngineClient client(o);

@@ -23,5 +23,14 @@ TEST(ApiKeyAuthTest, AcceptsOnlyBearerWithAConfiguredKey) {
   EXPECT_FALSE(auth.Check(""));
 }
 
+TEST(ApiKeyAuthTest, XApiKeyValueIsComparedLikeTheBearerKey) {
+  ApiKeyAuth auth({"secret-1"});
+  EXPECT_TRUE(auth.CheckKey("secret-1"));
+  EXPECT_FALSE(auth.CheckKey("secret-2"));
+  EXPECT_FALSE(auth.CheckKey("Bearer secret-1"));
+  EXPECT_FALSE(auth.CheckKey(""));
+  EXPECT_TRUE(ApiKeyAuth({}).CheckKey(""));
+}
+
 }  // namespace
 }  // namespace tandem::server

@@ -99,7 +99,29 @@ TEST_F(HttpServerTest, CompletionEchoesPromptPlusOneWithExactUsage) {
   EXPECT_EQ(body["usage"]["prompt_tokens"], 3);
   EXPECT_EQ(body["usage"]["completion_tokens"], 5);
   EXPECT_EQ(body["usage"]["total_tokens"], 8);
-  EXPECT_EQ(body["usage"]["prompt_tokens_details"]["cached_tokens"], 2);
+  // vLLM: null unless --enable-prompt-tokens-details.
+  ASSERT_TRUE(body["usage"].contains("prompt_tokens_details"));
+  EXPECT_TRUE(body["usage"]["prompt_tokens_details"].is_null());
+}
+
+TEST_F(HttpServerTest, PromptTokensDetailsShowCachedTokensWithTheFlag) {
+  ServerConfig config;
+  config.enable_prompt_tokens_details = true;
+  config.chat_template = "{% for m in messages %}{{ m.content }}{% endfor %}";
+  StartServer(config);
+  const Reply reply = Post("/v1/completions", {{"prompt", "abc"}, {"max_tokens", 2}});
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.Json()["usage"]["prompt_tokens_details"], json({{"cached_tokens", 2}}));
+  const Reply chat = Post("/v1/chat/completions",
+                          {{"messages", {{{"role", "user"}, {"content", "abc"}}}},
+                           {"max_tokens", 2},
+                           {"stream", true},
+                           {"stream_options", {{"include_usage", true}}}});
+  ASSERT_EQ(chat.status, 200) << chat.body;
+  const std::vector<std::string> events = SseData(chat.body);
+  ASSERT_GE(events.size(), 2u);
+  const json usage_chunk = json::parse(events[events.size() - 2]);  // before [DONE]
+  EXPECT_EQ(usage_chunk["usage"]["prompt_tokens_details"], json({{"cached_tokens", 2}}));
 }
 
 TEST_F(HttpServerTest, NChoicesFanOutWithSeedPlusIndexAndReturnTokenIds) {

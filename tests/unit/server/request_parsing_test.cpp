@@ -66,7 +66,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"prompt":""})", "prompt", 400},
         BadCase{R"({})", "prompt", 400},
         BadCase{R"({"prompt":[1, 999]})", "prompt", 400},
-        BadCase{R"({"prompt":["a","b"]})", "prompt", 400},
+        BadCase{R"({"prompt":["a",[1]]})", "prompt", 400},  // mixed (lists of prompts are served)
+        BadCase{R"({"prompt":[[]]})", "prompt", 400},
         BadCase{R"({"prompt":"hi","max_tokens":63})", "max_tokens", 400}));
 
 TEST(RequestParsingTest, ContextLengthMessageHasBothNumbers) {
@@ -89,7 +90,7 @@ TEST(RequestParsingTest, MapsSamplingFieldsAndDefaults) {
   ASSERT_TRUE(result.ok()) << result.error().status.message();
   const CompletionRequest& r = result.value();
   EXPECT_EQ(r.common.model, "alias");
-  EXPECT_EQ(r.prompt_token_ids, (std::vector<int32_t>{104, 105}));
+  EXPECT_EQ(r.prompts, (std::vector<std::vector<int32_t>>{{104, 105}}));
   EXPECT_FLOAT_EQ(r.common.sampling.temperature, 0.6f);
   EXPECT_EQ(r.common.sampling.top_k, 5);
   EXPECT_TRUE(r.common.sampling.has_seed);

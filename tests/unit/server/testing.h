@@ -42,6 +42,8 @@ class FakeTokenizer : public text::Tokenizer {
 // Step k of a request outputs prompt[k % prompt_len] + 1, on its own thread, one token per
 // `step_ms`; ends with kLength at max_tokens (or kStop on an EOS id unless ignore_eos).
 // With set_script(text): step k outputs byte text[k] instead, then EOS (257) after the last.
+// Engine times on a made-up clock: queued at 100 s, scheduled at 100.5 s (in the first output),
+// step k's output at 101 + k s. Requests go to DP rank set_rank(r) (0 by default).
 class FakeEngineClient : public router::EngineClient {
  public:
   explicit FakeEngineClient(int step_ms = 1) : step_ms_(step_ms) {
@@ -56,9 +58,11 @@ class FakeEngineClient : public router::EngineClient {
     worker_.join();
   }
 
-  Status AddRequest(protocol::EngineRequest request, router::OutputCallback cb) override {
+  Status AddRequest(protocol::EngineRequest request, router::OutputCallback cb,
+                    int32_t* dp_rank = nullptr) override {
     if (!ready_) return Unavailable("fake engine not ready");
     std::lock_guard lock(mu_);
+    if (dp_rank != nullptr) *dp_rank = rank_;
     added_.push_back(request);
     const std::string id = request.request_id;
     running_[id] = Running{std::move(request), std::move(cb), 0};
@@ -81,6 +85,7 @@ class FakeEngineClient : public router::EngineClient {
   }
 
   void set_ready(bool ready) { ready_ = ready; }
+  void set_rank(int32_t rank) { rank_ = rank; }
   void set_script(std::string script) {
     std::lock_guard lock(mu_);
     script_ = std::move(script);
@@ -127,6 +132,11 @@ class FakeEngineClient : public router::EngineClient {
         out.request_id = r.request.request_id;
         out.new_token_ids = {token};
         out.num_cached_tokens = 2;
+        if (r.num_generated == 1) {
+          out.queued_time_s = 100.0;
+          out.scheduled_time_s = 100.5;
+        }
+        out.timestamp_s = 100.0 + r.num_generated;
         if (r.request.sampling.logprobs >= 0) {
           protocol::PositionLogprobs lp;
           lp.sampled = {token, -0.5f};
@@ -153,6 +163,7 @@ class FakeEngineClient : public router::EngineClient {
 
   const int step_ms_;
   std::atomic<bool> ready_{true};
+  std::atomic<int32_t> rank_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
