@@ -22,7 +22,7 @@
 namespace tandem::structured {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // the schema's key order is the output's property order
 
 constexpr int kMaxDepth = 128;
 // JSON values (enum members, merged alternatives) deeper than this are refused before they are
@@ -1116,11 +1116,15 @@ Result<std::vector<Property>> Compiler::ObjectProperties(const json& s, const st
       required.insert(r.get<std::string>());
     }
   }
-  std::map<std::string, Property> by_name;  // sorted by name, as nlohmann::json objects are
+  // In the schema's order (xgrammar and OpenAI keep it: a model writes "reasoning" before
+  // "answer" when the schema says so); required names missing from properties come after.
+  std::vector<std::string> order;
+  std::map<std::string, Property> by_name;
   if (const auto it = s.find("properties"); it != s.end()) {
     if (!it->is_object()) return BadKeyword("properties", ptr, "must be an object");
     const std::string properties_ptr = Child(ptr, "properties");
     for (auto p = it->begin(); p != it->end(); ++p) {
+      if (!by_name.count(p.key())) order.push_back(p.key());
       by_name[p.key()] = Property{p.key(), &p.value(), Child(properties_ptr, p.key()),
                                   required.count(p.key()) > 0};
     }
@@ -1134,9 +1138,11 @@ Result<std::vector<Property>> Compiler::ObjectProperties(const json& s, const st
                                     r));
     }
     by_name[r] = Property{r, additional, additional_ptr, true};
+    order.push_back(r);
   }
   std::vector<Property> out;
-  for (auto& [key, property] : by_name) {
+  for (const std::string& key : order) {
+    Property& property = by_name.at(key);
     if (property.schema->is_boolean() && !property.schema->get<bool>()) {
       if (property.required) {
         return BadKeyword("required", ptr, fmt::format("lists '{}', whose schema is false", key));
@@ -1330,13 +1336,13 @@ Expr Compiler::AssembleArray(const ArrayShape& shape) {
 
 }  // namespace
 
-Result<Grammar> CompileJsonSchema(const nlohmann::json& schema) {
+Result<Grammar> CompileJsonSchema(const nlohmann::ordered_json& schema) {
   Compiler compiler(schema);
   return compiler.CompileRoot();
 }
 
 Grammar JsonObjectGrammar() {
-  const nlohmann::json unused;
+  const nlohmann::ordered_json unused;
   Compiler compiler(unused);
   return compiler.AnyObject();
 }

@@ -45,8 +45,8 @@
 // - enum / const: a choice of the values' compact JSON texts (nlohmann dump(): no inner
 //   whitespace, 1.0 stays "1.0"), filtered by "type" when present; other constraint keywords
 //   beside them are refused.
-// - object: properties in the order nlohmann::json gives them, which is sorted by key (a
-//   deviation: xgrammar keeps the schema's order). Required properties must appear, optional
+// - object: properties in the schema's order (as xgrammar; the schema is an ordered_json).
+//   Required names missing from "properties" come after them. Required properties must appear, optional
 //   ones may be omitted, commas right in every combination. additionalProperties absent or false:
 //   no other keys (strict, as OpenAI's strict mode and xgrammar's strict mode: {"type":"object"}
 //   is `{}` only). additionalProperties true or a schema: any further string keys after the
@@ -102,7 +102,7 @@ namespace tandem::structured {
 // Compiles a JSON Schema into a Grammar whose root rule matches exactly the compact-or-lightly-
 // spaced JSON texts valid against it. Errors: kInvalidArgument naming the keyword and the JSON
 // pointer where it is.
-Result<Grammar> CompileJsonSchema(const nlohmann::json& schema);
+Result<Grammar> CompileJsonSchema(const nlohmann::ordered_json& schema);
 
 // Any JSON object (response_format {"type":"json_object"}): an object at the top, any values
 // inside.

@@ -121,6 +121,12 @@ def test_choice_regex_grammar_and_json_object_rows():
          lambda t: " " not in t and "\n" not in t and isinstance(json.loads(t)["k"], list)),
         ({"guided_json": json.dumps({"type": "integer", "minimum": 10, "maximum": 12})},
          lambda t: t in ("10", "11", "12")),
+        # Properties come in the schema's order (xgrammar's), not sorted.
+        ({"response_format": {"type": "json_schema", "json_schema": {"name": "o", "schema": {
+            "type": "object", "properties": {"zeta": {"type": "boolean"},
+                                             "alpha": {"type": "boolean"}},
+            "required": ["zeta", "alpha"]}}}},
+         lambda t: list(json.loads(t)) == ["zeta", "alpha"]),
     ]
     with Server(TINY_QWEN3) as srv:
         for fields, ok in rows:

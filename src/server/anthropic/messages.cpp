@@ -142,7 +142,7 @@ void HandleCountTokens(const ServerContext& context, const HttpRequest& http_req
     TANDEM_API_ASSIGN_OR_RETURN(
         openai::GenerationRequest unused,
         openai::ParseGenerationRequest(json(chat_body), openai::Endpoint::kChatCompletions,
-                                       context.config));
+                                       context.config, &chat_body));
     (void)unused;
     TANDEM_API_ASSIGN_OR_RETURN(openai::ChatInput input,
                                 openai::ParseChatInput(chat_body, context.config));

@@ -35,7 +35,8 @@ ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(const OJson& body,
   ChatCompletionRequest request;
   const json plain = body;
   TANDEM_API_ASSIGN_OR_RETURN(request.common,
-                              ParseGenerationRequest(plain, Endpoint::kChatCompletions, config));
+                              ParseGenerationRequest(plain, Endpoint::kChatCompletions, config,
+                                                     &body));
   TANDEM_API_ASSIGN_OR_RETURN(request.input, ParseChatInput(body, config));
   const ToolChoice choice = request.input.tool_choice;
   if (choice == ToolChoice::kRequired || choice == ToolChoice::kNamed) {

@@ -209,9 +209,10 @@ void SendError(ResponseSink& sink, const ApiError& error) {
 
 void HandleCompletions(const ServerContext& context, const HttpRequest& http_request,
                        std::shared_ptr<ResponseSink> sink) {
-  auto body = ParseJsonObject(http_request.body);
-  if (!body.ok()) return SendError(*sink, body.error());
-  auto parsed = ParseCompletionRequest(body.value(), context);
+  auto ordered = ParseOrderedJsonObject(http_request.body);
+  if (!ordered.ok()) return SendError(*sink, ordered.error());
+  const nlohmann::json body = ordered.value();
+  auto parsed = ParseCompletionRequest(body, context, &ordered.value());
   if (!parsed.ok()) return SendError(*sink, parsed.error());
   auto pinned_rank = ParseDataParallelRankHeader(DataParallelRankHeader(http_request));
   if (!pinned_rank.ok()) return SendError(*sink, pinned_rank.error());

@@ -101,10 +101,12 @@ ApiResult<std::vector<std::vector<int32_t>>> ParsePrompts(const json& body,
 }  // namespace
 
 ApiResult<CompletionRequest> ParseCompletionRequest(const json& body,
-                                                    const ServerContext& context) {
+                                                    const ServerContext& context,
+                                                    const OrderedJson* ordered_body) {
   CompletionRequest request;
   TANDEM_API_ASSIGN_OR_RETURN(request.common,
-                              ParseGenerationRequest(body, Endpoint::kCompletions, context.config));
+                              ParseGenerationRequest(body, Endpoint::kCompletions, context.config,
+                                                     ordered_body));
   TANDEM_API_ASSIGN_OR_RETURN(
       bool ids_ok, CheckTokenIdsInVocabulary(request.common, context.tokenizer->vocab_size()));
   (void)ids_ok;

@@ -30,8 +30,10 @@ struct CompletionRequest {
 // an array of token ids or an array of arrays of token ids (at most 1024 prompts). Errors: 400
 // naming the field (prompt missing, empty, mixed, token id outside the vocab, logprobs out of
 // range, context too long, ...), 404 for an unknown model.
+// `ordered_body`: the same body with its key order (schemas keep their property order).
 ApiResult<CompletionRequest> ParseCompletionRequest(const nlohmann::json& body,
-                                                    const ServerContext& context);
+                                                    const ServerContext& context,
+                                                    const OrderedJson* ordered_body = nullptr);
 
 // `usage` object: prompt/completion/total tokens and prompt_tokens_details: {cached_tokens}
 // with --enable-prompt-tokens-details, else null (vLLM).

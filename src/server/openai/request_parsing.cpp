@@ -185,7 +185,8 @@ ApiResult<OrderedJson> ParseOrderedJsonObject(std::string_view body) {
 }
 
 ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint endpoint,
-                                                    const ServerConfig& config) {
+                                                    const ServerConfig& config,
+                                                    const OrderedJson* ordered_body) {
   GenerationRequest r;
   protocol::SamplingParams& s = r.sampling;
   TANDEM_API_ASSIGN_OR_RETURN(r.model, ParseModel(body, config));
@@ -281,7 +282,9 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
   TANDEM_API_ASSIGN_OR_RETURN(bool stop_ok, ParseStop(body, &r));
   TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseStopTokenIds(body, &s));
   TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseLogitBias(body, &s));
-  TANDEM_API_ASSIGN_OR_RETURN(s.structured_grammar, ParseStructuredOutputs(body));
+  TANDEM_API_ASSIGN_OR_RETURN(
+      s.structured_grammar,
+      ParseStructuredOutputs(ordered_body != nullptr ? *ordered_body : OrderedJson(body)));
   TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseRequestFields(body, endpoint, config, &r));
   (void)stop_ok;
   (void)endpoint;

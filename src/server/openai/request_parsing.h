@@ -71,8 +71,11 @@ ApiResult<OrderedJson> ParseOrderedJsonObject(std::string_view body);
 // Reads the common fields of `body` for `endpoint`. Errors: 404 (param "model") for a model
 // not in config.served_model_names; 400 naming the field for a wrong type or a value out of
 // range. Endpoint-specific fields (prompt, messages, logprobs, echo) are parsed by callers.
+// `ordered_body`: the same body with its key order (structured-output schemas keep their
+// property order); null = take `body`'s (sorted) order.
 ApiResult<GenerationRequest> ParseGenerationRequest(const nlohmann::json& body, Endpoint endpoint,
-                                                    const ServerConfig& config);
+                                                    const ServerConfig& config,
+                                                    const OrderedJson* ordered_body = nullptr);
 
 // Sets sampling.max_tokens when it was not given (completions: 16; chat: max_model_len −
 // prompt length) and checks prompt + max_tokens <= max_model_len, with vLLM's message.

@@ -13,7 +13,7 @@
 
 namespace tandem::server::openai {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // schemas keep their key order (property order)
 
 namespace {
 
@@ -212,7 +212,7 @@ ApiResult<bool> ParseStructuredOutputsField(const json& body, std::vector<Constr
 
 }  // namespace
 
-ApiResult<std::string> ParseStructuredOutputs(const json& body) {
+ApiResult<std::string> ParseStructuredOutputs(const nlohmann::ordered_json& body) {
   std::vector<Constraint> constraints;
   Options options;
   TANDEM_API_ASSIGN_OR_RETURN(bool ok, ParseResponseFormat(body, &constraints));
@@ -248,7 +248,7 @@ ApiResult<std::string> ForcedToolCallGrammar(const nlohmann::ordered_json& tools
                                              const std::string& named_function,
                                              int32_t max_calls) {
   json alternatives = json::array();
-  json named_parameters;
+  json named_parameters;  // ordered: the tool's own property order
   for (const auto& tool : tools) {
     const auto& function = tool["function"];
     const std::string name = function["name"].get<std::string>();

@@ -31,7 +31,8 @@ namespace tandem::server::openai {
 // The GBNF text of the request's constraint, "" when it has none. Errors: 400 naming the
 // field (param) for a wrong type, two constraints at once, an unsupported option, or a
 // schema / regex / grammar that does not compile (the compiler's message).
-ApiResult<std::string> ParseStructuredOutputs(const nlohmann::json& body);
+// `body` keeps the request's key order: a schema's properties are generated in that order.
+ApiResult<std::string> ParseStructuredOutputs(const nlohmann::ordered_json& body);
 
 // The GBNF for chat's tool_choice: "required" → an array of one or more {"name": one of the
 // tools, "parameters": its schema} (at most `max_calls` of them; -1 = no limit; 1 with
