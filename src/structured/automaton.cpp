@@ -200,6 +200,7 @@ class AutomatonBuilder {
     }
     Finish();
     TANDEM_RETURN_IF_ERROR(CheckLeftRecursion());
+    TANDEM_RETURN_IF_ERROR(CheckRootMatchesSomething(rule_index_.at(grammar.root)));
     a_->start_state_ = rule_start_[rule_index_.at(grammar.root)];
     return std::shared_ptr<const Automaton>(std::move(a_));
   }
@@ -318,6 +319,10 @@ class AutomatonBuilder {
       const StateSet set = std::move(work.back());
       work.pop_back();
       const int32_t id = ids.at(set);
+      // Subset construction can blow up (nested bounded repetitions make sets as large as the
+      // NFA): a budget on the work done and the NFA states held in sets refuses such grammars.
+      compile_work_ += 256 * static_cast<int64_t>(set.size()) + static_cast<int64_t>(set.size());
+      if (compile_work_ > kMaxCompileWork) return TooLarge();
       for (int b = 0; b < 256; ++b) {
         StateSet targets;
         for (int32_t s : set) {
@@ -369,8 +374,52 @@ class AutomatonBuilder {
 
   Status TooLarge() const {
     return InvalidArgument(fmt::format(
-        "grammar is too large: its automaton passes {} states (a repetition count or a "
-        "character class too big?)", Automaton::kMaxStates));
+        "grammar is too large: its automaton passes {} states or its compilation the work "
+        "limit (nested or large bounded repetitions, e.g. (a{{0,20}}){{0,20}}?)",
+        Automaton::kMaxStates));
+  }
+
+  // A rule is productive when some text matches it: a path from its start to an accepting
+  // state over bytes and calls of productive rules. A root that is not matches nothing.
+  Status CheckRootMatchesSomething(int32_t root) {
+    const size_t num_rules = a_->rule_names_.size();
+    std::vector<uint8_t> productive(num_rules, 0);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t r = 0; r < num_rules; ++r) {
+        if (!productive[r] && Productive(static_cast<int32_t>(r), productive)) {
+          productive[r] = 1;
+          changed = true;
+        }
+      }
+    }
+    if (productive[root]) return Status::Ok();
+    return InvalidArgument(fmt::format("grammar rule '{}' (the start rule) matches no text at "
+                                       "all (an empty character class, or a rule that never "
+                                       "ends?)", a_->rule_names_[root]));
+  }
+
+  bool Productive(int32_t rule, const std::vector<uint8_t>& productive) const {
+    std::vector<int32_t> seen{rule_start_.at(rule)};
+    std::vector<uint8_t> mark(a_->num_states(), 0);
+    mark[seen[0]] = 1;
+    for (size_t i = 0; i < seen.size(); ++i) {
+      const int32_t s = seen[i];
+      if (a_->IsAccepting(s)) return true;
+      auto visit = [&](int32_t t) {
+        if (t >= 0 && !mark[t]) {
+          mark[t] = 1;
+          seen.push_back(t);
+        }
+      };
+      if (a_->HasByteEdges(s)) {
+        for (int b = 0; b < 256; ++b) visit(a_->Next(s, static_cast<uint8_t>(b)));
+      }
+      for (int32_t k = a_->call_begin_[s]; k < a_->call_begin_[s + 1]; ++k) {
+        if (productive[call_rule_[k]]) visit(a_->calls_[k].return_state);
+      }
+    }
+    return false;
   }
 
   // States of `rule` reachable from its start without consuming a byte (through calls of
@@ -447,6 +496,8 @@ class AutomatonBuilder {
   }
 
   static constexpr int32_t kMaxInlinedNodes = 64;
+  static constexpr int64_t kMaxCompileWork = 200'000'000;  // ~1 s of subset construction
+  int64_t compile_work_ = 0;
 
   std::unique_ptr<Automaton> a_ = std::make_unique<Automaton>();
   std::unordered_map<std::string, int32_t> rule_index_;

@@ -36,8 +36,9 @@ class Automaton {
     int32_t return_state = -1;  // where the caller goes on when the callee ends
   };
 
-  // Limits: total states and total call edges after determinization.
-  static constexpr int32_t kMaxStates = 200'000;
+  // Limit on states after determinization: each costs a 1 KB transition row, so this bounds an
+  // automaton at ~50 MB (a string of maxLength 10000 needs ~10k states).
+  static constexpr int32_t kMaxStates = 50'000;
 
   // Compiles `grammar`. Errors as in the file comment. Thread: any; the result is immutable.
   static Result<std::shared_ptr<const Automaton>> Compile(const Grammar& grammar);
@@ -52,6 +53,12 @@ class Automaton {
   std::span<const Call> Calls(int32_t state) const {
     return std::span<const Call>(calls_).subspan(call_begin_[state],
                                                  call_begin_[state + 1] - call_begin_[state]);
+  }
+  // Bytes this automaton holds (its transition table dominates).
+  size_t memory_bytes() const {
+    return next_.size() * sizeof(int32_t) + calls_.size() * sizeof(Call) +
+           call_begin_.size() * sizeof(int32_t) + state_rule_.size() * sizeof(int32_t) +
+           2 * accepting_.size();
   }
   // The name of the rule `state` belongs to (diagnostics).
   const std::string& RuleName(int32_t state) const { return rule_names_[state_rule_[state]]; }

@@ -17,21 +17,32 @@ std::unique_ptr<GrammarMatcher> CompiledGrammar::NewMatcher() const {
   return std::make_unique<GrammarMatcher>(automaton_);
 }
 
+size_t CompiledGrammar::memory_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return automaton_->memory_bytes() + cached_mask_bytes_;
+}
+
 int32_t CompiledGrammar::num_positions_built() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return static_cast<int32_t>(
       std::count_if(positions_.begin(), positions_.end(), [](const auto& p) { return p != nullptr; }));
 }
 
-const CompiledGrammar::PositionMask& CompiledGrammar::Position(int32_t state) const {
+std::shared_ptr<const CompiledGrammar::PositionMask> CompiledGrammar::Position(
+    int32_t state) const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (positions_[state]) return *positions_[state];
+    if (positions_[state]) return positions_[state];
   }
-  std::unique_ptr<PositionMask> built = BuildPosition(state);  // outside the lock: can be slow
+  std::shared_ptr<const PositionMask> built = BuildPosition(state);  // unlocked: can be slow
+  const size_t bytes = built->accepted.size() * sizeof(uint32_t) +
+                       (built->uncertain.size() + built->uncertain_lcp.size()) * sizeof(int32_t);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!positions_[state]) positions_[state] = std::move(built);
-  return *positions_[state];
+  if (positions_[state]) return positions_[state];
+  if (cached_mask_bytes_ + bytes > kMaxCachedMaskBytes) return built;  // used once, not kept
+  cached_mask_bytes_ += bytes;
+  positions_[state] = built;
+  return built;
 }
 
 // One walk of the sorted vocabulary from {state, bottom}. Level d holds the closed stacks after
@@ -112,7 +123,8 @@ void CompiledGrammar::FillNextTokenBitmask(GrammarMatcher& matcher,
   std::fill(bitmask.begin(), bitmask.end(), 0u);
   bool any = false;
   for (const PdaStack& stack : matcher.stacks()) {
-    const PositionMask& position = Position(stack.state);
+    const std::shared_ptr<const PositionMask> kept = Position(stack.state);
+    const PositionMask& position = *kept;
     for (size_t w = 0; w < bitmask.size(); ++w) bitmask[w] |= position.accepted[w];
     matcher.AcceptTokensFrom(stack, position.uncertain, position.uncertain_lcp, *vocabulary_,
                              bitmask);

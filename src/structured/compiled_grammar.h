@@ -48,8 +48,15 @@ class CompiledGrammar {
 
   const TokenVocabulary& vocabulary() const { return *vocabulary_; }
   const Automaton& automaton() const { return *automaton_; }
-  // Positions whose masks have been built so far (diagnostics, tests).
+  // Bytes held: the automaton and the kept position masks.
+  size_t memory_bytes() const;
+  // Positions whose masks are kept (diagnostics, tests).
   int32_t num_positions_built() const;
+
+  // Memory bound of one grammar's kept position masks. A mask is a bitmask of the vocabulary
+  // (19 KB at 150k tokens) plus its uncertain tokens, so a grammar with thousands of positions
+  // (a string of maxLength 10000) would otherwise keep hundreds of MB per worker.
+  static constexpr size_t kMaxCachedMaskBytes = 48u << 20;
 
  private:
   struct PositionMask {
@@ -57,13 +64,16 @@ class CompiledGrammar {
     std::vector<int32_t> uncertain;      // token ids, sorted by their bytes
     std::vector<int32_t> uncertain_lcp;  // [k]: common prefix of uncertain[k] and [k-1]
   };
-  const PositionMask& Position(int32_t state) const;
+  // The state's mask: kept once built, while the grammar's kept masks stay within
+  // kMaxCachedMaskBytes; past that it is rebuilt at every use (slower, bounded memory).
+  std::shared_ptr<const PositionMask> Position(int32_t state) const;
   std::unique_ptr<PositionMask> BuildPosition(int32_t state) const;
 
   std::shared_ptr<const Automaton> automaton_;
   std::shared_ptr<const TokenVocabulary> vocabulary_;
   mutable std::mutex mutex_;
-  mutable std::vector<std::unique_ptr<PositionMask>> positions_;  // [num_states], lazily
+  mutable std::vector<std::shared_ptr<const PositionMask>> positions_;  // [num_states], lazily
+  mutable size_t cached_mask_bytes_ = 0;
 };
 
 }  // namespace tandem::structured

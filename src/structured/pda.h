@@ -22,6 +22,11 @@ namespace tandem::structured {
 
 inline constexpr int32_t kBottomFrame = -1;
 
+// Bounds of one closure (ambiguous grammars can double their stacks per byte): the stacks a
+// closed set keeps, and the stacks a closure may visit.
+inline constexpr size_t kMaxStacks = 64;
+inline constexpr size_t kMaxClosureVisits = 1024;
+
 struct PdaStack {
   int32_t state = -1;
   int32_t frame = kBottomFrame;
@@ -46,7 +51,8 @@ class FrameArena {
 };
 
 // Expands `raw` into the closed set *out (deduplicated, cleared first): calls push frames, ended
-// rules pop. Returns true when some stack's rule ended on kBottomFrame.
+// rules pop. Returns true when some stack's rule ended on kBottomFrame. At most kMaxStacks are
+// kept and kMaxClosureVisits visited (see there).
 bool Close(const Automaton& automaton, FrameArena& arena, std::span<const PdaStack> raw,
            std::vector<PdaStack>* out);
 

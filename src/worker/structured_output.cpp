@@ -52,10 +52,11 @@ void RequestGrammar::Accept(int32_t token_id) {
 }
 
 StructuredOutputs::StructuredOutputs(TokenVocabularyLoader loader, int32_t vocab_size,
-                                     size_t max_grammars)
+                                     size_t max_grammars, size_t max_bytes)
     : loader_(std::move(loader)),
       vocab_size_(vocab_size),
-      max_grammars_(std::max<size_t>(1, max_grammars)) {}
+      max_grammars_(std::max<size_t>(1, max_grammars)),
+      max_bytes_(max_bytes) {}
 
 std::shared_ptr<const structured::CompiledGrammar> StructuredOutputs::Compile(
     const std::string& gbnf) {
@@ -77,7 +78,10 @@ std::shared_ptr<const structured::CompiledGrammar> StructuredOutputs::Compile(
   TANDEM_CHECK(automaton.ok()) << "structured-output grammar from the API server does not "
                                << "compile: " << automaton.status().message();
   auto compiled = std::make_shared<const structured::CompiledGrammar>(*automaton, vocabulary_);
-  if (grammars_.size() >= max_grammars_) {
+  size_t bytes = compiled->memory_bytes();
+  for (const auto& [text, entry] : grammars_) bytes += entry.first->memory_bytes();
+  while (!lru_.empty() && (grammars_.size() >= max_grammars_ || bytes > max_bytes_)) {
+    bytes -= grammars_.at(lru_.back()).first->memory_bytes();
     grammars_.erase(lru_.back());
     lru_.pop_back();
   }

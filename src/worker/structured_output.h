@@ -55,8 +55,11 @@ struct RequestGrammar {
 
 class StructuredOutputs {
  public:
-  // `vocab_size`: the logits row width.
-  StructuredOutputs(TokenVocabularyLoader loader, int32_t vocab_size, size_t max_grammars = 64);
+  // `vocab_size`: the logits row width. Compiled grammars are kept, least recently used first
+  // out, while there are at most `max_grammars` and they hold at most `max_bytes` (automata +
+  // kept position masks; a grammar in use by a request lives on until the request ends).
+  StructuredOutputs(TokenVocabularyLoader loader, int32_t vocab_size, size_t max_grammars = 64,
+                    size_t max_bytes = size_t{512} << 20);
 
   // A RequestGrammar for `sampling`, replaying `output_token_ids` (a request resumed after
   // preemption); nullptr when the request has no constraint. Aborts (TANDEM_CHECK) when the
@@ -73,6 +76,7 @@ class StructuredOutputs {
   int32_t vocab_size_;
   std::shared_ptr<const structured::TokenVocabulary> vocabulary_;
   size_t max_grammars_;
+  size_t max_bytes_;
   std::list<std::string> lru_;  // most recent first
   std::unordered_map<std::string, std::pair<std::shared_ptr<const structured::CompiledGrammar>,
                                             std::list<std::string>::iterator>>

@@ -137,6 +137,13 @@ def test_choice_regex_grammar_and_json_object_rows():
                 for c in choices:
                     check(c["finish_reason"] == "stop" and ok(c["text"]),
                           f"{fields} T={temperature}: {c['finish_reason']} {c['text']!r}")
+        # Ambiguous: the stacks double per "a"; the matcher keeps a bounded set (the engine hung
+        # before), and the output is still in the language, ended or cut by max_tokens.
+        for temperature in (0, 1):
+            c = completion(srv, {"guided_grammar": 'root ::= s\ns ::= s1 | s2\n'
+                                                   's1 ::= "a" s | ""\ns2 ::= "a" s | ""',
+                                 "max_tokens": 40, "temperature": temperature, "seed": 1})[0]
+            check(re.fullmatch(r"a*", c["text"]), f"ambiguous grammar: {c}")
         # The same through chat, streamed: the deltas join into a valid answer.
         status, events, done = srv.stream("/v1/chat/completions", {
             "messages": [{"role": "user", "content": "Pick"}], "stream": True, "max_tokens": 50,
@@ -221,6 +228,11 @@ REFUSED = [  # (request fields, param, words in the message)
      "whitespace_pattern"),
     ({"structured_outputs": "json"}, "structured_outputs", "must be an object"),
     ({"guided_json": "{not json"}, "guided_json", "not JSON"),
+    # Compile blow-ups are refused quickly (they took minutes and GBs before), and so is a
+    # grammar that matches nothing (it answered 200 with "").
+    ({"guided_regex": "((a{0,20}){0,20}){0,20}"}, "guided_regex", "too large"),
+    ({"guided_regex": "(a?){10000}"}, "guided_regex", "too large"),
+    ({"guided_grammar": "root ::= [^\\x00-\\U0010FFFF]"}, "guided_grammar", "matches no text"),
 ]
 
 

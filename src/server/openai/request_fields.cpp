@@ -49,8 +49,10 @@ ApiResult<bool> RefuseUnbuilt(const json& body, int32_t n) {
 ApiResult<bool> ParseTokenList(const json& body, const char* field, std::vector<int32_t>* out) {
   if (!Given(body, field)) return true;
   const json& ids = body[field];
-  if (!ids.is_array() || ids.empty()) {
-    return WrongType(field, "a non-empty array of token ids", ids);
+  if (!ids.is_array()) return WrongType(field, "a non-empty array of token ids", ids);
+  if (ids.empty()) {
+    return BadParam(field, fmt::format("'{}' must be a non-empty array of token ids; found an "
+                                       "empty array", field));
   }
   for (const json& id : ids) {
     if (!id.is_number_integer()) return WrongType(field, "an array of integers", id);

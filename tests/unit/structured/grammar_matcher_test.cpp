@@ -127,6 +127,38 @@ TEST(GrammarMatcherTest, LeftRecursionIsRefusedNamingTheCycle) {
   EXPECT_FALSE(Automaton::Compile(*grammar).ok());
 }
 
+// An ambiguous grammar doubles its stacks per byte; the closure keeps a bounded set, so a long
+// input is read quickly and every token still allowed is valid.
+TEST(GrammarMatcherTest, AmbiguousGrammarStaysBoundedAndSound) {
+  auto automaton = CompileText(
+      "root ::= s\ns ::= s1 | s2\ns1 ::= \"a\" s | \"\"\ns2 ::= \"a\" s | \"\"");
+  GrammarMatcher matcher(automaton);
+  ASSERT_TRUE(matcher.AcceptBytes(std::string(200, 'a')));
+  EXPECT_TRUE(matcher.CanEnd());
+  EXPECT_LE(matcher.stacks().size(), kMaxStacks);
+  EXPECT_FALSE(matcher.AcceptBytes("b"));
+}
+
+TEST(GrammarMatcherTest, BlowUpsAndEmptyLanguagesAreRefusedAtCompileTime) {
+  for (const char* text : {"root ::= ((\"a\"{0,20}){0,20}){0,20}",
+                           "root ::= (\"a\"?){10000}"}) {
+    auto grammar = ParseGbnf(text);
+    ASSERT_TRUE(grammar.ok()) << text;
+    auto automaton = Automaton::Compile(*grammar);
+    ASSERT_FALSE(automaton.ok()) << text;
+    EXPECT_NE(automaton.status().message().find("too large"), std::string::npos)
+        << automaton.status().message();
+  }
+  for (const char* text : {"root ::= [^\\x00-\\U0010FFFF]", "root ::= \"a\" root"}) {
+    auto grammar = ParseGbnf(text);
+    ASSERT_TRUE(grammar.ok()) << text << grammar.status().message();
+    auto automaton = Automaton::Compile(*grammar);
+    ASSERT_FALSE(automaton.ok()) << text;
+    EXPECT_NE(automaton.status().message().find("matches no text"), std::string::npos)
+        << automaton.status().message();
+  }
+}
+
 TEST(GbnfParserTest, ErrorsNameTheLineAndWhatWasExpected) {
   struct Bad {
     std::string text;
