@@ -73,9 +73,18 @@ ApiResult<std::string> Compile(const Constraint& c, bool any_whitespace) {
       if (name == "ws" && c.kind != Constraint::Kind::kGrammar) body = structured::Empty();
     }
   }
-  auto automaton = structured::Automaton::Compile(*grammar);
+  // Checked exactly as the workers will compile it: from the GBNF text, so a grammar near a
+  // limit cannot pass here and fail there.
+  std::string gbnf = structured::ToGbnf(*grammar);
+  auto reparsed = structured::ParseGbnf(gbnf);
+  if (!reparsed.ok()) {
+    return ApiError{Internal("structured output grammar does not round-trip through GBNF: " +
+                             reparsed.status().message()),
+                    c.field};
+  }
+  auto automaton = structured::Automaton::Compile(*reparsed);
   if (!automaton.ok()) return BadParam(c.field, automaton.status().message());
-  return structured::ToGbnf(*grammar);
+  return gbnf;
 }
 
 ApiResult<bool> CheckString(const json& value, const std::string& field) {
