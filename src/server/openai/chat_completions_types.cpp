@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/logging.h"
+#include "server/openai/completions_types.h"
 #include "server/openai/request_fields.h"
 #include "server/openai/structured_outputs.h"
 
@@ -85,8 +86,7 @@ OJson ChatTemplateContext(const ChatInput& input, const ServerConfig& config,
 namespace {
 json TokenEntry(const text::Tokenizer& tokenizer, const protocol::TokenLogprob& t,
                bool tokens_as_ids) {
-  const std::string piece = tokens_as_ids ? fmt::format("token_id:{}", t.token_id)
-                                          : tokenizer.TokenBytes(t.token_id);
+  const std::string piece = LogprobTokenName(tokenizer, t.token_id, tokens_as_ids);
   json bytes = json::array();
   for (unsigned char c : piece) bytes.push_back(static_cast<int>(c));
   return {{"token", piece}, {"logprob", t.logprob}, {"bytes", bytes}};

@@ -163,13 +163,16 @@ json UsageJson(const GenerationUsage& usage) {
                                         : json(nullptr)}};
 }
 
+std::string LogprobTokenName(const text::Tokenizer& tokenizer, int32_t token_id,
+                             bool tokens_as_ids) {
+  return tokens_as_ids ? fmt::format("token_id:{}", token_id) : tokenizer.TokenBytes(token_id);
+}
+
 json PromptLogprobsJson(const text::Tokenizer& tokenizer,
                         const std::vector<int32_t>& prompt_token_ids,
                         const std::vector<protocol::PositionLogprobs>& prompt_logprobs,
                         bool tokens_as_ids) {
-  auto name = [&](int32_t id) {
-    return tokens_as_ids ? fmt::format("token_id:{}", id) : tokenizer.TokenBytes(id);
-  };
+  auto name = [&](int32_t id) { return LogprobTokenName(tokenizer, id, tokens_as_ids); };
   json out = json::array({nullptr});
   for (size_t t = 1; t < prompt_token_ids.size() && t - 1 < prompt_logprobs.size(); ++t) {
     const protocol::PositionLogprobs& lp = prompt_logprobs[t - 1];
@@ -191,9 +194,7 @@ json CompletionLogprobsJson(const text::Tokenizer& tokenizer, const std::vector<
                             const std::vector<protocol::PositionLogprobs>& logprobs,
                             int32_t text_offset_start, bool tokens_as_ids,
                             int32_t num_leading_null) {
-  auto name = [&](int32_t id) {
-    return tokens_as_ids ? fmt::format("token_id:{}", id) : tokenizer.TokenBytes(id);
-  };
+  auto name = [&](int32_t id) { return LogprobTokenName(tokenizer, id, tokens_as_ids); };
   json tokens = json::array(), token_logprobs = json::array(), top = json::array(),
        offsets = json::array();
   int32_t offset = text_offset_start;

@@ -41,6 +41,10 @@ nlohmann::json UsageJson(const GenerationUsage& usage);
 
 // CompletionLogProbs for `token_ids` (tokens, token_logprobs, top_logprobs, text_offset),
 // offsets counted in bytes from `text_offset_start`.
+// How logprobs name a token: its bytes, or "token_id:<id>" with return_tokens_as_token_ids.
+std::string LogprobTokenName(const text::Tokenizer& tokenizer, int32_t token_id,
+                             bool tokens_as_ids);
+
 // vLLM's prompt_logprobs: [null, {"<id>": {"logprob", "rank", "decoded_token"}, ...}, ...], one
 // entry per prompt token; entry t > 0 holds prompt token t (its rank) and the top-k there.
 nlohmann::json PromptLogprobsJson(const text::Tokenizer& tokenizer,
