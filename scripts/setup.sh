@@ -13,6 +13,7 @@ PKGS=(
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers  # dnnl-config.cmake requires OpenCL (Debian builds oneDNN with it)
   libpcre2-dev libutf8proc-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libxxhash-dev libssl-dev
+  openssl  # e2e: test_tls.py makes its CA and certificates with the openssl command
   libgloo-dev  # comm/ "gloo" backend; pulls libhiredis-dev and libibverbs-dev (its Depends)
   libsqlite3-dev libpq-dev  # tandem manager's store: SQLite embedded, PostgreSQL via libpq
   libyaml-cpp-dev  # tandem serve --config FILE.yaml (vLLM's config files)

@@ -41,6 +41,7 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   if (!f.api_key.empty()) c.api_keys.push_back(f.api_key);
   c.enable_ui = f.ui;
   c.root_path = f.root_path;
+  c.tls = TlsOptionsFromFlags(f);
   c.enable_server_load_tracking = f.enable_server_load_tracking;
   c.enable_request_id_headers = f.enable_request_id_headers;
   c.enable_log_requests = f.enable_log_requests;

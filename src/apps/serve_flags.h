@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "http/tls_options.h"
 
 namespace tandem::apps {
 
@@ -104,8 +105,12 @@ struct ServeFlags {
   std::string allowed_methods = "[\"*\"]";
   std::string allowed_headers = "[\"*\"]";
   bool allow_credentials = false;
-  std::string ssl_keyfile;                  // refused: no TLS built in
-  std::string ssl_certfile;
+  std::string ssl_keyfile;                  // HTTPS: PEM private key
+  std::string ssl_certfile;                 // HTTPS: PEM certificate chain
+  std::string ssl_ca_certs;                 // CAs for client certificates
+  int ssl_cert_reqs = 0;                    // 0 none, 1 optional, 2 required (Python's ssl)
+  std::string ssl_ciphers;                  // OpenSSL cipher list
+  bool enable_ssl_refresh = false;          // reload the files when they change
 };
 
 // Adds every serve flag to `app`, bound to `flags` (DeclareCompatFlags among them).
@@ -114,8 +119,11 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& flags);
 // vLLM's flags kept for its launch scripts (serve_flags_compat.cpp).
 void DeclareCompatFlags(CLI::App& app, ServeFlags& flags);
 // Refuses, naming the flag, what tandem has not built (pipeline parallelism, Ray, external DP
-// load balancing, priority scheduling, TLS) and bad JSON. Errors: kInvalidArgument.
+// load balancing, priority scheduling), bad JSON and TLS files that do not load.
+// Errors: kInvalidArgument.
 Status ValidateCompatFlags(const ServeFlags& flags);
+// The --ssl-* flags as the HTTP server's TLS settings (not enabled without key and cert).
+http::TlsOptions TlsOptionsFromFlags(const ServeFlags& flags);
 // One line per given flag that has no effect here, saying why.
 void LogCompatFlags(const ServeFlags& flags);
 

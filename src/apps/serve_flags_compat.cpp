@@ -15,6 +15,7 @@
 #include "apps/serve_flag_helpers.h"
 #include "apps/serve_flags.h"
 #include "core/logging.h"
+#include "http/tls.h"
 
 namespace tandem::apps {
 
@@ -58,8 +59,26 @@ void DeclareCompatFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "allowed-headers", f.allowed_headers, "CORS: request headers allowed, a JSON list");
   Flag(app, "allow-credentials", f.allow_credentials,
        "CORS: allow cookies and Authorization (the origin is echoed instead of *)");
-  Opt(app, "ssl-keyfile", f.ssl_keyfile, "Not built: terminate TLS in a proxy in front of tandem");
-  Opt(app, "ssl-certfile", f.ssl_certfile, "Not built: terminate TLS in a proxy in front of tandem");
+  Opt(app, "ssl-keyfile", f.ssl_keyfile, "HTTPS: the server's PEM private key (unencrypted)");
+  Opt(app, "ssl-certfile", f.ssl_certfile, "HTTPS: the server's PEM certificate chain");
+  Opt(app, "ssl-ca-certs", f.ssl_ca_certs, "HTTPS: PEM CAs that sign client certificates");
+  Opt(app, "ssl-cert-reqs", f.ssl_cert_reqs,
+      "HTTPS client certificates: 0 not asked for, 1 optional, 2 required (needs --ssl-ca-certs)")
+      ->check(CLI::Range(0, 2));
+  Opt(app, "ssl-ciphers", f.ssl_ciphers, "HTTPS: OpenSSL cipher list for TLS 1.2");
+  Flag(app, "enable-ssl-refresh", f.enable_ssl_refresh,
+       "HTTPS: reload the key, certificate and CAs when their files change");
+}
+
+http::TlsOptions TlsOptionsFromFlags(const ServeFlags& f) {
+  http::TlsOptions tls;
+  tls.keyfile = f.ssl_keyfile;
+  tls.certfile = f.ssl_certfile;
+  tls.ca_certs = f.ssl_ca_certs;
+  tls.cert_reqs = static_cast<http::ClientCertPolicy>(f.ssl_cert_reqs);
+  tls.ciphers = f.ssl_ciphers;
+  tls.refresh = f.enable_ssl_refresh;
+  return tls;
 }
 
 Status ValidateCompatFlags(const ServeFlags& f) {
@@ -94,10 +113,13 @@ Status ValidateCompatFlags(const ServeFlags& f) {
                              "--headless");
     }
   }
-  if (!f.ssl_keyfile.empty() || !f.ssl_certfile.empty()) {
-    return InvalidArgument(std::string(!f.ssl_keyfile.empty() ? "--ssl-keyfile" : "--ssl-certfile") +
-                           ": TLS is not built into tandem serve; terminate TLS in a proxy "
-                           "(nginx, envoy) in front of it");
+  if (const http::TlsOptions tls = TlsOptionsFromFlags(f); tls.enabled()) {
+    // Loaded here too, so that a bad file stops start-up before the model loads.
+    TANDEM_RETURN_IF_ERROR(http::MakeServerTlsContext(tls).status());
+  } else if (!f.ssl_ca_certs.empty() || f.ssl_cert_reqs != 0 || !f.ssl_ciphers.empty() ||
+             f.enable_ssl_refresh) {
+    return InvalidArgument("--ssl-ca-certs, --ssl-cert-reqs, --ssl-ciphers and "
+                           "--enable-ssl-refresh need --ssl-keyfile and --ssl-certfile (HTTPS)");
   }
   for (const auto& [flag, value] : {std::pair{"--allowed-origins", &f.allowed_origins},
                                     std::pair{"--allowed-methods", &f.allowed_methods},

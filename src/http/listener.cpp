@@ -44,7 +44,8 @@ Status HttpListener::Open(const std::string& host, uint16_t port, bool reuse_por
   acceptor_.listen(net::socket_base::max_listen_connections, ec);
   if (ec) return Unavailable(fmt::format("cannot listen on {}: {}", where, ec.message()));
   bound_port_ = acceptor_.local_endpoint().port();
-  TLOG_INFO("HTTP server listening on {}:{}", host, bound_port_);
+  TLOG_INFO("HTTP server listening on {}:{}{}", host, bound_port_,
+            options_.tls ? " (HTTPS: " + options_.tls->Describe() + ")" : "");
   DoAccept();
   return Status::Ok();
 }

@@ -2,10 +2,13 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include <mutex>
 #include <sstream>
@@ -89,7 +92,7 @@ class SessionSink : public ResponseSink {
   net::any_io_executor Executor() const override {
     std::shared_ptr<HttpSession> session = session_.lock();
     if (!session) return {};
-    return session->socket_.get_executor();
+    return session->stream_.get_executor();
   }
   // Runs the disconnect callback at most once.
   void FireDisconnect() {
@@ -108,7 +111,7 @@ class SessionSink : public ResponseSink {
   void Post(F&& f) {
     std::shared_ptr<HttpSession> session = session_.lock();
     if (!session) return;
-    net::post(session->socket_.get_executor(),
+    net::post(session->stream_.get_executor(),
               [session, f = std::forward<F>(f)]() mutable { f(*session); });
   }
 
@@ -121,8 +124,8 @@ class SessionSink : public ResponseSink {
 
 HttpSession::HttpSession(net::ip::tcp::socket socket, const SessionOptions& options,
                          const RequestHandler& handler)
-    : socket_(std::move(socket)),
-      idle_timer_(socket_.get_executor()),
+    : stream_(std::move(socket), options.tls ? options.tls->Current() : nullptr),
+      idle_timer_(stream_.get_executor()),
       options_(options),
       handler_(handler) {}
 
@@ -131,10 +134,40 @@ HttpSession::~HttpSession() {
 }
 
 void HttpSession::Run() {
-  net::dispatch(socket_.get_executor(), [self = shared_from_this()] {
-    self->DoRead();
-    self->StartIdleTimer();
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
+    self->StartIdleTimer();  // also bounds the TLS handshake
+    self->stream_.HandshakeThen([self](error_code ec) { self->OnHandshake(ec); });
   });
+}
+
+void HttpSession::OnHandshake(error_code ec) {
+  if (closed_) return;
+  if (ec) {
+    // A plain-HTTP client on the TLS port, a client refusing the certificate, a missing client
+    // certificate, a scanner: nothing to answer in HTTP.
+    error_code peer_ec;
+    const auto peer = stream_.socket().remote_endpoint(peer_ec);
+    TLOG_DEBUG("TLS handshake with {} failed: {}",
+               peer_ec ? std::string("?") : peer.address().to_string(), ec.message());
+    if (ec.category() == net::error::get_ssl_category() &&
+        ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == SSL_R_HTTP_REQUEST) {
+      // Plain HTTP on the HTTPS port: say so in plain HTTP (as nginx does), then close.
+      const std::string body =
+          options_.error_body
+              ? options_.error_body(400, "plain HTTP request sent to an HTTPS port: use https://")
+              : DefaultErrorBody(400, "plain HTTP request sent to an HTTPS port: use https://");
+      auto response = std::make_shared<std::string>(fmt::format(
+          "HTTP/1.1 400 Bad Request\r\nServer: tandem\r\nContent-Type: application/json\r\n"
+          "Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+          body.size(), body));
+      net::async_write(stream_.socket(), net::buffer(*response),
+                       [self = shared_from_this(), response](error_code, size_t) { self->Close(); });
+      return;
+    }
+    Close();
+    return;
+  }
+  DoRead();
 }
 
 void HttpSession::DoRead() {
@@ -142,7 +175,7 @@ void HttpSession::DoRead() {
   parser_.emplace();
   parser_->body_limit(options_.max_body_bytes);
   reading_ = true;
-  bhttp::async_read(socket_, buffer_, *parser_,
+  bhttp::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](error_code ec, size_t) { self->OnRead(ec); });
 }
 
@@ -189,7 +222,7 @@ void HttpSession::OnRead(error_code ec) {
     request.headers.emplace_back(std::move(name), std::string(field.value()));
   }
   error_code peer_ec;
-  const auto peer = socket_.remote_endpoint(peer_ec);
+  const auto peer = stream_.socket().remote_endpoint(peer_ec);
   if (!peer_ec) request.peer_address = peer.address().to_string();
   request.arrival_time_s = MonotonicSeconds();
   const bool keep_alive = message.keep_alive();
@@ -232,8 +265,10 @@ void HttpSession::Close() {
   closed_ = true;
   idle_timer_.cancel();
   error_code ignored;
-  socket_.shutdown(net::ip::tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
+  // Under TLS no close_notify is sent: every response is framed (Content-Length or chunked),
+  // so a client cannot mistake the close for a truncation.
+  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+  stream_.socket().close(ignored);
 }
 
 void HttpSession::DoSendResponse(
@@ -317,7 +352,7 @@ void HttpSession::DoWrite() {
     return;
   }
   writing_ = true;
-  net::async_write(socket_, net::buffer(write_queue_.front()),
+  net::async_write(stream_, net::buffer(write_queue_.front()),
                    [self = shared_from_this()](error_code ec, size_t) {
                      self->write_queue_.pop_front();
                      if (ec) {

@@ -22,6 +22,8 @@
 
 #include <set>
 
+#include "http/connection.h"
+#include "http/tls.h"
 #include "http/types.h"
 
 namespace tandem::http {
@@ -34,13 +36,16 @@ struct SessionOptions {
   // The body of an error the session answers itself (malformed request 400, body too large
   // 413): (HTTP status, message) → JSON text. Default: {"error": {"message", "code"}}.
   std::function<std::string(int, const std::string&)> error_body;
+  // Set: every connection speaks TLS with the provider's current context (handshake first,
+  // within keep_alive_timeout_s). Null: plain HTTP.
+  std::shared_ptr<TlsContextProvider> tls;
 };
 
 class SessionSink;
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  // `socket` must use a strand executor. `config` and `handler` outlive the session.
+  // `socket` must use a strand executor. `options` and `handler` outlive the session.
   HttpSession(boost::asio::ip::tcp::socket socket, const SessionOptions& options,
               const RequestHandler& handler);
   ~HttpSession();
@@ -52,6 +57,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   friend class SessionSink;
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
 
+  void OnHandshake(boost::beast::error_code ec);
   void DoRead();
   void OnRead(boost::beast::error_code ec);
   void Dispatch(HttpRequest request, bool keep_alive);
@@ -71,7 +77,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void DoWrite();
   void FinishExchange();
 
-  boost::asio::ip::tcp::socket socket_;
+  Connection stream_;  // the socket, plain or under TLS
   boost::asio::steady_timer idle_timer_;
   const SessionOptions& options_;
   const RequestHandler& handler_;

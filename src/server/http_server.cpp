@@ -35,6 +35,9 @@ Status HttpServer::Start() {
   options.max_body_bytes = c.max_body_bytes;
   options.keep_alive_timeout_s = c.keep_alive_timeout_s;
   options.disable_access_log_for_endpoints = c.disable_access_log_for_endpoints;
+  if (c.tls.enabled()) {
+    TANDEM_ASSIGN_OR_RETURN(options.tls, http::TlsContextProvider::Create(c.tls));
+  }
   options.error_body = [](int http_status, const std::string& message) {
     const StatusCode code =
         http_status == 413 ? StatusCode::kPayloadTooLarge : StatusCode::kInvalidArgument;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/status.h"
+#include "http/tls_options.h"
 #include "server/cors.h"
 #include "text/jinja/render_limits.h"
 
@@ -31,6 +32,7 @@ struct ServerConfig {
   int32_t max_log_len = -1;                       // --max-log-len: prompt chars/ids logged; -1 = all
   bool enable_prompt_tokens_details = false;      // --enable-prompt-tokens-details: usage shows
                                                   // prompt_tokens_details.cached_tokens
+  http::TlsOptions tls;                           // --ssl-*: HTTPS when keyfile/certfile are set
   CorsPolicy cors;                                // --allowed-origins/-methods/-headers, --allow-credentials
   std::set<std::string> disable_access_log_for_endpoints;  // paths never access-logged
   int32_t max_model_len = 2048;                   // --max-model-len: prompt + output tokens

@@ -37,8 +37,10 @@ def free_port():
 class Server:
     """One `tandem serve` on a free loopback port; use as a context manager."""
 
-    def __init__(self, model, *args, env=None, ready_timeout_s=120):
+    def __init__(self, model, *args, env=None, ready_timeout_s=120, tls_context=None):
+        """`tls_context` (an ssl.SSLContext): talk HTTPS with it (for --ssl-* servers)."""
         self.model, self.args, self.ready_timeout_s = model, args, ready_timeout_s
+        self.tls_context = tls_context
         self.full_env = dict(os.environ)
         self.full_env.update(env or {})
         self._spawn()
@@ -100,9 +102,16 @@ class Server:
         """The last 8000 characters of the server's output (for failure messages)."""
         return self.full_log()[-8000:]
 
+    def connection(self, timeout=120):
+        """A new connection to the server: HTTPS when the server was started with TLS."""
+        if self.tls_context is not None:
+            return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout,
+                                               context=self.tls_context)
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
     def request(self, method, path, body=None, headers=None, raw=None, timeout=120):
         """Returns (status, headers dict, body bytes)."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        conn = self.connection(timeout)
         hdrs = {"Content-Type": "application/json"}
         hdrs.update(headers or {})
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
@@ -142,7 +151,7 @@ class Server:
 
     def stream(self, path, body, headers=None, timeout=120):
         """POSTs with stream=true; returns (status, list of parsed SSE data objects, saw_done)."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        conn = self.connection(timeout)
         hdrs = {"Content-Type": "application/json"}
         hdrs.update(headers or {})
         conn.request("POST", path, body=json.dumps(body).encode(), headers=hdrs)

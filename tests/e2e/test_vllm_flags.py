@@ -44,8 +44,6 @@ REFUSED = [
     (["--data-parallel-hybrid-lb"], "--data-parallel-hybrid-lb (external or hybrid DP"),
     (["--data-parallel-external-lb"], "--data-parallel-external-lb (external or hybrid DP"),
     (["-dpr", "0"], "--data-parallel-rank (external or hybrid DP"),
-    (["--ssl-keyfile", "/tmp/key.pem", "--ssl-certfile", "/tmp/cert.pem"],
-     "--ssl-keyfile: TLS is not built"),
     (["--override-generation-config", "[1]"], "--override-generation-config must be a JSON object"),
     (["--root-path", "llm"], "--root-path 'llm' must start with '/'"),
     (["--max-model-len", "3x"], "--max-model-len '3x' is not an integer"),
