@@ -92,7 +92,7 @@ bool ParseServeFlags(int argc, char** argv, ServeFlags* flags, int* exit_code) {
   CLI::App app("tandem serve: serve a model over an OpenAI-compatible API", "tandem serve");
   app.get_formatter()->column_width(44);
   DeclareServeFlags(app, *flags);
-  auto expanded = ExpandConfigFile(NormalizeFlagSpellings(argc, argv));
+  auto expanded = ExpandConfigFile(NormalizeFlagSpellings(argc, argv), &flags->config_file);
   if (!expanded.ok()) {
     std::fprintf(stderr, "%s\n", expanded.status().message().c_str());
     *exit_code = 2;
@@ -109,6 +109,10 @@ bool ParseServeFlags(int argc, char** argv, ServeFlags* flags, int* exit_code) {
   // Asked for, not just the default: a model that cannot cache prefixes then refuses to start.
   flags->enable_prefix_caching_given =
       flags->enable_prefix_caching && app.count("--enable-prefix-caching") > 0;
+  // Given on the command line, in --config or by env var: the start-up log names each.
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->count() > 0) flags->given_flags.push_back(option->get_single_name());
+  }
   return true;
 }
 

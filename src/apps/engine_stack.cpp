@@ -44,10 +44,30 @@ void LogModel(const EngineCoreConfig& cfg, const model::Model& model, int32_t nu
             cfg.tensor_parallel_size > 1
                 ? " (TP rank 0 of " + std::to_string(cfg.tensor_parallel_size) + ")"
                 : "");
-  TLOG_INFO("KV cache: {} blocks of {} tokens ({} tokens, {:.1f} MiB, {})", num_blocks,
-            cfg.block_size, int64_t{num_blocks} * cfg.block_size,
+  TLOG_INFO("KV cache: {} blocks of {} tokens ({} tokens, {:.1f} MiB, {} from --kv-cache-dtype "
+            "{})", num_blocks, cfg.block_size, int64_t{num_blocks} * cfg.block_size,
             num_blocks * model.kv_cache_spec().BytesPerBlock(cfg.block_size) / 1048576.0,
-            tensor::DTypeName(model.kv_cache_spec().kv_dtype));
+            tensor::DTypeName(model.kv_cache_spec().kv_dtype), cfg.kv_cache_dtype);
+}
+
+// --enable-expert-parallel as applied: each MoE layer's experts split over all DP x TP ranks
+// (LocalExpertsOf: the first num_experts % ranks ranks hold one more).
+void LogExpertParallel(const EngineCoreConfig& cfg, const model::ModelInfo& info) {
+  const int ranks = cfg.dp_size * cfg.tensor_parallel_size;
+  if (info.num_experts == 0) {
+    TLOG_INFO("--enable-expert-parallel has no effect: the model has no experts (dense)");
+  } else if (ranks == 1) {
+    TLOG_INFO("--enable-expert-parallel: one rank (DP 1 x TP 1) holds all {} experts of each "
+              "MoE layer; nothing to split", info.num_experts);
+  } else {
+    const int fewest = info.num_experts / ranks;
+    TLOG_INFO("--enable-expert-parallel: the {} experts of each MoE layer split over {} ranks "
+              "(DP {} x TP {}), {} per rank", info.num_experts, ranks, cfg.dp_size,
+              cfg.tensor_parallel_size,
+              info.num_experts % ranks == 0
+                  ? std::to_string(fewest)
+                  : std::to_string(fewest) + " or " + std::to_string(fewest + 1));
+  }
 }
 
 }  // namespace
@@ -227,9 +247,7 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& co
                                                        stack->expert_parallel.ep_view)));
   // Expert-parallel MoE over DP ranks: the ranks step together (DP waves).
   const bool lockstep = cfg.dp_size > 1 && model->NeedsLockstep();
-  if (ExpertParallelActive(cfg) && model->info().num_experts == 0) {
-    TLOG_INFO("--enable-expert-parallel has no effect: the model has no experts (dense)");
-  }
+  if (cfg.enable_expert_parallel) LogExpertParallel(cfg, model->info());
   const model::KvCacheSpec spec = model->kv_cache_spec();
   if (spec.num_state_layers > 0) {
     // A cached block says nothing about the recurrent state at its end: a prefix hit would

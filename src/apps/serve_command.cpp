@@ -357,6 +357,9 @@ int RunServeCommand(int argc, char** argv) {
             "prefix caching {}",
             engine_cfg.max_model_len, engine_cfg.max_num_seqs, engine_cfg.max_num_batched_tokens,
             engine_cfg.block_size, engine_cfg.enable_prefix_caching ? "on" : "off");
+  // vLLM's words: V1 always chunks prefills (--no-enable-chunked-prefill is logged as ignored).
+  TLOG_INFO("Chunked prefill is enabled with max_num_batched_tokens={}.",
+            engine_cfg.max_num_batched_tokens);
   if (flags.headless) return RunHeadless(flags, engine_cfg);
   if (flags.data_parallel_size == 1 && flags.api_server_count == 1) {
     return RunSingleRankHead(flags, engine_cfg);

@@ -285,6 +285,7 @@ void LogIneffectiveFlags(const ServeFlags& f) {
   if (f.async_scheduling) note("--async-scheduling");
   if (f.enforce_eager) note("--enforce-eager");
   LogCompatFlags(f);
+  LogAppliedFlags(f);
 }
 
 std::vector<std::string> NormalizeFlagSpellings(int argc, char** argv) {

@@ -83,6 +83,14 @@ struct ServeFlags {
   std::vector<std::string> additional_config_ignored;  // other keys (logged by name)
   bool async_scheduling = false;
   bool enforce_eager = false;
+  // What the command line gave, for the start-up log (ParseServeFlags fills them).
+  std::vector<std::string> given_flags;     // long names without "--", e.g. "allowed-origins"
+  struct ConfigFileUse {                    // what `--config FILE.yaml` gave (ExpandConfigFile)
+    std::string path;                           // "" = no --config
+    std::vector<std::string> flags_taken;       // flag names the file gave, in its order
+    std::vector<std::string> flags_overridden;  // the file's flags the command line gives too
+  };
+  ConfigFileUse config_file;
   // vLLM's flags that tandem takes so that vLLM launch scripts run unchanged
   // (serve_flags_compat.cpp): honoured, logged once as having no effect, or refused by name.
   std::string root_path;                    // --root-path: a prefix stripped from request paths
@@ -139,15 +147,21 @@ Result<std::vector<std::string>> ParseStringList(const std::string& flag, const 
 // `--config FILE.yaml` (vLLM's): its keys are flag names (dashes or underscores), their values
 // the flags' values (true/false for switches, lists for repeated values, mappings as JSON).
 // Returns `args` with the file's flags appended, except those the command line gives itself
-// (the command line wins). Errors: kInvalidArgument naming the file and the key.
-Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args);
+// (the command line wins), and records in `use` what the file gave. Errors: kInvalidArgument
+// naming the file and the key.
+Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args,
+                                                  ServeFlags::ConfigFileUse* use);
 
 // After parsing: env fallbacks (VLLM_API_KEY), JSON-valued flags must parse, features not
 // built yet stop start-up naming the flag. Errors: kInvalidArgument / kUnimplemented.
 Status ValidateServeFlags(ServeFlags& flags);
 
-// Logs the accepted-but-ineffective accelerator flags.
+// Logs the accepted-but-ineffective accelerator flags, then LogCompatFlags and LogAppliedFlags.
 void LogIneffectiveFlags(const ServeFlags& flags);
+
+// One INFO line per given vLLM flag that tandem honours but no other start-up line names,
+// saying what it does with it (serve_flags_compat.cpp): a flag is never silently taken.
+void LogAppliedFlags(const ServeFlags& flags);
 
 // vLLM spellings: `--a_b` → `--a-b` (the name part only; values are untouched); the short
 // forms -tp -dp -pp -dpl -dpa -dpp -dpr -dpb -ep → their long flags.

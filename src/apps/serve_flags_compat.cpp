@@ -144,6 +144,21 @@ Status ValidateCompatFlags(const ServeFlags& f) {
   return Status::Ok();
 }
 
+namespace {
+
+// Whether the command line (or --config, or an env var) gave the flag `name` (no "--").
+bool Given(const ServeFlags& f, const std::string& name) {
+  return std::find(f.given_flags.begin(), f.given_flags.end(), name) != f.given_flags.end();
+}
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+}  // namespace
+
 void LogCompatFlags(const ServeFlags& f) {
   if (!f.enable_chunked_prefill) {
     TLOG_INFO("--no-enable-chunked-prefill accepted; no effect: long prompts are always "
@@ -175,6 +190,74 @@ void LogCompatFlags(const ServeFlags& f) {
   }
   if (!f.root_path.empty()) {
     TLOG_INFO("--root-path {}: requests under it are served as if it were absent", f.root_path);
+  }
+  // One DP rank and one API server run without the DP handshake (RunSingleRankHead): nothing
+  // binds or dials the head's address and port then.
+  if (!f.headless && f.data_parallel_size == 1 && f.api_server_count == 1) {
+    for (const auto& [name, value] :
+         {std::pair{"data-parallel-address", f.data_parallel_address},
+          std::pair{"data-parallel-rpc-port", std::to_string(f.data_parallel_rpc_port)}}) {
+      if (Given(f, name)) {
+        TLOG_INFO("--{} {} accepted; no effect with one DP rank and one API server (no other "
+                  "machine joins, so no DP handshake runs)", name, value);
+      }
+    }
+  }
+}
+
+void LogAppliedFlags(const ServeFlags& f) {
+  if (Given(f, "pipeline-parallel-size")) {
+    TLOG_INFO("--pipeline-parallel-size {}: one pipeline stage, every rank holds all layers "
+              "(tandem splits a model with --tensor-parallel-size)", f.pipeline_parallel_size);
+  }
+  if (Given(f, "scheduling-policy")) {
+    TLOG_INFO("--scheduling-policy {}: requests are scheduled first come, first served",
+              f.scheduling_policy);
+  }
+  if (Given(f, "data-parallel-backend")) {
+    TLOG_INFO("--data-parallel-backend {}: DP ranks run as processes", f.data_parallel_backend);
+  }
+  if (const int local = f.data_parallel_size_local; Given(f, "data-parallel-size-local")) {
+    if (local == 0) {
+      TLOG_INFO("--data-parallel-size-local 0: none of the {} DP ranks runs on this machine; "
+                "it serves the API", f.data_parallel_size);
+    } else {
+      TLOG_INFO("--data-parallel-size-local {}: DP rank(s) {}..{} of {} run on this machine",
+                local, f.data_parallel_start_rank, f.data_parallel_start_rank + local - 1,
+                f.data_parallel_size);
+    }
+  }
+  if (f.enable_log_requests) {
+    TLOG_INFO("--enable-log-requests: each request is logged as it reaches the engine, its id "
+              "and sampling parameters at INFO, its prompt and prompt token ids at DEBUG "
+              "(TANDEM_LOG_LEVEL=debug; --max-log-len {})",
+              f.max_log_len < 0 ? std::string("-1: all of them") : std::to_string(f.max_log_len));
+  }
+  if (f.enable_prompt_tokens_details) {
+    TLOG_INFO("--enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens counts "
+              "the prompt tokens served from the prefix cache");
+  }
+  if (f.enable_server_load_tracking) {
+    TLOG_INFO("--enable-server-load-tracking: GET /load counts the generation requests this API "
+              "server holds");
+  }
+  if (f.enable_request_id_headers) {
+    TLOG_INFO("--enable-request-id-headers: responses carry X-Request-Id, the request's own or "
+              "else a new random one");
+  }
+  if (Given(f, "allowed-origins") || Given(f, "allowed-methods") ||
+      Given(f, "allowed-headers") || Given(f, "allow-credentials")) {
+    TLOG_INFO("CORS: --allowed-origins {}, --allowed-methods {}, --allowed-headers {}, "
+              "--allow-credentials {} (a browser's preflight outside these gets a 400)",
+              f.allowed_origins, f.allowed_methods, f.allowed_headers,
+              f.allow_credentials ? "on: the origin is echoed instead of *" : "off");
+  }
+  if (const ServeFlags::ConfigFileUse& config = f.config_file; !config.path.empty()) {
+    TLOG_INFO("--config {}: took {} from the file{}", config.path,
+              config.flags_taken.empty() ? std::string("no flag") : Joined(config.flags_taken),
+              config.flags_overridden.empty()
+                  ? ""
+                  : "; the command line's " + Joined(config.flags_overridden) + " won");
   }
 }
 
@@ -303,7 +386,8 @@ Result<std::string> FlagText(const YAML::Node& node) {
 
 }  // namespace
 
-Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args) {
+Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args,
+                                                  ServeFlags::ConfigFileUse* use) {
   std::string path;
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--config" && i + 1 < args.size()) {
@@ -318,6 +402,7 @@ Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args)
     }
   }
   if (path.empty()) return args;
+  use->path = path;
   // A regular file only: a FIFO would block start-up before signals are handled, a directory
   // or a device cannot hold a config.
   struct stat info {};
@@ -353,12 +438,18 @@ Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args)
       return InvalidArgument("--config '" + path + "': key '" + key + "': " + why);
     };
     if (name == "config") return fail("a config file cannot name another");
-    if (given.count(name)) continue;  // the command line wins
+    if (given.count(name)) {  // the command line wins
+      use->flags_overridden.push_back(name);
+      continue;
+    }
     const YAML::Node& node = kv.second;
     if (node.IsNull()) return fail("no value");
     if (name == "model") {
       // The positional MODEL (right after the program name) wins over the file's.
-      if (args.size() > 1 && !args[1].empty() && args[1][0] != '-') continue;
+      if (args.size() > 1 && !args[1].empty() && args[1][0] != '-') {
+        use->flags_overridden.push_back(name);
+        continue;
+      }
       if (!node.IsScalar()) return fail("the model must be a path");
       args.push_back("--model=" + node.Scalar());
     } else if (node.IsScalar() && node.Tag() != "!" &&
@@ -377,6 +468,7 @@ Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args)
       if (!text.ok()) return fail(text.status().message());
       args.push_back("--" + name + "=" + *text);
     }
+    use->flags_taken.push_back(name);
   }
   } catch (const std::exception& e) {
     return InvalidArgument("--config '" + path + "': " + e.what());

@@ -94,9 +94,10 @@ Result<const WeightSource*> OpenQuantized(const SafetensorsCheckpoint& checkpoin
   TANDEM_ASSIGN_OR_RETURN(const QuantFormat format, DetectQuantFormat(dir, requested));
   if (format == QuantFormat::kNone) return &checkpoint;
   TANDEM_ASSIGN_OR_RETURN(holder, W8A8WeightSource::Open(checkpoint, dir, format));
-  TLOG_INFO("{}: {} int8 W8A8 Linears ({})", dir, holder->num_int8_linears(),
+  TLOG_INFO("{}: {} int8 W8A8 Linears ({}, {})", dir, holder->num_int8_linears(),
             format == QuantFormat::kAscend ? "msModelSlim quant_model_description.json"
-                                           : "compressed-tensors");
+                                           : "compressed-tensors",
+            requested.empty() ? std::string("detected") : "--quantization " + requested);
   return holder.get();
 }
 
