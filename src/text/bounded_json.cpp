@@ -63,6 +63,13 @@ class DepthLimitedSax {
 template <typename BasicJson>
 bool Parse(std::string_view text, int32_t max_depth, BasicJson* out, BoundedJsonError* error) {
   *out = BasicJson();
+  // nlohmann's lexer reads a NUL byte as the end of input, so `{"a":1}\0{...}` would parse as
+  // `{"a":1}`; a raw NUL is never valid JSON (RFC 8259 §7: control characters are escaped).
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    *error = {false, "JSON text contains a NUL byte at offset " + std::to_string(nul) +
+                         " (control characters must be escaped)"};
+    return false;
+  }
   DepthLimitedSax<BasicJson> sax(out, max_depth);
   bool parsed = false;
   try {

@@ -27,8 +27,9 @@ struct BoundedJsonError {
 };
 
 // Parses `text` (one JSON value, nothing after it but whitespace) into *out.
-// Returns true on success; false with *error filled on malformed JSON, invalid UTF-8, a number
-// beyond double range, or nesting deeper than `max_depth` levels (then *out is null).
+// Returns true on success; false with *error filled on malformed JSON (a raw NUL byte included:
+// nlohmann would end the text there), invalid UTF-8, a number beyond double range, or nesting
+// deeper than `max_depth` levels (then *out is null).
 // Never throws. Thread-safe.
 bool ParseBoundedJson(std::string_view text, int32_t max_depth, nlohmann::json* out,
                       BoundedJsonError* error);

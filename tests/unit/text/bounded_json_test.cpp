@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 
 namespace tandem::text {
 namespace {
@@ -51,6 +52,25 @@ TEST(BoundedJsonTest, MalformedTextIsAnErrorThatIsNotTooDeep) {
     EXPECT_FALSE(error.too_deep) << text;
     EXPECT_FALSE(error.message.empty()) << text;
   }
+}
+
+// nlohmann's lexer ends the input at a NUL byte: without the check, the text after it (another
+// request, a smuggled field) would be dropped silently and the prefix parsed as the whole body.
+TEST(BoundedJsonTest, ARawNulByteIsAnErrorNamingItsOffset) {
+  using namespace std::string_view_literals;
+  for (const std::string_view text : {"{\"a\": 1}\0{\"b\": 2}"sv, "{\"a\": \"x\0y\"}"sv, "\0"sv}) {
+    nlohmann::json out;
+    BoundedJsonError error;
+    EXPECT_FALSE(ParseBoundedJson(text, kMaxJsonDepth, &out, &error));
+    EXPECT_NE(error.message.find("NUL byte at offset " + std::to_string(text.find('\0'))),
+              std::string::npos) << error.message;
+    EXPECT_TRUE(out.is_null());
+  }
+  // Escaped, it is a character like any other.
+  nlohmann::json out;
+  BoundedJsonError error;
+  ASSERT_TRUE(ParseBoundedJson(R"({"a": "x\u0000y"})", kMaxJsonDepth, &out, &error));
+  EXPECT_EQ(out["a"].get<std::string>(), std::string("x\0y", 3));
 }
 
 TEST(BoundedJsonTest, KeepsKeyOrderAndValues) {
