@@ -67,6 +67,7 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   c.chat_template_limits.max_loop_iterations = f.chat_template_max_loop_iterations;
   c.chat_template_limits.max_output_bytes = f.chat_template_max_output_bytes;
   c.chat_template_limits.timeout_s = f.chat_template_timeout;
+  c.stalled_client_timeout_s = f.stalled_client_timeout;
   c.reasoning_parser = f.reasoning_parser;
   c.reasoning_field = f.reasoning_field;
   c.enable_auto_tool_choice = f.enable_auto_tool_choice;

@@ -13,6 +13,7 @@
 #include "apps/serve_command.h"
 #include "apps/tokenize_command.h"
 #include "apps/version.h"
+#include "core/resource_limits.h"
 
 namespace {
 
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string cmd = argv[1];
+  tandem::RaiseOpenFileLimit();  // one descriptor per client connection
   if (cmd == "--version" || cmd == "version") {
     std::printf("tandem %s\n", tandem::apps::kVersion);
     return 0;

@@ -78,6 +78,17 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       "Seconds one chat template render may take at most (400 beyond)")
       ->check(CLI::PositiveNumber);
 
+  Opt(app, "stalled-client-timeout", f.stalled_client_timeout,
+      "Seconds a client may leave over 1 MiB of a response unread before the response is "
+      "aborted (its engine requests too); 16 MiB unread aborts at once")
+      ->check([](const std::string& value) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        if (end == value.c_str() || *end != '\0' || !(v >= 0.1 && v <= 86400)) {
+          return "must be a number of seconds in [0.1, 86400], got '" + value + "'";
+        }
+        return "";
+      });
   Opt(app, "host", f.host, "Address the HTTP server binds");
   Opt(app, "port", f.port, "HTTP port")->check(CLI::Range(1, 65535));
   app.add_option("--api-key", f.api_key,

@@ -40,6 +40,7 @@ struct ServeFlags {
   int64_t chat_template_max_loop_iterations = 1000000;
   int64_t chat_template_max_output_bytes = 16 << 20;
   double chat_template_timeout = 10.0;     // seconds
+  double stalled_client_timeout = 30.0;    // seconds a client may leave a response unread
   // Server
   std::string host = "0.0.0.0";
   int port = 8000;

@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/logging.h"
 
 namespace tandem::http {
@@ -17,7 +19,10 @@ namespace net = boost::asio;
 using net::ip::tcp;
 
 HttpListener::HttpListener(SessionOptions options, RequestHandler handler)
-    : options_(std::move(options)), handler_(std::move(handler)), acceptor_(io_context_) {}
+    : options_(std::move(options)),
+      handler_(std::move(handler)),
+      acceptor_(io_context_),
+      accept_backoff_(io_context_) {}
 
 HttpListener::~HttpListener() { Stop(); }
 
@@ -53,17 +58,35 @@ Status HttpListener::Open(const std::string& host, uint16_t port, bool reuse_por
 void HttpListener::DoAccept() {
   acceptor_.async_accept(net::make_strand(io_context_),
                          [this](boost::system::error_code ec, tcp::socket socket) {
-                           if (ec) {
-                             if (ec == net::error::operation_aborted) return;
-                             TLOG_WARN("accept failed: {}", ec.message());
-                           } else {
-                             boost::system::error_code ignored;
-                             socket.set_option(tcp::no_delay(true), ignored);
-                             std::make_shared<HttpSession>(std::move(socket), options_, handler_)
-                                 ->Run();
-                           }
+                           if (ec == net::error::operation_aborted) return;
+                           if (ec) return OnAcceptError(ec);
+                           accept_failures_ = 0;
+                           boost::system::error_code ignored;
+                           socket.set_option(tcp::no_delay(true), ignored);
+                           std::make_shared<HttpSession>(std::move(socket), options_, handler_)
+                               ->Run();
                            if (acceptor_.is_open()) DoAccept();
                          });
+}
+
+// Out of file descriptors (EMFILE/ENFILE) or memory, accept fails at once again: retrying
+// at once spins a core and floods the log. Back off (10 ms doubling to 1 s) until an accept
+// succeeds, with one log line per 10 s that says how many failed.
+void HttpListener::OnAcceptError(const boost::system::error_code& ec) {
+  ++accept_failures_;
+  const double now = MonotonicSeconds();
+  if (now - last_accept_warning_s_ >= 10) {
+    TLOG_WARN("accept failed {} time(s) since the last success: {}; backing off (open files: "
+              "raise `ulimit -n`, or fewer connections)",
+              accept_failures_, ec.message());
+    last_accept_warning_s_ = now;
+  }
+  const int64_t backoff_ms = std::min<int64_t>(1000, int64_t{10} << std::min<int64_t>(
+                                                         accept_failures_ - 1, 7));
+  accept_backoff_.expires_after(std::chrono::milliseconds(backoff_ms));
+  accept_backoff_.async_wait([this](boost::system::error_code wait_ec) {
+    if (!wait_ec && acceptor_.is_open()) DoAccept();
+  });
 }
 
 void HttpListener::Run(int32_t num_threads) {
@@ -80,6 +103,7 @@ void HttpListener::Stop() {
   net::post(io_context_, [this] {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
+    accept_backoff_.cancel();
   });
   io_context_.stop();
 }

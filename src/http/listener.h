@@ -7,6 +7,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <cstdint>
 #include <string>
@@ -43,11 +44,15 @@ class HttpListener {
 
  private:
   void DoAccept();
+  void OnAcceptError(const boost::system::error_code& ec);
 
   SessionOptions options_;
   RequestHandler handler_;
   boost::asio::io_context io_context_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer accept_backoff_;  // after a failed accept (EMFILE, ...)
+  int64_t accept_failures_ = 0;               // since the last accept that succeeded
+  double last_accept_warning_s_ = -1e9;       // MonotonicSeconds() of the last warning
   uint16_t bound_port_ = 0;
 };
 

@@ -16,6 +16,7 @@
 #include "core/clock.h"
 #include "core/logging.h"
 #include "http/chunked.h"
+#include "http/framing.h"
 
 namespace tandem::http {
 
@@ -24,6 +25,8 @@ namespace bhttp = boost::beast::http;
 using boost::beast::error_code;
 
 namespace {
+
+std::string_view ToStd(boost::beast::string_view view) { return {view.data(), view.size()}; }
 
 std::string DefaultErrorBody(int http_status, const std::string& message) {
   std::string escaped;
@@ -126,6 +129,7 @@ HttpSession::HttpSession(net::ip::tcp::socket socket, const SessionOptions& opti
                          const RequestHandler& handler)
     : stream_(std::move(socket), options.tls ? options.tls->Current() : nullptr),
       idle_timer_(stream_.get_executor()),
+      stall_timer_(stream_.get_executor()),
       options_(options),
       handler_(handler) {}
 
@@ -174,44 +178,93 @@ void HttpSession::DoRead() {
   if (closed_ || reading_) return;
   parser_.emplace();
   parser_->body_limit(options_.max_body_bytes);
-  reading_ = true;
-  bhttp::async_read(stream_, buffer_, *parser_,
-                   [self = shared_from_this()](error_code ec, size_t) { self->OnRead(ec); });
+  header_checked_ = false;
+  request_started_s_ = 0;
+  ReadSome();
 }
 
-void HttpSession::OnRead(error_code ec) {
+// The request is read piece by piece (Beast's async_read_some on the parser), so that the idle
+// timeout counts from the last byte received, the header is checked (framing, Expect) before
+// the body is read, and a header that trickles in is cut after header_timeout_s.
+void HttpSession::ReadSome() {
+  reading_ = true;
+  bhttp::async_read_some(stream_, buffer_, *parser_,
+                         [self = shared_from_this()](error_code ec, size_t) {
+                           self->OnReadSome(ec);
+                         });
+}
+
+void HttpSession::OnReadSome(error_code ec) {
   reading_ = false;
   if (closed_) return;
-  if (ec) {
-    std::optional<std::pair<int, std::string>> error;
-    if (ec == bhttp::error::body_limit) {
-      error.emplace(413, fmt::format("request body is larger than the limit of {} bytes",
-                                     options_.max_body_bytes));
-    } else if (ec.category() == make_error_code(bhttp::error::bad_target).category() &&
-               ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
-      error.emplace(400, "malformed HTTP request: " + ec.message());
+  if (ec) return OnReadError(ec);
+  if (!exchange_active_) StartIdleTimer();  // idle counts from the last byte
+  const double now = MonotonicSeconds();
+  if (request_started_s_ == 0) request_started_s_ = now;
+  if (!parser_->is_header_done()) {
+    if (now - request_started_s_ > options_.header_timeout_s) {
+      return OnBadRequest(408, fmt::format("request header not complete within {} s",
+                                           options_.header_timeout_s));
     }
-    if (exchange_active_ && error) {
-      // Bytes that do not parse after a complete request (e.g. a body sent without
-      // Content-Length, which HTTP/1.1 reads as an empty body plus garbage): answer the
-      // request in flight first, then the error, then close.
-      pending_error_ = std::move(error);
-      pinned_ = shared_from_this();  // no read is pending now: keep the session alive
-    } else if (exchange_active_) {
-      // The connection is gone: the client can no longer be answered.
-      if (sink_) sink_->FireDisconnect();
-      Close();
-    } else if (error) {
-      SendErrorAndClose(error->first, error->second);
-    } else {
-      Close();
-    }
-    return;
+    return ReadSome();
   }
+  if (!header_checked_) {
+    header_checked_ = true;
+    const auto& header = parser_->get();
+    auto joined = [&](bhttp::field name) -> std::optional<std::string> {
+      std::optional<std::string> out;
+      for (auto [it, end] = header.equal_range(name); it != end; ++it) {
+        out = out ? *out + ", " + std::string(it->value()) : std::string(it->value());
+      }
+      return out;
+    };
+    const std::optional<std::string> te = joined(bhttp::field::transfer_encoding);
+    const std::optional<std::string> cl = joined(bhttp::field::content_length);
+    if (auto error = CheckRequestFraming(te, cl)) {
+      return OnBadRequest(error->http_status, error->message);
+    }
+    // curl and others wait (1 s) for this before sending a body over 1 MB.
+    if (!parser_->is_done() && !exchange_active_ && header.version() >= 11 &&
+        ExpectsContinue(ToStd(header[bhttp::field::expect]))) {
+      QueueWrite("HTTP/1.1 100 Continue\r\n\r\n");
+    }
+  }
+  if (!parser_->is_done()) return ReadSome();
+  OnRequestRead();
+}
+
+void HttpSession::OnBadRequest(int http_status, std::string message) {
+  if (exchange_active_) {
+    // Bytes that do not parse after a complete request (e.g. a body sent without
+    // Content-Length, which HTTP/1.1 reads as an empty body plus garbage): answer the
+    // request in flight first, then the error, then close.
+    pending_error_.emplace(http_status, std::move(message));
+    pinned_ = shared_from_this();  // no read is pending now: keep the session alive
+  } else {
+    SendErrorAndClose(http_status, message);
+  }
+}
+
+void HttpSession::OnReadError(error_code ec) {
+  if (ec == bhttp::error::body_limit) {
+    return OnBadRequest(413, fmt::format("request body is larger than the limit of {} bytes",
+                                         options_.max_body_bytes));
+  }
+  if (ec.category() == make_error_code(bhttp::error::bad_target).category() &&
+      ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
+    return OnBadRequest(400, "malformed HTTP request: " + ec.message());
+  }
+  // The connection is gone: the client can no longer be answered.
+  if (exchange_active_ && sink_) sink_->FireDisconnect();
+  Close();
+}
+
+void HttpSession::OnRequestRead() {
   auto message = parser_->release();
   HttpRequest request;
   request.method = std::string(message.method_string());
-  const std::string target(message.target());
+  // Absolute form ("GET http://host/v1/models", RFC 9112 §3.2.2) is served as its origin form.
+  const std::string target = OriginFormTarget(ToStd(message.target()));
   const size_t question = target.find('?');
   request.path = target.substr(0, question);
   if (question != std::string::npos) request.query = target.substr(question + 1);
@@ -226,21 +279,25 @@ void HttpSession::OnRead(error_code ec) {
   if (!peer_ec) request.peer_address = peer.address().to_string();
   request.arrival_time_s = MonotonicSeconds();
   const bool keep_alive = message.keep_alive();
+  const bool http10 = message.version() < 11;
   if (exchange_active_) {
-    pending_request_.emplace(std::move(request), keep_alive);  // dispatched when active ends
+    // Dispatched when the active exchange ends.
+    pending_request_.emplace(PendingRequest{std::move(request), keep_alive, http10});
     // No read is pending until then, and the handler holds the session only weakly: without
     // this the session (and the request in flight) would end here.
     pinned_ = shared_from_this();
     return;
   }
-  Dispatch(std::move(request), keep_alive);
+  Dispatch(std::move(request), keep_alive, http10);
 }
 
-void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
+void HttpSession::Dispatch(HttpRequest request, bool keep_alive, bool http10) {
   idle_timer_.cancel();
+  http10_ = http10;
   ++exchange_id_;
   exchange_active_ = true;
   response_started_ = response_complete_ = false;
+  close_delimited_ = false;
   response_status_ = 0;
   extra_headers_.clear();
   keep_alive_ = keep_alive;
@@ -264,6 +321,7 @@ void HttpSession::Close() {
   if (closed_) return;
   closed_ = true;
   idle_timer_.cancel();
+  stall_timer_.cancel();
   error_code ignored;
   // Under TLS no close_notify is sent: every response is framed (Content-Length or chunked),
   // so a client cannot mistake the close for a truncation.
@@ -306,8 +364,14 @@ void HttpSession::DoStartStream(uint64_t exchange_id, const std::string& content
   response.set(bhttp::field::content_type, content_type);
   response.set(bhttp::field::cache_control, "no-cache");
   for (const auto& [name, value] : extra_headers_) response.set(name, value);
+  if (http10_) {
+    // An HTTP/1.0 client cannot read chunked (RFC 9112 §7.1): the body ends with the
+    // connection instead.
+    keep_alive_ = false;
+    close_delimited_ = true;
+  }
   response.keep_alive(keep_alive_);
-  response.chunked(true);
+  if (!close_delimited_) response.chunked(true);
   std::ostringstream out;
   out << response.base();
   response_started_ = true;
@@ -318,13 +382,17 @@ void HttpSession::DoStartStream(uint64_t exchange_id, const std::string& content
 void HttpSession::DoStreamData(uint64_t exchange_id, std::string data) {
   if (exchange_id != exchange_id_ || !response_started_ || response_complete_) return;
   if (data.empty()) return;  // an empty chunk would end the body
-  QueueWrite(HttpChunk(data));
+  QueueWrite(close_delimited_ ? std::move(data) : HttpChunk(data));
 }
 
 void HttpSession::DoEndStream(uint64_t exchange_id) {
   if (exchange_id != exchange_id_ || !response_started_ || response_complete_) return;
   response_complete_ = true;
-  QueueWrite(HttpLastChunk());
+  if (!close_delimited_) {
+    QueueWrite(HttpLastChunk());
+  } else if (!writing_) {
+    DoWrite();  // nothing left to write: ends the exchange (and, keep_alive_ false, closes)
+  }
 }
 
 void HttpSession::SendErrorAndClose(int http_status, const std::string& message) {
@@ -341,8 +409,50 @@ void HttpSession::SendErrorAndClose(int http_status, const std::string& message)
 
 void HttpSession::QueueWrite(std::string bytes) {
   if (closed_) return;
+  queued_bytes_ += bytes.size();
   write_queue_.push_back(std::move(bytes));
   if (!writing_) DoWrite();
+  CheckSendBuffer();
+}
+
+// Backpressure: a client that stops reading leaves the response queued here once the kernel's
+// buffers are full. Past send_buffer_bytes the stall clock runs; if the client has not drained
+// it below that within stalled_client_timeout_s, or the queue reaches max_send_buffer_bytes,
+// the exchange is aborted as a disconnect (the handler's on_disconnect aborts the engine
+// requests, freeing their KV blocks) and the connection closed.
+void HttpSession::CheckSendBuffer() {
+  if (closed_) return;
+  if (queued_bytes_ > options_.max_send_buffer_bytes) {
+    return AbortStalledClient(fmt::format("{} bytes queued, the limit", queued_bytes_));
+  }
+  if (queued_bytes_ <= options_.send_buffer_bytes) {
+    if (stall_clock_running_) {
+      stall_clock_running_ = false;
+      stall_timer_.cancel();
+    }
+    return;
+  }
+  if (stall_clock_running_) return;
+  stall_clock_running_ = true;
+  stall_timer_.expires_after(std::chrono::milliseconds(
+      static_cast<int64_t>(options_.stalled_client_timeout_s * 1000)));
+  stall_timer_.async_wait([self = shared_from_this()](error_code ec) {
+    if (ec || !self->stall_clock_running_ || self->closed_) return;
+    self->AbortStalledClient(fmt::format("{} bytes queued for {} s",
+                                         self->queued_bytes_,
+                                         self->options_.stalled_client_timeout_s));
+  });
+}
+
+void HttpSession::AbortStalledClient(const std::string& why) {
+  error_code peer_ec;
+  const auto peer = stream_.socket().remote_endpoint(peer_ec);
+  TLOG_WARN("client {} stopped reading {} {}: {}; aborting the response",
+            peer_ec ? std::string("?") : peer.address().to_string(), active_request_.method,
+            active_request_.path, why);
+  if (options_.on_stalled_client) options_.on_stalled_client();
+  if (exchange_active_ && sink_) sink_->FireDisconnect();
+  Close();
 }
 
 void HttpSession::DoWrite() {
@@ -354,12 +464,14 @@ void HttpSession::DoWrite() {
   writing_ = true;
   net::async_write(stream_, net::buffer(write_queue_.front()),
                    [self = shared_from_this()](error_code ec, size_t) {
+                     self->queued_bytes_ -= self->write_queue_.front().size();
                      self->write_queue_.pop_front();
                      if (ec) {
                        if (self->sink_) self->sink_->FireDisconnect();
                        self->Close();
                        return;
                      }
+                     self->CheckSendBuffer();
                      self->DoWrite();
                    });
 }
@@ -384,9 +496,9 @@ void HttpSession::FinishExchange() {
     return;
   }
   if (pending_request_) {
-    auto [request, keep_alive] = std::move(*pending_request_);
+    PendingRequest pending = std::move(*pending_request_);
     pending_request_.reset();
-    Dispatch(std::move(request), keep_alive);
+    Dispatch(std::move(pending.request), pending.keep_alive, pending.http10);
     return;
   }
   DoRead();  // no-op when the watch read is still pending

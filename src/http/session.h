@@ -15,6 +15,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,15 @@ struct SessionOptions {
   // The body of an error the session answers itself (malformed request 400, body too large
   // 413): (HTTP status, message) → JSON text. Default: {"error": {"message", "code"}}.
   std::function<std::string(int, const std::string&)> error_body;
+  // A request's header must arrive within this many seconds of its first byte (else 408).
+  int32_t header_timeout_s = 30;
+  // Backpressure (a client that stops reading a response): past send_buffer_bytes queued the
+  // stall clock starts; still past it after stalled_client_timeout_s, or past
+  // max_send_buffer_bytes at any time, the response is aborted as a disconnect.
+  size_t send_buffer_bytes = 1u << 20;
+  size_t max_send_buffer_bytes = 16u << 20;
+  double stalled_client_timeout_s = 30;
+  std::function<void()> on_stalled_client;  // called once per aborted response (metrics)
   // Set: every connection speaks TLS with the provider's current context (handshake first,
   // within keep_alive_timeout_s). Null: plain HTTP.
   std::shared_ptr<TlsContextProvider> tls;
@@ -59,8 +69,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void OnHandshake(boost::beast::error_code ec);
   void DoRead();
-  void OnRead(boost::beast::error_code ec);
-  void Dispatch(HttpRequest request, bool keep_alive);
+  void ReadSome();
+  void OnReadSome(boost::beast::error_code ec);
+  void OnReadError(boost::beast::error_code ec);
+  void OnBadRequest(int http_status, std::string message);
+  void OnRequestRead();
+  void Dispatch(HttpRequest request, bool keep_alive, bool http10);
   void StartIdleTimer();
   void Close();
 
@@ -74,16 +88,22 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void SendErrorAndClose(int http_status, const std::string& message);
 
   void QueueWrite(std::string bytes);
+  void CheckSendBuffer();
+  void AbortStalledClient(const std::string& why);
   void DoWrite();
   void FinishExchange();
 
   Connection stream_;  // the socket, plain or under TLS
   boost::asio::steady_timer idle_timer_;
+  boost::asio::steady_timer stall_timer_;  // backpressure: see SessionOptions
+  bool stall_clock_running_ = false;
   const SessionOptions& options_;
   const RequestHandler& handler_;
   boost::beast::flat_buffer buffer_;
   std::optional<Parser> parser_;
   bool reading_ = false;
+  bool header_checked_ = false;   // the current request's header passed CheckRequestFraming
+  double request_started_s_ = 0;  // MonotonicSeconds() of its first byte; 0 before
   bool closed_ = false;
 
   // The active exchange.
@@ -92,11 +112,18 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool response_started_ = false;   // a status line was queued
   bool response_complete_ = false;  // the last byte of the response was queued
   bool keep_alive_ = true;
+  bool http10_ = false;           // the request was HTTP/1.0: no chunked responses
+  bool close_delimited_ = false;  // a stream to an HTTP/1.0 client: its end is the close
   std::vector<std::pair<std::string, std::string>> extra_headers_;  // AddResponseHeader's
   int response_status_ = 0;
   HttpRequest active_request_;
   std::shared_ptr<SessionSink> sink_;
-  std::optional<std::pair<HttpRequest, bool>> pending_request_;  // read while one was active
+  struct PendingRequest {
+    HttpRequest request;
+    bool keep_alive = true;
+    bool http10 = false;
+  };
+  std::optional<PendingRequest> pending_request_;  // read while one was active
   // A malformed request read while one was active: (HTTP status, message), sent after it.
   std::optional<std::pair<int, std::string>> pending_error_;
   // Set while a pipelined request or error waits for the active exchange: nothing else keeps
@@ -104,6 +131,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::shared_ptr<HttpSession> pinned_;
 
   std::deque<std::string> write_queue_;
+  size_t queued_bytes_ = 0;  // in write_queue_, the one being written included
   bool writing_ = false;
 };
 

@@ -1,6 +1,7 @@
 #include "server/http_server.h"
 
 #include "server/errors.h"
+#include "server/metrics.h"
 #include "server/openai/chat_prompt.h"
 
 namespace tandem::server {
@@ -34,6 +35,8 @@ Status HttpServer::Start() {
   http::SessionOptions options;
   options.max_body_bytes = c.max_body_bytes;
   options.keep_alive_timeout_s = c.keep_alive_timeout_s;
+  options.stalled_client_timeout_s = c.stalled_client_timeout_s;
+  options.on_stalled_client = [] { Metrics::Global().AddStalledClientAbort(); };
   options.disable_access_log_for_endpoints = c.disable_access_log_for_endpoints;
   if (c.tls.enabled()) {
     TANDEM_ASSIGN_OR_RETURN(options.tls, http::TlsContextProvider::Create(c.tls));

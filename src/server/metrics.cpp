@@ -91,7 +91,8 @@ std::string EscapeLabelValue(const std::string& value) {
 
 const char* kPrefixes[] = {"tandem:", "vllm:"};
 
-// Writes metric families under both prefixes; every series starts with model_name.
+// Writes metric families under both prefixes (tandem-only ones under tandem: alone); every
+// series starts with model_name.
 class Writer {
  public:
   // (labels after model_name, e.g. `engine="0"`; value)
@@ -101,11 +102,14 @@ class Writer {
   explicit Writer(const std::string& model_name)
       : labels_(fmt::format("model_name=\"{}\"", EscapeLabelValue(model_name))) {}
 
-  void Family(const char* name, const char* type, const char* help, const Series& series) {
+  void Family(const char* name, const char* type, const char* help, const Series& series,
+              bool tandem_only = false) {
     for (const char* prefix : kPrefixes) {
+      if (tandem_only && prefix != kPrefixes[0]) continue;
       Header(prefix, name, type, help);
       for (const auto& [extra, value] : series) {
-        out_ += fmt::format("{}{}{{{},{}}} {}\n", prefix, name, labels_, extra, value);
+        out_ += fmt::format("{}{}{{{}{}{}}} {}\n", prefix, name, labels_, extra.empty() ? "" : ",",
+                            extra, value);
       }
     }
   }
@@ -228,6 +232,7 @@ void Metrics::ObserveFinishedRequest(int32_t dp_rank, const FinishedRequestStats
 void Metrics::Reset() {
   std::lock_guard l(mutex_);
   totals_ = MetricsTotals{};
+  stalled_client_aborts_ = 0;
   PublishLocked();
 }
 
@@ -282,6 +287,10 @@ std::string Metrics::Render(const std::string& model_name, int32_t max_model_len
     }
     return series;
   };
+  w.Family("http_stalled_client_aborts_total", "counter",
+           "Responses aborted because the client stopped reading them (this API server).",
+           {{"", static_cast<double>(stalled_client_aborts_.load())}},
+           /*tandem_only=*/true);  // vLLM has no such series, and it has no engine label
   w.Family("prompt_tokens_total", "counter", "Number of prefill tokens processed.",
            counter([](const EngineTotals& e) { return e.prompt_tokens; }));
   w.Family("generation_tokens_total", "counter", "Number of generation tokens processed.",

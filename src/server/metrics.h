@@ -7,6 +7,7 @@
 // labels) and v1/metrics/stats.py (what each observation is).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -66,6 +67,11 @@ class Metrics {
   std::string Render(const std::string& model_name, int32_t max_model_len,
                      const protocol::EngineStats& stats) const;
 
+  // A response aborted because its client stopped reading it (http::SessionOptions'
+  // backpressure). Counted per API server process, without an engine label: the session does
+  // not know which DP ranks served it (their aborts count in request_success_total "abort").
+  void AddStalledClientAbort() { ++stalled_client_aborts_; }
+
   // Zeroes everything (tests only).
   void Reset();
 
@@ -78,6 +84,7 @@ class Metrics {
   void PublishLocked(int32_t dp_rank = -1);
 
   mutable std::mutex mutex_;
+  std::atomic<int64_t> stalled_client_aborts_{0};
   MetricsTotals totals_;
   std::unique_ptr<MetricsShare> share_;
   int slot_ = 0;

@@ -66,6 +66,7 @@ struct ServerConfig {
   // --chat-template-max-*, --chat-template-timeout. `cancelled` is set by HttpServer (shutdown).
   text::jinja::RenderLimits chat_template_limits;
   int32_t keep_alive_timeout_s = 5;               // idle keep-alive connections close after this
+  double stalled_client_timeout_s = 30;           // --stalled-client-timeout (backpressure)
   std::string version = "0.1.0";                  // GET /version
 
   // The model name /v1/models lists first and responses carry by default.

@@ -37,10 +37,12 @@ def free_port():
 class Server:
     """One `tandem serve` on a free loopback port; use as a context manager."""
 
-    def __init__(self, model, *args, env=None, ready_timeout_s=120, tls_context=None):
-        """`tls_context` (an ssl.SSLContext): talk HTTPS with it (for --ssl-* servers)."""
+    def __init__(self, model, *args, env=None, ready_timeout_s=120, tls_context=None,
+                 preexec_fn=None):
+        """`tls_context` (an ssl.SSLContext): talk HTTPS with it (for --ssl-* servers).
+        `preexec_fn`: run in the child before tandem starts (e.g. to lower a resource limit)."""
         self.model, self.args, self.ready_timeout_s = model, args, ready_timeout_s
-        self.tls_context = tls_context
+        self.tls_context, self.preexec_fn = tls_context, preexec_fn
         self.full_env = dict(os.environ)
         self.full_env.update(env or {})
         self._spawn()
@@ -51,7 +53,7 @@ class Server:
         cmd = [BIN, "serve", self.model, "--host", "127.0.0.1", "--port", str(self.port),
                "--num-threads", "1", *self.args]
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
-                                     env=self.full_env)
+                                     env=self.full_env, preexec_fn=self.preexec_fn)
 
     def _listening(self):
         # Our own process says it listens on our port: a /health answer alone could come from
