@@ -1,6 +1,7 @@
 #include "http/listener.h"
 
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <fmt/format.h>
@@ -28,8 +29,24 @@ HttpListener::~HttpListener() { Stop(); }
 
 Status HttpListener::Open(const std::string& host, uint16_t port, bool reuse_port) {
   boost::system::error_code ec;
-  const auto address = net::ip::make_address(host, ec);
-  if (ec) return InvalidArgument(fmt::format("--host '{}' is not an IP address: {}", host, ec.message()));
+  auto address = net::ip::make_address(host, ec);
+  if (ec) {
+    // A name ("localhost", the machine's hostname), as uvicorn takes: its first IPv4 address,
+    // else its first address.
+    tcp::resolver resolver(io_context_);
+    const auto results = resolver.resolve(host, "", ec);
+    if (ec || results.empty()) {
+      return InvalidArgument(fmt::format("--host '{}' is neither an IP address nor a name that "
+                                         "resolves: {}", host, ec ? ec.message() : "no address"));
+    }
+    address = results.begin()->endpoint().address();
+    for (const auto& entry : results) {
+      if (entry.endpoint().address().is_v4()) {
+        address = entry.endpoint().address();
+        break;
+      }
+    }
+  }
   const tcp::endpoint endpoint(address, port);
   const std::string where = fmt::format("{}:{}", host, port);
   acceptor_.open(endpoint.protocol(), ec);
@@ -49,7 +66,9 @@ Status HttpListener::Open(const std::string& host, uint16_t port, bool reuse_por
   acceptor_.listen(net::socket_base::max_listen_connections, ec);
   if (ec) return Unavailable(fmt::format("cannot listen on {}: {}", where, ec.message()));
   bound_port_ = acceptor_.local_endpoint().port();
-  TLOG_INFO("HTTP server listening on {}:{}{}", host, bound_port_,
+  const std::string resolved = address.to_string();
+  TLOG_INFO("HTTP server listening on {}:{}{}{}", host, bound_port_,
+            resolved == host ? "" : " (" + resolved + ")",
             options_.tls ? " (HTTPS: " + options_.tls->Describe() + ")" : "");
   DoAccept();
   return Status::Ok();

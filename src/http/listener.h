@@ -25,7 +25,8 @@ class HttpListener {
   ~HttpListener();
 
   // Binds and listens. `reuse_port` sets SO_REUSEPORT (several processes on one port).
-  // Errors: kInvalidArgument when `host` is not an IP address; kUnavailable naming host:port
+  // `host` is an IP address or a name (resolved: its first IPv4 address, else its first).
+  // Errors: kInvalidArgument when `host` is neither; kUnavailable naming host:port
   // when the address cannot be bound (e.g. the port is in use).
   Status Open(const std::string& host, uint16_t port, bool reuse_port = false);
 

@@ -170,7 +170,10 @@ void HttpSession::OnReadError(error_code ec) {
       ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
     return OnBadRequest(400, "malformed HTTP request: " + ec.message());
   }
-  // The connection is gone: the client can no longer be answered.
+  // The client closed its side. With the whole response queued, let the writes finish: their
+  // result says whether it arrived (a client that read it and closed is no abort). Otherwise
+  // the client can no longer be answered (as uvicorn, a half-close counts as leaving).
+  if (exchange_active_ && response_complete_ && writing_) return;
   if (exchange_active_ && sink_) sink_->FireDisconnect();
   Close();
 }
@@ -232,9 +235,24 @@ void HttpSession::StartIdleTimer() {
   });
 }
 
+void HttpSession::LogAccess(const char* ending) {
+  const std::string& path = active_request_.path;
+  if (path.empty() || options_.disable_access_log_for_endpoints.count(path)) return;
+  // A request the client left before its response began has no status yet: 499, as nginx
+  // logs a client that closed the request.
+  TLOG_INFO("{} {} {} {:.1f} ms{}", active_request_.method, path,
+            response_status_ ? response_status_ : 499,
+            (MonotonicSeconds() - active_request_.arrival_time_s) * 1e3, ending);
+}
+
 void HttpSession::Close() {
   pinned_.reset();  // every caller holds the session (a handler's or a locked weak pointer)
   if (closed_) return;
+  if (exchange_active_) {  // a response not (wholly) written: FinishExchange did not log it
+    LogAccess(stall_clock_running_ || queued_bytes_ > options_.max_send_buffer_bytes
+                  ? " (aborted: the client stopped reading)"
+                  : " (aborted: the client went away)");
+  }
   closed_ = true;
   idle_timer_.cancel();
   stall_timer_.cancel();
@@ -395,11 +413,7 @@ void HttpSession::DoWrite() {
 void HttpSession::FinishExchange() {
   pinned_.reset();  // the caller (a write handler) holds the session
   exchange_active_ = false;
-  const std::string& path = active_request_.path;
-  if (!path.empty() && !options_.disable_access_log_for_endpoints.count(path)) {
-    TLOG_INFO("{} {} {} {:.1f} ms", active_request_.method, path, response_status_,
-              (MonotonicSeconds() - active_request_.arrival_time_s) * 1e3);
-  }
+  LogAccess("");
   sink_.reset();
   if (pending_error_) {
     auto [status, message] = std::move(*pending_error_);

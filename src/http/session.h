@@ -92,6 +92,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void AbortStalledClient(const std::string& why);
   void DoWrite();
   void FinishExchange();
+  // The access log line of the active exchange ("POST /v1/completions 200 12.3 ms"), `ending`
+  // appended; none for disable_access_log_for_endpoints.
+  void LogAccess(const char* ending);
 
   Connection stream_;  // the socket, plain or under TLS
   boost::asio::steady_timer idle_timer_;

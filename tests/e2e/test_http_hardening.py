@@ -4,9 +4,12 @@ Raw sockets throughout: http.client would fix up the very framing under test."""
 import json
 import resource
 import socket
+import subprocess
+import tempfile
 import time
+import urllib.request
 
-from harness import STORIES_GGUF, Server, check, run
+from harness import BIN, STORIES_GGUF, Server, check, free_port, run
 
 BODY = b'{"prompt": "Once", "max_tokens": 2}'
 
@@ -226,6 +229,50 @@ def test_the_soft_descriptor_limit_is_raised_to_the_hard_one():
               f"{now_hard}")
 
 
+def test_host_may_be_a_name():
+    port = free_port()
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen([BIN, "serve", STORIES_GGUF, "--host", "localhost", "--port",
+                                 str(port), "--num-threads", "1"], stdout=log,
+                                stderr=subprocess.STDOUT)
+        try:
+            deadline, text = time.time() + 60, ""
+            while f"listening on localhost:{port} (127.0.0.1)" not in text:
+                check(proc.poll() is None and time.time() < deadline, f"--host localhost: {text}")
+                time.sleep(0.1)
+                log.seek(0)
+                text = log.read().decode(errors="replace")
+            deadline = time.time() + 60
+            while True:  # wait for the engine: /health turns 200
+                try:
+                    with urllib.request.urlopen(f"http://localhost:{port}/health") as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    check(time.time() < deadline, "not healthy")
+                    time.sleep(0.1)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+def test_a_request_the_client_left_is_in_the_access_log():
+    with Server(STORIES_GGUF) as srv:
+        body = json.dumps({"prompt": "Once", "max_tokens": 400, "stream": True,
+                           "ignore_eos": True}).encode()
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+            s.sendall(post(b"Content-Length: %d\r\n" % len(body), body))
+            check(s.recv(4096).startswith(b"HTTP/1.1 200"), "the stream started")
+        deadline = time.time() + 30
+        while "(aborted: the client went away)" not in srv.full_log():
+            check(time.time() < deadline, f"no access log line for the aborted request:\n"
+                  f"{srv.logs()}")
+            time.sleep(0.1)
+        line = next(l for l in srv.full_log().splitlines() if "aborted: the client" in l)
+        check("POST /v1/completions 200" in line, line)
+        serves_normally(srv)
+
+
 if __name__ == "__main__":
     run([test_framing_that_cannot_be_trusted_is_answered_and_closed,
          test_a_nul_byte_does_not_end_a_json_body,
@@ -235,4 +282,6 @@ if __name__ == "__main__":
          test_a_slow_upload_is_timed_by_idle_gaps_not_its_total,
          test_a_client_that_stops_reading_is_aborted_and_its_requests_freed,
          test_out_of_descriptors_backs_off_with_one_log_line,
-         test_the_soft_descriptor_limit_is_raised_to_the_hard_one])
+         test_the_soft_descriptor_limit_is_raised_to_the_hard_one,
+         test_host_may_be_a_name,
+         test_a_request_the_client_left_is_in_the_access_log])
