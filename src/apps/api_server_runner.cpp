@@ -128,8 +128,17 @@ Result<ApiServerParts> BuildApiServer(const ServeFlags& flags,
   config.reuse_port = reuse_port;
   ApiServerParts parts;
   parts.max_model_len = max_model_len;
-  parts.client = std::make_shared<router::MpEngineClient>(client_options);
+  parts.engines_lost = std::make_shared<EnginesLost>();
+  router::MpEngineClientOptions options = client_options;
+  options.on_all_ranks_lost = [lost = parts.engines_lost](const std::string& reason) {
+    TLOG_ERROR("no engine core is left ({}); answering the requests in flight, then exiting so "
+               "that a supervisor can restart the server", reason);
+    lost->lost = true;
+    if (server::HttpServer* http = lost->http.load()) http->StopWhenIdle(/*max_wait_s=*/10);
+  };
+  parts.client = std::make_shared<router::MpEngineClient>(options);
   parts.http = std::make_unique<server::HttpServer>(config, parts.client, tokenizer);
+  parts.engines_lost->http = parts.http.get();
   return parts;
 }
 
@@ -196,7 +205,7 @@ int RunApiServerCommand(int argc, char** argv) {
   signals.detach();
   parts->http->Run();
   parts->client->Shutdown();
-  return 0;
+  return parts->engines_lost->lost ? 1 : 0;
 }
 
 }  // namespace tandem::apps

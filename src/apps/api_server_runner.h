@@ -3,6 +3,7 @@
 // also starts K-1 `_api-server` children, which share the port (SO_REUSEPORT).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -12,14 +13,32 @@
 
 namespace tandem::apps {
 
+// Set when every DP rank this API server talks to was lost (the client's on_all_ranks_lost).
+struct EnginesLost {
+  std::atomic<server::HttpServer*> http{nullptr};  // drained and stopped then; null once gone
+  std::atomic<bool> lost{false};
+};
+
 struct ApiServerParts {
   std::shared_ptr<router::MpEngineClient> client;
   std::unique_ptr<server::HttpServer> http;
   int max_model_len = 0;
+  // lost: the server stopped because no engine is left; its command exits non-zero (vLLM's
+  // API server exits too, so that a supervisor restarts the deployment).
+  std::shared_ptr<EnginesLost> engines_lost;
+
+  ~ApiServerParts() {
+    if (engines_lost) engines_lost->http = nullptr;
+  }
+  ApiServerParts() = default;
+  ApiServerParts(ApiServerParts&&) = default;
+  ApiServerParts& operator=(ApiServerParts&&) = default;
 };
 
 // Reads the model's tokenizer/template/config, builds the client with `client_options` and
-// the HTTP server (not started). Errors name the file or flag.
+// the HTTP server (not started). When every rank is lost the server answers the requests in
+// flight (their engine requests failed: 503), stops, and parts.engines_lost->lost is set.
+// Errors name the file or flag.
 Result<ApiServerParts> BuildApiServer(const ServeFlags& flags,
                                       const router::MpEngineClientOptions& client_options,
                                       bool reuse_port);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <chrono>
 #include <cstring>
+#include <string_view>
 
 #include "core/clock.h"
 
@@ -51,9 +52,19 @@ Status ChildProcess::Spawn(const std::vector<std::string>& args,
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
   posix_spawn_file_actions_addclosefrom_np(&files, 3);
+  // Secrets go only where they are used: an API server checks the key; engine cores and TP
+  // workers never see it (their environment is readable in /proc by the same user, and in
+  // crash reports).
+  const bool api_server = args[0] == "_api-server";
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) {
-    if (std::strncmp(*e, "TANDEM_PARENT_PID=", 18) != 0) env_strings.emplace_back(*e);
+    const std::string_view entry(*e);
+    if (entry.rfind("TANDEM_PARENT_PID=", 0) == 0) continue;
+    if (!api_server &&
+        (entry.rfind("TANDEM_API_KEY=", 0) == 0 || entry.rfind("VLLM_API_KEY=", 0) == 0)) {
+      continue;
+    }
+    env_strings.emplace_back(entry);
   }
   env_strings.push_back("TANDEM_PARENT_PID=" + std::to_string(getpid()));
   std::vector<char*> env;

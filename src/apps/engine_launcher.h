@@ -23,7 +23,8 @@ class ChildProcess {
  public:
   ~ChildProcess();
   // Spawns `/proc/self/exe args...` with this process's pid in TANDEM_PARENT_PID and no file
-  // descriptors beyond 0–2 (an orphan must not hold the HTTP port or the test's pipes).
+  // descriptors beyond 0–2 (an orphan must not hold the HTTP port or the test's pipes); the
+  // API key variables (TANDEM_API_KEY, VLLM_API_KEY) only reach `_api-server` children.
   // `on_exit(description)` runs on a watcher thread when the child ends for any reason
   // ("... exited with code N" / "... killed by signal N").
   // Errors: kInternal when the process cannot be spawned.

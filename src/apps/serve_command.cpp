@@ -155,7 +155,7 @@ int RunSingleRankHead(const ServeFlags& flags, EngineCoreConfig engine_cfg) {
   launcher.Stop();
   ipc::RemoveIpcPath(client_opts.input_endpoint);
   ipc::RemoveIpcPath(client_opts.output_endpoint);
-  return exit_code;
+  return parts->engines_lost->lost ? 1 : exit_code.load();
 }
 
 // Data parallel head: handshake ROUTER + coordinator + API server 0 here; API servers
@@ -318,7 +318,7 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
   for (auto& child : children) child->Stop(2.0);
   handshake_thread.join();
   coordinator.Stop();
-  return exit_code;
+  return parts->engines_lost->lost ? 1 : exit_code.load();
 }
 
 }  // namespace
@@ -336,6 +336,12 @@ int RunServeCommand(int argc, char** argv) {
     return 2;
   }
   LogIneffectiveFlags(flags);
+  // ipc socket files of `tandem serve` processes that crashed or were killed (SIGKILL leaves
+  // them): removed here, so /tmp does not fill with them.
+  if (const int32_t stale = ipc::RemoveStaleIpcFiles(); stale > 0) {
+    TLOG_INFO("removed {} ipc socket file(s) in /tmp left by tandem processes that are gone",
+              stale);
+  }
   // The engine processes (children, which read it when libgomp loads) wait at a forward-pass
   // barrier by spinning ~3000 rounds, then sleeping, unless the user chose a policy. libgomp's
   // default spin made a busy neighbour on one of two cores cost ~4x decode time (the waiting

@@ -23,7 +23,10 @@ HttpListener::HttpListener(SessionOptions options, RequestHandler handler)
     : options_(std::move(options)),
       handler_(std::move(handler)),
       acceptor_(io_context_),
-      accept_backoff_(io_context_) {}
+      accept_backoff_(io_context_),
+      drain_timer_(io_context_) {
+  options_.active_exchanges = std::make_shared<std::atomic<int64_t>>(0);
+}
 
 HttpListener::~HttpListener() { Stop(); }
 
@@ -116,6 +119,28 @@ void HttpListener::Run(int32_t num_threads) {
   }
   io_context_.run();
   for (std::thread& t : threads) t.join();
+}
+
+void HttpListener::StopWhenIdle(double max_wait_s) {
+  net::post(io_context_, [this, max_wait_s] {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    accept_backoff_.cancel();
+    PollIdle(MonotonicSeconds() + max_wait_s);
+  });
+}
+
+void HttpListener::PollIdle(double deadline_s) {
+  const int64_t active = options_.active_exchanges->load();
+  if (active <= 0 || MonotonicSeconds() >= deadline_s) {
+    if (active > 0) TLOG_WARN("stopping with {} response(s) still being written", active);
+    Stop();
+    return;
+  }
+  drain_timer_.expires_after(std::chrono::milliseconds(10));
+  drain_timer_.async_wait([this, deadline_s](boost::system::error_code ec) {
+    if (!ec) PollIdle(deadline_s);
+  });
 }
 
 void HttpListener::Stop() {

@@ -43,9 +43,14 @@ class HttpListener {
   // Makes Run() return; open connections are dropped. Thread-safe; idempotent.
   void Stop();
 
+  // Stops accepting, then Stop()s once no exchange is in progress (every response in flight
+  // written or its client gone), or after `max_wait_s`. Thread-safe; returns at once.
+  void StopWhenIdle(double max_wait_s);
+
  private:
   void DoAccept();
   void OnAcceptError(const boost::system::error_code& ec);
+  void PollIdle(double deadline_s);
 
   SessionOptions options_;
   RequestHandler handler_;
@@ -53,6 +58,7 @@ class HttpListener {
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer accept_backoff_;  // after a failed accept (EMFILE, ...)
   int64_t accept_failures_ = 0;               // since the last accept that succeeded
+  boost::asio::steady_timer drain_timer_;     // StopWhenIdle's polling
   double last_accept_warning_s_ = -1e9;       // MonotonicSeconds() of the last warning
   uint16_t bound_port_ = 0;
 };

@@ -214,7 +214,7 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive, bool http10) {
   idle_timer_.cancel();
   http10_ = http10;
   ++exchange_id_;
-  exchange_active_ = true;
+  SetExchangeActive(true);
   response_started_ = response_complete_ = false;
   close_delimited_ = false;
   response_status_ = 0;
@@ -235,6 +235,13 @@ void HttpSession::StartIdleTimer() {
   });
 }
 
+void HttpSession::SetExchangeActive(bool active) {
+  if (active != exchange_active_ && options_.active_exchanges) {
+    *options_.active_exchanges += active ? 1 : -1;
+  }
+  exchange_active_ = active;
+}
+
 void HttpSession::LogAccess(const char* ending) {
   const std::string& path = active_request_.path;
   if (path.empty() || options_.disable_access_log_for_endpoints.count(path)) return;
@@ -252,6 +259,7 @@ void HttpSession::Close() {
     LogAccess(stall_clock_running_ || queued_bytes_ > options_.max_send_buffer_bytes
                   ? " (aborted: the client stopped reading)"
                   : " (aborted: the client went away)");
+    SetExchangeActive(false);
   }
   closed_ = true;
   idle_timer_.cancel();
@@ -331,7 +339,7 @@ void HttpSession::DoEndStream(uint64_t exchange_id) {
 
 void HttpSession::SendErrorAndClose(int http_status, const std::string& message) {
   ++exchange_id_;
-  exchange_active_ = true;
+  SetExchangeActive(true);
   response_started_ = response_complete_ = false;
   keep_alive_ = false;
   active_request_ = HttpRequest{};
@@ -412,7 +420,7 @@ void HttpSession::DoWrite() {
 
 void HttpSession::FinishExchange() {
   pinned_.reset();  // the caller (a write handler) holds the session
-  exchange_active_ = false;
+  SetExchangeActive(false);
   LogAccess("");
   sink_.reset();
   if (pending_error_) {

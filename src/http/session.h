@@ -14,6 +14,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -46,6 +47,8 @@ struct SessionOptions {
   size_t max_send_buffer_bytes = 16u << 20;
   double stalled_client_timeout_s = 30;
   std::function<void()> on_stalled_client;  // called once per aborted response (metrics)
+  // Exchanges in progress over all sessions (HttpListener::StopWhenIdle); null: not counted.
+  std::shared_ptr<std::atomic<int64_t>> active_exchanges;
   // Set: every connection speaks TLS with the provider's current context (handshake first,
   // within keep_alive_timeout_s). Null: plain HTTP.
   std::shared_ptr<TlsContextProvider> tls;
@@ -92,6 +95,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void AbortStalledClient(const std::string& why);
   void DoWrite();
   void FinishExchange();
+  // Sets exchange_active_, keeping SessionOptions::active_exchanges in step.
+  void SetExchangeActive(bool active);
   // The access log line of the active exchange ("POST /v1/completions 200 12.3 ms"), `ending`
   // appended; none for disable_access_log_for_endpoints.
   void LogAccess(const char* ending);

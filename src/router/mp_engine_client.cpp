@@ -1,5 +1,6 @@
 #include "router/mp_engine_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -234,6 +235,14 @@ void MpEngineClient::FailRank(int32_t rank, const std::string& reason) {
     FailRank(other, "DP rank " + std::to_string(rank) +
                         " was lost and the expert-parallel ranks step together (" + reason + ")");
   }
+  bool all_lost = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    all_lost = !all_lost_reported_ &&
+               std::all_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.dead; });
+    if (all_lost) all_lost_reported_ = true;
+  }
+  if (all_lost && options_.on_all_ranks_lost) options_.on_all_ranks_lost(reason);
 }
 
 void MpEngineClient::Shutdown() {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,6 +35,10 @@ struct MpEngineClientOptions {
   LoadBalancePolicy policy = LoadBalancePolicy::kLeastLoaded;
   double heartbeat_timeout_s = 3.0;  // a ready rank silent this long is dead
   bool shutdown_engines = true;      // Shutdown() also tells the engines to exit
+  // Called once, on the thread that found it, when the last live rank is lost after every
+  // rank's in-flight requests were failed (the API server then exits, as vLLM's does, so that
+  // a supervisor restarts it). Must not block.
+  std::function<void(const std::string& reason)> on_all_ranks_lost;
 };
 
 class MpEngineClient : public EngineClient {
@@ -72,6 +77,8 @@ class MpEngineClient : public EngineClient {
     protocol::EngineStats stats;
     std::unordered_set<std::string> in_flight;
   };
+
+  bool all_lost_reported_ = false;  // on_all_ranks_lost ran (guarded by mu_)
 
   void ReceiveLoop();
   void HandleOutputs(const std::string& frame);

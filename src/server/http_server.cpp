@@ -61,6 +61,14 @@ void HttpServer::Run() {
   }
 }
 
+void HttpServer::StopWhenIdle(double max_wait_s) {
+  if (listener_) {
+    listener_->StopWhenIdle(max_wait_s);
+  } else {
+    Stop();
+  }
+}
+
 void HttpServer::Stop() {
   if (pool_) pool_->Stop();
   if (listener_) listener_->Stop();

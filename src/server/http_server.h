@@ -40,6 +40,10 @@ class HttpServer {
   // cancelled and queued requests dropped. Thread-safe; idempotent.
   void Stop();
 
+  // Stops accepting, lets the responses in flight be written (at most `max_wait_s`), then
+  // Stop()s. Thread-safe; returns at once.
+  void StopWhenIdle(double max_wait_s);
+
  private:
   ServerContext context_;
   std::unique_ptr<PreprocessPool> pool_;  // made by Start()

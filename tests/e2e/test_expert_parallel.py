@@ -142,10 +142,12 @@ def wait_until_paused(srv):
 
 def test_a_lost_rank_stops_the_deployment_at_once():
     """Expert-parallel ranks step together, so one lost rank (here a TP worker of rank 1, which
-    takes its engine core down with it) must not leave rank 0 looking healthy while its requests
-    wait in collectives: /health turns 503 and requests get a 503 within seconds."""
+    takes its engine core down with it) loses them all: the request in flight gets a 503 naming
+    the lost rank, then the server exits non-zero (as vLLM's does when its engines are gone),
+    so that a supervisor restarts it instead of a server answering 503 forever."""
     import signal
     import subprocess
+    import threading
     with ep_server(QWEN3_MOE) as srv:
         check(complete(srv, QWEN3_MOE, [1, 2, 3], 4) != [], "no output before the kill")
         def children(parent, pattern):
@@ -157,16 +159,29 @@ def test_a_lost_rank_stops_the_deployment_at_once():
         check(len(engines) == 1, f"engine core of DP rank 1: {engines}")
         pids = children(engines[0], "_tp-worker")
         check(len(pids) == 1, f"TP worker of DP rank 1: {pids}")
+        in_flight = {}
+
+        def long_request():
+            in_flight["answer"] = srv.post_json("/v1/completions", {
+                "prompt": [1, 2, 3], "max_tokens": 500, "ignore_eos": True})
+
+        thread = threading.Thread(target=long_request)
+        thread.start()
+        deadline = time.time() + 60
+        while sum(srv.metric_values("vllm:num_requests_running")) < 1:
+            check(time.time() < deadline, "the long request never ran")
+            time.sleep(0.05)
         os.kill(int(pids[0]), signal.SIGKILL)
-        deadline = time.time() + 15
-        health = 200
-        while time.time() < deadline and health != 503:
-            health, _, _ = srv.request("GET", "/health", timeout=5)
-            time.sleep(0.2)
-        check(health == 503, f"/health {health} 15 s after losing a rank\n{srv.logs()}")
-        status, body = srv.post_json("/v1/completions", {"prompt": [1, 2, 3], "max_tokens": 4})
-        check(status == 503 and "every DP rank was lost" in body["error"]["message"],
-              f"{status} {body}")
+        thread.join(timeout=60)
+        status, body = in_flight.get("answer", (0, {}))
+        check(status == 503 and "died" in body["error"]["message"],
+              f"the request in flight: {status} {body}\n{srv.logs()}")
+        try:
+            code = srv.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            code = None
+        check(code == 1, f"the server exits with 1 once no engine is left: {code}\n{srv.logs()}")
+        check("no engine core is left" in srv.full_log(), srv.logs())
 
 
 def test_unseeded_sampling_differs_between_ranks():

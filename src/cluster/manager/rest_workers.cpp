@@ -219,8 +219,14 @@ Result<json> RestApi::ReportInstanceStatus(int64_t id, const json& body, const P
     }
     const bool main = i.value("worker_id", int64_t{0}) == who.worker_id;
     if (main && !(body.contains("subordinate") && body["subordinate"] == true)) {
+      if (state == "ERROR" && i.value("state", "") == "ERROR") {
+        // A second failure of the same run (the head exits once its subordinate's ranks are
+        // lost): the first one is the cause; keep it first.
+        i["state_message"] = i.value("state_message", "") + "; then: " + *message_field;
+      } else {
+        i["state_message"] = *message_field;
+      }
       i["state"] = state;
-      i["state_message"] = *message_field;
       for (const char* field : {"port", "pid"}) {
         if (body.contains(field) && body[field].is_number_integer()) i[field] = body[field];
       }

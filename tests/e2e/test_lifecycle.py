@@ -1,0 +1,84 @@
+"""Process lifecycle (issue 17): the API server of a deployment whose every engine core is gone
+exits non-zero after answering what was in flight (vLLM's behaviour, so a supervisor restarts
+it); a killed server's ipc socket files are removed by the next one; the API key is not passed
+down to engine processes."""
+import glob
+import os
+import signal
+import subprocess
+import threading
+import time
+
+from harness import STORIES_GGUF, Server, check, run
+
+
+def engine_cores(server_pid):
+    return subprocess.run(["pgrep", "-P", str(server_pid), "-f", "_engine-core"],
+                          capture_output=True, text=True).stdout.split()
+
+
+def test_the_only_engine_core_dying_ends_the_server_after_its_requests():
+    with Server(STORIES_GGUF) as srv:
+        cores = engine_cores(srv.proc.pid)
+        check(len(cores) == 1, f"one engine core: {cores}")
+        events = []
+
+        def stream():
+            events.append(srv.stream("/v1/completions", {
+                "prompt": "Once", "max_tokens": 2000, "ignore_eos": True, "stream": True}))
+
+        thread = threading.Thread(target=stream)
+        thread.start()
+        deadline = time.time() + 60
+        while sum(srv.metric_values("vllm:num_requests_running")) < 1:
+            check(time.time() < deadline, "the stream never ran")
+            time.sleep(0.05)
+        os.kill(int(cores[0]), signal.SIGKILL)
+        thread.join(timeout=60)
+        status, chunks, done = events[0]
+        check(status == 200 and done and "error" in chunks[-1] and
+              "died" in chunks[-1]["error"]["message"],
+              f"the stream in flight ends with an error event, then [DONE]: {chunks[-1:]}")
+        try:
+            code = srv.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            code = None
+        check(code == 1, f"exit code {code} (1: restart me)\n{srv.logs()}")
+        check("no engine core is left" in srv.full_log(), srv.logs())
+
+
+def test_a_killed_servers_ipc_files_are_removed_by_the_next():
+    with Server(STORIES_GGUF) as srv:
+        pid = srv.proc.pid
+        files = glob.glob(f"/tmp/tandem-{pid}-*")
+        check(files, f"the server's ipc sockets: none under /tmp/tandem-{pid}-*")
+        for core in engine_cores(pid):
+            os.kill(int(core), signal.SIGKILL)
+        srv.proc.kill()
+        srv.proc.wait()
+    check(all(os.path.exists(f) for f in files), "SIGKILL leaves them (the case to clean up)")
+    with Server(STORIES_GGUF) as srv:
+        check(not any(os.path.exists(f) for f in files),
+              f"still there after the next start: {[f for f in files if os.path.exists(f)]}")
+        check("ipc socket file(s) in /tmp left by tandem processes that are gone" in
+              srv.full_log(), srv.logs())
+
+
+def test_the_api_key_reaches_no_engine_process():
+    with Server(STORIES_GGUF, env={"TANDEM_API_KEY": "sk-secret-test-key"}) as srv:
+        status, _ = srv.post_json("/v1/completions", {"prompt": "Once", "max_tokens": 2})
+        check(status == 401, f"the key is in force: {status}")
+        cores = engine_cores(srv.proc.pid)
+        check(len(cores) == 1, f"one engine core: {cores}")
+        with open(f"/proc/{cores[0]}/environ", "rb") as f:
+            environ = f.read().split(b"\0")
+        check(not any(e.startswith((b"TANDEM_API_KEY=", b"VLLM_API_KEY=")) for e in environ),
+              "the engine core's environment holds the API key")
+        check(any(e.startswith(b"TANDEM_PARENT_PID=") for e in environ),
+              "the environment read is the engine core's")
+
+
+if __name__ == "__main__":
+    run([test_the_only_engine_core_dying_ends_the_server_after_its_requests,
+         test_a_killed_servers_ipc_files_are_removed_by_the_next,
+         test_the_api_key_reaches_no_engine_process])
