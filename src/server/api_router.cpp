@@ -15,6 +15,7 @@
 #include "server/openai/completions.h"
 #include "server/openai/models.h"
 #include "server/openai/responses.h"
+#include "server/openai/serving.h"
 #include "server/openai/tokenize.h"
 #include "ui/assets.h"
 

@@ -11,6 +11,7 @@
 #include "server/openai/chat_prompt.h"
 #include "server/openai/generation.h"
 #include "server/openai/request_parsing.h"
+#include "server/openai/serving.h"
 
 namespace tandem::server::anthropic {
 
@@ -76,8 +77,8 @@ openai::Generation::Callbacks MakeCallbacks(const std::shared_ptr<MessagesCall>&
   return callbacks;
 }
 
-// Parses and translates the body, checks the tool choice against the server's flags, renders
-// and tokenizes the prompt.
+// Parses and translates the body, validates it as chat does, pins the DP rank, checks the tool
+// choice against the server's flags, renders and tokenizes the prompt (PrepareChatPrompt).
 ApiResult<std::shared_ptr<MessagesCall>> PrepareCall(const ServerContext& context,
                                                      const HttpRequest& http_request) {
   TANDEM_API_ASSIGN_OR_RETURN(OJson body, openai::ParseOrderedJsonObject(http_request.body));
@@ -86,13 +87,10 @@ ApiResult<std::shared_ptr<MessagesCall>> PrepareCall(const ServerContext& contex
   auto call = std::make_shared<MessagesCall>();
   call->context = &context;
   TANDEM_API_ASSIGN_OR_RETURN(call->request,
-                              openai::ParseChatCompletionRequest(chat_body, context.config));
+                              openai::ParseChatCompletionRequest(chat_body, context));
   TANDEM_API_ASSIGN_OR_RETURN(
       call->request.common.data_parallel_rank,
       openai::ParseDataParallelRankHeader(DataParallelRankHeader(http_request)));
-  TANDEM_API_ASSIGN_OR_RETURN(bool ok, openai::CheckToolChoice(call->request.input,
-                                                               context.config));
-  (void)ok;
   TANDEM_API_ASSIGN_OR_RETURN(call->prompt, openai::PrepareChatPrompt(context, &call->request));
   return call;
 }
@@ -103,33 +101,27 @@ void HandleMessages(const ServerContext& context, const HttpRequest& http_reques
                     std::shared_ptr<ResponseSink> sink) {
   auto prepared = PrepareCall(context, http_request);
   if (!prepared.ok()) return SendError(*sink, prepared.error());
-  if (!context.engine->IsReady()) {
-    return SendError(*sink, {Unavailable(context.engine->NotReadyReason()), ""});
-  }
   std::shared_ptr<MessagesCall> call = std::move(prepared).value();
   call->id = RandomRequestId("msg_");
   call->sink = sink;
   const bool stream = call->request.common.stream;
-  auto generation = std::make_shared<openai::Generation>(
-      context, call->id, call->prompt.token_ids, call->request.common,
-      http_request.arrival_time_s, MakeCallbacks(call, stream));
-  sink->SetOnDisconnect([weak = std::weak_ptr<openai::Generation>(generation)] {
-    if (auto g = weak.lock()) g->Abort();
-  });
-  if (stream) {  // message_start before any token: it carries the prompt's token count
-    sink->StartStream("text/event-stream");
+  openai::ServeHooks hooks;
+  hooks.send_error = anthropic::SendError;  // errors in Anthropic's shape
+  if (stream) {
     call->parser.emplace(call->NewParser());
     call->stream.emplace(sink);
-    openai::GenerationUsage usage;
-    usage.prompt_tokens = static_cast<int32_t>(call->prompt.token_ids.size());
-    call->stream->Start(MessageJson(call->id, call->request.common.model, json::array(),
-                                    nullptr, usage));
+    // message_start before any token: it carries the prompt's token count.
+    hooks.open_stream = [raw = call.get()] {
+      openai::GenerationUsage usage;
+      usage.prompt_tokens = static_cast<int32_t>(raw->prompt.token_ids.size());
+      raw->stream->Start(MessageJson(raw->id, raw->request.common.model, json::array(), nullptr,
+                                     usage));
+    };
   }
-  Status status = generation->Start();
-  if (!status.ok()) {
-    if (!stream) return SendError(*sink, {status, ""});
-    call->stream->Fail({status, ""});
-  }
+  std::vector<openai::GenerationSpec> generations;
+  generations.push_back({call->id, call->prompt.token_ids, MakeCallbacks(call, stream)});
+  openai::ServeGeneration(context, call->request.common, http_request.arrival_time_s,
+                          std::move(generations), sink, hooks);
 }
 
 void HandleCountTokens(const ServerContext& context, const HttpRequest& http_request,

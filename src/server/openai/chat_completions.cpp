@@ -3,16 +3,13 @@
 #include "core/clock.h"
 #include "server/json_dump.h"
 #include "server/openai/chat_completions_types.h"
-#include "server/openai/request_fields.h"
-#include "server/openai/request_parsing.h"
 #include "server/openai/chat_output.h"
-#include "text/reasoning_parser.h"
 #include "server/openai/chat_prompt.h"
-#include "server/openai/completions.h"
-#include "server/openai/completions_types.h"
 #include "server/openai/generation.h"
+#include "server/openai/logprobs_json.h"
+#include "server/openai/request_parsing.h"
+#include "server/openai/serving.h"
 #include "server/sse.h"
-#include "text/chat_template.h"
 
 namespace tandem::server::openai {
 
@@ -20,6 +17,16 @@ using nlohmann::json;
 
 namespace {
 
+// One choice of a chat call.
+struct ChoiceState {
+  ChatOutputParser parser;            // streaming: reasoning / content / tool calls so far
+  ChoiceResult result;                // whole replies: the choice's deltas, appended
+  bool role_sent = false;             // streaming: the first chunk (with the role) went out
+  int32_t num_completion_tokens = 0;  // streaming: tokens so far (continuous_usage_stats)
+};
+
+// One /v1/chat/completions call in flight: the validated request, its prompt, and the n
+// choices' state. Owned by the Generation's callbacks; they are serialized (generation.h).
 struct ChatCall {
   const ServerContext* context = nullptr;
   ChatCompletionRequest request;
@@ -28,10 +35,7 @@ struct ChatCall {
   std::string id;
   int64_t created = 0;
   std::shared_ptr<ResponseSink> sink;
-  std::vector<ChoiceResult> choices;
-  std::vector<bool> role_sent;
-  std::vector<ChatOutputParser> parsers;  // one per choice (streaming)
-  std::vector<int32_t> completion_tokens;  // streaming: tokens of each choice so far
+  std::vector<ChoiceState> choices;  // [n]
 
   json Envelope(const char* object) const {
     return {{"id", id}, {"object", object}, {"created", created}, {"model", request.common.model}};
@@ -66,7 +70,8 @@ struct ChatCall {
     // stream_options.continuous_usage_stats: every chunk carries the usage so far (vLLM).
     if (request.common.include_usage && request.common.continuous_usage_stats) {
       chunk["usage"] = UsageJson({static_cast<int32_t>(prompt_token_ids.size()),
-                                  completion_tokens[choice["index"].get<int32_t>()], 0});
+                                  choices[choice["index"].get<int32_t>()].num_completion_tokens,
+                                  0});
     }
     chunk["choices"] = json::array({std::move(choice)});
     sink->SendStreamData(SseEvent(DumpJson(chunk)));
@@ -76,15 +81,15 @@ struct ChatCall {
   // index/id/type/name and one with the arguments. Logprobs and token ids ride on the first,
   // finish_reason on the last.
   void OnStreamDelta(const ChoiceDelta& d) {
-    completion_tokens[d.index] += static_cast<int32_t>(d.token_ids.size());
-    const bool first = !role_sent[d.index];
-    if (first) {  // OpenAI: the first chunk of each choice carries the role
-      role_sent[d.index] = true;
+    ChoiceState& state = choices[d.index];
+    state.num_completion_tokens += static_cast<int32_t>(d.token_ids.size());
+    if (!state.role_sent) {  // OpenAI: the first chunk of each choice carries the role
+      state.role_sent = true;
       SendChunk({{"index", d.index}, {"delta", {{"role", "assistant"}, {"content", ""}}},
                  {"logprobs", nullptr}, {"finish_reason", nullptr}},
                 true);
     }
-    ChatOutputParser& parser = parsers[d.index];
+    ChatOutputParser& parser = state.parser;
     const int32_t calls_before = parser.num_tool_calls();
     ChatOutputParts parts = parser.Feed(d.text);
     const bool finished = !d.finish_reason.empty();
@@ -127,17 +132,12 @@ struct ChatCall {
   }
 
   void OnStreamDone(const GenerationUsage& usage) {
-    if (request.common.include_usage) {
-      json chunk = Envelope("chat.completion.chunk");
-      chunk["choices"] = json::array();
-      chunk["usage"] = UsageJson(usage);
-      sink->SendStreamData(SseEvent(DumpJson(chunk)));
-    }
-    sink->SendStreamData(SseDone());
-    sink->EndStream();
+    EndSseStream(*sink, request.common.include_usage
+                            ? UsageChunk(Envelope("chat.completion.chunk"), usage)
+                            : json(nullptr));
   }
 
-  void OnDelta(const ChoiceDelta& d) { choices[d.index].Append(d); }
+  void OnDelta(const ChoiceDelta& d) { choices[d.index].result.Append(d); }
 
   // The assistant message: content (null when empty next to reasoning or tool calls),
   // reasoning (PutReasoning) with --reasoning-parser, tool_calls ([] when none, as vLLM).
@@ -167,7 +167,7 @@ struct ChatCall {
     json body = Envelope("chat.completion");
     body["choices"] = json::array();
     for (int32_t i = 0; i < static_cast<int32_t>(choices.size()); ++i) {
-      const ChoiceResult& c = choices[i];
+      const ChoiceResult& c = choices[i].result;
       bool tool_called = false;
       json message = Message(c, &tool_called);
       json choice = {{"index", i},
@@ -182,87 +182,70 @@ struct ChatCall {
     if (request.common.return_token_ids) body["prompt_token_ids"] = prompt_token_ids;
     if (request.common.sampling.prompt_logprobs >= 0 && !choices.empty()) {
       body["prompt_logprobs"] =
-          PromptLogprobsJson(*context->tokenizer, prompt_token_ids, choices[0].prompt_logprobs,
+          PromptLogprobsJson(*context->tokenizer, prompt_token_ids,
+                             choices[0].result.prompt_logprobs,
                              request.common.return_tokens_as_token_ids);
     }
     sink->SendResponse(200, "application/json", DumpJson(body));
   }
+
+  void OnError(const ApiError& error) {
+    if (request.common.stream) return SendStreamError(*sink, error);
+    SendError(*sink, error);
+  }
+
+  Generation::Callbacks MakeCallbacks(const std::shared_ptr<ChatCall>& self) const {
+    Generation::Callbacks callbacks;
+    if (request.common.stream) {
+      callbacks.on_delta = [self](const ChoiceDelta& d) { self->OnStreamDelta(d); };
+      callbacks.on_done = [self](const GenerationUsage& u) { self->OnStreamDone(u); };
+    } else {
+      callbacks.on_delta = [self](const ChoiceDelta& d) { self->OnDelta(d); };
+      callbacks.on_done = [self](const GenerationUsage& u) { self->OnDone(u); };
+    }
+    callbacks.on_error = [self](const ApiError& e) { self->OnError(e); };
+    return callbacks;
+  }
 };
 
-// Renders and tokenizes the prompt; fills call->prompt(_token_ids) and resolves max_tokens.
-ApiResult<bool> BuildPrompt(const ServerContext& context, ChatCall* call) {
+// The one parse of the body, its validation, the pinned DP rank and the prompt (rendered,
+// tokenized, max_tokens resolved). Errors: those of ParseChatCompletionRequest,
+// ParseDataParallelRankHeader and PrepareChatPrompt.
+ApiResult<std::shared_ptr<ChatCall>> PrepareCall(const ServerContext& context,
+                                                 const HttpRequest& http_request) {
+  // Keeping key order: tojson prints tool schemas as the client sent them.
+  TANDEM_API_ASSIGN_OR_RETURN(OrderedJson body, ParseOrderedJsonObject(http_request.body));
+  auto call = std::make_shared<ChatCall>();
+  call->context = &context;
+  TANDEM_API_ASSIGN_OR_RETURN(call->request, ParseChatCompletionRequest(body, context));
+  TANDEM_API_ASSIGN_OR_RETURN(call->request.common.data_parallel_rank,
+                              ParseDataParallelRankHeader(DataParallelRankHeader(http_request)));
   TANDEM_API_ASSIGN_OR_RETURN(ChatPrompt prompt, PrepareChatPrompt(context, &call->request));
   call->prompt = std::move(prompt.text);
   call->prompt_token_ids = std::move(prompt.token_ids);
-  return true;
+  return call;
 }
 
 }  // namespace
 
 void HandleChatCompletions(const ServerContext& context, const HttpRequest& http_request,
                            std::shared_ptr<ResponseSink> sink) {
-  // Keeping key order: tojson prints tool schemas as the client sent them.
-  auto body = ParseOrderedJsonObject(http_request.body);
-  if (!body.ok()) return SendError(*sink, body.error());
-  auto parsed = ParseChatCompletionRequest(body.value(), context.config);
-  if (!parsed.ok()) return SendError(*sink, parsed.error());
-  auto ids_ok = CheckTokenIdsInVocabulary(parsed.value().common, context.tokenizer->vocab_size());
-  if (!ids_ok.ok()) return SendError(*sink, ids_ok.error());
-  ids_ok = ResolveTokenFields(&parsed.value().common, *context.tokenizer);
-  if (!ids_ok.ok()) return SendError(*sink, ids_ok.error());
-  auto pinned_rank = ParseDataParallelRankHeader(DataParallelRankHeader(http_request));
-  if (!pinned_rank.ok()) return SendError(*sink, pinned_rank.error());
-  parsed.value().common.data_parallel_rank = pinned_rank.value();
-  auto tool_choice = CheckToolChoice(parsed.value().input, context.config);
-  if (!tool_choice.ok()) return SendError(*sink, tool_choice.error());
-  auto call = std::make_shared<ChatCall>();
-  call->context = &context;
-  call->request = std::move(parsed).value();
-  auto built = BuildPrompt(context, call.get());
-  if (!built.ok()) return SendError(*sink, built.error());
-  if (!context.engine->IsReady()) {
-    return SendError(*sink, {Unavailable(context.engine->NotReadyReason()), ""});
-  }
-  call->id = ResponseId("chatcmpl-", std::string(http_request.Header("x-request-id")),
-                        call->request.common);
+  auto prepared = PrepareCall(context, http_request);
+  if (!prepared.ok()) return SendError(*sink, prepared.error());
+  std::shared_ptr<ChatCall> call = std::move(prepared).value();
+  const std::string header_id(http_request.Header("x-request-id"));
+  call->id = ResponseId("chatcmpl-", header_id, call->request.common);
   call->created = UnixSeconds();
   call->sink = sink;
-  call->choices.resize(call->request.common.n);
-  call->role_sent.assign(call->request.common.n, false);
-  call->completion_tokens.assign(call->request.common.n, 0);
-  for (int32_t i = 0; i < call->request.common.n; ++i) call->parsers.push_back(call->NewParser());
-  const bool stream = call->request.common.stream;
-
-  Generation::Callbacks callbacks;
-  if (stream) {
-    callbacks.on_delta = [call](const ChoiceDelta& d) { call->OnStreamDelta(d); };
-    callbacks.on_done = [call](const GenerationUsage& u) { call->OnStreamDone(u); };
-    callbacks.on_error = [call](const ApiError& e) {
-      call->sink->SendStreamData(SseEvent(ErrorBody(e)));
-      call->sink->SendStreamData(SseDone());
-      call->sink->EndStream();
-    };
-  } else {
-    callbacks.on_delta = [call](const ChoiceDelta& d) { call->OnDelta(d); };
-    callbacks.on_done = [call](const GenerationUsage& u) { call->OnDone(u); };
-    callbacks.on_error = [call](const ApiError& e) { SendError(*call->sink, e); };
+  for (int32_t i = 0; i < call->request.common.n; ++i) {
+    call->choices.push_back({call->NewParser()});
   }
-  const std::string engine_id = EngineIdBase(
-      call->id, std::string(http_request.Header("x-request-id")), call->request.common);
-  auto generation = std::make_shared<Generation>(context, engine_id, call->prompt_token_ids,
-                                                 call->request.common,
-                                                 http_request.arrival_time_s, std::move(callbacks));
-  sink->SetOnDisconnect([weak = std::weak_ptr<Generation>(generation)] {
-    if (auto g = weak.lock()) g->Abort();
-  });
-  if (stream) sink->StartStream("text/event-stream");
-  Status status = generation->Start();
-  if (!status.ok()) {
-    if (!stream) return SendError(*sink, {status, ""});
-    sink->SendStreamData(SseEvent(ErrorBody({status, ""})));
-    sink->SendStreamData(SseDone());
-    sink->EndStream();
-  }
+  GenerationSpec spec{EngineIdBase(call->id, header_id, call->request.common),
+                      call->prompt_token_ids, call->MakeCallbacks(call)};
+  std::vector<GenerationSpec> generations;
+  generations.push_back(std::move(spec));
+  ServeGeneration(context, call->request.common, http_request.arrival_time_s,
+                  std::move(generations), sink);
 }
 
 }  // namespace tandem::server::openai

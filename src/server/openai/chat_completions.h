@@ -7,16 +7,17 @@
 #pragma once
 
 #include <memory>
-#include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "core/status.h"
 #include "server/http_types.h"
 #include "server/server_context.h"
 
 namespace tandem::server::openai {
 
+// Answers one request on `sink` (possibly later, from the engine client's threads). Errors, in
+// the OpenAI shape: those of ParseChatCompletionRequest, the X-data-parallel-rank header and
+// PrepareChatPrompt (400/404), 503 when the engine is not ready; after a stream started, an
+// error is one `data: {"error": …}` event before `data: [DONE]`. `context` outlives every
+// request. Runs on a preprocessing thread (renders, tokenizes); never blocks on generation.
 void HandleChatCompletions(const ServerContext& context, const HttpRequest& request,
                            std::shared_ptr<ResponseSink> sink);
 

@@ -1,5 +1,6 @@
-// Wire types of POST /v1/chat/completions: request parsing (messages, logprobs/top_logprobs,
-// chat template arguments) and the JSON of chat logprobs.
+// Wire types of POST /v1/chat/completions: the request and its parsing (messages, tools,
+// logprobs/top_logprobs, chat template arguments). The response JSON is chat_completions.cpp's;
+// logprobs are logprobs_json.h's.
 // Reference: vLLM entrypoints/openai/protocol.py ChatCompletionRequest /
 // ChatCompletionResponse / ChatCompletionStreamResponse / ChatCompletionLogProbs.
 #pragma once
@@ -8,7 +9,6 @@
 
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "server/errors.h"
 #include "server/openai/request_parsing.h"
@@ -39,8 +39,7 @@ struct ChatInput {
 struct ChatCompletionRequest {
   GenerationRequest common;
   ChatInput input;
-  bool logprobs = false;
-  int32_t top_logprobs = 0;
+  bool logprobs = false;  // top_logprobs lives in common.sampling.logprobs (-1: none)
 };
 
 // Parses messages, tools, tool_choice, add_generation_prompt, continue_final_message and
@@ -50,23 +49,15 @@ struct ChatCompletionRequest {
 // config.max_chat_messages / max_chat_tools, ...).
 ApiResult<ChatInput> ParseChatInput(const nlohmann::ordered_json& body, const ServerConfig& config);
 
-// Parses and validates a chat body (no templating yet). Unknown top-level fields are ignored
-// (logged at debug). Errors: those of ParseChatInput and ParseGenerationRequest, top_logprobs
-// out of range or without logprobs.
+// Parses and validates a chat body, the one call that turns it into the request (no
+// templating yet: PrepareChatPrompt does that): the common fields, the chat input, the grammar
+// that enforces tool_choice "required" / a named function, logprobs, and the token ids and
+// words checked against context.tokenizer's vocabulary (CheckTokenIdsInVocabulary,
+// ResolveTokenFields). Unknown top-level fields are ignored, named in one warning. Errors (400
+// naming the field, 404 for an unknown model): those of ParseGenerationRequest, ParseChatInput
+// and the vocabulary checks; tool_choice "required" or named next to another structured output;
+// top_logprobs out of range or without logprobs.
 ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(const nlohmann::ordered_json& body,
-                                                            const ServerConfig& config);
-
-// The template context: --default-chat-template-kwargs, overridden by the request's
-// chat_template_kwargs (each a top-level variable, as HF apply_chat_template(**kwargs)), then
-// messages, tools (when given), add_generation_prompt, bos_token, eos_token.
-nlohmann::ordered_json ChatTemplateContext(const ChatInput& input, const ServerConfig& config,
-                                           const text::Tokenizer& tokenizer);
-
-// ChatCompletionLogProbs {"content": [{"token","logprob","bytes","top_logprobs":[...]}]}.
-// `tokens_as_ids` (return_tokens_as_token_ids): each token is written "token_id:<id>".
-nlohmann::json ChatLogprobsJson(const text::Tokenizer& tokenizer,
-                                const std::vector<int32_t>& token_ids,
-                                const std::vector<protocol::PositionLogprobs>& logprobs,
-                                bool tokens_as_ids = false);
+                                                            const ServerContext& context);
 
 }  // namespace tandem::server::openai

@@ -37,7 +37,6 @@ class ChatOutputParser {
   ChatOutputParts Finish();
 
   bool reasoning_enabled() const { return reasoning_.has_value(); }
-  bool tools_enabled() const { return tools_ != nullptr; }
   int32_t num_tool_calls() const {
     return forced_ ? num_forced_calls_ : tools_ ? tools_->num_calls() : 0;
   }

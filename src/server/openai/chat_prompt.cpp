@@ -1,6 +1,6 @@
 #include "server/openai/chat_prompt.h"
 
-#include "server/openai/chat_completions.h"
+#include "server/openai/chat_output.h"
 #include "text/chat_template.h"
 #include "text/reasoning_parser.h"
 #include "text/string_search.h"
@@ -16,6 +16,22 @@ std::string_view Strip(std::string_view s, bool left, bool right) {
 }
 
 }  // namespace
+
+nlohmann::ordered_json ChatTemplateContext(const ChatInput& input, const ServerConfig& config,
+                                           const text::Tokenizer& tokenizer) {
+  nlohmann::ordered_json context = config.default_chat_template_kwargs.is_object()
+                                       ? config.default_chat_template_kwargs
+                                       : nlohmann::ordered_json::object();
+  for (const auto& [key, value] : input.chat_template_kwargs.items()) context[key] = value;
+  if (!input.documents.is_null()) context["documents"] = input.documents;
+  if (!input.reasoning_effort.empty()) context["reasoning_effort"] = input.reasoning_effort;
+  context["messages"] = input.messages;
+  if (input.tools.is_array() && !input.tools.empty()) context["tools"] = input.tools;
+  context["add_generation_prompt"] = input.add_generation_prompt;
+  context["bos_token"] = tokenizer.bos_token();
+  context["eos_token"] = tokenizer.eos_token();
+  return context;
+}
 
 Result<std::shared_ptr<const text::ChatTemplate>> LoadChatTemplate(
     const ServerConfig& config, const text::Tokenizer& tokenizer) {
@@ -103,6 +119,8 @@ ApiResult<ChatPrompt> TokenizeChatPrompt(const ServerContext& context, const Cha
 
 ApiResult<ChatPrompt> PrepareChatPrompt(const ServerContext& context,
                                         ChatCompletionRequest* request) {
+  TANDEM_API_ASSIGN_OR_RETURN(bool tools_ok, CheckToolChoice(request->input, context.config));
+  (void)tools_ok;
   TANDEM_API_ASSIGN_OR_RETURN(ChatPrompt prompt, TokenizeChatPrompt(context, request->input));
   protocol::SamplingParams& sampling = request->common.sampling;
   if (!sampling.structured_grammar.empty() && !context.config.reasoning_parser.empty() &&

@@ -13,6 +13,13 @@
 
 namespace tandem::server::openai {
 
+// The template context: --default-chat-template-kwargs, overridden by the request's
+// chat_template_kwargs (each a top-level variable, as HF apply_chat_template(**kwargs)), then
+// documents and reasoning_effort (when given), messages, tools (when given),
+// add_generation_prompt, bos_token, eos_token.
+nlohmann::ordered_json ChatTemplateContext(const ChatInput& input, const ServerConfig& config,
+                                           const text::Tokenizer& tokenizer);
+
 // Parses config.chat_template (the --chat-template file or the model's own) once at start-up
 // and renders a minimal conversation ([{"role": "user", "content": "Hello"}], with the
 // generation prompt) within config.chat_template_limits, so a template that cannot serve any
@@ -48,11 +55,13 @@ struct ChatPrompt {
 // Errors: those of RenderChatPrompt; 400 (param "messages") for an empty prompt.
 ApiResult<ChatPrompt> TokenizeChatPrompt(const ServerContext& context, const ChatInput& input);
 
-// TokenizeChatPrompt, then what generation needs from the prompt: a reasoning model's grammar
+// What generation needs before and from the prompt: the tool choice checked against the
+// server's flags (CheckToolChoice), TokenizeChatPrompt, then a reasoning model's grammar
 // applies once its reasoning has ended (sampling.structured_after_token_id = the id of
 // "</think>", unless the prompt already closed the think block, as vLLM), and max_tokens is
-// resolved against --max-model-len (ResolveMaxTokens). Errors: those of TokenizeChatPrompt and
-// ResolveMaxTokens (400: prompt + max_tokens over max_model_len).
+// resolved against --max-model-len (ResolveMaxTokens). Used by /v1/chat/completions,
+// /v1/responses and /v1/messages. Errors: those of CheckToolChoice (400, "auto" without the
+// flags), TokenizeChatPrompt and ResolveMaxTokens (400: prompt + max_tokens over max_model_len).
 ApiResult<ChatPrompt> PrepareChatPrompt(const ServerContext& context,
                                         ChatCompletionRequest* request);
 

@@ -8,7 +8,8 @@
 #include "server/json_dump.h"
 #include "server/openai/completions_types.h"
 #include "server/openai/generation.h"
-#include "server/openai/request_fields.h"
+#include "server/openai/logprobs_json.h"
+#include "server/openai/serving.h"
 #include "server/sse.h"
 
 namespace tandem::server::openai {
@@ -16,6 +17,14 @@ namespace tandem::server::openai {
 using nlohmann::json;
 
 namespace {
+
+// One choice of a completions call.
+struct ChoiceState {
+  ChoiceResult result;                // whole responses: the choice's deltas, appended
+  int32_t text_offset = 0;            // bytes of text sent so far (logprobs' text_offset)
+  bool echoed = false;                // streaming: the echo went out with the first chunk
+  int32_t num_completion_tokens = 0;  // streaming: tokens so far (continuous_usage_stats)
+};
 
 // State shared by the callbacks of one call: P prompts × n choices, one Generation per prompt
 // (choice j of prompt p is the response's choice p * n + j, as vLLM indexes them). Callbacks of
@@ -25,17 +34,13 @@ struct CompletionCall {
   CompletionRequest request;
   std::string id;
   int64_t created = 0;
-  std::vector<std::string> echo_text;       // per prompt: its text when echo
+  std::vector<std::string> echo_text;  // per prompt: its text when echo
   std::shared_ptr<ResponseSink> sink;
   std::mutex mutex;
-  std::vector<ChoiceResult> choices;        // non-streaming
-  std::vector<int32_t> text_offsets;        // per choice: bytes of text sent so far
-  std::vector<bool> echoed;                 // streaming: echo sent for this choice
-  std::vector<int32_t> completion_tokens;   // streaming: tokens of each choice so far
-  GenerationUsage usage;                    // summed over the prompts that are done
+  std::vector<ChoiceState> choices;    // [P * n]
+  GenerationUsage usage;               // summed over the prompts that are done
   int32_t prompts_done = 0;
-  bool failed = false;                      // an error was sent: nothing more goes out
-  std::vector<std::weak_ptr<Generation>> generations;
+  bool failed = false;                 // an error was sent: nothing more goes out
 
   int32_t n() const { return request.common.n; }
   int32_t PromptOf(int32_t index) const { return index / n(); }
@@ -61,7 +66,7 @@ struct CompletionCall {
                                                   /*num_leading_null=*/1);
     } else if (request.logprobs >= 0) {
       choice["logprobs"] = CompletionLogprobsJson(*context->tokenizer, token_ids, logprobs,
-                                                  text_offsets[index], as_ids);
+                                                  choices[index].text_offset, as_ids);
     }
     if (first && request.common.sampling.prompt_logprobs >= 0) {
       choice["prompt_logprobs"] =
@@ -89,49 +94,44 @@ struct CompletionCall {
       if (!delta.finish_reason.empty()) delta.finish_reason = "length";
       delta.stop_reason = nullptr;
     }
-    completion_tokens[delta.index] += static_cast<int32_t>(delta.token_ids.size());
+    ChoiceState& state = choices[delta.index];
+    state.num_completion_tokens += static_cast<int32_t>(delta.token_ids.size());
     if (delta.text.empty() && delta.finish_reason.empty() && !request.common.return_token_ids &&
         request.logprobs < 0) {
       return;  // nothing a client can see yet (e.g. a partial UTF-8 character)
     }
     std::string text = delta.text;
-    const bool first = !echoed[delta.index];
+    const bool first = !state.echoed;
     if (first) {
-      echoed[delta.index] = true;
+      state.echoed = true;
       text = echo_text[PromptOf(delta.index)] + text;
     }
     json chunk = Envelope();
     chunk["choices"] = json::array(
         {ChoiceJson(delta.index, text, delta.token_ids, delta.logprobs, delta.prompt_logprobs,
                     delta.finish_reason, delta.stop_reason, first)});
-    text_offsets[delta.index] += static_cast<int32_t>(text.size());
+    state.text_offset += static_cast<int32_t>(text.size());
     // stream_options.continuous_usage_stats: every chunk carries the usage so far (vLLM).
     if (request.common.include_usage && request.common.continuous_usage_stats) {
       chunk["usage"] = UsageJson(
           {static_cast<int32_t>(request.prompts[PromptOf(delta.index)].size()),
-           completion_tokens[delta.index], 0});
+           state.num_completion_tokens, 0});
     }
     sink->SendStreamData(SseEvent(DumpJson(chunk)));
   }
 
   void OnStreamDone() {
-    if (request.common.include_usage) {
-      json chunk = Envelope();
-      chunk["choices"] = json::array();
-      chunk["usage"] = UsageJson(usage);
-      sink->SendStreamData(SseEvent(DumpJson(chunk)));
-    }
-    sink->SendStreamData(SseDone());
-    sink->EndStream();
+    EndSseStream(*sink, request.common.include_usage ? UsageChunk(Envelope(), usage)
+                                                     : json(nullptr));
   }
 
-  void OnDelta(const ChoiceDelta& delta) { choices[delta.index].Append(delta); }
+  void OnDelta(const ChoiceDelta& delta) { choices[delta.index].result.Append(delta); }
 
   void OnDone() {
     json body = Envelope();
     body["choices"] = json::array();
     for (int32_t i = 0; i < static_cast<int32_t>(choices.size()); ++i) {
-      ChoiceResult c = choices[i];
+      ChoiceResult c = choices[i].result;
       if (request.prompt_only) {  // echo with max_tokens 0: the prompt alone
         c.text.clear();
         c.token_ids.clear();
@@ -140,7 +140,7 @@ struct CompletionCall {
         c.stop_reason = nullptr;
       }
       const std::string& echo = echo_text[PromptOf(i)];
-      text_offsets[i] = static_cast<int32_t>(echo.size());
+      choices[i].text_offset = static_cast<int32_t>(echo.size());
       body["choices"].push_back(ChoiceJson(i, echo + c.text, c.token_ids, c.logprobs,
                                            c.prompt_logprobs, c.finish_reason, c.stop_reason,
                                            true));
@@ -163,15 +163,11 @@ struct CompletionCall {
     }
   }
 
+  // ServeGeneration aborted the other prompts' Generations before this.
   void OnError(const ApiError& error) {
     failed = true;
-    for (auto& weak : generations) {
-      if (auto g = weak.lock()) g->Abort();
-    }
-    if (!request.common.stream) return SendError(*sink, error);
-    sink->SendStreamData(SseEvent(ErrorBody(error)));
-    sink->SendStreamData(SseDone());
-    sink->EndStream();
+    if (request.common.stream) return SendStreamError(*sink, error);
+    SendError(*sink, error);
   }
 
   // Callbacks of prompt p's Generation, its choice indexes shifted to p * n.
@@ -203,23 +199,15 @@ struct CompletionCall {
 
 }  // namespace
 
-void SendError(ResponseSink& sink, const ApiError& error) {
-  sink.SendResponse(HttpStatusFor(error.status.code()), "application/json", ErrorBody(error));
-}
-
 void HandleCompletions(const ServerContext& context, const HttpRequest& http_request,
                        std::shared_ptr<ResponseSink> sink) {
-  auto ordered = ParseOrderedJsonObject(http_request.body);
-  if (!ordered.ok()) return SendError(*sink, ordered.error());
-  const nlohmann::json body = ordered.value();
-  auto parsed = ParseCompletionRequest(body, context, &ordered.value());
+  auto body = ParseOrderedJsonObject(http_request.body);
+  if (!body.ok()) return SendError(*sink, body.error());
+  auto parsed = ParseCompletionRequest(body.value(), context);
   if (!parsed.ok()) return SendError(*sink, parsed.error());
   auto pinned_rank = ParseDataParallelRankHeader(DataParallelRankHeader(http_request));
   if (!pinned_rank.ok()) return SendError(*sink, pinned_rank.error());
   parsed.value().common.data_parallel_rank = pinned_rank.value();
-  if (!context.engine->IsReady()) {
-    return SendError(*sink, {Unavailable(context.engine->NotReadyReason()), ""});
-  }
 
   auto call = std::make_shared<CompletionCall>();
   call->context = &context;
@@ -229,44 +217,22 @@ void HandleCompletions(const ServerContext& context, const HttpRequest& http_req
   call->created = UnixSeconds();
   call->sink = sink;
   const int32_t num_prompts = static_cast<int32_t>(call->request.prompts.size());
-  const int32_t num_choices = num_prompts * call->request.common.n;
-  call->choices.resize(num_choices);
-  call->text_offsets.assign(num_choices, 0);
-  call->echoed.assign(num_choices, false);
-  call->completion_tokens.assign(num_choices, 0);
+  call->choices.resize(num_prompts * call->request.common.n);
   for (const std::vector<int32_t>& prompt : call->request.prompts) {
     call->echo_text.push_back(call->request.echo
                                   ? context.tokenizer->Decode(
                                         prompt, call->request.common.skip_special_tokens)
                                   : std::string());
   }
-  const bool stream = call->request.common.stream;
   const std::string engine_id = EngineIdBase(call->id, header_id, call->request.common);
-  std::vector<std::shared_ptr<Generation>> generations;
+  std::vector<GenerationSpec> generations;
   for (int32_t p = 0; p < num_prompts; ++p) {
     // One prompt keeps the plain engine ids ("<id>-<choice>"); more get "<id>-p<prompt>".
-    generations.push_back(std::make_shared<Generation>(
-        context, num_prompts == 1 ? engine_id : fmt::format("{}-p{}", engine_id, p),
-        call->request.prompts[p], call->request.common, http_request.arrival_time_s,
-        call->CallbacksFor(call, p)));
-    call->generations.push_back(generations.back());
+    generations.push_back({num_prompts == 1 ? engine_id : fmt::format("{}-p{}", engine_id, p),
+                           call->request.prompts[p], call->CallbacksFor(call, p)});
   }
-  // Weak: the sink holds this callback and the call holds the sink.
-  sink->SetOnDisconnect([weak_call = std::weak_ptr<CompletionCall>(call)] {
-    auto call = weak_call.lock();
-    if (!call) return;
-    for (auto& weak : call->generations) {
-      if (auto g = weak.lock()) g->Abort();
-    }
-  });
-  if (stream) sink->StartStream("text/event-stream");  // queued before any engine output
-  for (const std::shared_ptr<Generation>& generation : generations) {
-    Status status = generation->Start();
-    if (status.ok()) continue;
-    std::lock_guard lock(call->mutex);
-    if (!call->failed) call->OnError({status, ""});
-    return;
-  }
+  ServeGeneration(context, call->request.common, http_request.arrival_time_s,
+                  std::move(generations), sink);
 }
 
 }  // namespace tandem::server::openai

@@ -100,13 +100,13 @@ ApiResult<std::vector<std::vector<int32_t>>> ParsePrompts(const json& body,
 
 }  // namespace
 
-ApiResult<CompletionRequest> ParseCompletionRequest(const json& body,
-                                                    const ServerContext& context,
-                                                    const OrderedJson* ordered_body) {
+ApiResult<CompletionRequest> ParseCompletionRequest(const OrderedJson& ordered_body,
+                                                    const ServerContext& context) {
+  const json body = ordered_body;
   CompletionRequest request;
   TANDEM_API_ASSIGN_OR_RETURN(request.common,
                               ParseGenerationRequest(body, Endpoint::kCompletions, context.config,
-                                                     ordered_body));
+                                                     &ordered_body));
   TANDEM_API_ASSIGN_OR_RETURN(
       bool ids_ok, CheckTokenIdsInVocabulary(request.common, context.tokenizer->vocab_size()));
   (void)ids_ok;
@@ -151,73 +151,6 @@ ApiResult<CompletionRequest> ParseCompletionRequest(const json& body,
                                   Endpoint::kCompletions, context.config));
   (void)fits;
   return request;
-}
-
-json UsageJson(const GenerationUsage& usage) {
-  // vLLM: null unless --enable-prompt-tokens-details.
-  return {{"prompt_tokens", usage.prompt_tokens},
-          {"completion_tokens", usage.completion_tokens},
-          {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
-          {"prompt_tokens_details", usage.prompt_tokens_details
-                                        ? json{{"cached_tokens", usage.cached_tokens}}
-                                        : json(nullptr)}};
-}
-
-std::string LogprobTokenName(const text::Tokenizer& tokenizer, int32_t token_id,
-                             bool tokens_as_ids) {
-  return tokens_as_ids ? fmt::format("token_id:{}", token_id) : tokenizer.TokenBytes(token_id);
-}
-
-json PromptLogprobsJson(const text::Tokenizer& tokenizer,
-                        const std::vector<int32_t>& prompt_token_ids,
-                        const std::vector<protocol::PositionLogprobs>& prompt_logprobs,
-                        bool tokens_as_ids) {
-  auto name = [&](int32_t id) { return LogprobTokenName(tokenizer, id, tokens_as_ids); };
-  json out = json::array({nullptr});
-  for (size_t t = 1; t < prompt_token_ids.size() && t - 1 < prompt_logprobs.size(); ++t) {
-    const protocol::PositionLogprobs& lp = prompt_logprobs[t - 1];
-    json entry = json::object();
-    for (size_t r = 0; r < lp.top.size(); ++r) {
-      entry[std::to_string(lp.top[r].token_id)] = {{"logprob", lp.top[r].logprob},
-                                                   {"rank", r + 1},
-                                                   {"decoded_token", name(lp.top[r].token_id)}};
-    }
-    entry[std::to_string(lp.sampled.token_id)] = {{"logprob", lp.sampled.logprob},
-                                                  {"rank", lp.sampled_rank},
-                                                  {"decoded_token", name(lp.sampled.token_id)}};
-    out.push_back(std::move(entry));
-  }
-  return out;
-}
-
-json CompletionLogprobsJson(const text::Tokenizer& tokenizer, const std::vector<int32_t>& token_ids,
-                            const std::vector<protocol::PositionLogprobs>& logprobs,
-                            int32_t text_offset_start, bool tokens_as_ids,
-                            int32_t num_leading_null) {
-  auto name = [&](int32_t id) { return LogprobTokenName(tokenizer, id, tokens_as_ids); };
-  json tokens = json::array(), token_logprobs = json::array(), top = json::array(),
-       offsets = json::array();
-  int32_t offset = text_offset_start;
-  for (size_t i = 0; i < token_ids.size(); ++i) {
-    const std::string piece = tokenizer.TokenBytes(token_ids[i]);
-    tokens.push_back(name(token_ids[i]));
-    offsets.push_back(offset);
-    offset += static_cast<int32_t>(piece.size());
-    const int64_t at = static_cast<int64_t>(i) - num_leading_null;
-    if (at >= 0 && at < static_cast<int64_t>(logprobs.size())) {
-      token_logprobs.push_back(logprobs[at].sampled.logprob);
-      json alternatives = json::object();
-      for (const protocol::TokenLogprob& t : logprobs[at].top) {
-        alternatives[name(t.token_id)] = t.logprob;
-      }
-      top.push_back(std::move(alternatives));
-    } else {
-      token_logprobs.push_back(nullptr);
-      top.push_back(nullptr);
-    }
-  }
-  return {{"text_offset", offsets}, {"token_logprobs", token_logprobs}, {"tokens", tokens},
-          {"top_logprobs", top}};
 }
 
 }  // namespace tandem::server::openai

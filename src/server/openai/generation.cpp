@@ -20,7 +20,6 @@ struct Generation::Choice {
   std::string engine_request_id;
   std::unique_ptr<text::IncrementalDetokenizer> detokenizer;
   std::unique_ptr<text::StopStringMatcher> stop_matcher;
-  int32_t num_output_tokens = 0;
   std::optional<RequestMetrics> metrics;  // its /metrics observations (and DP rank)
   bool finished = false;
 };
@@ -157,7 +156,6 @@ void Generation::OnOutput(int32_t index, const protocol::EngineOutput& output) {
       // Counted as delivered: with speculative decoding one output carries several tokens, and
       // those after a stop string are dropped.
       const auto num_kept = static_cast<int32_t>(delta.token_ids.size());
-      choice.num_output_tokens += num_kept;
       usage_.completion_tokens += num_kept;
       choice.metrics->OnOutput(output, num_kept, now_s);
       if (stopped_by_string) {

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "core/logging.h"
-#include "server/server_context.h"
 
 namespace tandem::server::openai {
 
@@ -93,9 +92,8 @@ const std::set<std::string>& RequestFieldNames() {
   return kNames;
 }
 
-ApiResult<bool> ParseRequestFields(const json& body, Endpoint endpoint, const ServerConfig& config,
+ApiResult<bool> ParseRequestFields(const json& body, const ServerConfig& config,
                                    GenerationRequest* request) {
-  (void)endpoint;
   TANDEM_API_ASSIGN_OR_RETURN(bool ok, RefuseUnbuilt(body, request->n));
   TANDEM_API_ASSIGN_OR_RETURN(ok, ParseStringField(body, "request_id", &request->request_id));
   if (Given(body, "prompt_logprobs")) {
@@ -176,19 +174,6 @@ void TruncatePrompt(const GenerationRequest& request, int32_t max_model_len,
     prompt_token_ids->erase(prompt_token_ids->begin(),
                             prompt_token_ids->end() - static_cast<std::ptrdiff_t>(keep));
   }
-}
-
-std::string ResponseId(const char* prefix, const std::string& header_request_id,
-                       const GenerationRequest& request) {
-  if (!header_request_id.empty()) return prefix + header_request_id;
-  if (!request.request_id.empty()) return prefix + request.request_id;
-  return RandomRequestId(prefix);
-}
-
-std::string EngineIdBase(const std::string& response_id, const std::string& header_request_id,
-                         const GenerationRequest& request) {
-  if (header_request_id.empty() && request.request_id.empty()) return response_id;
-  return RandomRequestId(response_id + "-");
 }
 
 void WarnIgnoredFields(const json& body, const std::set<std::string>& known) {

@@ -3,8 +3,8 @@
 // it; a field no endpoint reads is named in one warning line, as vLLM logs "The following fields
 // were present in the request but ignored". Never silence.
 //
-// Honoured: prompt_logprobs, request_id (the response id's suffix, X-Request-Id header first, as vLLM's
-// _base_request_id), priority (0 only: no priority scheduling), allowed_token_ids, bad_words,
+// Honoured: prompt_logprobs, request_id (the response id's suffix, X-Request-Id header first, as
+// vLLM's _base_request_id: ResponseId in serving.h), priority (0 only: no priority scheduling), allowed_token_ids, bad_words,
 // truncate_prompt_tokens, add_special_tokens, return_tokens_as_token_ids,
 // stream_options.continuous_usage_stats, cache_salt, spaces_between_special_tokens (accepted:
 // like vLLM's fast-tokenizer detokenizer, tandem's never puts spaces between special tokens).
@@ -28,8 +28,8 @@ namespace tandem::server::openai {
 
 // Reads the fields above into `request` (and its sampling params). Errors: 400 naming the
 // field for a wrong type, a value out of range, or a refused feature.
-ApiResult<bool> ParseRequestFields(const nlohmann::json& body, Endpoint endpoint,
-                                   const ServerConfig& config, GenerationRequest* request);
+ApiResult<bool> ParseRequestFields(const nlohmann::json& body, const ServerConfig& config,
+                                   GenerationRequest* request);
 
 // Tokenizes request->bad_words into sampling.bad_words_token_ids (each word with and without
 // a leading space, as vLLM's NoBadWordsLogitsProcessor) and checks allowed_token_ids against the
@@ -40,16 +40,6 @@ ApiResult<bool> ResolveTokenFields(GenerationRequest* request, const text::Token
 // truncates on the left. No-op when the field was not given.
 void TruncatePrompt(const GenerationRequest& request, int32_t max_model_len,
                     std::vector<int32_t>* prompt_token_ids);
-
-// The response id: `prefix` + the X-Request-Id header, else the body's request_id, else random.
-std::string ResponseId(const char* prefix, const std::string& header_request_id,
-                       const GenerationRequest& request);
-
-// The base of the engine request ids ("<base>-<choice>"): the response id when tandem made it,
-// else the response id plus random hex, so two calls given the same id never collide in the
-// engine.
-std::string EngineIdBase(const std::string& response_id, const std::string& header_request_id,
-                         const GenerationRequest& request);
 
 // One warning naming the top-level fields of `body` that are not in `known` (vLLM's message).
 void WarnIgnoredFields(const nlohmann::json& body, const std::set<std::string>& known);

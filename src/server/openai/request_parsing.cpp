@@ -178,8 +178,6 @@ ApiResult<J> ParseBody(std::string_view body) {
 
 }  // namespace
 
-ApiResult<json> ParseJsonObject(std::string_view body) { return ParseBody<json>(body); }
-
 ApiResult<OrderedJson> ParseOrderedJsonObject(std::string_view body) {
   return ParseBody<OrderedJson>(body);
 }
@@ -285,9 +283,8 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
   TANDEM_API_ASSIGN_OR_RETURN(
       s.structured_grammar,
       ParseStructuredOutputs(ordered_body != nullptr ? *ordered_body : OrderedJson(body)));
-  TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseRequestFields(body, endpoint, config, &r));
+  TANDEM_API_ASSIGN_OR_RETURN(stop_ok, ParseRequestFields(body, config, &r));
   (void)stop_ok;
-  (void)endpoint;
   return r;
 }
 

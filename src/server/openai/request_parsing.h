@@ -61,11 +61,12 @@ using OrderedJson = nlohmann::ordered_json;
 // Never throws.
 nlohmann::ordered_json ParseOrderedOrDiscarded(std::string_view text);
 
-// Parses `body` as a JSON object, nesting limited while parsing (text/bounded_json.h), so no
-// later recursive walk of the request meets deep input. Errors: 400 on malformed JSON, invalid
-// UTF-8, a non-object, or nesting deeper than text::kMaxJsonDepth (the message names the limit).
-ApiResult<nlohmann::json> ParseJsonObject(std::string_view body);
-// The same keeping key order (what a chat template's tojson prints).
+// Parses a request body as a JSON object keeping key order (what a chat template's tojson and a
+// structured-output schema keep), nesting limited while parsing (text/bounded_json.h), so no
+// later recursive walk of the request meets deep input. The one parse of a body: endpoints that
+// want nlohmann::json's sorted view convert this value. Errors: 400 on an empty body, malformed
+// JSON, invalid UTF-8, a non-object, or nesting deeper than text::kMaxJsonDepth (the message
+// names the limit).
 ApiResult<OrderedJson> ParseOrderedJsonObject(std::string_view body);
 
 // Reads the common fields of `body` for `endpoint`. Errors: 404 (param "model") for a model
@@ -77,13 +78,15 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const nlohmann::json& body, 
                                                     const ServerConfig& config,
                                                     const OrderedJson* ordered_body = nullptr);
 
-// Sets sampling.max_tokens when it was not given (completions: 16; chat: max_model_len −
-// prompt length) and checks prompt + max_tokens <= max_model_len, with vLLM's message.
-// `prompt_param` names the prompt field ("prompt" or "messages") in errors.
 // 400 when stop_token_ids or logit_bias name a token outside [0, vocab_size) (the
 // tokenizer's vocabulary), naming the field and the id.
 ApiResult<bool> CheckTokenIdsInVocabulary(const GenerationRequest& request, int32_t vocab_size);
 
+// Sets sampling.max_tokens when it was not given (completions: 16; chat: max_model_len −
+// prompt length, `num_prompt_tokens` long) and checks prompt + max_tokens <= max_model_len,
+// with vLLM's message. Errors: 400 naming the prompt field ("prompt" for completions, "messages"
+// for chat) when the prompt alone fills the context, "max_tokens" when prompt + max_tokens does
+// not fit, "min_tokens" when it exceeds the resolved max_tokens.
 ApiResult<bool> ResolveMaxTokens(GenerationRequest* request, int32_t num_prompt_tokens,
                                  Endpoint endpoint, const ServerConfig& config);
 

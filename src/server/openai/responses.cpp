@@ -9,12 +9,11 @@
 #include "server/json_dump.h"
 #include "server/openai/chat_output.h"
 #include "server/openai/chat_prompt.h"
-#include "server/openai/completions.h"
 #include "server/openai/generation.h"
-#include "server/openai/request_fields.h"
 #include "server/openai/request_parsing.h"
 #include "server/openai/response_output.h"
 #include "server/openai/responses_types.h"
+#include "server/openai/serving.h"
 
 namespace tandem::server::openai {
 
@@ -93,8 +92,9 @@ struct ResponseCall {
   }
 };
 
-// Everything before generation: the history, the chat request and the checks chat makes on it,
-// the prompt, and max_output_tokens clamped to the room the prompt leaves (as vLLM).
+// Everything before generation: the history, the chat request (validated as chat validates
+// it), the pinned DP rank, the prompt, and max_output_tokens clamped to the room the prompt
+// leaves (as vLLM).
 ApiResult<bool> Prepare(const ServerContext& context, const HttpRequest& http_request,
                         ResponseCall* call) {
   const std::string& previous = call->request.previous_response_id;
@@ -103,21 +103,18 @@ ApiResult<bool> Prepare(const ServerContext& context, const HttpRequest& http_re
     if (!stored) return UnknownResponse(previous, "previous_response_id");
     call->history = std::move(stored->conversation);
   }
-  TANDEM_API_ASSIGN_OR_RETURN(call->chat,
-                              ToChatRequest(call->request, call->history, context.config));
+  TANDEM_API_ASSIGN_OR_RETURN(call->chat, ToChatRequest(call->request, call->history, context));
   GenerationRequest& common = call->chat.common;
-  TANDEM_API_ASSIGN_OR_RETURN(bool ok,
-                              CheckTokenIdsInVocabulary(common, context.tokenizer->vocab_size()));
-  TANDEM_API_ASSIGN_OR_RETURN(ok, ResolveTokenFields(&common, *context.tokenizer));
+  // The response streams its own events, not chat's: the chat body carries no `stream`, but
+  // ServeGeneration starts the SSE stream when the request streams.
+  common.stream = call->request.stream;
   TANDEM_API_ASSIGN_OR_RETURN(common.data_parallel_rank,
                               ParseDataParallelRankHeader(DataParallelRankHeader(http_request)));
-  TANDEM_API_ASSIGN_OR_RETURN(ok, CheckToolChoice(call->chat.input, context.config));
   TANDEM_API_ASSIGN_OR_RETURN(call->prompt, PrepareChatPrompt(context, &call->chat));
   if (call->request.max_output_tokens) {
     common.sampling.max_tokens =
         std::min(common.sampling.max_tokens, *call->request.max_output_tokens);
   }
-  (void)ok;
   return true;
 }
 
@@ -131,34 +128,6 @@ Generation::Callbacks MakeCallbacks(const std::shared_ptr<ResponseCall>& call) {
     callbacks.on_error = [call](const ApiError& e) { SendError(*call->sink, e); };
   }
   return callbacks;
-}
-
-// Starts the generation; a streamed response first says response.created and .in_progress.
-void Start(const ServerContext& context, const HttpRequest& http_request,
-           const std::shared_ptr<ResponseCall>& call) {
-  ResponseOutputBuilder::EventSink on_event;
-  ResponseCall* raw = call.get();  // the builder is the call's own member
-  if (call->request.stream) on_event = [raw](json event) { raw->Emit(std::move(event)); };
-  call->output.emplace(ChatOutputParser(context.config, call->chat.input, call->prompt.text),
-                       std::move(on_event));
-  const std::string engine_id = EngineIdBase(
-      call->id, std::string(http_request.Header("x-request-id")), call->chat.common);
-  auto generation = std::make_shared<Generation>(context, engine_id, call->prompt.token_ids,
-                                                 call->chat.common, http_request.arrival_time_s,
-                                                 MakeCallbacks(call));
-  call->sink->SetOnDisconnect([weak = std::weak_ptr<Generation>(generation)] {
-    if (auto g = weak.lock()) g->Abort();
-  });
-  if (call->request.stream) {
-    call->sink->StartStream("text/event-stream");
-    const json initial = call->Object("in_progress", nullptr);
-    call->Emit({{"type", "response.created"}, {"response", initial}});
-    call->Emit({{"type", "response.in_progress"}, {"response", initial}});
-  }
-  Status status = generation->Start();
-  if (status.ok()) return;
-  if (!call->request.stream) return SendError(*call->sink, {status, ""});
-  call->OnStreamError({status, ""});
 }
 
 }  // namespace
@@ -175,15 +144,28 @@ void HandleCreateResponse(const ServerContext& context, ResponseStore* store,
   call->request = std::move(parsed).value();
   auto prepared = Prepare(context, http_request, call.get());
   if (!prepared.ok()) return SendError(*sink, prepared.error());
-  if (!context.engine->IsReady()) {
-    return SendError(*sink, {Unavailable(context.engine->NotReadyReason()), ""});
-  }
   // As vLLM: the body's request_id is the response id, else "resp_" + 32 hex digits.
   const std::string& request_id = call->chat.common.request_id;
   call->id = request_id.empty() ? RandomRequestId("resp_") : request_id;
   call->created_at = UnixSeconds();
-  call->sink = std::move(sink);
-  Start(context, http_request, call);
+  call->sink = sink;
+  ResponseOutputBuilder::EventSink on_event;
+  ResponseCall* raw = call.get();  // the builder is the call's own member
+  if (call->request.stream) on_event = [raw](json event) { raw->Emit(std::move(event)); };
+  call->output.emplace(ChatOutputParser(context.config, call->chat.input, call->prompt.text),
+                       std::move(on_event));
+  std::vector<GenerationSpec> generations;
+  generations.push_back(
+      {EngineIdBase(call->id, std::string(http_request.Header("x-request-id")), call->chat.common),
+       call->prompt.token_ids, MakeCallbacks(call)});
+  ServeHooks hooks;
+  hooks.open_stream = [raw] {  // a streamed response first says response.created, .in_progress
+    const json initial = raw->Object("in_progress", nullptr);
+    raw->Emit({{"type", "response.created"}, {"response", initial}});
+    raw->Emit({{"type", "response.in_progress"}, {"response", initial}});
+  };
+  ServeGeneration(context, call->chat.common, http_request.arrival_time_s,
+                  std::move(generations), sink, hooks);
 }
 
 void HandleGetResponse(ResponseStore* store, const HttpRequest& request,

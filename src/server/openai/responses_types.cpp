@@ -208,7 +208,8 @@ ApiResult<ResponsesRequest> ParseResponsesRequest(const OJson& body) {
 }
 
 ApiResult<ChatCompletionRequest> ToChatRequest(const ResponsesRequest& request,
-                                               const OJson& history, const ServerConfig& config) {
+                                               const OJson& history,
+                                               const ServerContext& context) {
   const OJson& body = request.body;
   OJson chat = OJson::object();
   OJson& messages = chat["messages"] = OJson::array();
@@ -247,7 +248,7 @@ ApiResult<ChatCompletionRequest> ToChatRequest(const ResponsesRequest& request,
     OJson& kwargs = chat["chat_template_kwargs"];  // null or the request's own (pass-through)
     if (kwargs.is_null() || kwargs.is_object()) kwargs["reasoning_effort"] = effort;
   }
-  auto parsed = ParseChatCompletionRequest(chat, config);
+  auto parsed = ParseChatCompletionRequest(chat, context);
   if (parsed.ok()) return parsed;
   static const std::map<std::string, std::string> kRenamed = {
       {"messages", "input"}, {"response_format", "text.format"}};

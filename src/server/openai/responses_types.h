@@ -26,7 +26,7 @@
 #include "server/errors.h"
 #include "server/openai/chat_completions_types.h"
 #include "server/openai/generation.h"
-#include "server/server_config.h"
+#include "server/server_context.h"
 
 namespace tandem::server::openai {
 
@@ -55,12 +55,13 @@ ApiResult<ResponsesRequest> ParseResponsesRequest(const nlohmann::ordered_json& 
 ApiResult<nlohmann::ordered_json> ParseResponsesInput(const nlohmann::ordered_json& input);
 
 // The chat request that runs `request`: messages = [instructions] + `history` (the stored
-// conversation of previous_response_id, or an empty array) + the input. Errors: those of
-// ParseChatCompletionRequest, with `param` renamed to the Responses field (messages → input,
-// response_format → text.format); 400 (param "reasoning") for an effort that is not a string.
+// conversation of previous_response_id, or an empty array) + the input, parsed and validated
+// by ParseChatCompletionRequest against `context`. Errors: those of ParseChatCompletionRequest,
+// with `param` renamed to the Responses field (messages → input, response_format →
+// text.format); 400 (param "reasoning") for an effort that is not a string.
 ApiResult<ChatCompletionRequest> ToChatRequest(const ResponsesRequest& request,
                                                const nlohmann::ordered_json& history,
-                                               const ServerConfig& config);
+                                               const ServerContext& context);
 
 // The response object: id, object "response", created_at, status ("in_progress", "completed",
 // or "incomplete" with incomplete_details {reason: "max_output_tokens"}), output, usage (null

@@ -6,8 +6,8 @@
 #include "server/json_dump.h"
 #include "server/openai/chat_completions_types.h"
 #include "server/openai/chat_prompt.h"
-#include "server/openai/completions.h"
 #include "server/openai/request_parsing.h"
+#include "server/openai/serving.h"
 
 namespace tandem::server::openai {
 
@@ -59,15 +59,14 @@ ApiResult<Tokenized> TokenizeBody(const ServerContext& context, const json& body
 
 void HandleTokenize(const ServerContext& context, const HttpRequest& request,
                     std::shared_ptr<ResponseSink> sink) {
-  auto body = ParseJsonObject(request.body);
-  if (!body.ok()) return SendError(*sink, body.error());
   auto ordered = ParseOrderedJsonObject(request.body);  // key order kept for the template
   if (!ordered.ok()) return SendError(*sink, ordered.error());
-  auto model = CheckModel(body.value(), context.config);
+  const json body = ordered.value();
+  auto model = CheckModel(body, context.config);
   if (!model.ok()) return SendError(*sink, model.error());
-  auto token_strs = GetBool(body.value(), "return_token_strs", false);
+  auto token_strs = GetBool(body, "return_token_strs", false);
   if (!token_strs.ok()) return SendError(*sink, token_strs.error());
-  auto tokenized = TokenizeBody(context, body.value(), ordered.value());
+  auto tokenized = TokenizeBody(context, body, ordered.value());
   if (!tokenized.ok()) return SendError(*sink, tokenized.error());
   const std::vector<int32_t>& ids = tokenized.value().ids;
   json response = {{"count", ids.size()},
@@ -84,11 +83,12 @@ void HandleTokenize(const ServerContext& context, const HttpRequest& request,
 
 void HandleDetokenize(const ServerContext& context, const HttpRequest& request,
                       std::shared_ptr<ResponseSink> sink) {
-  auto body = ParseJsonObject(request.body);
-  if (!body.ok()) return SendError(*sink, body.error());
-  auto model = CheckModel(body.value(), context.config);
+  auto ordered = ParseOrderedJsonObject(request.body);
+  if (!ordered.ok()) return SendError(*sink, ordered.error());
+  const json body = ordered.value();
+  auto model = CheckModel(body, context.config);
   if (!model.ok()) return SendError(*sink, model.error());
-  const json& tokens = body.value().contains("tokens") ? body.value()["tokens"] : json();
+  const json& tokens = body.contains("tokens") ? body["tokens"] : json();
   if (!tokens.is_array()) {
     return SendError(*sink, BadParam("tokens", "'tokens' must be an array of token ids"));
   }

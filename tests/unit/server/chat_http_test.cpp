@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "server/http_server.h"
 #include "testing.h"
@@ -39,11 +41,12 @@ class ChatHttpTest : public ::testing::Test {
     server_->Stop();
     thread_.join();
   }
-  std::pair<int, std::string> Post(const json& body) {
+  std::pair<int, std::string> Post(const json& body,
+                                   const char* path = "/v1/chat/completions") {
     net::io_context ioc;
     net::ip::tcp::socket socket(ioc);
     socket.connect({net::ip::make_address("127.0.0.1"), server_->port()});
-    http::request<http::string_body> request{http::verb::post, "/v1/chat/completions", 11};
+    http::request<http::string_body> request{http::verb::post, path, 11};
     request.set(http::field::host, "localhost");
     request.body() = body.dump();
     request.prepare_payload();
@@ -107,6 +110,31 @@ TEST_F(ChatHttpTest, StreamStartsWithRoleAndEndsWithUsageAndDone) {
   EXPECT_EQ(content, "=t");
   EXPECT_EQ(chunks.back()["usage"]["completion_tokens"], 2);
   EXPECT_EQ(chunks[chunks.size() - 2]["choices"][0]["finish_reason"], "length");
+}
+
+// The first step every generating endpoint shares (openai/serving.h): while the engine is not
+// ready, a 503 in the endpoint's own error shape, streaming or not, and nothing reaches it.
+TEST_F(ChatHttpTest, GeneratingEndpointsAnswer503InTheirShapeWhileTheEngineIsNotReady) {
+  engine_->set_ready(false);
+  for (const bool stream : {false, true}) {
+    for (const auto& [path, body] : std::vector<std::pair<const char*, json>>{
+             {"/v1/chat/completions", {{"messages", kMessages}}},
+             {"/v1/completions", {{"prompt", "hi"}}},
+             {"/v1/responses", {{"input", "hi"}}}}) {
+      json streamed = body;
+      streamed["stream"] = stream;
+      auto [status, text] = Post(streamed, path);
+      EXPECT_EQ(status, 503) << path << ": " << text;
+      EXPECT_EQ(json::parse(text)["error"]["code"], 503) << path << ": " << text;
+      EXPECT_EQ(json::parse(text)["error"]["type"], "ServiceUnavailableError") << text;
+    }
+    auto [status, text] = Post({{"messages", kMessages}, {"max_tokens", 2}, {"stream", stream}},
+                               "/v1/messages");
+    EXPECT_EQ(status, 503) << text;
+    EXPECT_EQ(json::parse(text)["type"], "error") << text;
+    EXPECT_EQ(json::parse(text)["error"]["type"], "overloaded_error") << text;
+  }
+  EXPECT_TRUE(engine_->added().empty());
 }
 
 }  // namespace

@@ -103,26 +103,26 @@ TEST(RequestParsingTest, MapsSamplingFieldsAndDefaults) {
 }
 
 TEST(RequestParsingTest, MalformedJsonAndInvalidUtf8AreRejected) {
-  EXPECT_FALSE(ParseJsonObject("{\"prompt\": ").ok());
-  EXPECT_FALSE(ParseJsonObject("{\"prompt\": \"\xff\xfe\"}").ok());
-  EXPECT_FALSE(ParseJsonObject("[1,2]").ok());
-  EXPECT_TRUE(ParseJsonObject("{\"prompt\": \"h\xc3\xa9\"}").ok());
+  EXPECT_FALSE(ParseOrderedJsonObject("{\"prompt\": ").ok());
+  EXPECT_FALSE(ParseOrderedJsonObject("{\"prompt\": \"\xff\xfe\"}").ok());
+  EXPECT_FALSE(ParseOrderedJsonObject("[1,2]").ok());
+  EXPECT_TRUE(ParseOrderedJsonObject("{\"prompt\": \"h\xc3\xa9\"}").ok());
 }
 
 TEST(RequestParsingTest, ChatTopLogprobsNeedsLogprobsAndMessagesAreRequired) {
   const ServerContext context = MakeContext();
   auto top = ParseChatCompletionRequest(
-      json::parse(R"({"messages":[{"role":"user","content":"hi"}],"top_logprobs":2})"), context.config);
+      json::parse(R"({"messages":[{"role":"user","content":"hi"}],"top_logprobs":2})"), context);
   ASSERT_FALSE(top.ok());
   EXPECT_EQ(top.error().param, "top_logprobs");
-  auto none = ParseChatCompletionRequest(json::parse(R"({"messages":[]})"), context.config);
+  auto none = ParseChatCompletionRequest(json::parse(R"({"messages":[]})"), context);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().param, "messages");
   auto ok = ParseChatCompletionRequest(
       json::parse(R"({"messages":[{"role":"user","content":[{"type":"text","text":"a"},
                      {"type":"text","text":"b"}]}],"logprobs":true,"top_logprobs":3,
                      "max_completion_tokens":5})"),
-      context.config);
+      context);
   ASSERT_TRUE(ok.ok()) << ok.error().status.message();
   EXPECT_EQ(ok.value().input.messages[0]["content"], "a\nb");
   EXPECT_EQ(ok.value().common.sampling.logprobs, 3);
