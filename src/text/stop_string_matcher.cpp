@@ -14,10 +14,13 @@ StopStringMatcher::StopStringMatcher(std::vector<std::string> stop_strings,
   }
 }
 
-size_t StopStringMatcher::FindStop(std::string_view text, const std::string** stop) const {
+size_t StopStringMatcher::FindStop(std::string_view text, const std::string** stop,
+                                   size_t min_end) const {
   size_t best = std::string_view::npos;
   for (const std::string& candidate : stop_strings_) {
-    size_t pos = text.find(candidate);
+    // Only matches that end past min_end: start at or after min_end - size + 1.
+    const size_t from = min_end >= candidate.size() ? min_end - candidate.size() + 1 : 0;
+    size_t pos = text.find(candidate, from);
     if (pos == std::string_view::npos) continue;
     if (pos < best || (pos == best && candidate.size() > (*stop)->size())) {
       best = pos;
@@ -38,7 +41,7 @@ size_t StopStringMatcher::HeldBackLength(std::string_view text) const {
   return 0;
 }
 
-StopStringMatcher::Output StopStringMatcher::Push(std::string_view chunk) {
+StopStringMatcher::Output StopStringMatcher::Push(std::string_view chunk, bool may_stop) {
   Output out;
   if (stopped_) return out;
   if (stop_strings_.empty()) {
@@ -51,7 +54,7 @@ StopStringMatcher::Output StopStringMatcher::Push(std::string_view chunk) {
     // inside held_ + chunk.
     std::string text = held_ + std::string(chunk);
     held_.clear();
-    size_t pos = FindStop(text, &stop);
+    size_t pos = may_stop ? FindStop(text, &stop) : std::string_view::npos;
     if (pos != std::string_view::npos) {
       stopped_ = true;
       out.text = text.substr(0, pos);
@@ -63,10 +66,11 @@ StopStringMatcher::Output StopStringMatcher::Push(std::string_view chunk) {
     held_ = text.substr(text.size() - hold);
     return out;
   }
-  // Include mode: search the recently emitted tail + chunk; a match cannot lie wholly in the
-  // tail (it would have been found by the previous call), so it ends inside `chunk`.
+  // Include mode: search the recently emitted tail + chunk for a match that ends inside
+  // `chunk` (one wholly in the tail was found by the previous call, or lay in text that could
+  // not stop: min_tokens).
   std::string text = emitted_tail_ + std::string(chunk);
-  size_t pos = FindStop(text, &stop);
+  size_t pos = may_stop ? FindStop(text, &stop, emitted_tail_.size()) : std::string_view::npos;
   if (pos != std::string_view::npos) {
     stopped_ = true;
     out.text = text.substr(emitted_tail_.size(), pos + stop->size() - emitted_tail_.size());

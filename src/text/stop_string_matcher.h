@@ -31,8 +31,10 @@ class StopStringMatcher {
                              bool include_stop_str_in_output = false);
 
   // Consumes the next chunk of completion text (complete UTF-8). After a match, further calls
-  // return empty outputs.
-  Output Push(std::string_view chunk);
+  // return empty outputs. `may_stop` false (the chunk is text of the first min_tokens tokens):
+  // no stop string may end in it — one that starts in it and ends in a later chunk still
+  // matches (vLLM's min_tokens rule: its stop_check_offset).
+  Output Push(std::string_view chunk, bool may_stop = true);
 
   // End of the stream without a match: returns the held-back text.
   std::string Flush();
@@ -40,9 +42,9 @@ class StopStringMatcher {
   bool stopped() const { return stopped_; }
 
  private:
-  // Start of the earliest stop-string match in `text` (longest stop on ties), npos when none;
-  // sets *stop to the stop string matched.
-  size_t FindStop(std::string_view text, const std::string** stop) const;
+  // Start of the earliest stop-string match in `text` that ends past byte `min_end` (longest
+  // stop on ties), npos when none; sets *stop to the stop string matched.
+  size_t FindStop(std::string_view text, const std::string** stop, size_t min_end = 0) const;
   // Length of the longest suffix of `text` that is a proper prefix of a stop string.
   size_t HeldBackLength(std::string_view text) const;
 

@@ -242,6 +242,36 @@ def test_prompt_logprobs_and_echo_equal_a_teacher_forced_run():
               and all(len(e) >= 1 for e in chat["prompt_logprobs"][1:]), f"{status} {chat}")
 
 
+def expected_stop_text(tokens, stop, min_tokens):
+    """vLLM's rule, written from its detokenizer: the text of tokens 1..min_tokens can end no
+    stop string; a later match may start in it. The text before the first allowed match."""
+    text, checked = "", 0
+    for i, token in enumerate(tokens, 1):
+        text += token
+        if i <= min_tokens:
+            checked = len(text)
+            continue
+        pos = text.find(stop, max(0, checked - len(stop) + 1))
+        if pos != -1:
+            return text[:pos]
+        checked = len(text)
+    return None
+
+
+def test_min_tokens_holds_off_stop_strings():
+    with Server(STORIES_GGUF) as srv:
+        base = complete(srv, max_tokens=30, logprobs=0)["choices"][0]
+        tokens = base["logprobs"]["tokens"]
+        for stop, min_tokens in ((" ", 0), (" ", 3), (".", 0), (",", 5)):
+            want = expected_stop_text(tokens, stop, min_tokens)
+            check(want is not None, f"the greedy text has no allowed '{stop}': {tokens}")
+            out = complete(srv, max_tokens=30, stop=[stop], min_tokens=min_tokens)["choices"][0]
+            check(out["text"] == want and out["finish_reason"] == "stop" and
+                  out["stop_reason"] == stop,
+                  f"stop {stop!r}, min_tokens {min_tokens}: {out['text']!r}, want {want!r}")
+            check(len(out["token_ids"]) > min_tokens, f"at least min_tokens tokens: {out}")
+
+
 if __name__ == "__main__":
     run([test_refused_fields_are_400s_naming_them,
          test_honoured_sampling_fields,
@@ -251,4 +281,5 @@ if __name__ == "__main__":
          test_unknown_fields_are_named_in_one_warning,
          test_chat_extras_documents_effort_template_and_include_reasoning,
          test_several_prompts_give_n_choices_each_indexed_as_vllm,
-         test_prompt_logprobs_and_echo_equal_a_teacher_forced_run])
+         test_prompt_logprobs_and_echo_equal_a_teacher_forced_run,
+         test_min_tokens_holds_off_stop_strings])

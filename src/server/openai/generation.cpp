@@ -21,6 +21,7 @@ struct Generation::Choice {
   std::unique_ptr<text::IncrementalDetokenizer> detokenizer;
   std::unique_ptr<text::StopStringMatcher> stop_matcher;
   std::optional<RequestMetrics> metrics;  // its /metrics observations (and DP rank)
+  int32_t num_output_tokens = 0;          // tokens pushed through the detokenizer so far
   bool finished = false;
 };
 
@@ -146,7 +147,10 @@ void Generation::OnOutput(int32_t index, const protocol::EngineOutput& output) {
         if (k < static_cast<int32_t>(output.new_logprobs.size())) {
           delta.logprobs.push_back(output.new_logprobs[k]);
         }
-        auto step = choice.stop_matcher->Push(choice.detokenizer->Push(token_id));
+        // vLLM: stop strings end only in text of tokens past min_tokens (the text of the
+        // first min_tokens tokens can neither hold nor end one).
+        const bool may_stop = ++choice.num_output_tokens > request_.sampling.min_tokens;
+        auto step = choice.stop_matcher->Push(choice.detokenizer->Push(token_id), may_stop);
         delta.text += step.text;
         if (step.matched_stop) {
           stopped_by_string = true;

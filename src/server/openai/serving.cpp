@@ -1,5 +1,7 @@
 #include "server/openai/serving.h"
 
+#include <atomic>
+
 #include "server/json_dump.h"
 #include "server/sse.h"
 
@@ -60,13 +62,18 @@ void ServeGeneration(const ServerContext& context, const GenerationRequest& requ
   // Weak: each Generation's callbacks hold the sink, and the sink holds the disconnect callback.
   // Filled before any Generation starts, read-only after.
   auto all = std::make_shared<std::vector<std::weak_ptr<Generation>>>();
+  // The first error answers the call. A later one (another prompt failing at the same moment,
+  // on another thread) returns at once: it runs under its own Generation's mutex, and locking
+  // the others' (Abort) from there while the first holds its own and aborts ours would deadlock.
+  auto failed = std::make_shared<std::atomic<bool>>(false);
   std::vector<std::shared_ptr<Generation>> started;
   std::vector<std::function<void(const ApiError&)>> on_errors;  // per Generation
   for (size_t k = 0; k < generations.size(); ++k) {
     GenerationSpec& spec = generations[k];
     // An error of one Generation ends the call: the others are aborted before it is answered.
-    spec.callbacks.on_error = [all, k, answer = std::move(spec.callbacks.on_error)](
+    spec.callbacks.on_error = [all, failed, k, answer = std::move(spec.callbacks.on_error)](
                                   const ApiError& error) {
+      if (failed->exchange(true)) return;
       for (size_t j = 0; j < all->size(); ++j) {
         if (auto other = (*all)[j].lock(); other && j != k) other->Abort();
       }

@@ -83,5 +83,34 @@ TEST(StopStringMatcherTest, UnicodeStopStringAcrossChunks) {
   EXPECT_TRUE(out.matched_stop.has_value());
 }
 
+// vLLM's min_tokens rule (v1 detokenizer, stop_check_offset): a stop string may not end in the
+// text of the first min_tokens tokens; one that starts there and ends later does match.
+TEST(StopStringMatcherTest, TextOfTheFirstMinTokensCannotEndAStop) {
+  StopStringMatcher matcher({"\n"});
+  EXPECT_EQ(matcher.Push("a\nb", /*may_stop=*/false).text, "a\nb");
+  auto out = matcher.Push("c\nd", /*may_stop=*/true);
+  EXPECT_EQ(out.text, "c");
+  EXPECT_EQ(*out.matched_stop, "\n");
+}
+
+TEST(StopStringMatcherTest, AStopStartingInMinTokensTextAndEndingLaterMatches) {
+  StopStringMatcher matcher({"END"});
+  EXPECT_EQ(matcher.Push("xEN", /*may_stop=*/false).text, "x");
+  auto out = matcher.Push("D!", /*may_stop=*/true);
+  EXPECT_EQ(out.text, "");
+  EXPECT_EQ(*out.matched_stop, "END");
+}
+
+TEST(StopStringMatcherTest, IncludeModeIgnoresAStopWhollyInMinTokensText) {
+  StopStringMatcher matcher({"ab", "xxxxx"}, /*include_stop_str_in_output=*/true);
+  EXPECT_EQ(matcher.Push("zabz", /*may_stop=*/false).text, "zabz");
+  auto none = matcher.Push("q");
+  EXPECT_EQ(none.text, "q");
+  EXPECT_FALSE(none.matched_stop.has_value());
+  auto out = matcher.Push("-ab-");
+  EXPECT_EQ(out.text, "-ab");
+  EXPECT_EQ(*out.matched_stop, "ab");
+}
+
 }  // namespace
 }  // namespace tandem::text
