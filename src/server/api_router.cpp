@@ -129,6 +129,16 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
     std::string id(request.Header("x-request-id"));
     sink->AddResponseHeader("X-Request-Id", id.empty() ? RandomHexId() : std::move(id));
   }
+  // vLLM checks the key on every /v1 path, known or not, before routing and method dispatch
+  // (its middleware): an unknown /v1 path without a key is a 401, not a 404 that would tell a
+  // caller without a key which paths exist. Anthropic's clients send it as x-api-key.
+  if (request.path.rfind("/v1", 0) == 0 && !auth_.Check(request.authorization()) &&
+      !auth_.CheckKey(request.Header("x-api-key"))) {
+    return SendRouteError(request.path, *sink,
+                          {Status(StatusCode::kUnauthenticated,
+                                  "missing or invalid API key; send 'Authorization: Bearer <key>' "
+                                  "or 'x-api-key: <key>'"), ""});
+  }
   auto route = routes_.find(request.path);
   if (const size_t slash = request.path.rfind('/');
       route == routes_.end() && slash != std::string::npos && slash + 1 < request.path.size()) {
@@ -155,15 +165,6 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
     return SendRouteError(request.path, *sink,
                           {NotFound(fmt::format("no route for {} {}", request.method,
                                                 request.path)), ""});
-  }
-  // vLLM checks the key on every /v1 path, before method dispatch. Anthropic's clients send
-  // it as x-api-key.
-  if (request.path.rfind("/v1", 0) == 0 && !auth_.Check(request.authorization()) &&
-      !auth_.CheckKey(request.Header("x-api-key"))) {
-    return SendRouteError(request.path, *sink,
-                          {Status(StatusCode::kUnauthenticated,
-                                  "missing or invalid API key; send 'Authorization: Bearer <key>' "
-                                  "or 'x-api-key: <key>'"), ""});
   }
   const auto method = route->second.find(request.method);
   if (method == route->second.end()) {

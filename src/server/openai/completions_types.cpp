@@ -36,21 +36,29 @@ ApiResult<std::vector<int32_t>> ParseTokenIds(const json& ids, const text::Token
       return BadParam("prompt", fmt::format("'prompt' token ids must be integers; found {}",
                                             JsonTypeWithArticle(id)));
     }
-    const int64_t value = id.get<int64_t>();
-    if (value < 0 || value >= tokenizer.vocab_size()) {
+    // dump(): the id as written (one past int64 is unsigned in JSON; never shown wrapped).
+    const bool in_vocab = !(id.is_number_unsigned() && id.get<uint64_t>() > INT32_MAX) &&
+                          id.get<int64_t>() >= 0 && id.get<int64_t>() < tokenizer.vocab_size();
+    if (!in_vocab) {
       return BadParam("prompt", fmt::format("token id {} in 'prompt' is out of vocabulary "
-                                            "[0, {})", value, tokenizer.vocab_size()));
+                                            "[0, {})", id.dump(), tokenizer.vocab_size()));
     }
+    const int64_t value = id.get<int64_t>();
     out.push_back(static_cast<int32_t>(value));
   }
   return out;
 }
 
+// vLLM encodes "" like any text: with a tokenizer that adds BOS it is the prompt [BOS] (the
+// llama2.c no-prompt case); only a prompt of no tokens is refused.
 ApiResult<std::vector<int32_t>> EncodeText(const json& text, const text::Tokenizer& tokenizer,
                                            bool add_special_tokens) {
-  const std::string s = text.get<std::string>();
-  if (s.empty()) return BadParam("prompt", "'prompt' must not be empty");
-  return tokenizer.Encode(s, add_special_tokens);
+  std::vector<int32_t> ids = tokenizer.Encode(text.get<std::string>(), add_special_tokens);
+  if (ids.empty()) {
+    return BadParam("prompt", "'prompt' must not be empty: it encodes to no tokens (vLLM: the "
+                              "decoder prompt cannot be empty)");
+  }
+  return ids;
 }
 
 // vLLM's four prompt forms: a string, a list of strings, a list of token ids, a list of lists

@@ -55,11 +55,12 @@ ApiResult<bool> ParseTokenList(const json& body, const char* field, std::vector<
   }
   for (const json& id : ids) {
     if (!id.is_number_integer()) return WrongType(field, "an array of integers", id);
-    const int64_t v = id.get<int64_t>();
-    if (v < 0 || v > INT32_MAX) {
-      return BadParam(field, fmt::format("token id {} in '{}' is out of range", v, field));
+    // dump(): the id as written (one past int64 is unsigned in JSON; never shown wrapped).
+    if ((id.is_number_unsigned() && id.get<uint64_t>() > INT32_MAX) || id.get<int64_t>() < 0 ||
+        id.get<int64_t>() > INT32_MAX) {
+      return BadParam(field, fmt::format("token id {} in '{}' is out of range", id.dump(), field));
     }
-    out->push_back(static_cast<int32_t>(v));
+    out->push_back(static_cast<int32_t>(id.get<int64_t>()));
   }
   return true;
 }

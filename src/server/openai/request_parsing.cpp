@@ -117,6 +117,12 @@ ApiResult<bool> GetBool(const json& body, const char* field, bool fallback) {
 ApiResult<int64_t> GetInt(const json& body, const char* field, int64_t fallback) {
   if (Absent(body, field)) return fallback;
   const json& v = body[field];
+  // JSON integers past int64 (up to 2^64 - 1) parse as unsigned: refuse them as written, never
+  // wrapped into negative numbers.
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+    return BadParam(field, fmt::format("'{}' must be at most {}; got {}", field, INT64_MAX,
+                                       v.get<uint64_t>()));
+  }
   if (v.is_number_integer()) return v.get<int64_t>();
   // pydantic accepts 5.0 for an int field; so do we.
   if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() &&
@@ -251,9 +257,13 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
   s.repetition_penalty = static_cast<float>(repetition_penalty);
 
   if (!Absent(body, "seed")) {
-    TANDEM_API_ASSIGN_OR_RETURN(const int64_t seed, GetInt(body, "seed", 0));
     s.has_seed = true;
-    s.seed = static_cast<uint64_t>(seed);
+    if (body["seed"].is_number_unsigned()) {
+      s.seed = body["seed"].get<uint64_t>();  // the whole 64-bit range (torch's seeds)
+    } else {
+      TANDEM_API_ASSIGN_OR_RETURN(const int64_t seed, GetInt(body, "seed", 0));
+      s.seed = static_cast<uint64_t>(seed);
+    }
   }
   TANDEM_API_ASSIGN_OR_RETURN(const int64_t min_tokens, GetInt(body, "min_tokens", 0));
   if (min_tokens < 0 || (r.max_tokens_given && min_tokens > max_tokens)) {
