@@ -1,11 +1,11 @@
 #include "apps/model_files.h"
 
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "core/logging.h"
+#include "core/regular_file.h"
+#include "model/config/model_config.h"
 #include "model/loader/gguf_reader.h"
 #include "text/gguf_byte_level_vocab.h"
 #include "text/hf_tokenizer_loader.h"
@@ -46,6 +46,9 @@ void AppendEosIds(const nlohmann::json& v, std::vector<int32_t>* out) {
 
 Status InspectGguf(ModelFiles* files) {
   TANDEM_ASSIGN_OR_RETURN(auto gguf, model::GgufReader::Open(files->model_path));
+  // One token per embedding row (an empty or short tokenizer.ggml.tokens refused here, before
+  // the engine starts, with the rule the engine applies).
+  TANDEM_RETURN_IF_ERROR(model::GgufVocabSize(*gguf).status());
   TANDEM_ASSIGN_OR_RETURN(std::string arch, gguf->GetString("general.architecture"));
   TANDEM_ASSIGN_OR_RETURN(int64_t ctx, gguf->GetIntOr(arch + ".context_length", 0));
   files->context_length = static_cast<int32_t>(ctx);
@@ -79,6 +82,7 @@ Status InspectHfFolder(ModelFiles* files) {
   }
   const fs::path gen = dir / "generation_config.json";
   if (fs::exists(gen)) {
+    files->generation_config_path = gen.string();
     TANDEM_ASSIGN_OR_RETURN(files->generation_config, ReadJsonFile(gen.string()));
     if (files->generation_config.contains("eos_token_id")) {
       AppendEosIds(files->generation_config["eos_token_id"], &files->eos_token_ids);
@@ -172,11 +176,12 @@ Result<std::shared_ptr<const text::Tokenizer>> SpmFromGguf(const std::string& pa
 }  // namespace
 
 Result<std::string> ReadTextFile(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(what + ": cannot read '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = ReadRegularFile(path);  // a FIFO is refused, not waited on
+  if (text.ok()) return text;
+  if (text.status().code() == StatusCode::kNotFound) {
+    return NotFound(what + ": cannot read '" + path + "'");
+  }
+  return Status(text.status().code(), what + ": " + text.status().message());
 }
 
 Result<ModelFiles> InspectModelFiles(const std::string& model_path,
@@ -187,6 +192,10 @@ Result<ModelFiles> InspectModelFiles(const std::string& model_path,
   if (!fs::exists(model_path)) {
     return NotFound("model '" + model_path + "' does not exist (want a .gguf file or a Hugging "
                     "Face folder with config.json)");
+  }
+  if (!fs::is_directory(model_path)) {  // a FIFO would block the GGUF reader's open(2)
+    const Status regular = CheckRegularFile(model_path);
+    if (!regular.ok()) return Status(regular.code(), "model " + regular.message());
   }
   files.is_gguf = IsGgufPath(model_path);
   if (files.is_gguf) {
@@ -270,10 +279,12 @@ Status CheckSamplingDefaults(const nlohmann::json& gen, const std::string& sourc
 Status ApplyGenerationConfig(const std::string& mode, const std::string& override_json,
                              const ModelFiles& files, server::ServerConfig* config) {
   nlohmann::json gen = nlohmann::json::object();
+  std::string source = "generation_config.json";  // what a bad default's message names
   if (mode == "vllm") {
     // vLLM's own defaults: only --override-generation-config's fields.
   } else if (mode == "auto") {
     gen = files.generation_config;
+    if (!files.generation_config_path.empty()) source = files.generation_config_path;
   } else {
     const fs::path p =
         fs::is_directory(mode) ? fs::path(mode) / "generation_config.json" : fs::path(mode);
@@ -282,9 +293,10 @@ Status ApplyGenerationConfig(const std::string& mode, const std::string& overrid
                       "vllm or a folder with generation_config.json)");
     }
     TANDEM_ASSIGN_OR_RETURN(gen, ReadJsonFile(p.string()));
+    source = "--generation-config " + p.string();
   }
   if (!gen.is_object()) gen = nlohmann::json::object();
-  TANDEM_RETURN_IF_ERROR(CheckSamplingDefaults(gen, "generation_config.json"));
+  TANDEM_RETURN_IF_ERROR(CheckSamplingDefaults(gen, source));
   // --override-generation-config's fields replace the file's (vLLM merges them the same way).
   const bool overridden = !override_json.empty();
   if (overridden) {

@@ -107,38 +107,41 @@ Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpCont
   std::unique_ptr<CastingWeightSource> holder;
   std::unique_ptr<W8A8WeightSource> quant_holder;
   TANDEM_ASSIGN_OR_RETURN(std::string arch, ReadHfArchitecture(dir));
-  if (load_mtp && !IsQwen35Architecture(arch)) {
-    return InvalidArgument("--speculative-config method mtp needs a model with MTP layers; '" +
-                           dir + "' is " + arch);
-  }
-  if (arch == "LlamaForCausalLM") {
-    TANDEM_ASSIGN_OR_RETURN(LlamaConfig config, LlamaConfigFromHf(dir));
-    TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
-    TANDEM_ASSIGN_OR_RETURN(const WeightSource* weights,
-                            OpenQuantized(*checkpoint, dir, quantization, quant_holder));
-    return LoadLlama(config, Cast(*weights, cast, holder), WeightFormat::kHf, tp);
-  }
-  if (IsQwen35Architecture(arch)) {
-    TANDEM_ASSIGN_OR_RETURN(Qwen35Config config, Qwen35ConfigFromHf(dir));
-    TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
-    TANDEM_ASSIGN_OR_RETURN(const WeightSource* weights,
-                            OpenQuantized(*checkpoint, dir, quantization, quant_holder));
-    return LoadQwen35Moe(config, Cast(*weights, cast, holder), tp, load_mtp);
-  }
-  if (!IsQwenArchitecture(arch)) {
+  if (arch != "LlamaForCausalLM" && !IsQwen35Architecture(arch) && !IsQwenArchitecture(arch)) {
     return InvalidArgument("model folder '" + dir + "' names architecture '" + arch +
                            "' in config.json; supported: LlamaForCausalLM, Qwen3ForCausalLM, "
                            "Qwen3MoeForCausalLM, Qwen2MoeForCausalLM, "
                            "Qwen3_5MoeForConditionalGeneration, Qwen3_5MoeForCausalLM");
   }
-  TANDEM_ASSIGN_OR_RETURN(QwenConfig config, QwenConfigFromHf(dir));
+  if (load_mtp && !IsQwen35Architecture(arch)) {
+    return InvalidArgument("--speculative-config method mtp needs a model with MTP layers; '" +
+                           dir + "' is " + arch);
+  }
+  // The checkpoint first: config.json's layer count is checked against the tensors it holds
+  // before a typed config or a loader sizes anything by it.
   TANDEM_ASSIGN_OR_RETURN(auto checkpoint, SafetensorsCheckpoint::Open(dir));
-  TANDEM_ASSIGN_OR_RETURN(const WeightSource* weights,
-                          OpenQuantized(*checkpoint, dir, quantization, quant_holder));
-  const WeightSource& source = Cast(*weights, cast, holder);
-  if (arch == "Qwen3ForCausalLM") return LoadQwen3(config, source, tp);
-  if (arch == "Qwen3MoeForCausalLM") return LoadQwen3Moe(config, source, tp);
-  return LoadQwen2Moe(config, source, tp);
+  TANDEM_RETURN_IF_ERROR(CheckHfLayerCount(dir, checkpoint->TensorNames()));
+  // The weights as the loaders see them (W8A8 and --dtype applied), after the typed config.
+  const auto weights = [&]() -> Result<const WeightSource*> {
+    TANDEM_ASSIGN_OR_RETURN(const WeightSource* source,
+                            OpenQuantized(*checkpoint, dir, quantization, quant_holder));
+    return &Cast(*source, cast, holder);
+  };
+  if (arch == "LlamaForCausalLM") {
+    TANDEM_ASSIGN_OR_RETURN(LlamaConfig config, LlamaConfigFromHf(dir));
+    TANDEM_ASSIGN_OR_RETURN(const WeightSource* source, weights());
+    return LoadLlama(config, *source, WeightFormat::kHf, tp);
+  }
+  if (IsQwen35Architecture(arch)) {
+    TANDEM_ASSIGN_OR_RETURN(Qwen35Config config, Qwen35ConfigFromHf(dir));
+    TANDEM_ASSIGN_OR_RETURN(const WeightSource* source, weights());
+    return LoadQwen35Moe(config, *source, tp, load_mtp);
+  }
+  TANDEM_ASSIGN_OR_RETURN(QwenConfig config, QwenConfigFromHf(dir));
+  TANDEM_ASSIGN_OR_RETURN(const WeightSource* source, weights());
+  if (arch == "Qwen3ForCausalLM") return LoadQwen3(config, *source, tp);
+  if (arch == "Qwen3MoeForCausalLM") return LoadQwen3Moe(config, *source, tp);
+  return LoadQwen2Moe(config, *source, tp);
 }
 
 // The K/V element type --kv-cache-dtype names (vLLM's values; "auto" = f32, our activations').

@@ -1,6 +1,5 @@
 #include "tensor/mmap_file.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,19 +7,17 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/regular_file.h"
+
 namespace tandem::tensor {
 
 Result<std::unique_ptr<MmapFile>> MmapFile::Open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    if (err == ENOENT) return NotFound("file '" + path + "' does not exist");
-    return DataLoss("cannot open '" + path + "': " + std::strerror(err));
-  }
+  TANDEM_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path));  // a FIFO would block open(2)
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
     ::close(fd);
-    return DataLoss("'" + path + "' is not a regular file");
+    return DataLoss("cannot stat '" + path + "': " + std::strerror(err));
   }
   std::unique_ptr<MmapFile> file(new MmapFile());
   file->path_ = path;

@@ -12,7 +12,8 @@ namespace tandem::tensor {
 
 class MmapFile {
  public:
-  // Maps `path` read-only. Errors: kNotFound (no such file), kDataLoss (cannot open/map).
+  // Maps `path` read-only. Errors: kNotFound (no such file), kInvalidArgument (not a regular
+  // file: a FIFO, a directory, a device; refused without blocking), kDataLoss (cannot open/map).
   // An empty file maps to data() == nullptr, size() == 0.
   static Result<std::unique_ptr<MmapFile>> Open(const std::string& path);
   ~MmapFile();

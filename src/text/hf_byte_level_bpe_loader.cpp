@@ -1,8 +1,6 @@
 #include "text/hf_byte_level_bpe_loader.h"
 
-#include <fstream>
-#include <sstream>
-
+#include "core/regular_file.h"
 #include "text/byte_level_bpe_tokenizer.h"
 
 namespace tandem::text {
@@ -180,11 +178,12 @@ Status ReadSpecialTokens(const json& root, const std::string& config_path,
     }
   }
   if (!config_path.empty()) {
-    std::ifstream in(config_path, std::ios::binary);
-    if (!in) return NotFound("cannot open '" + config_path + "'; expected tokenizer_config.json");
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    json config = json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
+    auto text = ReadRegularFile(config_path);  // a FIFO is refused, not waited on
+    if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
+      return NotFound("cannot open '" + config_path + "'; expected tokenizer_config.json");
+    }
+    if (!text.ok()) return text.status();
+    json config = json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (!config.is_object()) return InvalidArgument("'" + config_path + "' is not a JSON object");
     if (config.contains("bos_token")) bos = TokenContent(config["bos_token"]);
     if (config.contains("eos_token")) eos = TokenContent(config["eos_token"]);

@@ -1,10 +1,8 @@
 #include "text/hf_tokenizer_loader.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
+#include "core/regular_file.h"
 #include "text/hf_byte_level_bpe_loader.h"
 #include "text/spm_bpe_tokenizer.h"
 
@@ -16,11 +14,12 @@ using nlohmann::json;
 constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";  // U+2581 '▁'
 
 Result<json> ReadJsonFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open '" + path + "'; expected a tokenizer JSON file there");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  json parsed = json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
+  auto text = ReadRegularFile(path);  // a FIFO is refused, not waited on
+  if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
+    return NotFound("cannot open '" + path + "'; expected a tokenizer JSON file there");
+  }
+  if (!text.ok()) return text.status();
+  json parsed = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return InvalidArgument("'" + path + "' is not valid JSON");
   return parsed;
 }

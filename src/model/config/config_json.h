@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,11 +31,18 @@ class ConfigJson {
       }
       return InvalidArgument("'" + path_ + "' lacks integer field '" + key + "'");
     }
-    if (!j_[key].is_number_integer()) {
-      return InvalidArgument("'" + path_ + "': field '" + key + "' is " + j_[key].dump() +
-                             "; expected an integer");
+    const nlohmann::json& v = j_[key];
+    // A value beyond int32 would wrap (10^12 layers read as -727379968): refused as it stands.
+    const bool fits = v.is_number_unsigned()
+                          ? v.get<uint64_t>() <= uint64_t{std::numeric_limits<int32_t>::max()}
+                          : v.is_number_integer() &&
+                                v.get<int64_t>() >= std::numeric_limits<int32_t>::min() &&
+                                v.get<int64_t>() <= std::numeric_limits<int32_t>::max();
+    if (!fits) {
+      return InvalidArgument("'" + path_ + "': field '" + key + "' is " + v.dump() +
+                             "; expected an integer in [-2^31, 2^31-1]");
     }
-    *out = j_[key].get<int32_t>();
+    *out = v.get<int32_t>();
     return Status::Ok();
   }
   Status Float(const char* key, float* out) const {  // keeps *out when absent
@@ -43,6 +52,19 @@ class ConfigJson {
                              "; expected a number");
     }
     *out = j_[key].get<float>();
+    return Status::Ok();
+  }
+  // A float that must be finite and > 0 (rms_norm_eps, rope_theta: NaN, 0 or a negative value
+  // there makes every logit NaN, a server that answers ""). Keeps *out when absent.
+  Status PositiveFloat(const char* key, float* out) const {
+    if (!Has(key)) return Status::Ok();
+    const nlohmann::json& v = j_[key];
+    const double d = v.is_number() ? v.get<double>() : 0.0;
+    if (!v.is_number() || !(d > 0.0) || !std::isfinite(static_cast<float>(d))) {
+      return InvalidArgument("'" + path_ + "': field '" + key + "' is " + v.dump() +
+                             "; expected a finite number > 0");
+    }
+    *out = static_cast<float>(d);
     return Status::Ok();
   }
   Status Bool(const char* key, bool* out) const {  // keeps *out when absent
@@ -67,6 +89,11 @@ class ConfigJson {
     *out = v.get<std::vector<int32_t>>();
     return Status::Ok();
   }
+  // `status` (e.g. a failed Validate()) with this file's path in front; ok stays ok.
+  Status InFile(const Status& status) const {
+    if (status.ok()) return status;
+    return Status(status.code(), "'" + path_ + "': " + status.message());
+  }
   const nlohmann::json& json() const { return j_; }
   const std::string& path() const { return path_; }
 
@@ -74,5 +101,28 @@ class ConfigJson {
   std::string path_;
   nlohmann::json j_;
 };
+
+// The fields every decoder config reads alike, HF names into ours: vocab_size, hidden_size,
+// num_hidden_layers (num_layers), num_attention_heads (num_heads) and num_key_value_heads
+// (num_kv_heads, default num_heads). Errors: ConfigJson::Int's, naming the file and the field.
+template <typename Config>
+Status ReadDecoderShape(const ConfigJson& cj, Config& c) {
+  TANDEM_RETURN_IF_ERROR(cj.Int("vocab_size", &c.vocab_size, std::nullopt));
+  TANDEM_RETURN_IF_ERROR(cj.Int("hidden_size", &c.hidden_size, std::nullopt));
+  TANDEM_RETURN_IF_ERROR(cj.Int("num_hidden_layers", &c.num_layers, std::nullopt));
+  TANDEM_RETURN_IF_ERROR(cj.Int("num_attention_heads", &c.num_heads, std::nullopt));
+  return cj.Int("num_key_value_heads", &c.num_kv_heads, c.num_heads);
+}
+
+// The Llama and Qwen3 attention fields: head_dim (default hidden_size / num_heads; after
+// ReadDecoderShape), rope_theta and rms_norm_eps (finite, > 0), tie_word_embeddings.
+template <typename Config>
+Status ReadRopeNormAndTying(const ConfigJson& cj, Config& c) {
+  TANDEM_RETURN_IF_ERROR(
+      cj.Int("head_dim", &c.head_dim, c.num_heads > 0 ? c.hidden_size / c.num_heads : 0));
+  TANDEM_RETURN_IF_ERROR(cj.PositiveFloat("rope_theta", &c.rope_theta));
+  TANDEM_RETURN_IF_ERROR(cj.PositiveFloat("rms_norm_eps", &c.rms_norm_eps));
+  return cj.Bool("tie_word_embeddings", &c.tie_word_embeddings);
+}
 
 }  // namespace tandem::model

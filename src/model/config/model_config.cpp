@@ -1,10 +1,16 @@
 #include "model/config/model_config.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
+
+#include "model/config/config_json.h"
+#include "model/config/hf_config.h"
 
 namespace tandem::model {
 
@@ -46,7 +52,23 @@ Status CheckNormEpsAndRopeTheta(float rms_norm_eps, float rope_theta) {
   return Status::Ok();
 }
 
-Status CheckGgufBlockCount(const GgufReader& gguf, const std::string& key, int64_t block_count) {
+Result<float> GgufPositiveFloatOr(const GgufReader& gguf, const std::string& key,
+                                  const char* field, double fallback) {
+  TANDEM_ASSIGN_OR_RETURN(const double v, gguf.GetFloatOr(key, fallback));
+  if (!(v > 0.0) || !std::isfinite(static_cast<float>(v))) {
+    return InvalidArgument("GGUF file '" + gguf.path() + "': " + key + " (" + field + ") is " +
+                           fmt::format("{}", v) + "; expected a finite number > 0");
+  }
+  return static_cast<float>(v);
+}
+
+Status InGgufFile(const GgufReader& gguf, const Status& status) {
+  if (status.ok()) return status;
+  return Status(status.code(), "GGUF file '" + gguf.path() + "': " + status.message());
+}
+
+Status CheckGgufBlockCount(const GgufReader& gguf, const std::string& key, int64_t block_count,
+                           int64_t may_lack_last) {
   int64_t blocks = 0;  // 1 + the largest N of a "blk.N." tensor
   for (const GgufTensorInfo& t : gguf.tensors()) {
     if (t.name.rfind("blk.", 0) != 0) continue;
@@ -57,7 +79,7 @@ Status CheckGgufBlockCount(const GgufReader& gguf, const std::string& key, int64
     } catch (const std::exception&) {
     }
   }
-  if (block_count != blocks) {
+  if (block_count != blocks && block_count - may_lack_last != blocks) {
     return InvalidArgument("GGUF file '" + gguf.path() + "' has " + key + " = " +
                            std::to_string(block_count) + " but tensors for " +
                            std::to_string(blocks) + " blocks (blk.0 … blk." +
@@ -71,7 +93,21 @@ Result<int32_t> GgufVocabSize(const GgufReader& gguf) {
   if (embd == nullptr || embd->ne.size() != 2) {
     return InvalidArgument("GGUF file '" + gguf.path() + "' has no 2-d tensor 'token_embd.weight'");
   }
-  return static_cast<int32_t>(embd->ne[1]);
+  const int64_t rows = embd->ne[1];
+  // llama.cpp's rule: one token per embedding row. Fewer tokens would leave ids the model
+  // samples with no text (a server answering ""); none at all, no tokenizer.
+  const auto tokens = gguf.metadata().find("tokenizer.ggml.tokens");
+  if (tokens != gguf.metadata().end() && static_cast<int64_t>(tokens->second.array.size()) != rows) {
+    return InvalidArgument("GGUF file '" + gguf.path() + "': tokenizer.ggml.tokens holds " +
+                           std::to_string(tokens->second.array.size()) +
+                           " tokens but token_embd.weight has " + std::to_string(rows) +
+                           " rows; expected one token per row");
+  }
+  if (rows > std::numeric_limits<int32_t>::max()) {
+    return InvalidArgument("GGUF file '" + gguf.path() + "': token_embd.weight has " +
+                           std::to_string(rows) + " rows; at most 2^31-1 are supported");
+  }
+  return static_cast<int32_t>(rows);
 }
 
 Result<LlamaConfig> LlamaConfigFromGguf(const GgufReader& gguf) {
@@ -87,8 +123,11 @@ Result<LlamaConfig> LlamaConfigFromGguf(const GgufReader& gguf) {
   TANDEM_ASSIGN_OR_RETURN(int64_t heads, gguf.GetInt("llama.attention.head_count"));
   TANDEM_ASSIGN_OR_RETURN(int64_t kv_heads, gguf.GetIntOr("llama.attention.head_count_kv", heads));
   TANDEM_ASSIGN_OR_RETURN(int64_t ff, gguf.GetInt("llama.feed_forward_length"));
-  TANDEM_ASSIGN_OR_RETURN(double theta, gguf.GetFloatOr("llama.rope.freq_base", 10000.0));
-  TANDEM_ASSIGN_OR_RETURN(double eps, gguf.GetFloatOr("llama.attention.layer_norm_rms_epsilon", 1e-5));
+  TANDEM_ASSIGN_OR_RETURN(c.rope_theta,
+                          GgufPositiveFloatOr(gguf, "llama.rope.freq_base", "rope_theta", 10000.0));
+  TANDEM_ASSIGN_OR_RETURN(c.rms_norm_eps,
+                          GgufPositiveFloatOr(gguf, "llama.attention.layer_norm_rms_epsilon",
+                                              "rms_norm_eps", 1e-5));
   TANDEM_ASSIGN_OR_RETURN(int64_t ctx, gguf.GetIntOr("llama.context_length", 2048));
   TANDEM_ASSIGN_OR_RETURN(int64_t experts, gguf.GetIntOr("llama.expert_count", 0));
   TANDEM_ASSIGN_OR_RETURN(int64_t experts_used, gguf.GetIntOr("llama.expert_used_count", 0));
@@ -99,27 +138,23 @@ Result<LlamaConfig> LlamaConfigFromGguf(const GgufReader& gguf) {
   c.num_kv_heads = static_cast<int32_t>(kv_heads);
   c.head_dim = static_cast<int32_t>(head_dim);
   c.intermediate_size = static_cast<int32_t>(ff);
-  c.rope_theta = static_cast<float>(theta);
-  c.rms_norm_eps = static_cast<float>(eps);
   c.max_position_embeddings = static_cast<int32_t>(ctx);
   c.num_experts = static_cast<int32_t>(experts);
   c.num_experts_per_tok = static_cast<int32_t>(experts_used);
   TANDEM_ASSIGN_OR_RETURN(c.vocab_size, GgufVocabSize(gguf));
   c.tie_word_embeddings = !gguf.HasTensor("output.weight");
-  TANDEM_RETURN_IF_ERROR(c.Validate());
+  TANDEM_RETURN_IF_ERROR(InGgufFile(gguf, c.Validate()));
   return c;
 }
 
 Result<LlamaConfig> LlamaConfigFromHf(const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / "config.json").string();
-  std::ifstream in(path);
-  if (!in) return NotFound("model folder '" + dir + "' has no config.json");
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return DataLoss("'" + path + "' is not a JSON object");
+  TANDEM_ASSIGN_OR_RETURN(nlohmann::json j, ReadHfConfigJson(dir));
+  const ConfigJson cj(path, std::move(j));
   std::string arch = "?";
-  if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
-      j["architectures"][0].is_string()) {
-    arch = j["architectures"][0].get<std::string>();
+  const auto& archs = cj.json().value("architectures", nlohmann::json::array());
+  if (archs.is_array() && !archs.empty() && archs[0].is_string()) {
+    arch = archs[0].get<std::string>();
   }
   if (arch != "LlamaForCausalLM") {
     return InvalidArgument("'" + path + "' names architecture '" + arch +
@@ -127,32 +162,15 @@ Result<LlamaConfig> LlamaConfigFromHf(const std::string& dir) {
   }
   LlamaConfig c;
   c.architecture = arch;
-  auto get_int = [&](const char* key, int32_t* out, std::optional<int32_t> fallback) -> Status {
-    if (!j.contains(key) || j[key].is_null()) {
-      if (fallback) { *out = *fallback; return Status::Ok(); }
-      return InvalidArgument("'" + path + "' lacks integer field '" + key + "'");
-    }
-    if (!j[key].is_number_integer()) return InvalidArgument("'" + path + "': field '" + key + "' is not an integer");
-    *out = j[key].get<int32_t>();
-    return Status::Ok();
-  };
-  TANDEM_RETURN_IF_ERROR(get_int("vocab_size", &c.vocab_size, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(get_int("hidden_size", &c.hidden_size, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(get_int("num_hidden_layers", &c.num_layers, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(get_int("num_attention_heads", &c.num_heads, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(get_int("num_key_value_heads", &c.num_kv_heads, c.num_heads));
-  TANDEM_RETURN_IF_ERROR(get_int("intermediate_size", &c.intermediate_size, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(get_int("max_position_embeddings", &c.max_position_embeddings, 2048));
-  TANDEM_RETURN_IF_ERROR(get_int("head_dim", &c.head_dim, c.num_heads > 0 ? c.hidden_size / c.num_heads : 0));
-  if (j.contains("rope_theta") && j["rope_theta"].is_number()) c.rope_theta = j["rope_theta"].get<float>();
-  if (j.contains("rms_norm_eps") && j["rms_norm_eps"].is_number()) c.rms_norm_eps = j["rms_norm_eps"].get<float>();
-  if (j.contains("tie_word_embeddings") && j["tie_word_embeddings"].is_boolean()) {
-    c.tie_word_embeddings = j["tie_word_embeddings"].get<bool>();
+  TANDEM_RETURN_IF_ERROR(ReadDecoderShape(cj, c));
+  TANDEM_RETURN_IF_ERROR(cj.Int("intermediate_size", &c.intermediate_size, std::nullopt));
+  TANDEM_RETURN_IF_ERROR(cj.Int("max_position_embeddings", &c.max_position_embeddings, 2048));
+  TANDEM_RETURN_IF_ERROR(ReadRopeNormAndTying(cj, c));
+  if (cj.Has("rope_scaling")) {
+    return Unimplemented("'" + path + "' sets rope_scaling " + cj.json()["rope_scaling"].dump() +
+                         "; not supported yet");
   }
-  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
-    return Unimplemented("'" + path + "' sets rope_scaling " + j["rope_scaling"].dump() + "; not supported yet");
-  }
-  TANDEM_RETURN_IF_ERROR(c.Validate());
+  TANDEM_RETURN_IF_ERROR(cj.InFile(c.Validate()));
   return c;
 }
 

@@ -31,16 +31,27 @@ struct LlamaConfig {
   Status Validate() const;
 };
 
-// The vocabulary size of a GGUF model: the rows of its 2-d token_embd.weight.
-// Errors: kInvalidArgument naming the file when there is no such tensor.
+// The vocabulary size of a GGUF model: the rows of its 2-d token_embd.weight, which must equal
+// the tokens of tokenizer.ggml.tokens when the file has them (llama.cpp's rule).
+// Errors: kInvalidArgument naming the file: no such tensor, or a token count that differs.
 Result<int32_t> GgufVocabSize(const GgufReader& gguf);
 // rms_norm_eps and rope_theta are finite and > 0 (shared by every config's Validate). Errors:
 // kInvalidArgument naming the field and the value.
 Status CheckNormEpsAndRopeTheta(float rms_norm_eps, float rope_theta);
+// The float metadata `key` (or `fallback` when absent), which must be finite and > 0 as a float:
+// an epsilon or a RoPE base of NaN, 0 or less makes every logit NaN. `field` is the config name
+// (rms_norm_eps, rope_theta) the message adds. Errors: kInvalidArgument naming the file, the key
+// and the value; the getter's errors for a key of another type.
+Result<float> GgufPositiveFloatOr(const GgufReader& gguf, const std::string& key,
+                                  const char* field, double fallback);
+// `status` (e.g. a failed Validate()) with "GGUF file 'PATH': " in front; ok stays ok.
+Status InGgufFile(const GgufReader& gguf, const Status& status);
 // The metadata `key` (e.g. "qwen3.block_count") equals the number of blk.N tensor blocks the
-// file holds; checked before any per-layer work, so a block_count of 10^9 is refused at once.
-// Errors: kInvalidArgument naming the file, the key and both counts.
-Status CheckGgufBlockCount(const GgufReader& gguf, const std::string& key, int64_t block_count);
+// file holds (or that minus `may_lack_last`: trailing blocks a file may leave out, such as
+// Qwen3.5's MTP block); checked before any per-layer work, so a block_count of 10^9 is refused
+// at once. Errors: kInvalidArgument naming the file, the key and both counts.
+Status CheckGgufBlockCount(const GgufReader& gguf, const std::string& key, int64_t block_count,
+                           int64_t may_lack_last = 0);
 
 // From GGUF `general.architecture` == "llama" and its `llama.*` keys; vocab from token_embd.
 // Errors: kInvalidArgument (other architecture, missing/ill-typed key, naming it).

@@ -1,10 +1,11 @@
 #include "model/config/qwen35_config.h"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "model/config/config_json.h"
+#include "model/config/hf_config.h"
+#include "model/config/model_config.h"
 
 namespace tandem::model {
 
@@ -12,6 +13,17 @@ int32_t Qwen35Config::num_full_attention_layers() const {
   int32_t n = 0;
   for (bool full : full_attention) n += full;
   return n;
+}
+
+Status Qwen35Config::SetLayerTypesByInterval(int32_t interval) {
+  if (interval < 1) {
+    return InvalidArgument("Qwen3.5 config: full_attention_interval is " +
+                           std::to_string(interval) + "; expected >= 1 (every N-th layer is "
+                           "full attention)");
+  }
+  full_attention.clear();
+  for (int32_t l = 0; l < num_layers; ++l) full_attention.push_back((l + 1) % interval == 0);
+  return Status::Ok();
 }
 
 Status Qwen35Config::Validate() const {
@@ -50,6 +62,7 @@ Status Qwen35Config::Validate() const {
                            std::to_string(num_experts_per_tok) + " > num_experts " +
                            std::to_string(num_experts));
   }
+  TANDEM_RETURN_IF_ERROR(CheckNormEpsAndRopeTheta(rms_norm_eps, rope_theta));
   if (static_cast<int32_t>(full_attention.size()) != num_layers) {
     return InvalidArgument("Qwen3.5 config: " + std::to_string(full_attention.size()) +
                            " layer types for " + std::to_string(num_layers) + " layers");
@@ -68,12 +81,7 @@ bool IsQwen35Architecture(const std::string& architecture) {
 
 Result<Qwen35Config> Qwen35ConfigFromHf(const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / "config.json").string();
-  std::ifstream in(path);
-  if (!in) return NotFound("model folder '" + dir + "' has no config.json");
-  nlohmann::json top = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (top.is_discarded() || !top.is_object()) {
-    return DataLoss("'" + path + "' is not a JSON object");
-  }
+  TANDEM_ASSIGN_OR_RETURN(const nlohmann::json top, ReadHfConfigJson(dir));
   Qwen35Config c;
   const auto& archs = top.value("architectures", nlohmann::json::array());
   c.architecture = archs.is_array() && !archs.empty() && archs[0].is_string()
@@ -96,11 +104,7 @@ Result<Qwen35Config> Qwen35ConfigFromHf(const std::string& dir) {
   if (cj.Has("mlp_only_layers") && !j["mlp_only_layers"].empty()) {
     return Unimplemented("'" + cj.path() + "' sets mlp_only_layers; not supported yet");
   }
-  TANDEM_RETURN_IF_ERROR(cj.Int("vocab_size", &c.vocab_size, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(cj.Int("hidden_size", &c.hidden_size, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(cj.Int("num_hidden_layers", &c.num_layers, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(cj.Int("num_attention_heads", &c.num_heads, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(cj.Int("num_key_value_heads", &c.num_kv_heads, c.num_heads));
+  TANDEM_RETURN_IF_ERROR(ReadDecoderShape(cj, c));
   TANDEM_RETURN_IF_ERROR(cj.Int("head_dim", &c.head_dim, std::nullopt));
   TANDEM_RETURN_IF_ERROR(cj.Int("linear_num_key_heads", &c.linear_num_key_heads, std::nullopt));
   TANDEM_RETURN_IF_ERROR(
@@ -116,7 +120,7 @@ Result<Qwen35Config> Qwen35ConfigFromHf(const std::string& dir) {
                                 &c.shared_expert_intermediate_size, 0));
   TANDEM_RETURN_IF_ERROR(cj.Int("max_position_embeddings", &c.max_position_embeddings, 262144));
   TANDEM_RETURN_IF_ERROR(cj.Int("mtp_num_hidden_layers", &c.mtp_num_hidden_layers, 0));
-  TANDEM_RETURN_IF_ERROR(cj.Float("rms_norm_eps", &c.rms_norm_eps));
+  TANDEM_RETURN_IF_ERROR(cj.PositiveFloat("rms_norm_eps", &c.rms_norm_eps));
   TANDEM_RETURN_IF_ERROR(cj.Bool("tie_word_embeddings", &c.tie_word_embeddings));
   if (top.contains("tie_word_embeddings") && top["tie_word_embeddings"].is_boolean()) {
     c.tie_word_embeddings = top["tie_word_embeddings"].get<bool>();
@@ -125,7 +129,7 @@ Result<Qwen35Config> Qwen35ConfigFromHf(const std::string& dir) {
   // interleaved M-RoPE sections plain 1-D RoPE (QWEN35.md §2.3), so mrope_section is not read.
   const ConfigJson rope(cj.path() + " rope_parameters",
                         cj.Has("rope_parameters") ? j["rope_parameters"] : j);
-  TANDEM_RETURN_IF_ERROR(rope.Float("rope_theta", &c.rope_theta));
+  TANDEM_RETURN_IF_ERROR(rope.PositiveFloat("rope_theta", &c.rope_theta));
   TANDEM_RETURN_IF_ERROR(rope.Float("partial_rotary_factor", &c.partial_rotary_factor));
   if (rope.Has("rope_type") && rope.json()["rope_type"] != "default") {
     return Unimplemented("'" + rope.path() + "' sets rope_type " +
@@ -143,9 +147,9 @@ Result<Qwen35Config> Qwen35ConfigFromHf(const std::string& dir) {
   } else {
     int32_t interval = 4;
     TANDEM_RETURN_IF_ERROR(cj.Int("full_attention_interval", &interval, 4));
-    for (int32_t l = 0; l < c.num_layers; ++l) c.full_attention.push_back((l + 1) % interval == 0);
+    TANDEM_RETURN_IF_ERROR(cj.InFile(c.SetLayerTypesByInterval(interval)));
   }
-  TANDEM_RETURN_IF_ERROR(c.Validate());
+  TANDEM_RETURN_IF_ERROR(cj.InFile(c.Validate()));
   return c;
 }
 

@@ -44,8 +44,13 @@ struct Qwen35Config {
   int32_t rotary_dim() const { return static_cast<int32_t>(head_dim * partial_rotary_factor); }
   int32_t num_full_attention_layers() const;
 
-  // Positivity, head divisibility, an even rotary dim, top-k in [1, num_experts], one layer
-  // type per layer. Errors: kInvalidArgument naming the field.
+  // full_attention for num_layers layers when the file lists no layer types: every
+  // `interval`-th layer is full attention. Errors: kInvalidArgument for an interval below 1.
+  Status SetLayerTypesByInterval(int32_t interval);
+
+  // Positivity, head divisibility, an even rotary dim, top-k in [1, num_experts], finite
+  // positive rms_norm_eps and rope_theta, one layer type per layer. Errors: kInvalidArgument
+  // naming the field.
   Status Validate() const;
 };
 

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "model/config/config_json.h"
+#include "model/config/hf_config.h"
 #include "model/config/model_config.h"
 
 namespace tandem::model {
@@ -113,10 +113,7 @@ bool IsQwenArchitecture(const std::string& architecture) {
 
 Result<QwenConfig> QwenConfigFromHf(const std::string& dir) {
   const std::string path = (std::filesystem::path(dir) / "config.json").string();
-  std::ifstream in(path);
-  if (!in) return NotFound("model folder '" + dir + "' has no config.json");
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return DataLoss("'" + path + "' is not a JSON object");
+  TANDEM_ASSIGN_OR_RETURN(nlohmann::json j, ReadHfConfigJson(dir));
   const ConfigJson cj(path, std::move(j));
   QwenConfig c;
   const auto& archs = cj.json().value("architectures", nlohmann::json::array());
@@ -130,19 +127,11 @@ Result<QwenConfig> QwenConfigFromHf(const std::string& dir) {
   }
   TANDEM_RETURN_IF_ERROR(CheckSupported(cj));
   const bool moe = c.architecture != "Qwen3ForCausalLM";
-  TANDEM_RETURN_IF_ERROR(cj.Int("vocab_size", &c.vocab_size, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(cj.Int("hidden_size", &c.hidden_size, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(cj.Int("num_hidden_layers", &c.num_layers, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(cj.Int("num_attention_heads", &c.num_heads, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(cj.Int("num_key_value_heads", &c.num_kv_heads, c.num_heads));
+  TANDEM_RETURN_IF_ERROR(ReadDecoderShape(cj, c));
   TANDEM_RETURN_IF_ERROR(cj.Int("intermediate_size", &c.intermediate_size,
                                 moe ? std::optional<int32_t>(0) : std::nullopt));
   TANDEM_RETURN_IF_ERROR(cj.Int("max_position_embeddings", &c.max_position_embeddings, 32768));
-  TANDEM_RETURN_IF_ERROR(
-      cj.Int("head_dim", &c.head_dim, c.num_heads > 0 ? c.hidden_size / c.num_heads : 0));
-  TANDEM_RETURN_IF_ERROR(cj.Float("rope_theta", &c.rope_theta));
-  TANDEM_RETURN_IF_ERROR(cj.Float("rms_norm_eps", &c.rms_norm_eps));
-  TANDEM_RETURN_IF_ERROR(cj.Bool("tie_word_embeddings", &c.tie_word_embeddings));
+  TANDEM_RETURN_IF_ERROR(ReadRopeNormAndTying(cj, c));
   if (c.architecture == "Qwen2MoeForCausalLM") {
     c.qkv_bias = true;  // HF Qwen2MoeConfig.qkv_bias defaults to true; o_proj has no bias
     TANDEM_RETURN_IF_ERROR(cj.Bool("qkv_bias", &c.qkv_bias));
@@ -153,7 +142,7 @@ Result<QwenConfig> QwenConfigFromHf(const std::string& dir) {
     c.qkv_bias = c.o_bias = attention_bias;
   }
   if (moe) TANDEM_RETURN_IF_ERROR(ReadMoeFields(cj, c));
-  TANDEM_RETURN_IF_ERROR(c.Validate());
+  TANDEM_RETURN_IF_ERROR(cj.InFile(c.Validate()));
   return c;
 }
 

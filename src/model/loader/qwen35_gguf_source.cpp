@@ -1,6 +1,8 @@
 #include "model/loader/qwen35_gguf_source.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "model/config/model_config.h"
 
@@ -43,16 +45,18 @@ Result<Qwen35Config> Qwen35ConfigFromGguf(const GgufReader& gguf) {
     *out = static_cast<int32_t>(v);
     return Status::Ok();
   };
-  int32_t blocks = 0, nextn = 0, inner = 0, interval = 4, rope_dims = 0;
-  TANDEM_RETURN_IF_ERROR(get("block_count", &blocks));
+  int32_t nextn = 0, inner = 0, rope_dims = 0;
+  TANDEM_ASSIGN_OR_RETURN(const int64_t blocks, gguf.GetInt("qwen35moe.block_count"));
   TANDEM_ASSIGN_OR_RETURN(int64_t n, gguf.GetIntOr("qwen35moe.nextn_predict_layers", 0));
   if (n < 0 || n >= blocks) {
     return InvalidArgument("GGUF file '" + gguf.path() + "': qwen35moe.nextn_predict_layers " +
                            std::to_string(n) + " must be in [0, block_count " +
                            std::to_string(blocks) + ")");
   }
+  // Before any per-layer work; the MTP blocks (the last `n`) may be left out of a file.
+  TANDEM_RETURN_IF_ERROR(CheckGgufBlockCount(gguf, "qwen35moe.block_count", blocks, n));
   nextn = static_cast<int32_t>(n);
-  c.num_layers = blocks - nextn;
+  c.num_layers = static_cast<int32_t>(blocks - nextn);
   c.mtp_num_hidden_layers = nextn;
   TANDEM_RETURN_IF_ERROR(get("embedding_length", &c.hidden_size));
   TANDEM_RETURN_IF_ERROR(get("attention.head_count", &c.num_heads));
@@ -70,15 +74,15 @@ Result<Qwen35Config> Qwen35ConfigFromGguf(const GgufReader& gguf) {
   TANDEM_RETURN_IF_ERROR(get("ssm.group_count", &c.linear_num_key_heads));
   TANDEM_RETURN_IF_ERROR(get("ssm.time_step_rank", &c.linear_num_value_heads));
   TANDEM_RETURN_IF_ERROR(get("ssm.inner_size", &inner));
-  TANDEM_ASSIGN_OR_RETURN(int64_t iv, gguf.GetIntOr("qwen35moe.full_attention_interval", 4));
-  interval = static_cast<int32_t>(iv);
+  TANDEM_ASSIGN_OR_RETURN(int64_t interval,
+                          gguf.GetIntOr("qwen35moe.full_attention_interval", 4));
   TANDEM_ASSIGN_OR_RETURN(int64_t ctx, gguf.GetIntOr("qwen35moe.context_length", 262144));
   c.max_position_embeddings = static_cast<int32_t>(ctx);
-  TANDEM_ASSIGN_OR_RETURN(double theta, gguf.GetFloatOr("qwen35moe.rope.freq_base", 1e7));
-  TANDEM_ASSIGN_OR_RETURN(double eps,
-                          gguf.GetFloatOr("qwen35moe.attention.layer_norm_rms_epsilon", 1e-6));
-  c.rope_theta = static_cast<float>(theta);
-  c.rms_norm_eps = static_cast<float>(eps);
+  TANDEM_ASSIGN_OR_RETURN(c.rope_theta, GgufPositiveFloatOr(gguf, "qwen35moe.rope.freq_base",
+                                                            "rope_theta", 1e7));
+  TANDEM_ASSIGN_OR_RETURN(c.rms_norm_eps,
+                          GgufPositiveFloatOr(gguf, "qwen35moe.attention.layer_norm_rms_epsilon",
+                                              "rms_norm_eps", 1e-6));
   if (c.linear_num_value_heads <= 0 || inner % c.linear_num_value_heads != 0 ||
       c.head_dim <= 0) {
     return InvalidArgument("GGUF file '" + gguf.path() + "': qwen35moe.ssm.inner_size " +
@@ -87,10 +91,13 @@ Result<Qwen35Config> Qwen35ConfigFromGguf(const GgufReader& gguf) {
   }
   c.linear_value_head_dim = inner / c.linear_num_value_heads;
   c.partial_rotary_factor = static_cast<float>(rope_dims) / static_cast<float>(c.head_dim);
-  for (int32_t l = 0; l < c.num_layers; ++l) c.full_attention.push_back((l + 1) % interval == 0);
+  TANDEM_RETURN_IF_ERROR(InGgufFile(
+      gguf, c.SetLayerTypesByInterval(static_cast<int32_t>(
+                std::clamp<int64_t>(interval, std::numeric_limits<int32_t>::min(),
+                                    std::numeric_limits<int32_t>::max())))));
   TANDEM_ASSIGN_OR_RETURN(c.vocab_size, GgufVocabSize(gguf));
   c.tie_word_embeddings = !gguf.HasTensor("output.weight");
-  TANDEM_RETURN_IF_ERROR(c.Validate());
+  TANDEM_RETURN_IF_ERROR(InGgufFile(gguf, c.Validate()));
   return c;
 }
 

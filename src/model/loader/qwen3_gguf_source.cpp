@@ -21,8 +21,11 @@ Result<QwenConfig> QwenConfigFromGguf(const GgufReader& gguf) {
   TANDEM_ASSIGN_OR_RETURN(int64_t heads, gguf.GetInt(key("attention.head_count")));
   TANDEM_ASSIGN_OR_RETURN(int64_t kv_heads, gguf.GetIntOr(key("attention.head_count_kv"), heads));
   TANDEM_ASSIGN_OR_RETURN(int64_t ff, gguf.GetIntOr(key("feed_forward_length"), 0));
-  TANDEM_ASSIGN_OR_RETURN(double theta, gguf.GetFloatOr(key("rope.freq_base"), 1000000.0));
-  TANDEM_ASSIGN_OR_RETURN(double eps, gguf.GetFloatOr(key("attention.layer_norm_rms_epsilon"), 1e-6));
+  TANDEM_ASSIGN_OR_RETURN(c.rope_theta, GgufPositiveFloatOr(gguf, key("rope.freq_base"),
+                                                            "rope_theta", 1000000.0));
+  TANDEM_ASSIGN_OR_RETURN(c.rms_norm_eps,
+                          GgufPositiveFloatOr(gguf, key("attention.layer_norm_rms_epsilon"),
+                                              "rms_norm_eps", 1e-6));
   TANDEM_ASSIGN_OR_RETURN(int64_t ctx, gguf.GetIntOr(key("context_length"), 40960));
   TANDEM_ASSIGN_OR_RETURN(int64_t head_dim,
                           gguf.GetIntOr(key("attention.key_length"), heads > 0 ? dim / heads : 0));
@@ -32,8 +35,6 @@ Result<QwenConfig> QwenConfigFromGguf(const GgufReader& gguf) {
   c.num_kv_heads = static_cast<int32_t>(kv_heads);
   c.head_dim = static_cast<int32_t>(head_dim);
   c.intermediate_size = static_cast<int32_t>(ff);
-  c.rope_theta = static_cast<float>(theta);
-  c.rms_norm_eps = static_cast<float>(eps);
   c.max_position_embeddings = static_cast<int32_t>(ctx);
   c.qk_norm = true;
   if (arch == "qwen3moe") {
@@ -47,7 +48,7 @@ Result<QwenConfig> QwenConfigFromGguf(const GgufReader& gguf) {
   }
   TANDEM_ASSIGN_OR_RETURN(c.vocab_size, GgufVocabSize(gguf));
   c.tie_word_embeddings = !gguf.HasTensor("output.weight");
-  TANDEM_RETURN_IF_ERROR(c.Validate());
+  TANDEM_RETURN_IF_ERROR(InGgufFile(gguf, c.Validate()));
   return c;
 }
 

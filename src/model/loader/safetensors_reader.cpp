@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "core/regular_file.h"
 
 namespace tandem::model {
 namespace {
@@ -169,8 +170,8 @@ Result<std::unique_ptr<SafetensorsCheckpoint>> SafetensorsCheckpoint::Open(const
   std::vector<std::string> files;
   std::map<std::string, std::string> weight_map;
   if (fs::exists(index_path)) {
-    std::ifstream in(index_path);
-    nlohmann::json index = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    TANDEM_ASSIGN_OR_RETURN(const std::string text, ReadRegularFile(index_path.string()));
+    nlohmann::json index = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (index.is_discarded() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
       return DataLoss("'" + index_path.string() + "' is not JSON with a \"weight_map\" object");
     }

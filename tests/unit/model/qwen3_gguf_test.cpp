@@ -64,11 +64,14 @@ TEST(Qwen3GgufTest, BlockCountThatContradictsTheTensorsIsRefusedAtOnce) {
 
 TEST(Qwen3GgufTest, NanOrNonPositiveEpsAndRopeThetaAreRefused) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_NE(LoadError(Patched("qwen3.attention.layer_norm_rms_epsilon", nan)).find("rms_norm_eps"),
+  const std::string eps = "qwen3.attention.layer_norm_rms_epsilon (rms_norm_eps) is ";
+  EXPECT_NE(LoadError(Patched("qwen3.attention.layer_norm_rms_epsilon", nan)).find(eps + "nan"),
             std::string::npos);
-  EXPECT_NE(LoadError(Patched("qwen3.attention.layer_norm_rms_epsilon", -1.0f)).find("rms_norm_eps"),
+  EXPECT_NE(LoadError(Patched("qwen3.attention.layer_norm_rms_epsilon", -1.0f)).find(eps + "-1;"),
             std::string::npos);
-  EXPECT_NE(LoadError(Patched("qwen3.rope.freq_base", 0.0f)).find("rope_theta"), std::string::npos);
+  EXPECT_NE(LoadError(Patched("qwen3.rope.freq_base", 0.0f))
+                .find("qwen3.rope.freq_base (rope_theta) is 0; expected a finite number > 0"),
+            std::string::npos);
 }
 
 }  // namespace
