@@ -1,13 +1,18 @@
 #include "apps/serve_flags.h"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <map>
 
 #include "apps/serve_flag_helpers.h"
 #include "apps/speculative_flag.h"
 #include "core/logging.h"
+#include "core/resource_limits.h"
 
 namespace tandem::apps {
 
@@ -63,34 +68,27 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "default-chat-template-kwargs", f.default_chat_template_kwargs,
       "JSON object of chat template variables; a request's chat_template_kwargs override it");
   Opt(app, "max-chat-messages", f.max_chat_messages,
-      "Messages per chat request at most (400 beyond)")->check(CLI::PositiveNumber);
+      "Messages per chat request at most (400 beyond)")->check(IntRange(1, 1000000));
   Opt(app, "max-chat-tools", f.max_chat_tools, "Tools per chat request at most (400 beyond)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntRange(1, 100000));
   Opt(app, "chat-template-max-recursion", f.chat_template_max_recursion,
-      "Nested macro calls in one chat template render at most")->check(CLI::PositiveNumber);
+      "Nested macro calls in one chat template render at most")->check(IntRange(1, 10000));
   Opt(app, "chat-template-max-loop-iterations", f.chat_template_max_loop_iterations,
       "Loop iterations (all loops) and range() length in one chat template render at most")
-      ->check(CLI::PositiveNumber);
+      ->check(IntRange(1, std::numeric_limits<int64_t>::max()));
   Opt(app, "chat-template-max-output-bytes", f.chat_template_max_output_bytes,
       "Bytes of a rendered chat prompt, and of any value a render builds, at most")
-      ->check(CLI::PositiveNumber);
+      ->check(IntRange(1, int64_t{1} << 30));
   Opt(app, "chat-template-timeout", f.chat_template_timeout,
       "Seconds one chat template render may take at most (400 beyond)")
-      ->check(CLI::PositiveNumber);
+      ->check(NumberRange(0, 86400, /*min_exclusive=*/true));
 
   Opt(app, "stalled-client-timeout", f.stalled_client_timeout,
       "Seconds a client may leave over 1 MiB of a response unread before the response is "
       "aborted (its engine requests too); 16 MiB unread aborts at once")
-      ->check([](const std::string& value) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(value.c_str(), &end);
-        if (end == value.c_str() || *end != '\0' || !(v >= 0.1 && v <= 86400)) {
-          return "must be a number of seconds in [0.1, 86400], got '" + value + "'";
-        }
-        return "";
-      });
+      ->check(NumberRange(0.1, 86400));
   Opt(app, "host", f.host, "Address the HTTP server binds");
-  Opt(app, "port", f.port, "HTTP port")->check(CLI::Range(1, 65535));
+  Opt(app, "port", f.port, "HTTP port")->check(IntRange(1, 65535));
   app.add_option("--api-key", f.api_key,
                  "Require `Authorization: Bearer KEY` on /v1 routes (env TANDEM_API_KEY or "
                  "VLLM_API_KEY)")
@@ -104,47 +102,63 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
        "prompt and prompt token ids (DEBUG, TANDEM_LOG_LEVEL=debug)");
   Opt(app, "max-log-len", f.max_log_len,
       "Prompt characters and prompt token ids --enable-log-requests logs at most (-1 = all)")
-      ->check(CLI::Range(-1, 1 << 30));
+      ->check(IntRange(-1, 1 << 30));
   Flag(app, "enable-prompt-tokens-details", f.enable_prompt_tokens_details,
        "usage.prompt_tokens_details = {\"cached_tokens\": N} (prompt tokens served from the "
        "prefix cache) in completions and chat responses; without it null, as vLLM");
   Flag(app, "ui", f.ui, "Serve the chat playground page at / (--no-ui: off)");
   Opt(app, "api-server-count", f.api_server_count,
-      "HTTP front-end processes on one port (default: number of local DP ranks)");
+      "HTTP front-end processes on one port (default: number of local DP ranks)")
+      ->check(IntRange(-1, kMaxProcessesPerFlag));
 
   Opt(app, "max-model-len", f.max_model_len,
       "Prompt + output tokens per request at most (0 = the model's context length); 32k = "
       "32000, 32K = 32768")
-      ->transform(HumanReadableInt("max-model-len"));
+      ->transform(HumanReadableInt("max-model-len"))
+      ->check(IntRange(0, std::numeric_limits<int32_t>::max()));
   Opt(app, "max-num-seqs", f.max_num_seqs, "Running sequences per step at most")
-      ->check(CLI::PositiveNumber);
+      ->check(IntRange(1, 65536));
   Opt(app, "max-num-batched-tokens", f.max_num_batched_tokens,
       "Token budget per step; long prompts are prefilled in chunks (0 = auto); 8k = 8000")
-      ->transform(HumanReadableInt("max-num-batched-tokens"));
+      ->transform(HumanReadableInt("max-num-batched-tokens"))
+      ->check(IntRange(0, std::numeric_limits<int32_t>::max()));
   Opt(app, "block-size", f.block_size, "Tokens per KV-cache block")
+      ->check(IntRange(1, 128))
       ->check(CLI::IsMember({1, 2, 4, 8, 16, 32, 64, 128}));
   Flag(app, "enable-prefix-caching", f.enable_prefix_caching,
        "Reuse KV blocks of shared prompt prefixes");
   Opt(app, "gpu-memory-utilization", f.gpu_memory_utilization,
       "Share of the memory this process may use for weights + activations + KV cache (CPU: "
       "of available RAM)")
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(NumberRange(0.01, 1.0));
   Opt(app, "kv-cache-memory-bytes", f.kv_cache_memory_bytes,
-      "KV cache size in bytes; overrides --gpu-memory-utilization")
-      ->check(CLI::NonNegativeNumber);
-  Opt(app, "seed", f.seed, "Engine seed for unseeded sampling");
-  Opt(app, "max-logprobs", f.max_logprobs, "Largest logprobs/top_logprobs a request may ask");
-  Opt(app, "num-threads", f.num_threads, "CPU threads for the forward pass (0 = all cores)")
-      ->check(CLI::NonNegativeNumber);
+      "KV cache size in bytes of each engine process (16G = 16 GiB); overrides "
+      "--gpu-memory-utilization; at most this machine's physical memory")
+      ->transform(HumanReadableInt("kv-cache-memory-bytes"))
+      ->check(IntRange(0, std::numeric_limits<int64_t>::max()));
+  Opt(app, "seed", f.seed, "Engine seed for unseeded sampling")
+      ->check(IntRange(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
+  Opt(app, "max-logprobs", f.max_logprobs, "Largest logprobs/top_logprobs a request may ask")
+      ->check(IntRange(0, 1 << 20));
+  Opt(app, "num-threads", f.num_threads,
+      "CPU threads for the forward pass (0 = all cores). At most 1024: OpenMP threads beyond the "
+      "CPUs only time-share them, and 100000 of them crashed the engine")
+      ->check(IntRange(0, kMaxNumThreads));
 
   Opt(app, "tensor-parallel-size", f.tensor_parallel_size,
-      "TP ranks (processes) per DP rank, each holding a shard of every layer (vLLM short form -tp)");
-  Opt(app, "data-parallel-size", f.data_parallel_size, "DP ranks in the whole deployment (vLLM short form -dp)");
+      "TP ranks (processes) per DP rank, each holding a shard of every layer (vLLM short form -tp)")
+      ->check(IntRange(1, kMaxProcessesPerFlag));
+  Opt(app, "data-parallel-size", f.data_parallel_size,
+      "DP ranks in the whole deployment (vLLM short form -dp)")
+      ->check(IntRange(1, kMaxDataParallelSize));
   Opt(app, "data-parallel-size-local", f.data_parallel_size_local,
-      "DP ranks on this machine (-1 = all ranks from --data-parallel-start-rank on)");
-  Opt(app, "data-parallel-start-rank", f.data_parallel_start_rank, "First DP rank of this machine");
+      "DP ranks on this machine (-1 = all ranks from --data-parallel-start-rank on)")
+      ->check(IntRange(-1, kMaxProcessesPerFlag));
+  Opt(app, "data-parallel-start-rank", f.data_parallel_start_rank, "First DP rank of this machine")
+      ->check(IntRange(0, kMaxDataParallelSize - 1));
   Opt(app, "data-parallel-address", f.data_parallel_address, "Head's address for the DP handshake");
-  Opt(app, "data-parallel-rpc-port", f.data_parallel_rpc_port, "Head's DP handshake port");
+  Opt(app, "data-parallel-rpc-port", f.data_parallel_rpc_port, "Head's DP handshake port")
+      ->check(IntRange(1, 65535));
   Opt(app, "data-parallel-load-balancer", f.data_parallel_load_balancer,
       "How API servers pick a DP rank: least-loaded (the fewest tokens of work held: prompt + "
       "max_tokens of its unfinished requests) | round-robin")
@@ -275,15 +289,27 @@ Status ValidateServeFlags(ServeFlags& f) {
     return InvalidArgument("--enable-auto-tool-choice needs --tool-call-parser (hermes or "
                            "qwen3_coder)");
   }
-  if (f.max_model_len < 0) return InvalidArgument("--max-model-len must be >= 0");
-  if (f.max_num_batched_tokens < 0) return InvalidArgument("--max-num-batched-tokens must be >= 0");
-  if (f.tensor_parallel_size < 1) {
-    return InvalidArgument("--tensor-parallel-size " + std::to_string(f.tensor_parallel_size) +
-                           " must be >= 1");
-  }
   TANDEM_ASSIGN_OR_RETURN(f.speculative, ParseSpeculativeConfig(f.speculative_config));
   TANDEM_RETURN_IF_ERROR(ValidateCompatFlags(f));
-  return ValidateDataParallelFlags(f);
+  TANDEM_RETURN_IF_ERROR(ValidateDataParallelFlags(f));
+  return CheckKvCacheFitsInMemory(f, PhysicalMemoryBytes());
+}
+
+Status CheckKvCacheFitsInMemory(const ServeFlags& f, int64_t physical_memory_bytes) {
+  if (f.kv_cache_memory_bytes <= 0 || physical_memory_bytes <= 0) return Status::Ok();
+  // Every engine process on this machine (local DP ranks x TP ranks) maps a cache this size.
+  const int64_t caches =
+      int64_t{std::max(1, f.data_parallel_size_local)} * std::max(1, f.tensor_parallel_size);
+  const double asked = static_cast<double>(f.kv_cache_memory_bytes) * static_cast<double>(caches);
+  if (asked <= static_cast<double>(physical_memory_bytes)) return Status::Ok();
+  const auto gib = [](double bytes) { return fmt::format("{:.1f} GiB", bytes / (1 << 30)); };
+  return InvalidArgument(
+      "--kv-cache-memory-bytes " + std::to_string(f.kv_cache_memory_bytes) + " (" +
+      gib(static_cast<double>(f.kv_cache_memory_bytes)) + ")" +
+      (caches > 1 ? " x " + std::to_string(caches) + " engine processes on this machine" : "") +
+      " exceeds this machine's physical memory of " + std::to_string(physical_memory_bytes) +
+      " bytes (" + gib(static_cast<double>(physical_memory_bytes)) +
+      "); give at most that, or leave the flag out and let --gpu-memory-utilization size the cache");
 }
 
 void LogIneffectiveFlags(const ServeFlags& f) {

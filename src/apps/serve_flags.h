@@ -154,8 +154,15 @@ Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args,
                                                   ServeFlags::ConfigFileUse* use);
 
 // After parsing: env fallbacks (VLLM_API_KEY), JSON-valued flags must parse, features not
-// built yet stop start-up naming the flag. Errors: kInvalidArgument / kUnimplemented.
+// built yet stop start-up naming the flag, the KV cache fits in physical memory
+// (CheckKvCacheFitsInMemory). Each number's own range is checked as it is parsed (IntRange,
+// NumberRange in serve_flag_helpers.h). Errors: kInvalidArgument / kUnimplemented.
 Status ValidateServeFlags(ServeFlags& flags);
+
+// --kv-cache-memory-bytes times the engine processes on this machine (local DP ranks x TP ranks,
+// after ValidateServeFlags resolved them) must fit in `physical_memory_bytes` (0 = unknown: not
+// checked). Errors: kInvalidArgument naming the flag, both numbers in bytes and GiB.
+Status CheckKvCacheFitsInMemory(const ServeFlags& flags, int64_t physical_memory_bytes);
 
 // Logs the accepted-but-ineffective accelerator flags, then LogCompatFlags and LogAppliedFlags.
 void LogIneffectiveFlags(const ServeFlags& flags);

@@ -28,9 +28,12 @@ void DeclareCompatFlags(CLI::App& app, ServeFlags& f) {
   Flag(app, "enable-chunked-prefill", f.enable_chunked_prefill,
        "Always on: long prompts are prefilled in chunks of --max-num-batched-tokens (as vLLM V1)");
   Opt(app, "pipeline-parallel-size", f.pipeline_parallel_size,
-      "Pipeline stages: only 1 (use --tensor-parallel-size / --data-parallel-size)");
-  Opt(app, "swap-space", f.swap_space, "GiB of CPU swap for the KV cache: no effect on CPU");
-  Opt(app, "cpu-offload-gb", f.cpu_offload_gb, "GiB of weights offloaded to CPU: no effect on CPU");
+      "Pipeline stages: only 1 (use --tensor-parallel-size / --data-parallel-size)")
+      ->check(IntRange(1, kMaxProcessesPerFlag));
+  Opt(app, "swap-space", f.swap_space, "GiB of CPU swap for the KV cache: no effect on CPU")
+      ->check(NumberRange(0, 1 << 20));
+  Opt(app, "cpu-offload-gb", f.cpu_offload_gb, "GiB of weights offloaded to CPU: no effect on CPU")
+      ->check(NumberRange(0, 1 << 20));
   Flag(app, "disable-log-stats", f.disable_log_stats,
        "Accepted: tandem logs no periodic stats (they are at /metrics)");
   Opt(app, "uvicorn-log-level", f.uvicorn_log_level,
@@ -47,7 +50,8 @@ void DeclareCompatFlags(CLI::App& app, ServeFlags& f) {
   Flag(app, "data-parallel-external-lb", f.data_parallel_external_lb,
        "Not built: tandem balances DP ranks itself (--data-parallel-load-balancer)");
   Opt(app, "data-parallel-rank", f.data_parallel_rank,
-      "Not built (external DP load balancing); use --data-parallel-start-rank with --headless");
+      "Not built (external DP load balancing); use --data-parallel-start-rank with --headless")
+      ->check(IntRange(-1, kMaxDataParallelSize - 1));
   Flag(app, "enable-server-load-tracking", f.enable_server_load_tracking,
        "GET /load answers {\"server_load\": N}, the generation requests this API server holds "
        "(0 without this flag)");
@@ -64,7 +68,7 @@ void DeclareCompatFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "ssl-ca-certs", f.ssl_ca_certs, "HTTPS: PEM CAs that sign client certificates");
   Opt(app, "ssl-cert-reqs", f.ssl_cert_reqs,
       "HTTPS client certificates: 0 not asked for, 1 optional, 2 required (needs --ssl-ca-certs)")
-      ->check(CLI::Range(0, 2));
+      ->check(IntRange(0, 2));
   Opt(app, "ssl-ciphers", f.ssl_ciphers, "HTTPS: OpenSSL cipher list for TLS 1.2");
   Flag(app, "enable-ssl-refresh", f.enable_ssl_refresh,
        "HTTPS: reload the key, certificate and CAs when their files change");
