@@ -138,8 +138,10 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       ->check(IntRange(0, std::numeric_limits<int64_t>::max()));
   Opt(app, "seed", f.seed, "Engine seed for unseeded sampling")
       ->check(IntRange(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
-  Opt(app, "max-logprobs", f.max_logprobs, "Largest logprobs/top_logprobs a request may ask")
-      ->check(IntRange(0, 1 << 20));
+  Opt(app, "max-logprobs", f.max_logprobs,
+      "Largest logprobs/top_logprobs/prompt_logprobs a request may ask; -1: no cap (a request's "
+      "-1 then asks for the whole vocabulary), as vLLM")
+      ->check(IntRange(-1, 1 << 20));
   Opt(app, "num-threads", f.num_threads,
       "CPU threads for the forward pass (0 = all cores). At most 1024: OpenMP threads beyond the "
       "CPUs only time-share them, and 100000 of them crashed the engine")

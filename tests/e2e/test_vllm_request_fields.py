@@ -2,6 +2,7 @@
 refused with a 400 naming it; a field no endpoint reads is named in one warning line. Never a
 silent 200 with the wrong behaviour."""
 import json
+import math
 import os
 
 from harness import STORIES_GGUF, Server, check, run
@@ -25,6 +26,9 @@ REFUSED = [  # (fields, param, words)
     ({"best_of": 2}, "best_of", "not supported"),
     ({"use_beam_search": True}, "use_beam_search", "beam search"),
     ({"prompt_logprobs": 21}, "prompt_logprobs", "must be in [0, 20]"),
+    ({"prompt_logprobs": -1}, "prompt_logprobs", "needs --max-logprobs -1"),
+    ({"logprobs": -1}, "logprobs", "needs --max-logprobs -1"),
+    ({"prompt_logprobs": -2}, "prompt_logprobs", "must be in [0, 20]"),
     ({"prompt_logprobs": 1, "stream": True}, "prompt_logprobs", "not available when"),
     ({"max_tokens": 0}, "max_tokens", "only allowed with 'echo'"),
     ({"priority": 3}, "priority", "priority scheduling is not enabled"),
@@ -272,6 +276,28 @@ def test_min_tokens_holds_off_stop_strings():
             check(len(out["token_ids"]) > min_tokens, f"at least min_tokens tokens: {out}")
 
 
+def test_minus_one_asks_for_the_whole_vocabulary_with_no_cap():
+    with Server(STORIES_GGUF, "--max-logprobs", "-1", *CHAT) as srv:
+        # token_id:N keys: token texts collide (byte tokens), ids do not.
+        out = complete(srv, max_tokens=3, logprobs=-1, prompt_logprobs=-1,
+                       return_tokens_as_token_ids=True)
+        choice = out["choices"][0]
+        vocab = 512  # stories260K's tokenizer and logits row
+        for top in choice["logprobs"]["top_logprobs"]:
+            check(len(top) == vocab, f"every token of the vocabulary: {len(top)}")
+            total = sum(math.exp(v) for v in top.values())
+            check(abs(total - 1) < 1e-3, f"a whole distribution sums to 1: {total}")
+        prompt = choice["prompt_logprobs"]
+        check(prompt[0] is None and all(len(p) >= vocab for p in prompt[1:]),
+              f"prompt positions: {[None if p is None else len(p) for p in prompt]}")
+        status, body = srv.post_json("/v1/chat/completions", {
+            "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1, "logprobs": True,
+            "top_logprobs": -1})
+        check(status == 200, f"chat top_logprobs -1: {status} {body}")
+        top = body["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        check(len(top) == vocab, f"chat: every token of the vocabulary: {len(top)}")
+
+
 if __name__ == "__main__":
     run([test_refused_fields_are_400s_naming_them,
          test_honoured_sampling_fields,
@@ -282,4 +308,5 @@ if __name__ == "__main__":
          test_chat_extras_documents_effort_template_and_include_reasoning,
          test_several_prompts_give_n_choices_each_indexed_as_vllm,
          test_prompt_logprobs_and_echo_equal_a_teacher_forced_run,
-         test_min_tokens_holds_off_stop_strings])
+         test_min_tokens_holds_off_stop_strings,
+         test_minus_one_asks_for_the_whole_vocabulary_with_no_cap])

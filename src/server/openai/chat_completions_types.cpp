@@ -294,14 +294,14 @@ ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(const OJson& body,
   TANDEM_API_ASSIGN_OR_RETURN(request.logprobs, GetBool(plain, "logprobs", false));
   const bool has_top = plain.contains("top_logprobs") && !plain["top_logprobs"].is_null();
   TANDEM_API_ASSIGN_OR_RETURN(const int64_t top_logprobs, GetInt(plain, "top_logprobs", 0));
-  if (has_top && (top_logprobs < 0 || top_logprobs > config.max_logprobs)) {
-    return BadParam("top_logprobs", fmt::format("'top_logprobs' must be in [0, {}]; got {}",
-                                                config.max_logprobs, top_logprobs));
+  int32_t top = 0;
+  if (has_top) {
+    TANDEM_API_ASSIGN_OR_RETURN(top, CheckLogprobsCount("top_logprobs", top_logprobs, config));
   }
-  if (has_top && top_logprobs > 0 && !request.logprobs) {
+  if (has_top && top != 0 && !request.logprobs) {
     return BadParam("top_logprobs", "'top_logprobs' requires 'logprobs' to be true");
   }
-  request.common.sampling.logprobs = request.logprobs ? static_cast<int32_t>(top_logprobs) : -1;
+  request.common.sampling.logprobs = request.logprobs ? top : -1;
   TANDEM_API_ASSIGN_OR_RETURN(
       bool ok, CheckTokenIdsInVocabulary(request.common, context.tokenizer->vocab_size()));
   TANDEM_API_ASSIGN_OR_RETURN(ok, ResolveTokenFields(&request.common, *context.tokenizer));

@@ -120,12 +120,11 @@ ApiResult<CompletionRequest> ParseCompletionRequest(const OrderedJson& ordered_b
   (void)ids_ok;
   TANDEM_API_ASSIGN_OR_RETURN(request.echo, GetBool(body, "echo", false));
   TANDEM_API_ASSIGN_OR_RETURN(const int64_t logprobs, GetInt(body, "logprobs", -1));
-  if (body.contains("logprobs") && !body["logprobs"].is_null() &&
-      (logprobs < 0 || logprobs > context.config.max_logprobs)) {
-    return BadParam("logprobs", fmt::format("'logprobs' must be in [0, {}]; got {}",
-                                            context.config.max_logprobs, logprobs));
+  request.logprobs = -1;
+  if (body.contains("logprobs") && !body["logprobs"].is_null()) {
+    TANDEM_API_ASSIGN_OR_RETURN(request.logprobs,
+                                CheckLogprobsCount("logprobs", logprobs, context.config));
   }
-  request.logprobs = static_cast<int32_t>(logprobs);
   request.common.sampling.logprobs = request.logprobs;
   // echo + logprobs: the logprobs cover the prompt too (its first token has none), so the
   // prompt's logprobs are computed with the same top-k (vLLM).

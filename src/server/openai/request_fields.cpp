@@ -99,15 +99,12 @@ ApiResult<bool> ParseRequestFields(const json& body, const ServerConfig& config,
   TANDEM_API_ASSIGN_OR_RETURN(ok, ParseStringField(body, "request_id", &request->request_id));
   if (Given(body, "prompt_logprobs")) {
     TANDEM_API_ASSIGN_OR_RETURN(const int64_t k, GetInt(body, "prompt_logprobs", -1));
-    if (k < 0 || k > config.max_logprobs) {
-      return BadParam("prompt_logprobs", fmt::format("'prompt_logprobs' must be in [0, {}] "
-                                                     "(--max-logprobs); got {}",
-                                                     config.max_logprobs, k));
-    }
+    TANDEM_API_ASSIGN_OR_RETURN(const int32_t count,
+                                CheckLogprobsCount("prompt_logprobs", k, config));
     if (request->stream) {  // vLLM's words
       return BadParam("prompt_logprobs", "`prompt_logprobs` are not available when `stream=True`.");
     }
-    request->sampling.prompt_logprobs = static_cast<int32_t>(k);
+    request->sampling.prompt_logprobs = count;
   }
   TANDEM_API_ASSIGN_OR_RETURN(ok, ParseStringField(body, "cache_salt", &request->cache_salt));
   if (Given(body, "cache_salt") && request->cache_salt.empty()) {

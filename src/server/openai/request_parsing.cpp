@@ -108,6 +108,22 @@ ApiResult<std::string> ParseModel(const json& body, const ServerConfig& config) 
 
 }  // namespace
 
+ApiResult<int32_t> CheckLogprobsCount(const char* field, int64_t k, const ServerConfig& config) {
+  if (k == -1) {
+    if (config.max_logprobs == -1) return kAllLogprobs;
+    return BadParam(field, fmt::format("'{}': -1 asks for every token of the vocabulary, which "
+                                       "needs --max-logprobs -1 (now {})",
+                                       field, config.max_logprobs));
+  }
+  if (k < 0 || (config.max_logprobs != -1 && k > config.max_logprobs)) {
+    return BadParam(field, config.max_logprobs == -1
+                               ? fmt::format("'{}' must be -1 or >= 0; got {}", field, k)
+                               : fmt::format("'{}' must be in [0, {}] (--max-logprobs); got {}",
+                                             field, config.max_logprobs, k));
+  }
+  return static_cast<int32_t>(std::min<int64_t>(k, kAllLogprobs));
+}
+
 ApiResult<bool> GetBool(const json& body, const char* field, bool fallback) {
   if (Absent(body, field)) return fallback;
   if (!body[field].is_boolean()) return WrongType(field, "a boolean", body[field]);

@@ -90,6 +90,13 @@ ApiResult<bool> CheckTokenIdsInVocabulary(const GenerationRequest& request, int3
 ApiResult<bool> ResolveMaxTokens(GenerationRequest* request, int32_t num_prompt_tokens,
                                  Endpoint endpoint, const ServerConfig& config);
 
+// The count a request's `field` (logprobs, top_logprobs, prompt_logprobs) asks for, checked
+// against --max-logprobs (config.max_logprobs; -1 = no cap) as vLLM does: k in [0, max], or -1
+// for every token of the vocabulary, which needs --max-logprobs -1 and returns kAllLogprobs
+// (the worker clamps it to its logits row). Errors: 400 naming `field` and the allowed range.
+inline constexpr int32_t kAllLogprobs = INT32_MAX;
+ApiResult<int32_t> CheckLogprobsCount(const char* field, int64_t k, const ServerConfig& config);
+
 // Typed optional getters: absent or null → `fallback`; wrong type → 400 naming `field`.
 ApiResult<bool> GetBool(const nlohmann::json& body, const char* field, bool fallback);
 ApiResult<int64_t> GetInt(const nlohmann::json& body, const char* field, int64_t fallback);
