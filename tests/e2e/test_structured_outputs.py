@@ -199,6 +199,33 @@ def test_tool_choice_required_and_named_are_enforced():
             check(len(calls) == 1 and calls[0]["function"]["name"] == "get_time", f"{out}")
             check(json.loads(calls[0]["function"]["arguments"])["zone"] in ("UTC", "CET"),
                   f"{calls}")
+        # Streamed, the call starts (id, type, name) and its arguments follow in pieces as they
+        # are generated (vLLM); joined, they are the whole response's arguments.
+        for tool_choice, seed in (("required", 3), ({"type": "function",
+                                                     "function": {"name": "get_weather"}}, 5)):
+            body = {"messages": messages, "tools": [WEATHER, TIME], "tool_choice": tool_choice,
+                    "parallel_tool_calls": False, "max_tokens": 300, "temperature": 1,
+                    "seed": seed}
+            status, whole = srv.post_json("/v1/chat/completions", body)
+            check(status == 200, f"{status} {whole}")
+            want = whole["choices"][0]["message"]["tool_calls"][0]["function"]
+            status, events, done = srv.stream("/v1/chat/completions", {**body, "stream": True})
+            check(status == 200 and done, f"{status} {events[-1:]}")
+            pieces = [c for e in events if e.get("choices")
+                      for c in e["choices"][0]["delta"].get("tool_calls") or []]
+            check(pieces and pieces[0].get("id", "").startswith("chatcmpl-tool-") and
+                  pieces[0]["type"] == "function" and
+                  pieces[0]["function"]["name"] == want["name"], f"the call starts: {pieces[:1]}")
+            check(all("id" not in p and "name" not in p["function"] and p["index"] == 0
+                      for p in pieces[1:]), f"then arguments only: {pieces[1:3]}")
+            check(len([p for p in pieces if p["function"]["arguments"]]) > 2,
+                  f"{tool_choice}: arguments in pieces as they come, not one at the end: "
+                  f"{len(pieces)} piece(s)")
+            joined = "".join(p["function"]["arguments"] for p in pieces)
+            check(json.loads(joined) == json.loads(want["arguments"]),
+                  f"{tool_choice}: streamed {joined!r}, whole {want['arguments']!r}")
+            finish = [e["choices"][0]["finish_reason"] for e in events if e.get("choices")]
+            check(finish[-1] == "tool_calls", f"finish_reason {finish[-1]}")
         status, out = srv.post_json("/v1/chat/completions", {
             "messages": messages, "tools": [WEATHER], "tool_choice": "required",
             "response_format": {"type": "json_object"}})

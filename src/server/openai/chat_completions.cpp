@@ -101,6 +101,17 @@ struct ChatCall {
       deltas.push_back(std::move(delta));
     }
     if (!parts.content.empty()) deltas.push_back({{"content", parts.content}});
+    for (const ToolCallStreamDelta& call : parts.call_deltas) {  // forced calls, as they come
+      json function = {{"arguments", call.arguments}};
+      json entry = {{"index", call.index}};
+      if (!call.name.empty()) {
+        entry["id"] = RandomRequestId("chatcmpl-tool-");
+        entry["type"] = "function";
+        function = {{"name", call.name}, {"arguments", call.arguments}};
+      }
+      entry["function"] = std::move(function);
+      deltas.push_back({{"tool_calls", json::array({std::move(entry)})}});
+    }
     for (size_t k = 0; k < parts.calls.size(); ++k) {
       json call = ToolCallJson(parts.calls[k]);
       const int32_t index = calls_before + static_cast<int32_t>(k);
@@ -239,6 +250,8 @@ void HandleChatCompletions(const ServerContext& context, const HttpRequest& http
   call->sink = sink;
   for (int32_t i = 0; i < call->request.common.n; ++i) {
     call->choices.push_back({call->NewParser()});
+    // Streams send forced tool calls as they are generated (vLLM); whole responses at the end.
+    if (call->request.common.stream) call->choices.back().parser.StreamForcedCalls();
   }
   GenerationSpec spec{EngineIdBase(call->id, header_id, call->request.common),
                       call->prompt_token_ids, call->MakeCallbacks(call)};

@@ -9,6 +9,11 @@ void ChatOutputParts::Append(ChatOutputParts other) {
   reasoning += other.reasoning;
   content += other.content;
   for (text::ToolCall& call : other.calls) calls.push_back(std::move(call));
+  for (ToolCallStreamDelta& delta : other.call_deltas) call_deltas.push_back(std::move(delta));
+}
+
+void ChatOutputParser::StreamForcedCalls() {
+  if (forced_) forced_stream_.emplace(forced_->required ? std::string() : forced_->name);
 }
 
 ChatOutputParser::ChatOutputParser(const ServerConfig& config, const ChatInput& input,
@@ -29,11 +34,16 @@ ChatOutputParser::ChatOutputParser(const ServerConfig& config, const ChatInput& 
 }
 
 // vLLM serving_chat: a named function's output is its arguments; "required" output is a JSON
-// array of {"name", "parameters"}. Calls are reported at the end; output that does not parse
-// (cut by max_tokens) comes back as content.
+// array of {"name", "parameters"}. Whole responses report the calls at the end (output that does
+// not parse, cut by max_tokens, comes back as content); streams send them as they come.
 ChatOutputParts ChatOutputParser::ToForcedCalls(text::ReasoningDelta delta, bool finish) {
   ChatOutputParts out;
   out.reasoning = std::move(delta.reasoning);
+  if (forced_stream_) {  // streaming: the calls as they come (output cut short stays cut)
+    out.call_deltas = forced_stream_->Feed(delta.content);
+    num_forced_calls_ = forced_stream_->num_calls();
+    return out;
+  }
   forced_->text += delta.content;
   if (!finish) return out;
   if (!forced_->required) {
@@ -89,6 +99,11 @@ ChatOutputParts ChatOutputParser::LimitCalls(ChatOutputParts parts) {
     ++num_answered_calls_;
   }
   parts.calls = std::move(kept);
+  std::vector<ToolCallStreamDelta> first_only;  // forced calls: the grammar allowed one already
+  for (ToolCallStreamDelta& delta : parts.call_deltas) {
+    if (delta.index == 0) first_only.push_back(std::move(delta));
+  }
+  parts.call_deltas = std::move(first_only);
   return parts;
 }
 

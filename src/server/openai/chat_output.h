@@ -16,6 +16,7 @@
 
 #include "server/errors.h"
 #include "server/openai/chat_completions_types.h"
+#include "server/openai/forced_tool_call_stream.h"
 #include "text/reasoning_parser.h"
 #include "text/tool_call_parser.h"
 
@@ -25,6 +26,8 @@ struct ChatOutputParts {
   std::string reasoning;
   std::string content;
   std::vector<text::ToolCall> calls;
+  // Forced tool calls streamed piece by piece (ChatOutputParser::StreamForcedCalls).
+  std::vector<ToolCallStreamDelta> call_deltas;
   void Append(ChatOutputParts other);
 };
 
@@ -35,6 +38,11 @@ class ChatOutputParser {
 
   ChatOutputParts Feed(std::string_view text);
   ChatOutputParts Finish();
+
+  // Streaming: tool calls forced by tool_choice ("required" or a named function) come out in
+  // `call_deltas` as they are generated (a call's name, then its arguments in pieces), not as
+  // whole `calls` at the end. Call before the first Feed.
+  void StreamForcedCalls();
 
   bool reasoning_enabled() const { return reasoning_.has_value(); }
   int32_t num_tool_calls() const {
@@ -55,6 +63,7 @@ class ChatOutputParser {
   std::optional<text::ReasoningParser> reasoning_;
   std::unique_ptr<text::ToolCallParser> tools_;
   std::optional<ForcedToolCalls> forced_;
+  std::optional<ForcedToolCallStream> forced_stream_;  // StreamForcedCalls
   int32_t num_forced_calls_ = 0;
   bool parallel_tool_calls_ = true;
   int32_t num_answered_calls_ = 0;  // calls seen, when parallel_tool_calls is false
