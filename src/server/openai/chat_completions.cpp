@@ -191,6 +191,9 @@ struct ChatCall {
     }
     body["usage"] = UsageJson(usage);
     if (request.common.return_token_ids) body["prompt_token_ids"] = prompt_token_ids;
+    // vLLM's ChatCompletionResponse sends both, null unless asked for / known.
+    body["prompt_logprobs"] = nullptr;
+    body["system_fingerprint"] = nullptr;
     if (request.common.sampling.prompt_logprobs >= 0 && !choices.empty()) {
       body["prompt_logprobs"] =
           PromptLogprobsJson(*context->tokenizer, prompt_token_ids,

@@ -141,11 +141,14 @@ struct CompletionCall {
       }
       const std::string& echo = echo_text[PromptOf(i)];
       choices[i].text_offset = static_cast<int32_t>(echo.size());
-      body["choices"].push_back(ChoiceJson(i, echo + c.text, c.token_ids, c.logprobs,
-                                           c.prompt_logprobs, c.finish_reason, c.stop_reason,
-                                           true));
+      json choice = ChoiceJson(i, echo + c.text, c.token_ids, c.logprobs, c.prompt_logprobs,
+                               c.finish_reason, c.stop_reason, true);
+      // vLLM's CompletionResponseChoice: prompt_logprobs null when not asked for.
+      if (!choice.contains("prompt_logprobs")) choice["prompt_logprobs"] = nullptr;
+      body["choices"].push_back(std::move(choice));
     }
     body["usage"] = UsageJson(usage);
+    body["system_fingerprint"] = nullptr;  // vLLM's CompletionResponse sends it, null
     sink->SendResponse(200, "application/json", DumpJson(body));
   }
 
