@@ -20,12 +20,56 @@ MODELS = os.path.join(SHARED, "models")
 STORIES_GGUF = os.path.join(MODELS, "stories260k/stories260K.gguf")
 STORIES_HF = os.path.join(MODELS, "stories260k-hf")
 STORIES_MOE_GGUF = os.path.join(MODELS, "stories260k-moe-gguf/stories260K-moe8x4.gguf")
-GOLDEN = os.path.join(MODELS, "stories260k/stories260K.golden.json")
+STORIES_GOLDEN = os.path.join(MODELS, "stories260k/stories260K.golden.json")
 
 
-def load_golden():
-    with open(GOLDEN) as f:
-        return json.load(f)
+class GoldenFileError(AssertionError):
+    """A golden/reference file that cannot give a test any case to check (names the file)."""
+
+
+def load_golden_json(path):
+    """The parsed golden/reference JSON at `path`. Raises GoldenFileError naming `path` when it is
+    missing, unreadable, empty (only whitespace) or not JSON: a test over it must fail, not pass
+    on zero cases. Every e2e test that reads a golden goes through this and golden_cases
+    (tests/common/golden_json.h is the C++ pair)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise GoldenFileError(f"golden file {path}: cannot be read ({e.strerror}); point "
+                              f"TANDEM_SHARED_DIR (now {SHARED}) at the shared folder") from None
+    if not raw.strip():
+        raise GoldenFileError(f"golden file {path}: empty ({len(raw)} bytes): a test over it "
+                              "would check zero cases")
+    try:
+        return json.loads(raw)
+    except ValueError as e:
+        raise GoldenFileError(f"golden file {path}: not JSON: {e}") from None
+
+
+def golden_cases(path, key, kind=list):
+    """golden[key] of the JSON file `path`, `key` a dot-separated path ("cases",
+    "invariants.mtp.cases"): a non-empty list (kind=dict: a non-empty object, e.g. stories260K's
+    "tokenize_no_bos"). Raises GoldenFileError naming `path` and `key` when the file cannot be
+    loaded (load_golden_json), a step is missing or not an object, or the value is of another kind
+    or empty."""
+    node, walked = load_golden_json(path), []
+    for part in key.split("."):
+        if not isinstance(node, dict):
+            raise GoldenFileError(f"golden file {path}: '{'.'.join(walked) or '(top level)'}' is "
+                                  f"{type(node).__name__}; expected an object holding '{part}'")
+        walked.append(part)
+        if part not in node:
+            raise GoldenFileError(f"golden file {path}: no '{'.'.join(walked)}': a test over it "
+                                  "would check zero cases")
+        node = node[part]
+    if not isinstance(node, kind):
+        raise GoldenFileError(f"golden file {path}: '{key}' is {type(node).__name__}; expected a "
+                              f"non-empty {kind.__name__} of cases")
+    if not node:
+        raise GoldenFileError(f"golden file {path}: '{key}' is empty: a test over it would check "
+                              "zero cases")
+    return node
 
 
 def free_port():

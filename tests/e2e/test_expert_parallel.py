@@ -2,19 +2,17 @@
 over 4 ranks, all-to-all dispatch/combine, DP waves) gives each MoE model's golden tokens; a
 single request (either rank busy, the other idle) finishes, a drain with uneven tails ends, and
 the deployment serves again after the wave ends."""
-import json
 import os
 import socket
 import threading
 import time
 
-from harness import (MODELS, STORIES_MOE_GGUF, Server, check, load_golden, run)
+from harness import (MODELS, STORIES_GOLDEN, STORIES_MOE_GGUF, Server, check, golden_cases, run)
 
-STORIES_GOLDEN = load_golden()
 QWEN3_MOE = os.path.join(MODELS, "tiny-qwen3-moe")
 QWEN2_MOE = os.path.join(MODELS, "stories260k-qwen2moe-hf")
-with open(os.path.join(QWEN3_MOE, "golden.json")) as f:
-    QWEN3_MOE_GOLDEN = json.load(f)
+STORIES_CASES = golden_cases(STORIES_GOLDEN, "generation")
+QWEN3_MOE_CASES = golden_cases(os.path.join(QWEN3_MOE, "golden.json"), "cases")
 
 
 def rpc_port():
@@ -50,13 +48,13 @@ def engine_counters(srv, name):
 
 
 def stories_cases():
-    for case in STORIES_GOLDEN["generation"]:
+    for case in STORIES_CASES:
         prompt = case["prompt"] if case["prompt"] else case["prompt_ids"]
         yield prompt, case["generated_ids"]
 
 
 def qwen_cases():
-    for case in QWEN3_MOE_GOLDEN["cases"]:
+    for case in QWEN3_MOE_CASES:
         yield case["prompt_ids"], case["generated_ids"]
 
 

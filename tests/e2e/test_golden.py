@@ -1,15 +1,17 @@
 """Greedy output through the HTTP API equals llama2.c's published output and every golden case,
 for the GGUF, the HF folder and the Mixtral-style MoE GGUF (token ids via return_token_ids)."""
-from harness import (STORIES_GGUF, STORIES_HF, STORIES_MOE_GGUF, Server, check, load_golden, run)
+from harness import (STORIES_GGUF, STORIES_GOLDEN, STORIES_HF, STORIES_MOE_GGUF, Server, check,
+                     golden_cases, run)
 
-GOLDEN = load_golden()
+CASES = golden_cases(STORIES_GOLDEN, "generation")
+ORACLES = golden_cases(STORIES_GOLDEN, "upstream_oracles")
 
 
 def check_model(model, *args, log_lines=()):
     with Server(model, *args) as srv:
         for line in log_lines:
             check(line in srv.full_log(), f"{model} {args}: no {line!r} in the log")
-        for case in GOLDEN["generation"]:
+        for case in CASES:
             prompt = case["prompt"] if case["prompt"] else case["prompt_ids"]
             status, body = srv.post_json("/v1/completions", {
                 "model": model, "prompt": prompt, "max_tokens": len(case["generated_ids"]),
@@ -26,7 +28,7 @@ def check_model(model, *args, log_lines=()):
             check(usage["completion_tokens"] == len(case["generated_ids"]), f"usage {usage}")
             if not case["prompt"]:
                 # llama2.c's own published text (the first case): leading space stripped.
-                oracle = GOLDEN["upstream_oracles"][0]["expected_text"]
+                oracle = ORACLES[0]["expected_text"]
                 check(choice["text"].strip() == oracle.strip(),
                       f"text differs from llama2.c: {choice['text'][:120]!r}")
 

@@ -10,13 +10,12 @@ import os
 import subprocess
 import time
 
-from harness import BIN, MODELS, Server, check, free_port, run
+from harness import BIN, MODELS, Server, check, free_port, golden_cases, run
 
 QWEN35 = os.path.join(MODELS, "tiny-qwen3.5-moe")
 QWEN35_GGUF = os.path.join(QWEN35, "tiny-qwen3.5-moe-f16.gguf")
-with open(os.path.join(QWEN35, "golden.json")) as f:
-    GOLDEN = json.load(f)
-CASES = GOLDEN["cases"]
+CASES = golden_cases(os.path.join(QWEN35, "golden.json"), "cases")
+MTP_CASES = golden_cases(os.path.join(QWEN35, "golden.json"), "invariants.mtp.cases")
 FLAGS = ["--max-model-len", "256", "--no-enable-prefix-caching"]
 
 
@@ -115,7 +114,7 @@ def test_mtp_drafts_keep_every_golden_and_the_first_drafts_equal_the_reference()
                            "enforce_eager": True})
         with Server(model, *FLAGS, "--speculative-config", spec,
                     env={"TANDEM_LOG_LEVEL": "debug"}) as srv:
-            reference = {c["name"]: c for c in GOLDEN["invariants"]["mtp"]["cases"]}
+            reference = {c["name"]: c for c in MTP_CASES}
             for case in CASES:
                 status, body = srv.post_json("/v1/completions", greedy(case))
                 check(status == 200, f"{os.path.basename(model)} k={k} {case['name']}: "

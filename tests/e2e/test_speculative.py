@@ -5,9 +5,10 @@ tokens consistently; seeded sampling is reproducible; bad configs stop start-up 
 import json
 import subprocess
 
-from harness import BIN, STORIES_GGUF, STORIES_HF, Server, check, free_port, load_golden, run
+from harness import (BIN, STORIES_GGUF, STORIES_GOLDEN, STORIES_HF, Server, check, free_port,
+                     golden_cases, run)
 
-GOLDEN = load_golden()
+CASES = golden_cases(STORIES_GOLDEN, "generation")
 NGRAM = json.dumps({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4,
                     "prompt_lookup_min": 1})
 
@@ -26,7 +27,7 @@ def metric(srv, name):
 
 
 def check_goldens(srv, model):
-    for case in GOLDEN["generation"]:
+    for case in CASES:
         status, body = srv.post_json("/v1/completions", greedy(case, model=model))
         check(status == 200, f"status {status}: {body}")
         got = body["choices"][0]["token_ids"]
@@ -59,12 +60,12 @@ def test_ngram_greedy_equals_goldens_and_counters_add_up():
 
 def test_ngram_in_a_busy_batch_and_streaming_equal_goldens():
     with Server(STORIES_GGUF, "--speculative-config", NGRAM, "--max-num-seqs", "8") as srv:
-        cases = GOLDEN["generation"] * 3
+        cases = CASES * 3
         results = srv.post_all_at_once("/v1/completions", [greedy(c) for c in cases])
         for i, (case, (status, body)) in enumerate(zip(cases, results)):
             check(status == 200 and body["choices"][0]["token_ids"] == case["generated_ids"],
                   f"batched case {i}: {str(body)[:200]}")
-        case = GOLDEN["generation"][1]
+        case = CASES[1]
         status, events, done = srv.stream("/v1/completions", greedy(case, stream=True))
         check(status == 200 and done, f"stream: {status}")
         streamed = [t for e in events for c in e["choices"] for t in (c.get("token_ids") or [])]

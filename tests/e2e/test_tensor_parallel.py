@@ -2,13 +2,13 @@
 the shared-memory collectives; TP=2 and TP=4 give llama2.c's golden tokens, DP=2 × TP=2 too."""
 import socket
 
-from harness import STORIES_GGUF, Server, check, load_golden, run
+from harness import STORIES_GGUF, STORIES_GOLDEN, Server, check, golden_cases, run
 
-GOLDEN = load_golden()
+CASES = golden_cases(STORIES_GOLDEN, "generation")
 
 
 def check_golden(srv):
-    for case in GOLDEN["generation"]:
+    for case in CASES:
         prompt = case["prompt"] if case["prompt"] else case["prompt_ids"]
         status, body = srv.post_json("/v1/completions", {
             "model": STORIES_GGUF, "prompt": prompt, "max_tokens": len(case["generated_ids"]),

@@ -5,7 +5,7 @@ import json
 import os
 import subprocess
 
-from harness import BIN, MODELS, STORIES_GGUF, check, load_golden, run
+from harness import BIN, MODELS, STORIES_GGUF, STORIES_GOLDEN, check, golden_cases, run
 
 QWEN3_DIR = os.path.join(MODELS, "qwen3-tokenizer")
 TINY_QWEN3_GGUF = os.path.join(MODELS, "tiny-qwen3/tiny-qwen3-f16.gguf")
@@ -20,12 +20,11 @@ def tokenize(*args, stdin=None):
 
 
 def qwen3_golden_strings():
-    with open(os.path.join(QWEN3_DIR, "qwen3_token_goldens.json")) as f:
-        return json.load(f)["strings"]
+    return golden_cases(os.path.join(QWEN3_DIR, "qwen3_token_goldens.json"), "strings")
 
 
 def test_stories_gguf_matches_golden_ids_without_bos():
-    cases = load_golden()["tokenize_no_bos"]
+    cases = golden_cases(STORIES_GOLDEN, "tokenize_no_bos", kind=dict)
     check(len(cases) >= 6, "golden has too few tokenize_no_bos cases")
     for text, ids in cases.items():
         out = tokenize("--tokenizer", STORIES_GGUF, "--no-add-special-tokens", "--ids", text)
@@ -39,7 +38,10 @@ def test_stories_gguf_adds_bos_by_default_and_prints_pieces():
 
 
 def test_qwen3_folder_and_gguf_match_golden_ids():
-    for golden in qwen3_golden_strings()[2:5]:
+    strings = qwen3_golden_strings()
+    check(len(strings) >= 5, f"qwen3_token_goldens.json has {len(strings)} strings; this test "
+                             "checks the 3rd to 5th")
+    for golden in strings[2:5]:
         for path in (QWEN3_DIR, TINY_QWEN3_GGUF):
             out = tokenize("--tokenizer", path, "--ids", golden["text"])
             check(out["ids"] == golden["ids_parse_special"],

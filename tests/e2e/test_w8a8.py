@@ -14,7 +14,7 @@ import struct
 import subprocess
 import tempfile
 
-from harness import BIN, MODELS, Server, check, free_port, run
+from harness import BIN, MODELS, Server, check, free_port, golden_cases, run
 
 FOLDERS = ["stories260k-w8a8", "stories260k-w8a8-static", "tiny-qwen3-w8a8-ct",
            "tiny-qwen3.5-moe-w8a8"]
@@ -23,8 +23,7 @@ FLAGS = ["--max-model-len", "256"]
 
 
 def cases(folder):
-    with open(os.path.join(MODELS, folder, "golden.json")) as f:
-        return json.load(f)["cases"]
+    return golden_cases(os.path.join(MODELS, folder, "golden.json"), "cases")
 
 
 def greedy(case, **kw):

@@ -2,17 +2,26 @@
 // parallel parity tests: stories260K's llama2.c goldens (also the goldens of the stories MoE
 // GGUF and the Qwen2-MoE HF folder made from it) and the tiny Qwen goldens (llama.cpp's).
 // Each loader binds the parsed JSON to a local before iterating it (a range-for over a member
-// of a temporary would read freed memory).
+// of a temporary would read freed memory), and reads it through common/golden_json.h: a golden
+// file that is missing, empty or has no cases throws, naming the file, instead of giving zero
+// cases to check.
 #pragma once
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "common/golden_json.h"
 #include "testing.h"
 
 namespace tandem::model::testing {
+
+using golden_files::LoadGoldenJson;
+using golden_files::RequireCases;
+
+inline std::string StoriesGoldenPath(const std::string& shared) {
+  return shared + "/models/stories260k/stories260K.golden.json";
+}
 
 struct Golden {
   std::vector<Seq> seqs;                       // ready to run, keeping every sampled logit row
@@ -21,10 +30,10 @@ struct Golden {
 
 // `shared`/models/stories260k/stories260K.golden.json: prompt ids, steps → generated ids.
 inline Golden StoriesGolden(const std::string& shared) {
-  std::ifstream in(shared + "/models/stories260k/stories260K.golden.json");
-  const nlohmann::json golden = nlohmann::json::parse(in);
+  const std::string path = StoriesGoldenPath(shared);
+  const nlohmann::json golden = LoadGoldenJson(path);
   Golden g;
-  for (const auto& c : golden["generation"]) {
+  for (const auto& c : RequireCases(golden, "generation", path)) {
     Seq s;
     s.tokens = c["prompt_ids"].get<std::vector<int32_t>>();
     s.num_to_generate = c["steps"].get<int32_t>() - (static_cast<int32_t>(s.tokens.size()) - 1);
@@ -37,10 +46,10 @@ inline Golden StoriesGolden(const std::string& shared) {
 
 // `dir`/golden.json of a tiny Qwen model: cases with prompt ids and generated ids.
 inline Golden QwenGolden(const std::string& dir) {
-  std::ifstream in(dir + "/golden.json");
-  const nlohmann::json golden = nlohmann::json::parse(in);
+  const std::string path = dir + "/golden.json";
+  const nlohmann::json golden = LoadGoldenJson(path);
   Golden g;
-  for (const auto& c : golden["cases"]) {
+  for (const auto& c : RequireCases(golden, "cases", path)) {
     Seq s;
     s.tokens = c["prompt_ids"].get<std::vector<int32_t>>();
     g.expected.push_back(c["generated_ids"].get<std::vector<int32_t>>());
@@ -61,15 +70,15 @@ struct QwenCase {
 };
 
 inline std::vector<QwenCase> LoadQwenCases(const std::string& dir) {
-  std::ifstream in(dir + "/golden.json");
-  const auto golden = nlohmann::json::parse(in);
+  const std::string path = dir + "/golden.json";
+  const nlohmann::json golden = LoadGoldenJson(path);
   std::vector<QwenCase> cases;
-  for (const auto& c : golden["cases"]) {
+  for (const auto& c : RequireCases(golden, "cases", path)) {
     QwenCase q{c["name"],
                c["prompt_ids"].get<std::vector<int32_t>>(),
                c["generated_ids"].get<std::vector<int32_t>>(),
                {}};
-    for (const auto& step : c["top5_first4"]) {
+    for (const auto& step : RequireCases(c, "top5_first4", path)) {
       std::vector<std::pair<int32_t, double>> top;
       for (const auto& e : step) top.emplace_back(e[0].get<int32_t>(), e[1].get<double>());
       q.top5_first4.push_back(top);

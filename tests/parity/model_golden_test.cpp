@@ -8,15 +8,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/golden_json.h"
 #include "model/model.h"
 #include "testing.h"
 
 namespace tandem::model {
 namespace {
 
+using golden_files::LoadGoldenJson;
+using golden_files::RequireCases;
 using testing::GreedyRunner;
 using testing::Load;
 using testing::MaxAbsDiff;
@@ -26,6 +28,7 @@ const std::string kShared = TANDEM_SHARED_DIR;
 const std::string kGguf = kShared + "/models/stories260k/stories260K.gguf";
 const std::string kHf = kShared + "/models/stories260k-hf";
 const std::string kMoe = kShared + "/models/stories260k-moe-gguf/stories260K-moe8x4.gguf";
+const std::string kGolden = kShared + "/models/stories260k/stories260K.golden.json";
 constexpr int32_t kBos = 1;
 
 struct GoldenCase {
@@ -35,17 +38,13 @@ struct GoldenCase {
   std::vector<int32_t> generated_ids;
 };
 
-nlohmann::json LoadGoldenJson() {
-  std::ifstream in(kShared + "/models/stories260k/stories260K.golden.json");
-  return nlohmann::json::parse(in);
-}
-
+// Every `generation` case; throws naming the file when it is missing, empty or has none.
 std::vector<GoldenCase> LoadCases() {
   std::vector<GoldenCase> cases;
-  // Bound to a local: a range-for over LoadGoldenJson()["generation"] would iterate a reference
-  // into a temporary destroyed before the loop body (undefined behaviour; read as no cases).
-  const nlohmann::json golden = LoadGoldenJson();
-  for (const auto& g : golden["generation"]) {
+  // Bound to a local: a range-for over a member of the temporary LoadGoldenJson() returns would
+  // iterate a reference destroyed before the loop body (undefined behaviour; read as no cases).
+  const nlohmann::json golden = LoadGoldenJson(kGolden);
+  for (const auto& g : RequireCases(golden, "generation", kGolden)) {
     cases.push_back({g["prompt"], g["prompt_ids"].get<std::vector<int32_t>>(), g["steps"],
                      g["generated_ids"].get<std::vector<int32_t>>()});
   }
@@ -107,8 +106,8 @@ std::vector<float> PrefillLogits(Model& model, const std::vector<int32_t>& promp
 
 // The golden case that carries prefill_logits: its prompt ids and logits [prompt, vocab].
 bool LoadPrefillGolden(std::vector<int32_t>* prompt, std::vector<float>* logits) {
-  const auto golden = LoadGoldenJson();
-  for (const auto& g : golden["generation"]) {
+  const nlohmann::json golden = LoadGoldenJson(kGolden);
+  for (const auto& g : RequireCases(golden, "generation", kGolden)) {
     if (!g.contains("prefill_logits")) continue;
     *prompt = g["prompt_ids"].get<std::vector<int32_t>>();
     for (const auto& row : g["prefill_logits"]) {

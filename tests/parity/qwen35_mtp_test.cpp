@@ -5,10 +5,10 @@
 // agrees under its own convention).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "common/golden_json.h"
 #include "model/arch/qwen35.h"
 #include "model/decoder_model.h"
 #include "model/loader/safetensors_reader.h"
@@ -18,7 +18,11 @@
 namespace tandem::model {
 namespace {
 
+using golden_files::LoadGoldenJson;
+using golden_files::RequireCases;
+
 const std::string kDir = std::string(TANDEM_SHARED_DIR) + "/models/tiny-qwen3.5-moe";
+const std::string kGolden = kDir + "/golden.json";
 
 // One sequence of `num_tokens` rows at positions 0..num_tokens-1 in blocks 0, 1, ...
 ForwardContext Prefill(const std::vector<int32_t>& tokens, int32_t num_blocks) {
@@ -39,8 +43,9 @@ ForwardContext Prefill(const std::vector<int32_t>& tokens, int32_t num_blocks) {
 }
 
 TEST(Qwen35MtpTest, FirstDraftsAlongEveryGoldenPathEqualTheReference) {
-  std::ifstream in(kDir + "/golden.json");
-  const nlohmann::json golden = nlohmann::json::parse(in);
+  const nlohmann::json golden = LoadGoldenJson(kGolden);
+  const nlohmann::json& mtp_cases = RequireCases(golden, "invariants.mtp.cases", kGolden);
+  const nlohmann::json& cases = RequireCases(golden, "cases", kGolden);
   auto model = LoadModel(kDir, LoadOptions{});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   auto* trunk = dynamic_cast<DecoderModel*>(model->get());
@@ -53,9 +58,9 @@ TEST(Qwen35MtpTest, FirstDraftsAlongEveryGoldenPathEqualTheReference) {
   ASSERT_TRUE(mtp.ok()) << mtp.status().ToString();
   const int32_t vocab = (*model)->info().vocab_size;
   int num_cases = 0;
-  for (const auto& expected : golden["invariants"]["mtp"]["cases"]) {
+  for (const auto& expected : mtp_cases) {
     const nlohmann::json* found = nullptr;
-    for (const auto& c : golden["cases"]) {
+    for (const auto& c : cases) {
       if (c["name"] == expected["name"]) found = &c;
     }
     if (found == nullptr) continue;  // a case kept aside (not in this folder)

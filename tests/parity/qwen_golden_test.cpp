@@ -8,7 +8,6 @@
 //   and its prefill logits within 1e-3.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "model/model.h"
@@ -101,9 +100,14 @@ TEST(QwenGoldenTest, ModelInfoDescribesTinyQwen3AndItsMoe) {
 
 constexpr int32_t kBos = 1;  // sampling BOS ends a run.c generation
 
-nlohmann::json LoadStoriesGolden() {
-  std::ifstream in(kShared + "/models/stories260k/stories260K.golden.json");
-  return nlohmann::json::parse(in);
+const std::string kStoriesGolden = testing::StoriesGoldenPath(kShared);
+
+// stories260K.golden.json; throws naming it when it is missing, empty or not JSON.
+nlohmann::json LoadStoriesGolden() { return testing::LoadGoldenJson(kStoriesGolden); }
+
+// Its `generation` cases (a reference into `golden`); throws when there are none.
+const nlohmann::json& StoriesCases(const nlohmann::json& golden) {
+  return testing::RequireCases(golden, "generation", kStoriesGolden);
 }
 
 Seq MakeStoriesSeq(const nlohmann::json& g) {
@@ -119,10 +123,10 @@ TEST(QwenGoldenTest, Qwen2MoeStoriesGreedyDecodeMatchesEveryGoldenCase) {
   ASSERT_NE(model, nullptr);
   EXPECT_EQ(model->info().architecture, "Qwen2MoeForCausalLM");
   const auto golden = LoadStoriesGolden();
-  ASSERT_FALSE(golden["generation"].empty());
+  const nlohmann::json& cases = StoriesCases(golden);
   for (int32_t chunk : {0, 3}) {
     std::vector<Seq> batch;
-    for (const auto& g : golden["generation"]) {
+    for (const auto& g : cases) {
       GreedyRunner runner(*model, kBos);
       std::vector<Seq> one = {MakeStoriesSeq(g)};
       runner.Run(one, chunk, false);
@@ -133,7 +137,7 @@ TEST(QwenGoldenTest, Qwen2MoeStoriesGreedyDecodeMatchesEveryGoldenCase) {
     GreedyRunner runner(*model, kBos);
     runner.Run(batch, chunk, false);
     size_t i = 0;
-    for (const auto& g : golden["generation"]) {
+    for (const auto& g : cases) {
       EXPECT_EQ(batch[i++].generated, g["generated_ids"].get<std::vector<int32_t>>())
           << "batched, chunk " << chunk << ", prompt '" << g["prompt"].get<std::string>() << "'";
     }
@@ -145,7 +149,7 @@ TEST(QwenGoldenTest, Qwen2MoeStoriesPrefillLogitsMatchGolden) {
   ASSERT_NE(model, nullptr);
   const auto golden = LoadStoriesGolden();
   const nlohmann::json* with_logits = nullptr;
-  for (const auto& g : golden["generation"]) {
+  for (const auto& g : StoriesCases(golden)) {
     if (g.contains("prefill_logits")) with_logits = &g;
   }
   ASSERT_NE(with_logits, nullptr);

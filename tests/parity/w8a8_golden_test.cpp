@@ -11,7 +11,6 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "kernels/ops.h"
@@ -50,10 +49,10 @@ void ExpectLinearLevelVectors(const std::string& dir) {
   ASSERT_TRUE(format.ok()) << format.status().ToString();
   auto source = W8A8WeightSource::Open(**checkpoint, dir, *format);
   ASSERT_TRUE(source.ok()) << source.status().ToString();
-  std::ifstream in(dir + "/golden.json");
-  const nlohmann::json golden = nlohmann::json::parse(in);
+  const std::string path = dir + "/golden.json";
+  const nlohmann::json golden = testing::LoadGoldenJson(path);
   int rows_checked = 0;
-  for (const auto& lin : golden["linear_level_vectors"]["linears"]) {
+  for (const auto& lin : testing::RequireCases(golden, "linear_level_vectors.linears", path)) {
     const std::string name = lin["linear"];
     auto weight = (*source)->ReadStored(name + ".weight");
     ASSERT_TRUE(weight.ok()) << name << ": " << weight.status().ToString();
@@ -63,7 +62,7 @@ void ExpectLinearLevelVectors(const std::string& dir) {
     const int64_t k = lin["in_features"], n = lin["out_features"];
     ASSERT_EQ(linear.in_features(), k);
     ASSERT_EQ(linear.out_features(), n);
-    for (const auto& row : lin["rows"]) {
+    for (const auto& row : testing::RequireCases(lin, "rows", path)) {
       std::vector<float> x;
       for (const auto& v : row["x"]) x.push_back(static_cast<float>(v.get<double>()));
       ASSERT_EQ(static_cast<int64_t>(x.size()), k);

@@ -17,7 +17,7 @@ namespace tandem::text {
 namespace {
 
 using testing::LlamaCppVocabCases;
-using testing::Qwen3Goldens;
+using testing::Qwen3GoldenCases;
 using testing::Qwen3Tokenizer;
 using testing::TinyQwen3GgufTokenizer;
 
@@ -97,7 +97,7 @@ TEST(Qwen3TokenizerTest, EncodesAllLlamaCppQwen2Vectors) {
 
 TEST(Qwen3TokenizerTest, EncodesGoldenStringsWithAndWithoutAddedTokenMatching) {
   const auto& byte_level = AsByteLevel(Qwen3Tokenizer());
-  for (const auto& golden : Qwen3Goldens()["strings"]) {
+  for (const auto& golden : Qwen3GoldenCases("strings")) {
     std::string text = golden["text"];
     EXPECT_EQ(byte_level.Encode(text, true),
               golden["ids_parse_special"].get<std::vector<int32_t>>())
@@ -109,7 +109,7 @@ TEST(Qwen3TokenizerTest, EncodesGoldenStringsWithAndWithoutAddedTokenMatching) {
 }
 
 TEST(Qwen3TokenizerTest, EncodesRenderedChatTemplates) {
-  for (const auto& golden : Qwen3Goldens()["chat_cases"]) {
+  for (const auto& golden : Qwen3GoldenCases("chat_cases")) {
     EXPECT_EQ(Qwen3Tokenizer().Encode(golden["text"].get<std::string>(), true),
               golden["ids_parse_special"].get<std::vector<int32_t>>())
         << golden["case"];
@@ -118,7 +118,7 @@ TEST(Qwen3TokenizerTest, EncodesRenderedChatTemplates) {
 
 TEST(Qwen3TokenizerTest, DecodeRestoresTextAndSkipsOnlySpecialTokens) {
   const Tokenizer& tokenizer = Qwen3Tokenizer();
-  for (const auto& golden : Qwen3Goldens()["strings"]) {
+  for (const auto& golden : Qwen3GoldenCases("strings")) {
     auto ids = golden["ids_parse_special"].get<std::vector<int32_t>>();
     EXPECT_EQ(tokenizer.Decode(ids, false), golden["text"].get<std::string>());
   }
@@ -187,12 +187,12 @@ TEST(TinyQwen3GgufTokenizerTest, GivesTheSameIdsAsTokenizerJson) {
   EXPECT_FALSE(gguf.add_bos());
   EXPECT_EQ(gguf.eos_token_id(), 151645);
   EXPECT_EQ(gguf.TokenBytes(151700), "");  // [PAD151700] has no text
-  for (const auto& golden : Qwen3Goldens()["strings"]) {
+  for (const auto& golden : Qwen3GoldenCases("strings")) {
     EXPECT_EQ(gguf.Encode(golden["text"].get<std::string>(), true),
               golden["ids_parse_special"].get<std::vector<int32_t>>())
         << golden["text"];
   }
-  for (const auto& golden : Qwen3Goldens()["chat_cases"]) {
+  for (const auto& golden : Qwen3GoldenCases("chat_cases")) {
     EXPECT_EQ(gguf.Encode(golden["text"].get<std::string>(), true),
               golden["ids_parse_special"].get<std::vector<int32_t>>());
   }

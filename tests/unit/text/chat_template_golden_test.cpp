@@ -23,12 +23,14 @@ std::string ReadText(const std::string& path) {
 // Renders every golden case of `template_name`; returns how many were checked.
 int CheckGoldenCases(const std::string& template_name) {
   std::string dir = testing::SharedPath("models/chat-templates/");
-  auto goldens = ordered_json::parse(ReadText(dir + "chat_goldens.json"));
+  const std::string golden_path = dir + "chat_goldens.json";
+  // ordered_json: the contexts keep the golden's key order (tojson renders in that order).
+  const auto goldens = testing::LoadGoldenJson<ordered_json>(golden_path);
   auto parsed = ChatTemplate::Parse(ReadText(dir + template_name));
   EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
   if (!parsed.ok()) return 0;
   int checked = 0;
-  for (const auto& c : goldens["cases"]) {
+  for (const auto& c : testing::RequireCases(goldens, "cases", golden_path)) {
     if (c["template"] != template_name) continue;
     ordered_json context = {{"messages", c["messages"]},
                             {"tools", c["tools"]},

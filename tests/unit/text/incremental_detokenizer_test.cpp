@@ -25,7 +25,7 @@ class IncrementalDetokenizerTest : public ::testing::Test {
 };
 
 TEST_F(IncrementalDetokenizerTest, StreamingEveryGoldenGenerationGivesDecodedText) {
-  for (const auto& gen : testing::StoriesGolden()["generation"]) {
+  for (const auto& gen : testing::StoriesGoldenCases("generation")) {
     auto prompt_ids = gen["prompt_ids"].get<std::vector<int32_t>>();
     auto generated_ids = gen["generated_ids"].get<std::vector<int32_t>>();
     std::vector<int32_t> all_ids = prompt_ids;

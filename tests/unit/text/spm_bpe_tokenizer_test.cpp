@@ -11,7 +11,7 @@
 namespace tandem::text {
 namespace {
 
-using testing::StoriesGolden;
+using testing::StoriesGoldenCases;
 
 class StoriesTokenizerTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -37,7 +37,7 @@ TEST_P(StoriesTokenizerTest, VocabFactsMatchTheModelCard) {
 }
 
 TEST_P(StoriesTokenizerTest, EncodesEveryGoldenStringWithoutBos) {
-  const auto& cases = StoriesGolden()["tokenize_no_bos"];
+  const auto& cases = testing::StoriesGoldenCaseMap("tokenize_no_bos");
   ASSERT_GE(cases.size(), 6u);
   for (auto it = cases.begin(); it != cases.end(); ++it) {
     EXPECT_EQ(tokenizer_->Encode(it.key(), false), it.value().get<std::vector<int32_t>>())
@@ -46,7 +46,7 @@ TEST_P(StoriesTokenizerTest, EncodesEveryGoldenStringWithoutBos) {
 }
 
 TEST_P(StoriesTokenizerTest, EncodesEveryGenerationPromptWithBos) {
-  for (const auto& gen : StoriesGolden()["generation"]) {
+  for (const auto& gen : StoriesGoldenCases("generation")) {
     EXPECT_EQ(tokenizer_->Encode(gen["prompt"].get<std::string>(), true),
               gen["prompt_ids"].get<std::vector<int32_t>>())
         << "prompt: " << gen["prompt"];
@@ -54,7 +54,7 @@ TEST_P(StoriesTokenizerTest, EncodesEveryGenerationPromptWithBos) {
 }
 
 TEST_P(StoriesTokenizerTest, DecodesEveryGenerationToItsGoldenText) {
-  for (const auto& gen : StoriesGolden()["generation"]) {
+  for (const auto& gen : StoriesGoldenCases("generation")) {
     auto ids = gen["all_ids_after_bos"].get<std::vector<int32_t>>();
     EXPECT_EQ(tokenizer_->Decode(ids, true), gen["text"].get<std::string>());
     // BOS in front is skipped and the leading space after it is still stripped.

@@ -1,5 +1,8 @@
 // Builders shared by the text/ tests: the stories260k tokenizers and their golden file; the
-// Qwen3 byte-level tokenizer (tokenizer.json and tiny-qwen3 GGUF) and its goldens.
+// Qwen3 byte-level tokenizer (tokenizer.json and tiny-qwen3 GGUF) and its goldens. Golden files
+// are read through common/golden_json.h, and their case lists through StoriesGoldenCases /
+// Qwen3GoldenCases: a file that is missing, empty or has no cases throws, naming the file,
+// instead of giving a test zero cases to check.
 #pragma once
 
 #include <fstream>
@@ -13,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/golden_json.h"
 #include "gguf_vocab_testing.h"
 #include "text/gguf_byte_level_vocab.h"
 #include "text/hf_tokenizer_loader.h"
@@ -24,17 +28,28 @@ inline std::string SharedPath(const std::string& relative) {
   return std::string(TANDEM_SHARED_DIR) + "/" + relative;
 }
 
-inline nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return nlohmann::json::parse(buffer.str());
+using golden_files::LoadGoldenJson;
+using golden_files::RequireCaseMap;
+using golden_files::RequireCases;
+
+inline std::string StoriesGoldenPath() {
+  return SharedPath("models/stories260k/stories260K.golden.json");
 }
 
 inline const nlohmann::json& StoriesGolden() {
-  static const nlohmann::json golden =
-      ReadJson(SharedPath("models/stories260k/stories260K.golden.json"));
+  static const nlohmann::json golden = LoadGoldenJson(StoriesGoldenPath());
   return golden;
+}
+
+// StoriesGolden()[key], a non-empty array ("generation"); throws naming the file otherwise.
+inline const nlohmann::json& StoriesGoldenCases(const std::string& key) {
+  return RequireCases(StoriesGolden(), key, StoriesGoldenPath());
+}
+
+// StoriesGolden()[key], a non-empty object ("tokenize_no_bos": text → ids); throws naming the
+// file otherwise.
+inline const nlohmann::json& StoriesGoldenCaseMap(const std::string& key) {
+  return RequireCaseMap(StoriesGolden(), key, StoriesGoldenPath());
 }
 
 // The SentencePiece vocab stored in stories260K.gguf.
@@ -78,17 +93,25 @@ inline const Tokenizer& TinyQwen3GgufTokenizer() {
   return *tokenizer;
 }
 
-inline const nlohmann::json& Qwen3Goldens() {
-  static const nlohmann::json golden =
-      ReadJson(SharedPath("models/qwen3-tokenizer/qwen3_token_goldens.json"));
-  return golden;
+inline std::string Qwen3GoldensPath() {
+  return SharedPath("models/qwen3-tokenizer/qwen3_token_goldens.json");
 }
 
-// llama.cpp's test vectors: (text, ids) pairs of ggml-vocab-<name>.gguf.inp/.out.
+// qwen3_token_goldens.json[key], a non-empty array ("strings", "chat_cases"); throws naming the
+// file otherwise.
+inline const nlohmann::json& Qwen3GoldenCases(const std::string& key) {
+  static const nlohmann::json golden = LoadGoldenJson(Qwen3GoldensPath());
+  return RequireCases(golden, key, Qwen3GoldensPath());
+}
+
+// llama.cpp's test vectors: (text, ids) pairs of ggml-vocab-<name>.gguf.inp/.out. Throws
+// std::runtime_error naming the file when the .inp is missing or holds no case, or the .out has
+// a different number of lines.
 inline std::vector<std::pair<std::string, std::vector<int32_t>>> LlamaCppVocabCases(
     const std::string& name) {
   std::string base = SharedPath("models/llamacpp-vocab-tests/ggml-vocab-" + name + ".gguf");
   std::ifstream inp(base + ".inp", std::ios::binary);
+  if (!inp) throw std::runtime_error("llama.cpp vocab test '" + base + ".inp' cannot be opened");
   std::stringstream buffer;
   buffer << inp.rdbuf();
   std::string all = buffer.str();
@@ -98,11 +121,22 @@ inline std::vector<std::pair<std::string, std::vector<int32_t>>> LlamaCppVocabCa
        pos = end + separator.size()) {
     cases.emplace_back(all.substr(pos, end - pos), std::vector<int32_t>{});
   }
+  if (cases.empty()) {
+    throw std::runtime_error("llama.cpp vocab test '" + base +
+                             ".inp' holds no case: a test over it would check zero cases");
+  }
   std::ifstream out(base + ".out");
   std::string line;
-  for (size_t i = 0; i < cases.size() && std::getline(out, line); ++i) {
+  size_t num_lines = 0;
+  for (; std::getline(out, line); ++num_lines) {
+    if (num_lines >= cases.size()) continue;
     std::istringstream ids(line);
-    for (int32_t id; ids >> id;) cases[i].second.push_back(id);
+    for (int32_t id; ids >> id;) cases[num_lines].second.push_back(id);
+  }
+  if (num_lines != cases.size()) {
+    throw std::runtime_error("llama.cpp vocab test '" + base + ".out' has " +
+                             std::to_string(num_lines) + " lines; expected one per case of its " +
+                             ".inp (" + std::to_string(cases.size()) + ")");
   }
   return cases;
 }

@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/golden_json.h"
 #include "testing.h"
 #include "worker/worker.h"
 
@@ -32,9 +32,8 @@ struct EngineSeq {
 
 TEST(WorkerGoldenTest, BatchedChunkedGreedyDecodeMatchesStories260kGolden) {
   const std::string shared = TANDEM_SHARED_DIR;
-  std::ifstream in(shared + "/models/stories260k/stories260K.golden.json");
-  ASSERT_TRUE(in.good()) << "missing golden under " << shared;
-  const nlohmann::json golden = nlohmann::json::parse(in);
+  const std::string golden_path = shared + "/models/stories260k/stories260K.golden.json";
+  const nlohmann::json golden = golden_files::LoadGoldenJson(golden_path);
   model::LoadOptions options;
   options.num_threads = 1;  // tiny model: threads would only add overhead
   auto model = model::LoadModel(shared + "/models/stories260k/stories260K.gguf", options);
@@ -42,7 +41,7 @@ TEST(WorkerGoldenTest, BatchedChunkedGreedyDecodeMatchesStories260kGolden) {
   Worker worker(std::move(model).value(), {/*num_kv_blocks=*/64, kBlockSize, 0, -1});
 
   std::vector<EngineSeq> seqs;
-  for (const auto& g : golden["generation"]) {
+  for (const auto& g : golden_files::RequireCases(golden, "generation", golden_path)) {
     const auto prompt = g["prompt_ids"].get<std::vector<int32_t>>();
     if (prompt.size() < 2) continue;  // the empty prompt needs 200 steps; the others suffice
     EngineSeq seq;
