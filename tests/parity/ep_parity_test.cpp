@@ -9,12 +9,16 @@
 // - DP=2 × TP=1 with every sequence on DP rank 0 and rank 1 idle throughout (dummy steps only)
 //   gives the goldens and one rank's logits within tolerance;
 // - expert placement follows vLLM's linear map (43 over 4: 11, 11, 11, 10).
+// The ranks run through common/rank_threads.h and their groups time out: a rank that fails
+// makes the test fail within a minute instead of leaving its peers waiting for it forever.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
 #include "comm/process_group.h"
+#include "common/rank_threads.h"
 #include "model/layers/expert_parallel.h"
 #include "model/model.h"
 #include "golden_cases.h"
@@ -68,10 +72,12 @@ class CountingModel : public Model {
 
 // After its own sequences, DP rank `dp` matches every other DP rank's forwards with dummy
 // steps: it runs step k+1 while any other rank has started more than k forwards, and stops
-// once every other rank is done with no more than k.
-void MatchOtherRanks(WaveCounters& w, int dp, int64_t done_forwards, Model& model) {
+// once every other rank is done with no more than k, or when `stop` (a rank failed: it may
+// never be done).
+void MatchOtherRanks(WaveCounters& w, int dp, int64_t done_forwards, Model& model,
+                     const std::atomic<bool>& stop) {
   int64_t k = done_forwards;
-  while (true) {
+  while (!stop.load()) {
     bool more = false, all_done = true;
     for (size_t e = 0; e < w.started.size(); ++e) {
       if (static_cast<int>(e) == dp) continue;
@@ -93,7 +99,8 @@ void MatchOtherRanks(WaveCounters& w, int dp, int64_t done_forwards, Model& mode
 int g_group_id = 0;
 
 // Runs a DP × TP world; `work[dp]` are DP rank dp's sequences. Returns each DP rank's
-// finished sequences (as its TP rank 0 saw them).
+// finished sequences (as its TP rank 0 saw them). A failing rank fails the test within
+// RunRankThreads' deadlines.
 std::vector<std::vector<Seq>> RunWorld(const std::string& path, int dp_size, int tp_size,
                                        const std::vector<std::vector<Seq>>& work,
                                        int32_t stop_token_id) {
@@ -101,48 +108,46 @@ std::vector<std::vector<Seq>> RunWorld(const std::string& path, int dp_size, int
   const std::string tag = "ep-parity-" + std::to_string(g_group_id++);
   std::vector<std::vector<Seq>> out(world);
   WaveCounters waves(dp_size);
-  std::vector<std::thread> threads;
-  for (int g = 0; g < world; ++g) {
-    threads.emplace_back([&, g] {
-      const int dp = g / tp_size, tp = g % tp_size;
-      std::unique_ptr<comm::ProcessGroup> tp_group, ep_group;
-      if (tp_size > 1) {
-        auto grp = comm::CreateProcessGroup(
-            comm::GroupSpec{"local", tag + "-tp" + std::to_string(dp), tp, tp_size});
-        ASSERT_TRUE(grp.ok()) << grp.status().ToString();
-        tp_group = std::move(grp).value();
-      }
-      auto grp = comm::CreateProcessGroup(comm::GroupSpec{"local", tag + "-ep", g, world});
+  rank_threads::RunRankThreads(world, [&](int g, const std::atomic<bool>& stop) {
+    const int dp = g / tp_size, tp = g % tp_size;
+    std::unique_ptr<comm::ProcessGroup> tp_group, ep_group;
+    if (tp_size > 1) {
+      auto grp = comm::CreateProcessGroup(
+          rank_threads::LocalGroupSpec(tag + "-tp" + std::to_string(dp), tp, tp_size));
       ASSERT_TRUE(grp.ok()) << grp.status().ToString();
-      ep_group = std::move(grp).value();
-      LoadOptions options;
-      options.num_threads = 1;
-      options.tp_rank = tp;
-      options.tp_size = tp_size;
-      options.tp_group = tp_group.get();
-      options.ep_rank = g;
-      options.ep_size = world;
-      options.ep_group = ep_group.get();
-      auto loaded = LoadModel(path, options);
-      ASSERT_TRUE(loaded.ok()) << path << " rank " << g << ": " << loaded.status().ToString();
-      EXPECT_TRUE((*loaded)->NeedsLockstep());
-      CountingModel model(**loaded, tp == 0 ? &waves.started[dp] : nullptr);
-      out[g] = work[dp];
-      if (!out[g].empty()) {
-        GreedyRunner runner(model, stop_token_id, kNumBlocks);
-        runner.Run(out[g], /*chunk=*/0, /*collect_all_logits=*/false);
-      }
-      if (tp == 0) waves.done[dp].store(true);
-      MatchOtherRanks(waves, dp, model.forwards_, model);
-    });
-  }
-  for (std::thread& t : threads) t.join();
+      tp_group = std::move(grp).value();
+    }
+    auto grp = comm::CreateProcessGroup(rank_threads::LocalGroupSpec(tag + "-ep", g, world));
+    ASSERT_TRUE(grp.ok()) << grp.status().ToString();
+    ep_group = std::move(grp).value();
+    LoadOptions options;
+    options.num_threads = 1;
+    options.tp_rank = tp;
+    options.tp_size = tp_size;
+    options.tp_group = tp_group.get();
+    options.ep_rank = g;
+    options.ep_size = world;
+    options.ep_group = ep_group.get();
+    auto loaded = LoadModel(path, options);
+    ASSERT_TRUE(loaded.ok()) << path << " rank " << g << ": " << loaded.status().ToString();
+    EXPECT_TRUE((*loaded)->NeedsLockstep());
+    CountingModel model(**loaded, tp == 0 ? &waves.started[dp] : nullptr);
+    out[g] = work[dp];
+    if (!out[g].empty()) {
+      GreedyRunner runner(model, stop_token_id, kNumBlocks);
+      runner.Run(out[g], /*chunk=*/0, /*collect_all_logits=*/false);
+    }
+    if (tp == 0) waves.done[dp].store(true);
+    MatchOtherRanks(waves, dp, model.forwards_, model, stop);
+  });
   std::vector<std::vector<Seq>> by_dp(dp_size);
   for (int dp = 0; dp < dp_size; ++dp) {
     by_dp[dp] = out[dp * tp_size];
     for (int tp = 1; tp < tp_size; ++tp) {
-      for (size_t i = 0; i < by_dp[dp].size(); ++i) {
-        EXPECT_EQ(out[dp * tp_size + tp][i].generated, by_dp[dp][i].generated)
+      const std::vector<Seq>& other = out[dp * tp_size + tp];
+      EXPECT_EQ(other.size(), by_dp[dp].size()) << "TP rank " << tp << " of DP rank " << dp;
+      for (size_t i = 0; i < std::min(other.size(), by_dp[dp].size()); ++i) {
+        EXPECT_EQ(other[i].generated, by_dp[dp][i].generated)
             << "TP ranks of DP rank " << dp << " disagree on case " << i;
       }
     }

@@ -13,9 +13,10 @@
 //   --tensor-parallel-size (stories TP=3; the 43-wide experts of the stories MoE files at TP=2).
 #include <gtest/gtest.h>
 
-#include <thread>
+#include <atomic>
 
 #include "comm/process_group.h"
+#include "common/rank_threads.h"
 #include "model/model.h"
 #include "golden_cases.h"
 
@@ -47,33 +48,31 @@ constexpr float kQwenLogitTolerance = 1e-3f;
 int g_group_id = 0;  // a fresh local group name per run
 
 // Runs `seqs` (all in one batch, prefill in `chunk`-token steps, 0 = whole) on `tp_size` ranks;
-// returns every rank's finished sequences, rank-major.
+// returns every rank's finished sequences, rank-major. The ranks run through
+// common/rank_threads.h and their group times out: a failing rank fails the test, not hangs it.
 std::vector<std::vector<Seq>> RunTp(const std::string& path, int tp_size,
                                     const std::vector<Seq>& seqs, int32_t chunk,
                                     int32_t stop_token_id) {
   std::vector<std::vector<Seq>> out(tp_size, seqs);
   const std::string group_name = "tp-parity-" + std::to_string(g_group_id++);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < tp_size; ++rank) {
-    threads.emplace_back([&, rank] {
-      std::unique_ptr<comm::ProcessGroup> group;
-      if (tp_size > 1) {
-        auto g = comm::CreateProcessGroup(comm::GroupSpec{"local", group_name, rank, tp_size});
-        ASSERT_TRUE(g.ok()) << g.status().ToString();
-        group = std::move(g).value();
-      }
-      LoadOptions options;
-      options.num_threads = 1;
-      options.tp_rank = rank;
-      options.tp_size = tp_size;
-      options.tp_group = group.get();
-      auto model = LoadModel(path, options);
-      ASSERT_TRUE(model.ok()) << path << " TP rank " << rank << ": " << model.status().ToString();
-      GreedyRunner runner(**model, stop_token_id, kNumBlocks);
-      runner.Run(out[rank], chunk, /*collect_all_logits=*/false);
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  rank_threads::RunRankThreads(tp_size, [&](int rank, const std::atomic<bool>&) {
+    std::unique_ptr<comm::ProcessGroup> group;
+    if (tp_size > 1) {
+      auto g =
+          comm::CreateProcessGroup(rank_threads::LocalGroupSpec(group_name, rank, tp_size));
+      ASSERT_TRUE(g.ok()) << g.status().ToString();
+      group = std::move(g).value();
+    }
+    LoadOptions options;
+    options.num_threads = 1;
+    options.tp_rank = rank;
+    options.tp_size = tp_size;
+    options.tp_group = group.get();
+    auto model = LoadModel(path, options);
+    ASSERT_TRUE(model.ok()) << path << " TP rank " << rank << ": " << model.status().ToString();
+    GreedyRunner runner(**model, stop_token_id, kNumBlocks);
+    runner.Run(out[rank], chunk, /*collect_all_logits=*/false);
+  });
   return out;
 }
 
@@ -132,23 +131,19 @@ TEST(TpParityTest, KvCacheSpecAndInfoReportThisRanksShard) {
     const auto runs = [&] {
       std::vector<ModelInfo> infos(tp);
       std::vector<KvCacheSpec> specs(tp);
-      std::vector<std::thread> threads;
       const std::string name = "tp-info-" + std::to_string(g_group_id++);
-      for (int rank = 0; rank < tp; ++rank) {
-        threads.emplace_back([&, rank] {
-          auto g = comm::CreateProcessGroup(comm::GroupSpec{"local", name, rank, tp});
-          ASSERT_TRUE(g.ok()) << g.status().ToString();
-          LoadOptions options;
-          options.tp_rank = rank;
-          options.tp_size = tp;
-          options.tp_group = g->get();
-          auto model = LoadModel(kGguf, options);
-          ASSERT_TRUE(model.ok()) << model.status().ToString();
-          infos[rank] = (*model)->info();
-          specs[rank] = (*model)->kv_cache_spec();
-        });
-      }
-      for (auto& t : threads) t.join();
+      rank_threads::RunRankThreads(tp, [&](int rank, const std::atomic<bool>&) {
+        auto g = comm::CreateProcessGroup(rank_threads::LocalGroupSpec(name, rank, tp));
+        ASSERT_TRUE(g.ok()) << g.status().ToString();
+        LoadOptions options;
+        options.tp_rank = rank;
+        options.tp_size = tp;
+        options.tp_group = g->get();
+        auto model = LoadModel(kGguf, options);
+        ASSERT_TRUE(model.ok()) << model.status().ToString();
+        infos[rank] = (*model)->info();
+        specs[rank] = (*model)->kv_cache_spec();
+      });
       return std::pair{infos, specs};
     }();
     for (int rank = 0; rank < tp; ++rank) {

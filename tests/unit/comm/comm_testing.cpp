@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "comm/bf16.h"
+#include "common/rank_threads.h"
 #include "tensor/dtype.h"
 
 namespace tandem::comm::testing {
@@ -161,18 +162,19 @@ std::string RunRank(const GroupSpec& spec, const RankFn& fn) {
   return fn(**pg);
 }
 
-std::string RunThreads(const GroupSpec& base, int size, const RankFn& fn) {
+// A rank still running past `deadline_s` cannot be killed as a process can: RunRankThreads
+// fails the test naming it and exits the test process.
+std::string RunThreads(const GroupSpec& base, int size, const RankFn& fn, double deadline_s) {
   std::vector<std::string> errors(size);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r) {
-    threads.emplace_back([&, r] {
-      GroupSpec spec = base;
-      spec.rank = r;
-      spec.size = size;
-      errors[r] = RunRank(spec, fn);
-    });
-  }
-  for (auto& t : threads) t.join();
+  rank_threads::RunRankThreads(
+      size,
+      [&](int r, const std::atomic<bool>&) {
+        GroupSpec spec = base;
+        spec.rank = r;
+        spec.size = size;
+        errors[r] = RunRank(spec, fn);
+      },
+      {/*timeout_s=*/deadline_s, /*straggler_timeout_s=*/deadline_s});
   std::string all;
   for (int r = 0; r < size; ++r) {
     if (!errors[r].empty()) all += "rank " + std::to_string(r) + ": " + errors[r] + "\n";
@@ -234,7 +236,7 @@ std::string RunProcesses(const GroupSpec& base, int size, const RankFn& fn, doub
 }  // namespace
 
 std::string RunGroup(const GroupSpec& base, int size, const RankFn& fn, double deadline_s) {
-  if (base.backend == "local") return RunThreads(base, size, fn);
+  if (base.backend == "local") return RunThreads(base, size, fn, deadline_s);
   return RunProcesses(base, size, fn, deadline_s);
 }
 

@@ -29,7 +29,8 @@ std::string CheckBarrier(ProcessGroup& pg);
 // Runs `fn` on every rank of a group of `size` ranks built from `base` (rank filled in), each
 // rank on its own thread (backend "local") or forked process (others). Returns "" when every
 // rank succeeded, else "rank r: message" lines; a rank still running after `deadline_s` is
-// killed and reported.
+// killed and reported (a thread cannot be killed: the test fails naming it and its process
+// exits, common/rank_threads.h).
 std::string RunGroup(const GroupSpec& base, int size, const RankFn& fn, double deadline_s = 120);
 
 // A free TCP port on 127.0.0.1 (for gloo rendezvous), e.g. "127.0.0.1:40123".
