@@ -1,37 +1,115 @@
-"""Every bad input gets its 4xx in the OpenAI error shape, and the server stays up."""
+"""Every bad input gets its 4xx in the OpenAI error shape, and the server stays up.
+
+One row per bad request (ROWS), each run and reported as its own test: its exact status, the
+four error fields, its `param` and message parts where the row names them, and then a normal
+request the server must still serve. One server serves every row, so a row that brings it down
+fails every row after it too (each reported)."""
+import collections
+import json
+import socket
+
 from harness import STORIES_GGUF, Server, check, run
 
 KEY = "sk-test-123"
 AUTH = {"Authorization": f"Bearer {KEY}"}
+C = "/v1/completions"
+CHAT = "/v1/chat/completions"
+OK = {"model": STORIES_GGUF, "prompt": "Once", "max_tokens": 4}
+HI = [{"role": "user", "content": "hi"}]
+
+# name: the test's name; status: the exact HTTP status; method, path; body (JSON-encoded) or raw
+# (bytes as sent); headers: over AUTH ({"Authorization": ""} sends none); param: err["param"]
+# must equal it (None: not checked); needles: parts err["message"] must contain.
+Row = collections.namedtuple("Row", "name status method path body raw headers param needles",
+                             defaults=(None, None, None, None, ()))
+
+ROWS = [
+    Row("body_not_json", 400, "POST", C, raw=b"{not json"),
+    Row("prompt_not_utf8", 400, "POST", C, raw=b'{"model": "x", "prompt": "\xff\xfe"}'),
+    Row("max_tokens_a_string", 400, "POST", C, {**OK, "max_tokens": "many"}, param="max_tokens"),
+    Row("temperature_negative", 400, "POST", C, {**OK, "temperature": -1}, param="temperature"),
+    Row("top_p_above_one", 400, "POST", C, {**OK, "top_p": 1.5}, param="top_p"),
+    Row("n_zero", 400, "POST", C, {**OK, "n": 0}, param="n"),
+    Row("prompt_a_number", 400, "POST", C, {**OK, "prompt": 5}, param="prompt"),
+    Row("unknown_model", 404, "POST", C, {**OK, "model": "no-such-model"}),
+    # "Once" is [BOS, Once]: 2 + 255 = 257 tokens > --max-model-len 256.
+    Row("prompt_and_max_tokens_past_max_model_len", 400, "POST", C, {**OK, "max_tokens": 255},
+        needles=("256", "257")),
+    Row("no_api_key", 401, "POST", C, OK, headers={"Authorization": ""}),
+    Row("wrong_api_key", 401, "POST", C, OK, headers={"Authorization": "Bearer wrong"}),
+    Row("get_on_completions", 405, "GET", C),
+    Row("unknown_v1_path", 404, "GET", "/v1/nothing-here"),
+    # Numbers beyond double range used to abort the process (nlohmann throws even with
+    # exceptions off): every JSON entry point must answer 400 instead.
+    Row("completions_number_past_double", 400, "POST", C,
+        raw=b'{"prompt": "a", "temperature": 1e400}'),
+    Row("completions_unknown_field_past_double", 400, "POST", C,
+        raw=b'{"prompt": "a", "unknown": -1e999}'),
+    Row("chat_number_past_double", 400, "POST", CHAT,
+        raw=b'{"messages": [{"role": "user", "content": "hi"}], "t": 1e400}'),
+    Row("tokenize_number_past_double", 400, "POST", "/tokenize",
+        raw=b'{"prompt": "a", "x": 1e400}'),
+    Row("chat_without_a_chat_template", 400, "POST", CHAT,
+        {"model": STORIES_GGUF, "messages": HI}, needles=("chat template",)),
+    # Sampling fields tandem cannot honour or that name tokens outside the vocabulary (512)
+    # are refused by name, never silently ignored.
+    Row("stop_token_id_past_the_vocabulary", 400, "POST", C, {**OK, "stop_token_ids": [512]},
+        param="stop_token_ids", needles=("512", "[0, 512)")),
+    Row("stop_token_id_past_int64_is_never_wrapped", 400, "POST", C,
+        {**OK, "stop_token_ids": [2 ** 64 - 1]}, param="stop_token_ids",
+        needles=("beyond 2147483646",)),
+    Row("stop_token_id_not_an_integer", 400, "POST", C, {**OK, "stop_token_ids": [1.5]},
+        param="stop_token_ids", needles=("found a number",)),
+    Row("response_format_type_unknown", 400, "POST", C,
+        {**OK, "response_format": {"type": "TEXT"}}, param="response_format",
+        needles=("unknown",)),
+    Row("logit_bias_token_past_the_vocabulary", 400, "POST", C, {**OK, "logit_bias": {"600": 1}},
+        param="logit_bias", needles=("600",)),
+    Row("logit_bias_value_above_100", 400, "POST", C, {**OK, "logit_bias": {"5": 101}},
+        param="logit_bias"),
+    Row("logit_bias_key_not_a_token_id", 400, "POST", C, {**OK, "logit_bias": {"five": 1}},
+        param="logit_bias"),
+    Row("logit_bias_an_array", 400, "POST", C, {**OK, "logit_bias": [1]}, param="logit_bias",
+        needles=("found an array",)),
+    Row("response_format_structural_tag", 400, "POST", C,
+        {**OK, "response_format": {"type": "structural_tag"}}, param="response_format",
+        needles=("structural_tag", "not supported")),
+    Row("chat_json_schema_empty", 400, "POST", CHAT,
+        {"messages": HI, "response_format": {"type": "json_schema", "json_schema": {}}},
+        param="response_format"),
+]
 
 
-def expect_error(srv, status_want, method, path, body=None, raw=None, headers=None, param=None,
-                 needles=()):
+def expect_error(srv, row):
+    """Sends `row`'s request; checks its status, the error shape, param and message parts."""
     hdrs = dict(AUTH)
-    hdrs.update(headers or {})
-    status, _, out = srv.request(method, path, body=body, raw=raw, headers=hdrs)
-    check(status == status_want, f"{method} {path} {body or raw!r}: status {status}, want "
-          f"{status_want}: {out[:300]!r}")
-    import json
+    hdrs.update(row.headers or {})
+    status, _, out = srv.request(row.method, row.path, body=row.body, raw=row.raw, headers=hdrs)
+    check(status == row.status, f"{row.method} {row.path} {row.body or row.raw!r}: status "
+          f"{status}, want {row.status}: {out[:300]!r}")
     err = json.loads(out)["error"]
     for field in ("message", "type", "param", "code"):
         check(field in err, f"error lacks {field}: {err}")
     check(err["message"], "empty error message")
-    if param is not None:
-        check(err["param"] == param, f"param {err['param']!r}, want {param!r}: {err}")
-    for n in needles:
+    if row.param is not None:
+        check(err["param"] == row.param, f"param {err['param']!r}, want {row.param!r}: {err}")
+    for n in row.needles:
         check(n in err["message"], f"{n!r} not in {err['message']!r}")
     return err
 
 
-def check_body_too_large(srv, path):
+def serves_normally(srv):
+    status, body = srv.post_json(C, OK, headers=AUTH)
+    check(status == 200 and body["choices"][0]["text"],
+          f"then a normal request: {status} {str(body)[:300]}")
+
+
+def check_body_too_large(srv):
     """A 17 MiB body is refused with 413 as soon as its Content-Length is read (the server may
     close before the client has sent it all, so this speaks raw HTTP)."""
-    import json
-    import socket
     with socket.create_connection(("127.0.0.1", srv.port), timeout=30) as s:
         size = 17 << 20
-        s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        s.sendall(f"POST {C} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                   f"Authorization: Bearer {KEY}\r\nContent-Length: {size}\r\n\r\n".encode())
         try:
             s.sendall(b"a" * (1 << 20))
@@ -45,12 +123,12 @@ def check_body_too_large(srv, path):
             data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
     check(head.startswith(b"HTTP/1.1 413"), f"oversized body: {head[:100]!r}")
-    check("error" in json.loads(body[body.index(b"{"):body.rindex(b"}") + 1]), f"body {body[:200]!r}")
+    check("error" in json.loads(body[body.index(b"{"):body.rindex(b"}") + 1]),
+          f"body {body[:200]!r}")
 
 
 def send_raw(srv, payload):
     """Writes `payload` on one new connection and returns every byte until the server closes."""
-    import socket
     with socket.create_connection(("127.0.0.1", srv.port), timeout=30) as s:
         s.sendall(payload)
         data = b""
@@ -61,91 +139,64 @@ def send_raw(srv, payload):
             data += chunk
 
 
-def check_body_without_length_is_answered(srv, path):
+def check_body_without_length_is_answered(srv):
     """A POST whose body comes without Content-Length: HTTP/1.1 reads an empty body, then the
     body's bytes as a malformed next request. Both get their 400, in order, then the close."""
-    data = send_raw(srv, f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    data = send_raw(srv, f"POST {C} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                          f"Authorization: Bearer {KEY}\r\n\r\n".encode() + b'{"prompt": "a"}')
     check(data.count(b"HTTP/1.1 400") == 2, f"no-length body: {data[:400]!r}")
     check(b"request body is empty" in data and b"malformed HTTP request" in data, f"{data!r}")
 
 
-def check_pipelined_requests_are_both_answered(srv, path):
+def check_pipelined_requests_are_both_answered(srv):
     """A generation and a second request in one write (HTTP/1.1 pipelining): both answered, in
     order. The session used to end with the generation (nothing held it while the second
     request waited), answering neither."""
     body = b'{"prompt": "Once", "max_tokens": 8}'
-    data = send_raw(srv, f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    data = send_raw(srv, f"POST {C} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                          f"Authorization: Bearer {KEY}\r\nContent-Length: {len(body)}\r\n\r\n"
                          .encode() + body
                          + b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     check(data.count(b"HTTP/1.1 200") == 2 and b'"choices"' in data, f"pipelined: {data[:300]!r}")
 
 
-def test_bad_inputs_get_4xx_and_server_stays_up():
-    with Server(STORIES_GGUF, "--api-key", KEY, "--max-model-len", "256") as srv:
-        c = "/v1/completions"
-        ok = {"model": STORIES_GGUF, "prompt": "Once", "max_tokens": 4}
-        expect_error(srv, 400, "POST", c, raw=b"{not json")
-        expect_error(srv, 400, "POST", c, raw=b'{"model": "x", "prompt": "\xff\xfe"}')
-        expect_error(srv, 400, "POST", c, {**ok, "max_tokens": "many"}, param="max_tokens")
-        expect_error(srv, 400, "POST", c, {**ok, "temperature": -1}, param="temperature")
-        expect_error(srv, 400, "POST", c, {**ok, "top_p": 1.5}, param="top_p")
-        expect_error(srv, 400, "POST", c, {**ok, "n": 0}, param="n")
-        expect_error(srv, 400, "POST", c, {**ok, "prompt": 5}, param="prompt")
-        expect_error(srv, 404, "POST", c, {**ok, "model": "no-such-model"})
-        # "Once" is [BOS, Once]: 2 + 255 = 257 tokens > --max-model-len 256.
-        expect_error(srv, 400, "POST", c, {**ok, "max_tokens": 255}, needles=("256", "257"))
-        expect_error(srv, 401, "POST", c, ok, headers={"Authorization": ""})
-        expect_error(srv, 401, "POST", c, ok, headers={"Authorization": "Bearer wrong"})
-        expect_error(srv, 405, "GET", c)
-        expect_error(srv, 404, "GET", "/v1/nothing-here")
-        check_body_too_large(srv, c)
-        # Numbers beyond double range used to abort the process (nlohmann throws even with
-        # exceptions off): every JSON entry point must answer 400 instead.
-        expect_error(srv, 400, "POST", c, raw=b'{"prompt": "a", "temperature": 1e400}')
-        expect_error(srv, 400, "POST", c, raw=b'{"prompt": "a", "unknown": -1e999}')
-        expect_error(srv, 400, "POST", "/v1/chat/completions",
-                     raw=b'{"messages": [{"role": "user", "content": "hi"}], "t": 1e400}')
-        expect_error(srv, 400, "POST", "/tokenize", raw=b'{"prompt": "a", "x": 1e400}')
-        expect_error(srv, 400, "POST", "/v1/chat/completions",
-                     {"model": STORIES_GGUF, "messages": [{"role": "user", "content": "hi"}]},
-                     needles=("chat template",))
-        # Sampling fields tandem cannot honour or that name tokens outside the vocabulary (512)
-        # are refused by name, never silently ignored.
-        expect_error(srv, 400, "POST", c, {**ok, "stop_token_ids": [512]}, param="stop_token_ids",
-                     needles=("512", "[0, 512)"))
-        expect_error(srv, 400, "POST", c, {**ok, "stop_token_ids": [2 ** 64 - 1]},
-                     param="stop_token_ids", needles=("beyond 2147483646",))  # never wrapped
-        expect_error(srv, 400, "POST", c, {**ok, "stop_token_ids": [1.5]},
-                     param="stop_token_ids", needles=("found a number",))
-        expect_error(srv, 400, "POST", c, {**ok, "response_format": {"type": "TEXT"}},
-                     param="response_format", needles=("unknown",))
-        expect_error(srv, 400, "POST", c, {**ok, "logit_bias": {"600": 1}}, param="logit_bias",
-                     needles=("600",))
-        expect_error(srv, 400, "POST", c, {**ok, "logit_bias": {"5": 101}}, param="logit_bias")
-        expect_error(srv, 400, "POST", c, {**ok, "logit_bias": {"five": 1}}, param="logit_bias")
-        expect_error(srv, 400, "POST", c, {**ok, "logit_bias": [1]}, param="logit_bias",
-                     needles=("found an array",))
-        expect_error(srv, 400, "POST", c, {**ok, "response_format": {"type": "structural_tag"}},
-                     param="response_format", needles=("structural_tag", "not supported"))
-        expect_error(srv, 400, "POST", "/v1/chat/completions",
-                     {"messages": [{"role": "user", "content": "hi"}],
-                      "response_format": {"type": "json_schema", "json_schema": {}}},
-                     param="response_format")
-        check_body_without_length_is_answered(srv, c)
-        check_pipelined_requests_are_both_answered(srv, c)
-        status, _, _ = srv.request("GET", "/health")
-        check(status == 200, f"/health {status} after bad inputs")
-        # logit_bias is applied (greedy included): +100 on token 5 makes it every token.
-        status, body = srv.post_json(c, {**ok, "temperature": 0, "return_token_ids": True,
-                                         "logit_bias": {"5": 100}}, headers=AUTH)
-        check(status == 200 and body["choices"][0]["token_ids"] == [5] * 4, f"logit_bias: {body}")
-        status, body = srv.post_json(c, ok, headers=AUTH)
-        check(status == 200 and body["choices"][0]["text"], f"good request after bad: {body}")
-        status, _, _ = srv.request("GET", "/health")  # no key needed outside /v1
-        check(status == 200, "health needs no key")
+def check_health_and_logit_bias_after_every_bad_input(srv):
+    status, _, _ = srv.request("GET", "/health")
+    check(status == 200, f"/health {status} after bad inputs")
+    # logit_bias is applied (greedy included): +100 on token 5 makes it every token.
+    status, body = srv.post_json(C, {**OK, "temperature": 0, "return_token_ids": True,
+                                     "logit_bias": {"5": 100}}, headers=AUTH)
+    check(status == 200 and body["choices"][0]["token_ids"] == [5] * 4, f"logit_bias: {body}")
+    status, body = srv.post_json(C, OK, headers=AUTH)
+    check(status == 200 and body["choices"][0]["text"], f"good request after bad: {body}")
+    status, _, _ = srv.request("GET", "/health")  # no key needed outside /v1
+    check(status == 200, "health needs no key")
+
+
+def test_of(srv, name, body):
+    """A test function for harness.run named test_<name>: body(srv), then a normal request."""
+    def test():
+        body(srv)
+        serves_normally(srv)
+    test.__name__ = f"test_{name}"
+    return test
+
+
+def tests_on(srv):
+    """One test per row, then the raw-HTTP cases and the checks after every bad input."""
+    tests = [test_of(srv, row.name, lambda s, row=row: expect_error(s, row)) for row in ROWS]
+    tests += [test_of(srv, "body_over_16_mib_is_413", check_body_too_large),
+              test_of(srv, "body_without_content_length_is_answered",
+                      check_body_without_length_is_answered),
+              test_of(srv, "pipelined_requests_are_both_answered",
+                      check_pipelined_requests_are_both_answered),
+              test_of(srv, "health_and_logit_bias_after_every_bad_input",
+                      check_health_and_logit_bias_after_every_bad_input)]
+    names = [t.__name__ for t in tests]
+    check(len(set(names)) == len(names), f"duplicate test names: {names}")
+    return tests
 
 
 if __name__ == "__main__":
-    run([test_bad_inputs_get_4xx_and_server_stays_up])
+    with Server(STORIES_GGUF, "--api-key", KEY, "--max-model-len", "256") as server:
+        run(tests_on(server))
