@@ -50,8 +50,9 @@ def test_f16_weights_and_kv_cache_with_cpu_binding_match_golden():
     # SixteenBitKvCacheAndWeightsKeepGoldenIds), inside every golden case's greedy margin.
     check_model(STORIES_GGUF, "--dtype", "half", "--kv-cache-dtype", "float16",
                 "--additional-config", '{"enable_cpu_binding": true}',
-                log_lines=("converted to F16 at load", "tokens, ", "MiB, F16)",
-                           "enable_cpu_binding: ", "pinned to CPUs"))
+                log_lines=("converted to F16 at load", "tokens, ",
+                           "MiB, F16 from --kv-cache-dtype float16)", "enable_cpu_binding: ",
+                           "pinned to CPUs"))
 
 
 if __name__ == "__main__":
