@@ -16,6 +16,7 @@
 #include "cluster/agent/instance_run.h"
 #include "core/clock.h"
 #include "core/logging.h"
+#include "http/sse_splitter.h"
 
 namespace tandem::cluster::agent {
 
@@ -255,7 +256,7 @@ void Agent::WatchLoop() {
       if (stopping_) break;
       watch_call_ = call;
     }
-    std::string buffer;
+    http::SseSplitter splitter;  // the watch stream: one JSON object per event
     const auto apply = [&](const json& event) {
       if (!event.is_object() || !event.contains("id")) return;
       const int64_t id = event["id"];
@@ -293,15 +294,11 @@ void Agent::WatchLoop() {
           return true;
         },
         [&](std::string_view bytes) {
-          buffer.append(bytes);
-          size_t end;
-          while ((end = buffer.find("\n\n")) != std::string::npos) {
-            std::string chunk = buffer.substr(0, end);
-            buffer.erase(0, end + 2);
-            const size_t first = chunk.find_first_not_of(" \r\n");
-            if (first == std::string::npos) continue;
-            apply(json::parse(chunk.substr(first), nullptr, false));
-          }
+          splitter.Feed(bytes, [&](std::string_view event) {
+            const size_t first = event.find_first_not_of(" \r\n");
+            if (first == std::string_view::npos) return;
+            apply(json::parse(event.substr(first), nullptr, false));
+          });
           return true;
         });
     if (Stopping()) break;

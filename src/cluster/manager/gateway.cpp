@@ -9,6 +9,7 @@
 #include "core/clock.h"
 #include "core/logging.h"
 #include "http/client.h"
+#include "http/sse_splitter.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -35,24 +36,6 @@ std::string Today() {
   gmtime_r(&now, &utc);
   return fmt::format("{:04}-{:02}-{:02}", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday);
 }
-
-// Splits an SSE byte stream into whole events ("...\n\n").
-class SseSplitter {
- public:
-  template <typename F>
-  void Feed(std::string_view bytes, F&& on_event) {
-    buffer_.append(bytes);
-    size_t end;
-    while ((end = buffer_.find("\n\n")) != std::string::npos) {
-      on_event(buffer_.substr(0, end + 2));
-      buffer_.erase(0, end + 2);
-    }
-  }
-  std::string Rest() { return std::move(buffer_); }
-
- private:
-  std::string buffer_;
-};
 
 // The JSON of a `data: {...}` event, or null.
 json EventJson(const std::string& event) {
@@ -345,7 +328,7 @@ net::awaitable<void> Gateway::Proxy(http::HttpRequest request, Principal who, st
     std::string whole;        // a non-streamed response, relayed at its end
     std::string content_type;
     json usage;
-    SseSplitter splitter;
+    http::SseSplitter splitter;
     Status result = co_await call->RunAsync(
         executor,
         [&](int code, const http::HeaderList& headers) {
@@ -370,7 +353,8 @@ net::awaitable<void> Gateway::Proxy(http::HttpRequest request, Principal who, st
           }
           // Every whole event of this read goes out in one write.
           std::string out;
-          splitter.Feed(bytes, [&](std::string event) {
+          splitter.Feed(bytes, [&](std::string_view whole_event) {
+            const std::string event(whole_event);
             if (MayCarryUsage(event)) {
               json data = EventJson(event);
               if (data.is_object() && data.contains("usage") && data["usage"].is_object()) {
