@@ -3,6 +3,7 @@
 // (metrics_share.h) and /metrics shows the whole server whichever process answers the scrape.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <utility>

@@ -1,7 +1,7 @@
 // AVX2 instance of the int8 matmul (compiled with -mavx2; called only when CPUID reports AVX2,
 // also on AVX-512 CPUs without VNNI). Reads the packed layout (ops.h PackInt8Weights): 4 rows ×
 // 4 k-bytes are widened to int16 and multiplied by the activation quad (int16, repeated) with
-// vpmaddwd — exact; vpmaddubsw would saturate at 2·255·127. No STL (see typed_matmul_isa.h).
+// vpmaddwd — exact; vpmaddubsw would saturate at 2·255·127. No STL (see typed_matmul_isa.inc).
 #include <immintrin.h>
 
 #include <cstdint>

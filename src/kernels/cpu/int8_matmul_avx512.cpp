@@ -4,7 +4,7 @@
 // broadcast to every lane and one vpdpbusd adds their products with 16 rows at once, so each
 // lane ends holding one output's sum — no horizontal reductions. vpdpbusd multiplies unsigned by
 // signed bytes, so activations come offset to u8 and the row sums undo the offset
-// (int8_matmul_isa_api.h). No STL (see typed_matmul_isa.h).
+// (int8_matmul_isa_api.h). No STL (see typed_matmul_isa.inc).
 #include <immintrin.h>
 
 #include <cstdint>

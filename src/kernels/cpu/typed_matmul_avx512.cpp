@@ -30,7 +30,7 @@ struct Isa {
 };
 }  // namespace
 
-#include "kernels/cpu/typed_matmul_isa.h"
+#include "kernels/cpu/typed_matmul_isa.inc"
 
 namespace tandem::kernels::isa {
 
