@@ -200,7 +200,9 @@ int RunApiServerCommand(int argc, char** argv) {
   std::thread signals([&] {
     int sig = 0;
     sigwait(&set, &sig);
-    parts->http->Stop();
+    // The head stops us: answer what is in flight first (bounded; the head kills us past its
+    // own wait).
+    parts->http->StopWhenIdle(/*max_wait_s=*/10);
   });
   signals.detach();
   parts->http->Run();

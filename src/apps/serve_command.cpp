@@ -147,7 +147,8 @@ int RunSingleRankHead(const ServeFlags& flags, EngineCoreConfig engine_cfg) {
     TLOG_ERROR("{}", launched.message());
     return 1;
   }
-  TLOG_INFO("API server on http://{}:{} (health is 503 until the model is loaded)", flags.host,
+  TLOG_INFO("API server on {}://{}:{} (health is 503 until the model is loaded)",
+            flags.ssl_certfile.empty() ? "http" : "https", flags.host,
             flags.port);
   http.Run();
   stopping = true;
@@ -305,8 +306,8 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
       }
       return;
     }
-    TLOG_INFO("all {} DP ranks ready; API on http://{}:{}", flags.data_parallel_size, flags.host,
-              flags.port);
+    TLOG_INFO("all {} DP ranks ready; API on {}://{}:{}", flags.data_parallel_size,
+              flags.ssl_certfile.empty() ? "http" : "https", flags.host, flags.port);
     handshake.ServeLateComers([&] { return !stopping.load(); });
   });
   TLOG_INFO("head: {} DP rank(s) ({} here), {} API server(s); remote ranks dial {}:{}",
@@ -315,7 +316,10 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
   http.Run();
   stopping = true;
   client->Shutdown();
-  for (auto& child : children) child->Stop(2.0);
+  // With no engine left, the other API servers answer their requests in flight first (their
+  // clients see the ranks gone within a heartbeat, then drain): give them the time.
+  const double child_stop_s = parts->engines_lost->lost ? 15.0 : 2.0;
+  for (auto& child : children) child->Stop(child_stop_s);
   handshake_thread.join();
   coordinator.Stop();
   return parts->engines_lost->lost ? 1 : exit_code.load();

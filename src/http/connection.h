@@ -53,6 +53,17 @@ class Connection {
     }
   }
 
+  // Sends TLS close_notify and waits for the peer's, then handler(error_code); a plain
+  // connection calls handler({}) at once. Bound the wait (a peer may never answer).
+  template <typename Handler>
+  void AsyncShutdownThen(Handler&& handler) {
+    if (tls_) {
+      tls_->async_shutdown(std::forward<Handler>(handler));
+    } else {
+      std::forward<Handler>(handler)(boost::system::error_code{});
+    }
+  }
+
   // Runs the server side of the TLS handshake, then handler(error_code); a plain connection
   // calls handler({}) at once.
   template <typename Handler>

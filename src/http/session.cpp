@@ -12,6 +12,7 @@
 
 #include <mutex>
 #include <sstream>
+#include <utility>
 
 #include "core/clock.h"
 #include "core/logging.h"
@@ -87,6 +88,7 @@ void HttpSession::OnHandshake(error_code ec) {
     Close();
     return;
   }
+  handshake_done_ = true;
   DoRead();
 }
 
@@ -96,57 +98,84 @@ void HttpSession::DoRead() {
   parser_->body_limit(options_.max_body_bytes);
   header_checked_ = false;
   request_started_s_ = 0;
+  parse_before_read_ = true;
   ReadSome();
 }
 
-// The request is read piece by piece (Beast's async_read_some on the parser), so that the idle
-// timeout counts from the last byte received, the header is checked (framing, Expect) before
-// the body is read, and a header that trickles in is cut after header_timeout_s.
+// The request is read piece by piece — raw reads of the socket, each fed to Beast's parser
+// (basic_parser::put) — so that every arrival of bytes restarts the idle timeout (a header
+// sent slowly included: Beast's own read_some completes only once the whole header is in),
+// the header is checked (framing, Host, Expect) before the body is read, and a header that
+// trickles in is cut after header_timeout_s with a 408.
 void HttpSession::ReadSome() {
   reading_ = true;
-  bhttp::async_read_some(stream_, buffer_, *parser_,
-                         [self = shared_from_this()](error_code ec, size_t) {
-                           self->OnReadSome(ec);
-                         });
+  if (std::exchange(parse_before_read_, false) && buffer_.size() > 0) {
+    // Bytes of a pipelined request, read with the previous one: parse them first.
+    net::post(stream_.get_executor(), [self = shared_from_this()] { self->OnReadSome({}, 0); });
+    return;
+  }
+  stream_.async_read_some(buffer_.prepare(64 * 1024),
+                          [self = shared_from_this()](error_code ec, size_t bytes) {
+                            self->buffer_.commit(bytes);
+                            self->OnReadSome(ec, bytes);
+                          });
 }
 
-void HttpSession::OnReadSome(error_code ec) {
+void HttpSession::OnReadSome(error_code ec, size_t bytes) {
   reading_ = false;
   if (closed_) return;
-  if (ec) return OnReadError(ec);
-  if (!exchange_active_) StartIdleTimer();  // idle counts from the last byte
+  if (ec) return OnReadError(ec);  // end of stream, reset, TLS errors: the client left
+  if (bytes > 0 && !exchange_active_) StartIdleTimer();  // idle counts from the last byte
   const double now = MonotonicSeconds();
-  if (request_started_s_ == 0) request_started_s_ = now;
+  if (request_started_s_ == 0 && buffer_.size() > 0) request_started_s_ = now;
+  // Parse what is buffered: the header first (put stops after it), then the body.
+  while (buffer_.size() > 0 && !parser_->is_done()) {
+    error_code parse_ec;
+    const size_t used = parser_->put(buffer_.data(), parse_ec);
+    buffer_.consume(used);
+    if (parse_ec == bhttp::error::need_more) break;
+    if (parse_ec) return OnReadError(parse_ec);
+    if (parser_->is_header_done() && !header_checked_) {
+      header_checked_ = true;
+      if (auto error = CheckHeader()) return OnBadRequest(error->http_status, error->message);
+    }
+    if (used == 0) break;
+  }
   if (!parser_->is_header_done()) {
-    if (now - request_started_s_ > options_.header_timeout_s) {
+    if (request_started_s_ > 0 && now - request_started_s_ > options_.header_timeout_s) {
       return OnBadRequest(408, fmt::format("request header not complete within {} s",
                                            options_.header_timeout_s));
     }
     return ReadSome();
   }
-  if (!header_checked_) {
-    header_checked_ = true;
-    const auto& header = parser_->get();
-    auto joined = [&](bhttp::field name) -> std::optional<std::string> {
-      std::optional<std::string> out;
-      for (auto [it, end] = header.equal_range(name); it != end; ++it) {
-        out = out ? *out + ", " + std::string(it->value()) : std::string(it->value());
-      }
-      return out;
-    };
-    const std::optional<std::string> te = joined(bhttp::field::transfer_encoding);
-    const std::optional<std::string> cl = joined(bhttp::field::content_length);
-    if (auto error = CheckRequestFraming(te, cl)) {
-      return OnBadRequest(error->http_status, error->message);
-    }
-    // curl and others wait (1 s) for this before sending a body over 1 MB.
-    if (!parser_->is_done() && !exchange_active_ && header.version() >= 11 &&
-        ExpectsContinue(ToStd(header[bhttp::field::expect]))) {
-      QueueWrite("HTTP/1.1 100 Continue\r\n\r\n");
-    }
-  }
   if (!parser_->is_done()) return ReadSome();
   OnRequestRead();
+}
+
+std::optional<FramingError> HttpSession::CheckHeader() {
+  const auto& header = parser_->get();
+  auto joined = [&](bhttp::field name) -> std::optional<std::string> {
+    std::optional<std::string> out;
+    for (auto [it, end] = header.equal_range(name); it != end; ++it) {
+      out = out ? *out + ", " + std::string(it->value()) : std::string(it->value());
+    }
+    return out;
+  };
+  const std::optional<std::string> te = joined(bhttp::field::transfer_encoding);
+  const std::optional<std::string> cl = joined(bhttp::field::content_length);
+  if (auto error = CheckRequestFraming(te, cl)) return error;
+  // RFC 9112 §3.2: an HTTP/1.1 request without Host, or any request with two, is a 400.
+  const size_t hosts = header.count(bhttp::field::host);
+  if (hosts > 1 || (hosts == 0 && header.version() >= 11)) {
+    return FramingError{400, hosts > 1 ? "more than one Host header (RFC 9112 §3.2)"
+                                       : "HTTP/1.1 request without a Host header (RFC 9112 §3.2)"};
+  }
+  // curl and others wait (1 s) for this before sending a body over 1 MB.
+  if (!parser_->is_done() && !exchange_active_ && header.version() >= 11 &&
+      ExpectsContinue(ToStd(header[bhttp::field::expect]))) {
+    QueueWrite("HTTP/1.1 100 Continue\r\n\r\n");
+  }
+  return std::nullopt;
 }
 
 void HttpSession::OnBadRequest(int http_status, std::string message) {
@@ -197,8 +226,11 @@ void HttpSession::OnRequestRead() {
   const auto peer = stream_.socket().remote_endpoint(peer_ec);
   if (!peer_ec) request.peer_address = peer.address().to_string();
   request.arrival_time_s = MonotonicSeconds();
-  const bool keep_alive = message.keep_alive();
   const bool http10 = message.version() < 11;
+  // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing: answer it,
+  // then close.
+  const bool keep_alive =
+      message.keep_alive() && !(http10 && message.count(bhttp::field::transfer_encoding) > 0);
   if (exchange_active_) {
     // Dispatched when the active exchange ends.
     pending_request_.emplace(PendingRequest{std::move(request), keep_alive, http10});
@@ -264,9 +296,25 @@ void HttpSession::Close() {
   closed_ = true;
   idle_timer_.cancel();
   stall_timer_.cancel();
+  if (stream_.is_tls() && handshake_done_ && !writing_) {
+    // TLS: close_notify first (RFC 8446 §6.1), so that a client can tell the end of a
+    // close-delimited response (an HTTP/1.0 stream) from a cut one. Waiting for the peer's
+    // close_notify is bounded; no write may be in flight (a stalled client's is).
+    error_code ignored;
+    stream_.socket().cancel(ignored);  // the pending watch read: the shutdown reads alone
+    idle_timer_.expires_after(std::chrono::seconds(1));
+    idle_timer_.async_wait([self = shared_from_this()](error_code) { self->CloseSocket(); });
+    stream_.AsyncShutdownThen([self = shared_from_this()](error_code) {
+      self->idle_timer_.cancel();
+      self->CloseSocket();
+    });
+    return;
+  }
+  CloseSocket();
+}
+
+void HttpSession::CloseSocket() {
   error_code ignored;
-  // Under TLS no close_notify is sent: every response is framed (Content-Length or chunked),
-  // so a client cannot mistake the close for a truncation.
   stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
   stream_.socket().close(ignored);
 }

@@ -25,6 +25,7 @@
 #include <set>
 
 #include "http/connection.h"
+#include "http/framing.h"
 #include "http/tls.h"
 #include "http/types.h"
 
@@ -73,13 +74,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void OnHandshake(boost::beast::error_code ec);
   void DoRead();
   void ReadSome();
-  void OnReadSome(boost::beast::error_code ec);
+  void OnReadSome(boost::beast::error_code ec, size_t bytes);
+  // Framing, Host and Expect of the parsed header; an error to answer (and close) or none.
+  std::optional<FramingError> CheckHeader();
   void OnReadError(boost::beast::error_code ec);
   void OnBadRequest(int http_status, std::string message);
   void OnRequestRead();
   void Dispatch(HttpRequest request, bool keep_alive, bool http10);
   void StartIdleTimer();
   void Close();
+  void CloseSocket();  // the TCP socket, at once (Close: after TLS close_notify)
 
   // Run on the strand; `exchange_id` drops calls meant for an earlier exchange.
   void DoSendResponse(uint64_t exchange_id, int http_status, const std::string& content_type,
@@ -110,7 +114,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   boost::beast::flat_buffer buffer_;
   std::optional<Parser> parser_;
   bool reading_ = false;
-  bool header_checked_ = false;   // the current request's header passed CheckRequestFraming
+  bool handshake_done_ = false;   // TLS: the handshake succeeded (close_notify may be sent)
+  bool header_checked_ = false;   // the current request's header passed CheckHeader
+  bool parse_before_read_ = false;  // DoRead: parse buffered bytes before reading more
   double request_started_s_ = 0;  // MonotonicSeconds() of its first byte; 0 before
   bool closed_ = false;
 

@@ -13,6 +13,7 @@ const char* ErrorTypeFor(int http_status) {
     case 404: return "NotFoundError";
     case 405: return "MethodNotAllowedError";
     case 409: return "ConflictError";
+    case 408: return "RequestTimeoutError";
     case 413: return "RequestEntityTooLargeError";
     case 501: return "NotImplementedError";
     case 503: return "ServiceUnavailableError";
@@ -21,7 +22,10 @@ const char* ErrorTypeFor(int http_status) {
 }
 
 std::string ErrorBody(const ApiError& error) {
-  const int http_status = HttpStatusFor(error.status.code());
+  return ErrorBody(error, HttpStatusFor(error.status.code()));
+}
+
+std::string ErrorBody(const ApiError& error, int http_status) {
   nlohmann::json info = {
       {"message", error.status.message()},
       {"type", ErrorTypeFor(http_status)},

@@ -31,6 +31,8 @@ const char* ErrorTypeFor(int http_status);
 
 // Serializes the error body (OpenAI shape, `param` null when empty).
 std::string ErrorBody(const ApiError& error);
+// The same with `http_status` as the code (one the session answers itself: 408, 413, 501).
+std::string ErrorBody(const ApiError& error, int http_status);
 
 // A value or an ApiError (Result<T> with a `param`).
 template <typename T>

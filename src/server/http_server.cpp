@@ -42,9 +42,7 @@ Status HttpServer::Start() {
     TANDEM_ASSIGN_OR_RETURN(options.tls, http::TlsContextProvider::Create(c.tls));
   }
   options.error_body = [](int http_status, const std::string& message) {
-    const StatusCode code =
-        http_status == 413 ? StatusCode::kPayloadTooLarge : StatusCode::kInvalidArgument;
-    return ErrorBody({Status(code, message), ""});
+    return ErrorBody({Status(StatusCode::kInvalidArgument, message), ""}, http_status);
   };
   listener_ = std::make_unique<http::HttpListener>(
       std::move(options), [this](HttpRequest request, std::shared_ptr<ResponseSink> sink) {

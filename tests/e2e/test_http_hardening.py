@@ -229,6 +229,32 @@ def test_the_soft_descriptor_limit_is_raised_to_the_hard_one():
               f"{now_hard}")
 
 
+def test_a_slow_header_is_timed_by_idle_gaps_and_host_is_required():
+    with Server(STORIES_GGUF) as srv:
+        # 8 s of header, a byte every 80 ms: past the 5 s idle timeout in all, never idle.
+        request = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 90 + b"\r\n\r\n"
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=30) as s:
+            for i in range(len(request)):
+                s.sendall(request[i:i + 1])
+                time.sleep(0.08)
+            reply = s.recv(4096)
+        check(reply.startswith(b"HTTP/1.1 200"), f"a slow header is served: {reply[:200]!r}")
+        for name, head in (("no Host", b"GET /health HTTP/1.1\r\n"),
+                           ("two Hosts", b"GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n")):
+            reply, closed = raw_exchange(srv.port, head + b"\r\n")
+            status, _, body = status_and_body(reply)
+            check(status == 400 and "Host header" in body.decode() and closed, f"{name}: {reply!r}")
+        # HTTP/1.0 with Transfer-Encoding: answered, then closed (RFC 9112 §6.1).
+        body = b"%x\r\n%s\r\n0\r\n\r\n" % (len(BODY), BODY)
+        request = (b"POST /v1/completions HTTP/1.0\r\nConnection: keep-alive\r\n"
+                   b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + body +
+                   b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        reply, closed = raw_exchange(srv.port, request)
+        check(closed and reply.count(b"HTTP/1.1 ") == 1 and reply.startswith(b"HTTP/1.1 200"),
+              f"HTTP/1.0 with Transfer-Encoding: one answer, then close: {reply[:300]!r}")
+        serves_normally(srv)
+
+
 def test_host_may_be_a_name():
     port = free_port()
     with tempfile.TemporaryFile() as log:
@@ -283,5 +309,6 @@ if __name__ == "__main__":
          test_a_client_that_stops_reading_is_aborted_and_its_requests_freed,
          test_out_of_descriptors_backs_off_with_one_log_line,
          test_the_soft_descriptor_limit_is_raised_to_the_hard_one,
+         test_a_slow_header_is_timed_by_idle_gaps_and_host_is_required,
          test_host_may_be_a_name,
          test_a_request_the_client_left_is_in_the_access_log])

@@ -47,6 +47,48 @@ def test_the_only_engine_core_dying_ends_the_server_after_its_requests():
         check("no engine core is left" in srv.full_log(), srv.logs())
 
 
+def test_every_api_server_answers_its_requests_when_the_engines_are_gone():
+    # --api-server-count 2: the kernel spreads connections over both; the second one's requests
+    # too end with an error event (then [DONE]) or a 503, never a cut connection.
+    with Server(STORIES_GGUF, "--api-server-count", "2") as srv:
+        cores = engine_cores(srv.proc.pid)
+        check(len(cores) == 1, f"one engine core: {cores}")
+        results = []
+
+        def one(stream):
+            body = {"prompt": "Once", "max_tokens": 2000, "ignore_eos": True}
+            try:
+                if stream:
+                    results.append(("stream",) + srv.stream("/v1/completions",
+                                                            {**body, "stream": True}))
+                else:
+                    results.append(("whole",) + srv.post_json("/v1/completions", body))
+            except Exception as e:  # a cut connection: the failure this test is about
+                results.append(("cut", repr(e)))
+
+        threads = [threading.Thread(target=one, args=(i % 2 == 0,)) for i in range(12)]
+        for t in threads:
+            t.start()
+        deadline = time.time() + 60
+        while sum(srv.metric_values("vllm:num_requests_running")) < 12:
+            check(time.time() < deadline, "the 12 requests never all ran")
+            time.sleep(0.05)
+        os.kill(int(cores[0]), signal.SIGKILL)
+        for t in threads:
+            t.join(timeout=60)
+        check(len(results) == 12, f"{len(results)} of 12 answered")
+        for r in results:
+            if r[0] == "stream":
+                _, status, chunks, done = r
+                check(status == 200 and done and "error" in chunks[-1], f"a stream: {chunks[-1:]}")
+            else:
+                check(r[0] == "whole" and r[1] == 503, f"a whole request: {r}")
+        code = srv.proc.wait(timeout=60)
+        check(code == 1, f"exit code {code}\n{srv.logs()}")
+        check(srv.full_log().count("no engine core is left") == 2,
+              f"both API servers saw it:\n{srv.logs()}")
+
+
 def test_a_killed_servers_ipc_files_are_removed_by_the_next():
     with Server(STORIES_GGUF) as srv:
         pid = srv.proc.pid
@@ -80,5 +122,6 @@ def test_the_api_key_reaches_no_engine_process():
 
 if __name__ == "__main__":
     run([test_the_only_engine_core_dying_ends_the_server_after_its_requests,
+         test_every_api_server_answers_its_requests_when_the_engines_are_gone,
          test_a_killed_servers_ipc_files_are_removed_by_the_next,
          test_the_api_key_reaches_no_engine_process])

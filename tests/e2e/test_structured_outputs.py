@@ -225,7 +225,20 @@ def test_tool_choice_required_and_named_are_enforced():
             check(json.loads(joined) == json.loads(want["arguments"]),
                   f"{tool_choice}: streamed {joined!r}, whole {want['arguments']!r}")
             finish = [e["choices"][0]["finish_reason"] for e in events if e.get("choices")]
-            check(finish[-1] == "tool_calls", f"finish_reason {finish[-1]}")
+            # vLLM: "tool_calls" for "required" that ended with stop; a named function keeps
+            # the engine's reason.
+            want_finish = "tool_calls" if tool_choice == "required" else "stop"
+            check(finish[-1] == want_finish == whole["choices"][0]["finish_reason"],
+                  f"{tool_choice}: finish_reason {finish[-1]}, whole "
+                  f"{whole['choices'][0]['finish_reason']}")
+            # Cut by max_tokens: "length", streamed or whole (the arguments are incomplete).
+            cut = {**body, "max_tokens": 6}
+            status, whole = srv.post_json("/v1/chat/completions", cut)
+            status, events, done = srv.stream("/v1/chat/completions", {**cut, "stream": True})
+            finish = [e["choices"][0]["finish_reason"] for e in events if e.get("choices")]
+            check(whole["choices"][0]["finish_reason"] == "length" and finish[-1] == "length",
+                  f"{tool_choice} cut short: whole {whole['choices'][0]['finish_reason']}, "
+                  f"streamed {finish[-1]}")
         status, out = srv.post_json("/v1/chat/completions", {
             "messages": messages, "tools": [WEATHER], "tool_choice": "required",
             "response_format": {"type": "json_object"}})

@@ -88,6 +88,26 @@ def test_https_serves_verified_plain_and_streaming():
         complete(srv)
 
 
+def test_a_close_delimited_stream_ends_with_close_notify():
+    # An HTTP/1.0 stream has no chunks: its end is the close, which TLS must announce
+    # (close_notify, RFC 8446 §6.1), else a client cannot tell it from a cut connection.
+    with Server(STORIES_GGUF, *tls_args(PKI), tls_context=PKI.client_context()) as srv:
+        body = b'{"prompt": "Once", "max_tokens": 3, "stream": true}'
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as raw:
+            with PKI.client_context().wrap_socket(raw, server_hostname="127.0.0.1",
+                                                  suppress_ragged_eofs=False) as tls:
+                tls.sendall(b"POST /v1/completions HTTP/1.0\r\nContent-Type: application/json"
+                            b"\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+                reply = b""
+                try:
+                    while chunk := tls.recv(65536):
+                        reply += chunk
+                except ssl.SSLEOFError as e:
+                    check(False, f"the stream ended without close_notify: {e}; {reply[-80:]!r}")
+        check(reply.rstrip().endswith(b"data: [DONE]"), f"the whole stream: {reply[-200:]!r}")
+        complete(srv)
+
+
 def test_plain_http_on_the_https_port_gets_a_plain_400():
     with Server(STORIES_GGUF, *tls_args(PKI), tls_context=PKI.client_context()) as srv:
         with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as raw:
@@ -187,6 +207,7 @@ if __name__ == "__main__":
     PKI = Pki()
     try:
         run([test_https_serves_verified_plain_and_streaming,
+             test_a_close_delimited_stream_ends_with_close_notify,
              test_plain_http_on_the_https_port_gets_a_plain_400,
              test_client_certificates_required,
              test_enable_ssl_refresh_picks_up_a_rotated_certificate,

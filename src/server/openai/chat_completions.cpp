@@ -19,6 +19,7 @@ namespace {
 
 // One choice of a chat call.
 struct ChoiceState {
+  explicit ChoiceState(ChatOutputParser p) : parser(std::move(p)) {}
   ChatOutputParser parser;            // streaming: reasoning / content / tool calls so far
   ChoiceResult result;                // whole replies: the choice's deltas, appended
   bool role_sent = false;             // streaming: the first chunk (with the role) went out
@@ -46,10 +47,19 @@ struct ChatCall {
     return ChatLogprobsJson(*context->tokenizer, ids, logprobs,
                             request.common.return_tokens_as_token_ids);
   }
-  // vLLM: "tool_calls" whenever the parser found a call.
-  static json Finish(const std::string& reason, bool tool_called) {
+  // vLLM serving_chat: "tool_calls" when the tool parser found a call (tool_choice auto), or
+  // for tool_choice "required" output that ended with "stop"; a named function, or "required"
+  // cut by max_tokens, keeps the engine's reason ("length" says the arguments are cut).
+  json Finish(const std::string& reason, bool tool_called) const {
     if (reason.empty()) return nullptr;
-    return tool_called ? json("tool_calls") : json(reason);
+    switch (request.input.tool_choice) {
+      case ToolChoice::kNamed:
+        return reason;
+      case ToolChoice::kRequired:
+        return tool_called && reason == "stop" ? json("tool_calls") : json(reason);
+      default:
+        return tool_called ? json("tool_calls") : json(reason);
+    }
   }
   ChatOutputParser NewParser() const {
     return ChatOutputParser(context->config, request.input, prompt);
@@ -252,7 +262,7 @@ void HandleChatCompletions(const ServerContext& context, const HttpRequest& http
   call->created = UnixSeconds();
   call->sink = sink;
   for (int32_t i = 0; i < call->request.common.n; ++i) {
-    call->choices.push_back({call->NewParser()});
+    call->choices.emplace_back(call->NewParser());
     // Streams send forced tool calls as they are generated (vLLM); whole responses at the end.
     if (call->request.common.stream) call->choices.back().parser.StreamForcedCalls();
   }
