@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer target of fuzz/ (or `all` of them, one after another) for SECONDS each.
+#   scripts/fuzz.sh TARGET SECONDS      e.g. scripts/fuzz.sh jinja 60; scripts/fuzz.sh all 20
+# Targets: gguf safetensors hf_config openai_request jinja spm_tokenizer bpe_tokenizer.
+# Configures build-fuzz/ with clang (-DTANDEM_FUZZ=ON: ASan + UBSan, only the sources the targets
+# need) when it is not yet, builds the target, seeds a temporary corpus from the shared models
+# folder (fuzz/make_seeds.py; TANDEM_SHARED_DIR, default ../shared) and runs it. A crash, a
+# leak, a broken invariant or an input slower than 10 s is kept as build-fuzz/findings/TARGET/
+# crash-* (leak-*, timeout-*) next to the run's log; replay one with
+#   TANDEM_SHARED_DIR=... build-fuzz/fuzz/TARGET_fuzzer FILE
+# Exits non-zero when any target found something.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TARGETS=(gguf safetensors hf_config openai_request jinja spm_tokenizer bpe_tokenizer)
+if [ $# -ne 2 ] || ! [[ "$2" =~ ^[0-9]+$ ]] || [ "$2" -lt 1 ]; then
+  echo "usage: scripts/fuzz.sh TARGET|all SECONDS   (TARGET: ${TARGETS[*]})" >&2
+  exit 2
+fi
+if [ "$1" = all ]; then
+  selected=("${TARGETS[@]}")
+elif [[ " ${TARGETS[*]} " == *" $1 "* ]]; then
+  selected=("$1")
+else
+  echo "fuzz.sh: unknown target '$1'; expected one of: ${TARGETS[*]} or all" >&2
+  exit 2
+fi
+seconds="$2"
+
+BUILD=build-fuzz
+SHARED="${TANDEM_SHARED_DIR:-../shared}"
+if [ ! -d "$SHARED/models" ] && [ -d /work/shared/models ]; then SHARED=/work/shared; fi
+if [ ! -d "$SHARED/models" ]; then
+  echo "fuzz.sh: no models folder in '$SHARED' (set TANDEM_SHARED_DIR to the shared folder)" >&2
+  exit 2
+fi
+SHARED="$(cd "$SHARED" && pwd)"
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S . -B "$BUILD" -G Ninja -DTANDEM_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=Fuzz >/dev/null
+fi
+
+failed=()
+for target in "${selected[@]}"; do
+  # One build at a time on a shared machine (the same lock as the normal build's).
+  flock /tmp/tandem-build.lock ninja -C "$BUILD" "${target}_fuzzer"
+  findings="$BUILD/findings/$target"
+  mkdir -p "$findings"
+  corpus="$(mktemp -d "${TMPDIR:-/tmp}/tandem-fuzz-$target-XXXXXX")"
+  seeds="$corpus/seeds"
+  python3 fuzz/make_seeds.py "$target" "$SHARED" "$seeds"
+  mkdir "$corpus/new"
+  log="$findings/fuzz.log"
+  echo "fuzz.sh: $target for ${seconds} s ($(ls "$seeds" | wc -l) seeds; log $log)"
+  status=0
+  TANDEM_SHARED_DIR="$SHARED" "$BUILD/fuzz/${target}_fuzzer" "$corpus/new" "$seeds" \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$findings/" >"$log" 2>&1 || status=$?
+  rm -rf "$corpus"
+  cov="$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)"
+  execs="$(grep -o 'number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*' || true)"
+  if [ "$status" -ne 0 ]; then
+    echo "fuzz.sh: $target FAILED (exit $status); findings in $findings:" >&2
+    grep -E 'ERROR|invariant|SUMMARY|Test unit written' "$log" | head -20 >&2 || true
+    failed+=("$target")
+  else
+    echo "fuzz.sh: $target ok: ${execs:-?} runs, ${cov:-cov: ?} edges"
+  fi
+done
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "fuzz.sh: findings in: ${failed[*]} (see $BUILD/findings/)" >&2
+  exit 1
+fi
