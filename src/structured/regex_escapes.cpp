@@ -20,17 +20,11 @@
 
 #include <fmt/format.h>
 
+#include "core/hex.h"
 #include "structured/regex_parser.h"
 
 namespace tandem::structured::regex_detail {
 namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // The ranges of \d \w \s (ASCII), complemented within all code points for \D \W \S; empty when
 // `letter` names no class escape.
@@ -127,7 +121,7 @@ Result<uint32_t> RegexParser::ParseCharEscape(size_t start) {
 Result<uint32_t> RegexParser::ParseHex(size_t start, size_t digits, const char* form) {
   uint32_t value = 0;
   for (size_t i = 0; i < digits; ++i) {
-    const int h = HexValue(Peek());
+    const int h = HexDigitValue(Peek());
     if (h < 0) return Error(start, fmt::format("escape needs the form {}", form));
     value = value * 16 + static_cast<uint32_t>(h);
     ++pos_;
@@ -142,8 +136,8 @@ Result<uint32_t> RegexParser::ParseUnicodeEscape(size_t start) {
     ++pos_;
     uint32_t value = 0;
     size_t digits = 0;
-    for (; HexValue(Peek()) >= 0 && digits < 7; ++digits, ++pos_) {
-      value = value * 16 + static_cast<uint32_t>(HexValue(Peek()));
+    for (; HexDigitValue(Peek()) >= 0 && digits < 7; ++digits, ++pos_) {
+      value = value * 16 + static_cast<uint32_t>(HexDigitValue(Peek()));
     }
     if (digits == 0 || digits > 6 || Peek() != '}') {
       return Error(start, "escape needs the form \\u{H...} with 1 to 6 hex digits");

@@ -6,18 +6,13 @@
 #include <cctype>
 #include <charconv>
 
+#include "core/hex.h"
+
 namespace tandem::cluster::manager {
 
 using nlohmann::json;
 
 namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // A field's value as filters compare it: strings as they are, other values as JSON text.
 std::string FilterText(const json& value) {
@@ -38,8 +33,8 @@ Result<std::string> DecodeQueryComponent(std::string_view text) {
     if (text[i] == '+') {
       out += ' ';
     } else if (text[i] == '%') {
-      const int hi = i + 1 < text.size() ? HexValue(text[i + 1]) : -1;
-      const int lo = i + 2 < text.size() ? HexValue(text[i + 2]) : -1;
+      const int hi = i + 1 < text.size() ? HexDigitValue(text[i + 1]) : -1;
+      const int lo = i + 2 < text.size() ? HexDigitValue(text[i + 2]) : -1;
       if (hi < 0 || lo < 0) {
         return InvalidArgument(fmt::format("bad percent-escape in the query: '{}'", text));
       }
