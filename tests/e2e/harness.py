@@ -189,6 +189,23 @@ class Server:
             t.join()
         return results
 
+    def wait_until_running(self, num_requests, timeout_s=60):
+        """Waits until at least `num_requests` requests run on the engines (/metrics)."""
+        deadline = time.time() + timeout_s
+        while sum(self.metric_values("vllm:num_requests_running")) < num_requests:
+            check(time.time() < deadline, f"{num_requests} request(s) never ran at once")
+            time.sleep(0.05)
+
+    def check_exits_once_no_engine_is_left(self, timeout_s=60):
+        """The server, all of whose engine cores are gone, exits with 1 within `timeout_s`
+        (vLLM's behaviour: a supervisor restarts it) and says why in its log."""
+        try:
+            code = self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            code = None
+        check(code == 1, f"exit code {code}; 1 once no engine is left\n{self.logs()}")
+        check("no engine core is left" in self.full_log(), self.logs())
+
     def metric_values(self, name):
         """The values of every series of metric `name` (e.g. one per engine) now."""
         _, _, body = self.request("GET", "/metrics")

@@ -165,21 +165,13 @@ def test_a_lost_rank_stops_the_deployment_at_once():
 
         thread = threading.Thread(target=long_request)
         thread.start()
-        deadline = time.time() + 60
-        while sum(srv.metric_values("vllm:num_requests_running")) < 1:
-            check(time.time() < deadline, "the long request never ran")
-            time.sleep(0.05)
+        srv.wait_until_running(1)
         os.kill(int(pids[0]), signal.SIGKILL)
         thread.join(timeout=60)
         status, body = in_flight.get("answer", (0, {}))
         check(status == 503 and "died" in body["error"]["message"],
               f"the request in flight: {status} {body}\n{srv.logs()}")
-        try:
-            code = srv.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            code = None
-        check(code == 1, f"the server exits with 1 once no engine is left: {code}\n{srv.logs()}")
-        check("no engine core is left" in srv.full_log(), srv.logs())
+        srv.check_exits_once_no_engine_is_left()
 
 
 def test_unseeded_sampling_differs_between_ranks():

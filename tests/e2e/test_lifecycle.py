@@ -29,22 +29,14 @@ def test_the_only_engine_core_dying_ends_the_server_after_its_requests():
 
         thread = threading.Thread(target=stream)
         thread.start()
-        deadline = time.time() + 60
-        while sum(srv.metric_values("vllm:num_requests_running")) < 1:
-            check(time.time() < deadline, "the stream never ran")
-            time.sleep(0.05)
+        srv.wait_until_running(1)
         os.kill(int(cores[0]), signal.SIGKILL)
         thread.join(timeout=60)
         status, chunks, done = events[0]
         check(status == 200 and done and "error" in chunks[-1] and
               "died" in chunks[-1]["error"]["message"],
               f"the stream in flight ends with an error event, then [DONE]: {chunks[-1:]}")
-        try:
-            code = srv.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            code = None
-        check(code == 1, f"exit code {code} (1: restart me)\n{srv.logs()}")
-        check("no engine core is left" in srv.full_log(), srv.logs())
+        srv.check_exits_once_no_engine_is_left()
 
 
 def test_every_api_server_answers_its_requests_when_the_engines_are_gone():
@@ -69,10 +61,7 @@ def test_every_api_server_answers_its_requests_when_the_engines_are_gone():
         threads = [threading.Thread(target=one, args=(i % 2 == 0,)) for i in range(12)]
         for t in threads:
             t.start()
-        deadline = time.time() + 60
-        while sum(srv.metric_values("vllm:num_requests_running")) < 12:
-            check(time.time() < deadline, "the 12 requests never all ran")
-            time.sleep(0.05)
+        srv.wait_until_running(12)
         os.kill(int(cores[0]), signal.SIGKILL)
         for t in threads:
             t.join(timeout=60)
@@ -83,8 +72,7 @@ def test_every_api_server_answers_its_requests_when_the_engines_are_gone():
                 check(status == 200 and done and "error" in chunks[-1], f"a stream: {chunks[-1:]}")
             else:
                 check(r[0] == "whole" and r[1] == 503, f"a whole request: {r}")
-        code = srv.proc.wait(timeout=60)
-        check(code == 1, f"exit code {code}\n{srv.logs()}")
+        srv.check_exits_once_no_engine_is_left()
         check(srv.full_log().count("no engine core is left") == 2,
               f"both API servers saw it:\n{srv.logs()}")
 
