@@ -54,6 +54,7 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   c.disable_access_log_for_endpoints = SplitCommaList(f.disable_access_log_for_endpoints);
   c.max_model_len = max_model_len;
   c.max_logprobs = f.max_logprobs;
+  c.priority_scheduling = f.scheduling_policy == "priority";
   c.eos_token_ids = files.eos_token_ids;
   if (!f.chat_template.empty()) {
     TANDEM_ASSIGN_OR_RETURN(std::string source, ReadTextFile(f.chat_template, "--chat-template"));
@@ -130,6 +131,10 @@ Result<ApiServerParts> BuildApiServer(const ServeFlags& flags,
   parts.max_model_len = max_model_len;
   parts.engines_lost = std::make_shared<EnginesLost>();
   router::MpEngineClientOptions options = client_options;
+  if (LocalRanksOnly(flags)) {  // hybrid / external DP load balancing: our machine's ranks
+    options.first_served_rank = flags.data_parallel_start_rank;
+    options.num_served_ranks = flags.data_parallel_size_local;
+  }
   options.on_all_ranks_lost = [lost = parts.engines_lost](const std::string& reason) {
     TLOG_ERROR("no engine core is left ({}); answering the requests in flight, then exiting so "
                "that a supervisor can restart the server", reason);

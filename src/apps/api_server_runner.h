@@ -35,8 +35,9 @@ struct ApiServerParts {
   ApiServerParts& operator=(ApiServerParts&&) = default;
 };
 
-// Reads the model's tokenizer/template/config, builds the client with `client_options` and
-// the HTTP server (not started). When every rank is lost the server answers the requests in
+// Reads the model's tokenizer/template/config, builds the client with `client_options` (its
+// served ranks limited to this machine's with hybrid / external DP load balancing) and the
+// HTTP server (not started). When every rank is lost the server answers the requests in
 // flight (their engine requests failed: 503), stops, and parts.engines_lost->lost is set.
 // Errors name the file or flag.
 Result<ApiServerParts> BuildApiServer(const ServeFlags& flags,

@@ -64,7 +64,10 @@ int RunDpEngine(EngineCoreConfig cfg) {
   // `tandem agent` reads this line as a --headless follower's readiness (docs/manager.md).
   TLOG_INFO("DP rank {}: joined the head at {}; serving", cfg.dp_rank, head);
   engine::EngineLoopOptions loop;
-  loop.output_endpoints = reply->output_endpoints;
+  // An API machine's engine answers its own machine's API servers (the only ones that send
+  // it requests); otherwise the head's.
+  loop.output_endpoints = cfg.output_endpoints.empty() ? reply->output_endpoints
+                                                       : cfg.output_endpoints;
   loop.stats_endpoint = reply->stats_endpoint;
   loop.heartbeat_interval_s = 0.5;
   if ((*stack)->core->lockstep()) {
@@ -89,6 +92,7 @@ std::vector<std::pair<std::string, std::string>> SharedSettings(const EngineCore
           {"--seed", std::to_string(c.seed)},
           {"--max-model-len", std::to_string(c.max_model_len)},
           {"--block-size", std::to_string(c.block_size)},
+          {"--scheduling-policy", c.scheduling_policy},
           {"--dtype", c.dtype},
           {"--kv-cache-dtype", c.kv_cache_dtype},
           {"--quantization", c.quantization.empty() ? "auto" : c.quantization},

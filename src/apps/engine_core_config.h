@@ -28,6 +28,7 @@ struct EngineCoreConfig {
   int max_model_len = 0;            // resolved (never 0 here)
   int max_num_seqs = 256;
   int max_num_batched_tokens = 2048;
+  std::string scheduling_policy = "fcfs";  // --scheduling-policy: fcfs | priority
   int block_size = 16;
   bool enable_prefix_caching = true;
   bool enable_prefix_caching_given = false;  // asked for on the command line (not the default)
@@ -42,6 +43,9 @@ struct EngineCoreConfig {
   // data parallel: the engine dials the head's handshake ROUTER instead, and learns where
   // outputs and stats go from its reply
   std::string handshake_endpoint;   // "tcp://A:P"; empty = the one-rank layout above
+  // An API machine's engine (hybrid / external DP load balancing): its own machine's API
+  // servers' output PULLs, by client index, instead of the head's. Empty = the head's.
+  std::vector<std::string> output_endpoints;
   int dp_size = 1;
   int tensor_parallel_size = 1;
   bool enable_expert_parallel = false;
@@ -68,13 +72,15 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineCoreConfig, model_path, to
                                                 kv_cache_dtype, quantization, num_threads,
                                                 enable_cpu_binding, q8_0_dot, dp_local_rank,
                                                 dp_rank, max_model_len, max_num_seqs,
-                                                max_num_batched_tokens, block_size,
+                                                max_num_batched_tokens, scheduling_policy,
+                                                block_size,
                                                 enable_prefix_caching,
                                                 enable_prefix_caching_given,
                                                 gpu_memory_utilization,
                                                 kv_cache_memory_bytes, seed, eos_token_id,
                                                 input_endpoint, output_endpoint,
-                                                handshake_endpoint, dp_size,
+                                                handshake_endpoint, output_endpoints,
+                                                dp_size,
                                                 tensor_parallel_size, enable_expert_parallel,
                                                 ready_timeout_s, tp_rank, tp_group_name,
                                                 tp_plan_endpoint, tp_ack_endpoint,

@@ -27,6 +27,7 @@ Result<engine::SchedulerConfig> MakeSchedulerConfig(const EngineCoreConfig& cfg,
   sched.block_size = cfg.block_size;
   sched.num_gpu_blocks = num_blocks;
   sched.enable_prefix_caching = cfg.enable_prefix_caching;
+  TANDEM_ASSIGN_OR_RETURN(sched.policy, engine::ParseSchedulingPolicy(cfg.scheduling_policy));
   sched.num_state_slots = has_state ? cfg.max_num_seqs : 0;  // worker.h: one per running seq
   sched.num_speculative_tokens = cfg.num_speculative_tokens;
   if (cfg.num_speculative_tokens > 0 && cfg.spec_method != "ngram") {

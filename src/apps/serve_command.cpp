@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "apps/api_server_runner.h"
+#include "apps/api_server_siblings.h"
+#include "apps/dp_api_machine.h"
 #include "apps/engine_launcher.h"
 #include "apps/model_files.h"
 #include "apps/serve_flags.h"
@@ -22,8 +24,6 @@
 #include "ipc/net_address.h"
 #include "ipc/zmq_socket.h"
 #include "router/coordinator.h"
-#include "server/metrics.h"
-#include "server/metrics_share.h"
 
 namespace tandem::apps {
 namespace {
@@ -44,6 +44,7 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
   c.num_threads = f.num_threads;
   c.max_model_len = max_model_len;
   c.max_num_seqs = f.max_num_seqs;
+  c.scheduling_policy = f.scheduling_policy;
   c.max_num_batched_tokens =
       f.max_num_batched_tokens > 0 ? f.max_num_batched_tokens : DefaultBatchedTokens(f);
   c.block_size = f.block_size;
@@ -217,25 +218,7 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
       return 1;
     }
   }
-  // Removes the shared metrics table's name on every way out of this function.
-  struct UnshareMetrics {
-    bool active = false;
-    ~UnshareMetrics() {
-      if (active) server::Metrics::Global().ShareVia(nullptr, 0);
-    }
-  } unshare_metrics;
-  if (flags.api_server_count > 1) {
-    // API servers 1..K-1 (our children) open it by our pid: /metrics then sums all K.
-    auto share = server::MetricsShare::Create(server::MetricsShareName(getpid()),
-                                              flags.api_server_count, flags.data_parallel_size);
-    if (share.ok()) {
-      server::Metrics::Global().ShareVia(std::move(share).value(), /*slot=*/0);
-      unshare_metrics.active = true;
-    } else {
-      TLOG_WARN("{}; /metrics will show each API server's own request counters",
-                share.status().message());
-    }
-  }
+  const ScopedMetricsShare metrics_share(flags);  // API servers 1..K-1 sum into it
   router::MpEngineClientOptions client_opts;
   client_opts.output_endpoint = output_endpoints[0];
   client_opts.snapshot_endpoint = coord_opts.publish_endpoint;
@@ -263,16 +246,8 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
     http.Stop();
   });
   std::vector<std::unique_ptr<ChildProcess>> children;
-  for (int i = 1; i < flags.api_server_count; ++i) {
-    std::vector<std::string> args = {"_api-server", std::to_string(i), output_endpoints[i],
-                                     coord_opts.publish_endpoint};
-    args.insert(args.end(), serve_args.begin(), serve_args.end());
-    children.push_back(std::make_unique<ChildProcess>());
-    Status st = children.back()->Spawn(args, [&, i](const std::string& what) {
-      if (!stopping) TLOG_ERROR("API server {}: {}", i, what);
-    });
-    if (!st.ok()) TLOG_ERROR("{}", st.message());
-  }
+  SpawnSiblingApiServers(flags, output_endpoints, coord_opts.publish_endpoint, serve_args,
+                         stopping, &children);
   for (int i = 0; i < flags.data_parallel_size_local; ++i) {
     EngineCoreConfig cfg = base;
     cfg.dp_rank = flags.data_parallel_start_rank + i;
@@ -295,9 +270,12 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
   }
   std::thread handshake_thread([&] {
     const double deadline_s = MonotonicSeconds() + base.ready_timeout_s;
-    Status st = handshake.RunUntilAllReady(deadline_s, [&](const protocol::EngineHello& hello) {
-      coordinator.OnEngineReady(hello.dp_rank, hello.input_endpoint);
-    });
+    Status st = handshake.RunUntilAllReady(
+        deadline_s,
+        [&](const protocol::EngineHello& hello) {
+          coordinator.OnEngineReady(hello.dp_rank, hello.input_endpoint);
+        },
+        [&] { return !stopping.load(); });  // a SIGTERM during start-up ends the wait
     if (!st.ok()) {
       if (!stopping) {
         TLOG_ERROR("{}", st.message());
@@ -371,6 +349,9 @@ int RunServeCommand(int argc, char** argv) {
   TLOG_INFO("Chunked prefill is enabled with max_num_batched_tokens={}.",
             engine_cfg.max_num_batched_tokens);
   if (flags.headless) return RunHeadless(flags, engine_cfg);
+  if (LocalRanksOnly(flags) && flags.data_parallel_start_rank > 0) {
+    return RunDataParallelApiMachine(flags, engine_cfg, ServeArgs(argc, argv));
+  }
   if (flags.data_parallel_size == 1 && flags.api_server_count == 1) {
     return RunSingleRankHead(flags, engine_cfg);
   }

@@ -197,12 +197,66 @@ static Status CheckJson(const std::string& flag, const std::string& value) {
   return Status::Ok();
 }
 
+// --data-parallel-rank / --data-parallel-external-lb / --data-parallel-hybrid-lb as vLLM
+// takes them (docs/design/dp-load-balancing-modes.md): -dpr R is external mode with the one
+// rank R; external mode serves one rank per machine.
+static Status ResolveLoadBalancingMode(ServeFlags& f) {
+  if (f.data_parallel_hybrid_lb && (f.data_parallel_external_lb || f.data_parallel_rank >= 0)) {
+    return InvalidArgument("--data-parallel-hybrid-lb and --data-parallel-external-lb / "
+                           "--data-parallel-rank are two load-balancing modes; choose one");
+  }
+  if (f.data_parallel_rank >= f.data_parallel_size) {
+    return InvalidArgument("--data-parallel-rank " + std::to_string(f.data_parallel_rank) +
+                           " must be in [0, --data-parallel-size " +
+                           std::to_string(f.data_parallel_size) + ")");
+  }
+  if (f.data_parallel_rank >= 0) {
+    if (f.data_parallel_start_rank != 0 && f.data_parallel_start_rank != f.data_parallel_rank) {
+      return InvalidArgument("--data-parallel-rank " + std::to_string(f.data_parallel_rank) +
+                             " and --data-parallel-start-rank " +
+                             std::to_string(f.data_parallel_start_rank) +
+                             " disagree; give only --data-parallel-rank");
+    }
+    f.data_parallel_external_lb = true;
+    f.data_parallel_start_rank = f.data_parallel_rank;
+  }
+  if (!LocalRanksOnly(f)) return Status::Ok();
+  const char* mode = f.data_parallel_external_lb
+                         ? (f.data_parallel_rank >= 0 ? "--data-parallel-rank"
+                                                      : "--data-parallel-external-lb")
+                         : "--data-parallel-hybrid-lb";
+  if (f.headless) {
+    return InvalidArgument(std::string(mode) + " runs this machine's own API servers; it "
+                           "cannot be --headless (drop one of them)");
+  }
+  if (f.data_parallel_external_lb) {
+    if (f.data_parallel_size_local >= 0 && f.data_parallel_size_local != 1) {
+      return InvalidArgument(std::string(mode) + " serves one DP rank per API deployment; "
+                             "--data-parallel-size-local " +
+                             std::to_string(f.data_parallel_size_local) +
+                             " must be 1 (or use --data-parallel-hybrid-lb for several)");
+    }
+    f.data_parallel_size_local = 1;
+  }
+  if (f.data_parallel_size_local == 0) {
+    return InvalidArgument(std::string(mode) + " needs at least one local DP rank: this "
+                           "machine's API servers serve only its own ranks");
+  }
+  if (f.data_parallel_start_rank > 0 && f.data_parallel_address.empty()) {
+    return InvalidArgument(std::string(mode) + " with DP rank(s) from " +
+                           std::to_string(f.data_parallel_start_rank) +
+                           " needs --data-parallel-address: the head's (rank 0's) address");
+  }
+  return Status::Ok();
+}
+
 // --data-parallel-*, --headless and --api-server-count together (vLLM's rules).
 static Status ValidateDataParallelFlags(ServeFlags& f) {
   auto flag = [](const char* name, int v) { return std::string("--") + name + " " + std::to_string(v); };
   if (f.data_parallel_size < 1) {
     return InvalidArgument(flag("data-parallel-size", f.data_parallel_size) + " must be >= 1");
   }
+  TANDEM_RETURN_IF_ERROR(ResolveLoadBalancingMode(f));
   if (f.data_parallel_start_rank < 0 || f.data_parallel_start_rank >= f.data_parallel_size) {
     return InvalidArgument(flag("data-parallel-start-rank", f.data_parallel_start_rank) +
                            " must be in [0, --data-parallel-size " +
@@ -234,9 +288,10 @@ static Status ValidateDataParallelFlags(ServeFlags& f) {
     }
     return Status::Ok();
   }
-  if (f.data_parallel_start_rank != 0) {
+  if (f.data_parallel_start_rank != 0 && !LocalRanksOnly(f)) {
     return InvalidArgument(flag("data-parallel-start-rank", f.data_parallel_start_rank) +
-                           " is for --headless machines; the head serves ranks from 0");
+                           " is for --headless machines (or --data-parallel-hybrid-lb ones); "
+                           "the head serves ranks from 0");
   }
   if (f.api_server_count == 0) {
     return InvalidArgument("--api-server-count 0 needs --headless (no API server otherwise)");

@@ -102,12 +102,12 @@ struct ServeFlags {
   std::optional<double> cpu_offload_gb;     // no effect on CPU
   bool disable_log_stats = false;           // tandem logs no periodic stats
   std::optional<std::string> uvicorn_log_level;  // no uvicorn here
-  std::string scheduling_policy = "fcfs";   // priority: refused
+  std::string scheduling_policy = "fcfs";   // | priority
   std::string distributed_executor_backend;  // mp | uni; ray, external_launcher: refused
   std::string data_parallel_backend = "mp";  // -dpb; ray: refused
-  bool data_parallel_hybrid_lb = false;     // refused
-  bool data_parallel_external_lb = false;   // refused
-  int data_parallel_rank = -1;              // -dpr; refused
+  bool data_parallel_hybrid_lb = false;     // each machine's API servers serve its own ranks
+  bool data_parallel_external_lb = false;   // one API deployment per rank (set by -dpr)
+  int data_parallel_rank = -1;              // -dpr: external load balancing, this rank
   bool enable_server_load_tracking = false;  // GET /load counts requests in flight
   bool enable_request_id_headers = false;    // X-Request-Id on every response
   std::string allowed_origins = "[\"*\"]";      // CORS, JSON lists as vLLM takes them
@@ -122,13 +122,20 @@ struct ServeFlags {
   bool enable_ssl_refresh = false;          // reload the files when they change
 };
 
+// Hybrid or external DP load balancing: this machine's API servers serve only its own DP
+// ranks, --data-parallel-start-rank … + --data-parallel-size-local - 1
+// (docs/design/dp-load-balancing-modes.md).
+inline bool LocalRanksOnly(const ServeFlags& f) {
+  return f.data_parallel_hybrid_lb || f.data_parallel_external_lb;
+}
+
 // Adds every serve flag to `app`, bound to `flags` (DeclareCompatFlags among them).
 void DeclareServeFlags(CLI::App& app, ServeFlags& flags);
 
 // vLLM's flags kept for its launch scripts (serve_flags_compat.cpp).
 void DeclareCompatFlags(CLI::App& app, ServeFlags& flags);
-// Refuses, naming the flag, what tandem has not built (pipeline parallelism, Ray, external DP
-// load balancing, priority scheduling), bad JSON and TLS files that do not load.
+// Refuses, naming the flag, what tandem has not built (pipeline parallelism, Ray), bad JSON
+// and TLS files that do not load.
 // Errors: kInvalidArgument.
 Status ValidateCompatFlags(const ServeFlags& flags);
 // The --ssl-* flags as the HTTP server's TLS settings (not enabled without key and cert).

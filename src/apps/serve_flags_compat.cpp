@@ -39,18 +39,22 @@ void DeclareCompatFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "uvicorn-log-level", f.uvicorn_log_level,
       "Accepted, no effect: tandem's HTTP server is not uvicorn");
   Opt(app, "scheduling-policy", f.scheduling_policy,
-      "fcfs (first come, first served); priority is not built")
+      "fcfs (first come, first served) or priority (each request's `priority`, lower first; "
+      "then arrival; the least important running request is preempted first)")
       ->check(CLI::IsMember({"fcfs", "priority"}));
   Opt(app, "distributed-executor-backend", f.distributed_executor_backend,
       "mp | uni: tandem runs its ranks as processes; ray and external_launcher are not built");
   Opt(app, "data-parallel-backend", f.data_parallel_backend,
       "mp (processes, tandem's); ray is not built");
   Flag(app, "data-parallel-hybrid-lb", f.data_parallel_hybrid_lb,
-       "Not built: tandem balances DP ranks itself (--data-parallel-load-balancer)");
+       "Every machine runs API servers that balance only its own DP ranks (--data-parallel-"
+       "start-rank, --data-parallel-size-local); a load balancer in front spreads requests "
+       "over the machines");
   Flag(app, "data-parallel-external-lb", f.data_parallel_external_lb,
-       "Not built: tandem balances DP ranks itself (--data-parallel-load-balancer)");
+       "One API deployment per DP rank (the rank is --data-parallel-start-rank); a load "
+       "balancer in front spreads requests over them");
   Opt(app, "data-parallel-rank", f.data_parallel_rank,
-      "Not built (external DP load balancing); use --data-parallel-start-rank with --headless")
+      "This deployment's one DP rank: external load balancing (--data-parallel-external-lb)")
       ->check(IntRange(-1, kMaxDataParallelSize - 1));
   Flag(app, "enable-server-load-tracking", f.enable_server_load_tracking,
        "GET /load answers {\"server_load\": N}, the generation requests this API server holds "
@@ -92,10 +96,6 @@ Status ValidateCompatFlags(const ServeFlags& f) {
         ": pipeline parallelism is not built; split the model with --tensor-parallel-size and "
         "replicate it with --data-parallel-size");
   }
-  if (f.scheduling_policy == "priority") {
-    return InvalidArgument("--scheduling-policy priority is not built; tandem schedules first "
-                           "come, first served (fcfs)");
-  }
   const std::string& executor = f.distributed_executor_backend;
   if (!executor.empty() && executor != "mp" && executor != "uni") {
     return InvalidArgument("--distributed-executor-backend " + executor +
@@ -105,17 +105,6 @@ Status ValidateCompatFlags(const ServeFlags& f) {
   if (f.data_parallel_backend != "mp") {
     return InvalidArgument("--data-parallel-backend " + f.data_parallel_backend +
                            " is not built: tandem's DP ranks are processes (mp)");
-  }
-  for (const auto& [given, name] : {std::pair{f.data_parallel_hybrid_lb, "--data-parallel-hybrid-lb"},
-                                    std::pair{f.data_parallel_external_lb, "--data-parallel-external-lb"},
-                                    std::pair{f.data_parallel_rank >= 0, "--data-parallel-rank"}}) {
-    if (given) {
-      return InvalidArgument(std::string(name) +
-                             " (external or hybrid DP load balancing) is not built: the head's API "
-                             "servers balance every DP rank themselves (--data-parallel-load-"
-                             "balancer); secondaries join with --data-parallel-start-rank and "
-                             "--headless");
-    }
   }
   if (const http::TlsOptions tls = TlsOptionsFromFlags(f); tls.enabled()) {
     // Loaded here too, so that a bad file stops start-up before the model loads.
@@ -215,11 +204,29 @@ void LogAppliedFlags(const ServeFlags& f) {
               "(tandem splits a model with --tensor-parallel-size)", f.pipeline_parallel_size);
   }
   if (Given(f, "scheduling-policy")) {
-    TLOG_INFO("--scheduling-policy {}: requests are scheduled first come, first served",
-              f.scheduling_policy);
+    TLOG_INFO("--scheduling-policy {}: {}", f.scheduling_policy,
+              f.scheduling_policy == "priority"
+                  ? "waiting requests are admitted by their priority field (lower first), then "
+                    "arrival; the running request with the largest priority is preempted first"
+                  : "requests are scheduled first come, first served");
   }
   if (Given(f, "data-parallel-backend")) {
     TLOG_INFO("--data-parallel-backend {}: DP ranks run as processes", f.data_parallel_backend);
+  }
+  if (LocalRanksOnly(f)) {
+    const char* mode = f.data_parallel_hybrid_lb ? "--data-parallel-hybrid-lb"
+                       : f.data_parallel_rank >= 0 ? "--data-parallel-rank"
+                                                   : "--data-parallel-external-lb";
+    const int first = f.data_parallel_start_rank;
+    const int last = first + f.data_parallel_size_local - 1;
+    if (f.data_parallel_size == 1) {
+      TLOG_INFO("{} accepted; no effect with one DP rank (its API servers serve it)", mode);
+    } else {
+      TLOG_INFO("{}: this machine's API server(s) serve only DP rank(s) {}..{} of {}; {}", mode,
+                first, last, f.data_parallel_size,
+                first == 0 ? "this machine is the head (handshake and coordinator)"
+                           : "the head at --data-parallel-address runs the coordinator");
+    }
   }
   if (const int local = f.data_parallel_size_local; Given(f, "data-parallel-size-local")) {
     if (local == 0) {

@@ -21,6 +21,7 @@ Request::Request(protocol::EngineRequest request)
       sampling_(std::move(request.sampling)),
       eos_token_ids_(std::move(request.eos_token_ids)),
       arrival_time_s_(request.arrival_time_s),
+      priority_(request.priority),
       num_prompt_tokens_(static_cast<int32_t>(request.prompt_token_ids.size())),
       all_token_ids_(std::move(request.prompt_token_ids)),
       root_block_hash_(RootBlockHash(request.cache_salt)) {

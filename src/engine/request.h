@@ -34,6 +34,8 @@ class Request {
   const protocol::SamplingParams& sampling() const { return sampling_; }
   const std::vector<int32_t>& eos_token_ids() const { return eos_token_ids_; }
   double arrival_time_s() const { return arrival_time_s_; }
+  // vLLM's request priority: lower is served earlier under --scheduling-policy priority.
+  int64_t priority() const { return priority_; }
 
   // Prompt followed by every generated token: [num_tokens()].
   const std::vector<int32_t>& all_token_ids() const { return all_token_ids_; }
@@ -56,6 +58,9 @@ class Request {
   BlockHash root_block_hash() const { return root_block_hash_; }
 
   RequestStatus status = RequestStatus::kWaiting;
+  // The scheduler's count of requests queued before this one: breaks ties between equal
+  // (priority, arrival time) so that the waiting queue's order is total and stable.
+  int64_t arrival_seq = 0;
   // Tokens whose KV is in this request's blocks (cache hits + computed by steps).
   int32_t num_computed_tokens = 0;
   // Prompt tokens served by the prefix cache at first scheduling; -1 until then.
@@ -77,6 +82,7 @@ class Request {
   protocol::SamplingParams sampling_;
   std::vector<int32_t> eos_token_ids_;
   double arrival_time_s_ = 0;
+  int64_t priority_ = 0;
   int32_t num_prompt_tokens_ = 0;
   std::vector<int32_t> all_token_ids_;
   std::vector<int32_t> output_token_ids_;

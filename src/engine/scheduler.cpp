@@ -53,7 +53,8 @@ Status ValidateRequest(const protocol::EngineRequest& request, int32_t max_model
 Scheduler::Scheduler(const SchedulerConfig& config)
     : config_(config),
       kv_cache_manager_(config.num_gpu_blocks, config.block_size, config.max_model_len,
-                        config.enable_prefix_caching) {
+                        config.enable_prefix_caching),
+      waiting_(config.policy) {
   Status status = config.Validate();
   TANDEM_CHECK(status.ok()) << status.ToString();
   // One counter per draft position from the start: /metrics shows the spec_decode series (at
@@ -71,8 +72,9 @@ Status Scheduler::AddRequest(protocol::EngineRequest request) {
   auto owned = std::make_unique<Request>(std::move(request));
   Request* raw = owned.get();
   raw->queued_time_s = MonotonicSeconds();
+  raw->arrival_seq = next_arrival_seq_++;
   requests_.emplace(raw->request_id(), std::move(owned));
-  waiting_.push_back(raw);
+  waiting_.Add(raw);
   held_tokens_ += HeldTokens(*raw);
   return Status::Ok();
 }
@@ -127,14 +129,25 @@ bool Scheduler::ScheduleRunning(int32_t* token_budget, std::vector<ScheduledRequ
     bool self_preempted = false;
     while (!(new_block_ids = kv_cache_manager_.AllocateSlots(
                  *request, num_new_tokens + config_.num_lookahead_tokens))) {
-      // Out of blocks: free the newest running request and retry.
-      Request* victim = running_.back();
-      Preempt(victim);
+      // Out of blocks: preempt the policy's victim and retry.
+      Request* victim = PickVictim();
       preempted_any = true;
       if (victim == request) {
+        Preempt(victim);
         self_preempted = true;
         break;
       }
+      // A priority victim may sit before `request`, already scheduled this step: unschedule
+      // it and give its tokens back.
+      auto done = std::find_if(scheduled->begin(), scheduled->end(),
+                               [&](const ScheduledRequest& s) { return s.request == victim; });
+      if (done != scheduled->end()) {
+        *token_budget += done->num_new_tokens;
+        scheduled->erase(done);
+      }
+      const auto victim_at = std::find(running_.begin(), running_.end(), victim);
+      if (static_cast<size_t>(victim_at - running_.begin()) < req_index) --req_index;
+      Preempt(victim);
     }
     if (self_preempted) break;
     scheduled->push_back({request, num_new_tokens, std::move(*new_block_ids),
@@ -150,7 +163,7 @@ bool Scheduler::ScheduleRunning(int32_t* token_budget, std::vector<ScheduledRequ
 void Scheduler::ScheduleWaiting(int32_t* token_budget, std::vector<ScheduledRequest>* scheduled) {
   while (!waiting_.empty() && *token_budget > 0 &&
          static_cast<int32_t>(running_.size()) < config_.max_num_seqs) {
-    Request* request = waiting_.front();
+    Request* request = waiting_.Front();
     TANDEM_CHECK(request->num_computed_tokens == 0)
         << "waiting request " << request->request_id() << " has computed tokens";
     const ComputedBlocks computed = kv_cache_manager_.GetComputedBlocks(*request);
@@ -163,7 +176,7 @@ void Scheduler::ScheduleWaiting(int32_t* token_budget, std::vector<ScheduledRequ
       break;
     }
 
-    waiting_.pop_front();
+    waiting_.PopFront();
     running_.push_back(request);
     if (request->num_cached_tokens < 0) {  // first admission, not a resumption
       request->num_cached_tokens = computed.num_computed_tokens;
@@ -178,15 +191,26 @@ void Scheduler::ScheduleWaiting(int32_t* token_budget, std::vector<ScheduledRequ
   }
 }
 
+Request* Scheduler::PickVictim() const {
+  TANDEM_CHECK(!running_.empty()) << "no running request to preempt";
+  if (config_.policy == SchedulingPolicy::kFcfs) return running_.back();
+  // The one served last: the largest (priority, arrival, arrival_seq).
+  return *std::max_element(running_.begin(), running_.end(), [](const Request* a,
+                                                                const Request* b) {
+    return ServedBefore(*a, *b);
+  });
+}
+
 void Scheduler::Preempt(Request* request) {
-  TANDEM_CHECK(!running_.empty() && running_.back() == request)
-      << "only the newest running request may be preempted";
-  running_.pop_back();
+  const auto at = std::find(running_.begin(), running_.end(), request);
+  TANDEM_CHECK(at != running_.end())
+      << "request " << request->request_id() << " is not running; it cannot be preempted";
+  running_.erase(at);
   kv_cache_manager_.Free(*request);
   request->status = RequestStatus::kPreempted;
   request->num_computed_tokens = 0;
   request->spec_token_ids.clear();
-  waiting_.push_front(request);
+  waiting_.Prepend(request);
   finished_request_ids_.push_back(request->request_id());  // workers drop its state
   ++num_preemptions_;
 }
@@ -366,7 +390,7 @@ void Scheduler::Finish(Request* request, RequestStatus status) {
   held_tokens_ -= HeldTokens(*request);
   kv_cache_manager_.Free(*request);
   running_.erase(std::remove(running_.begin(), running_.end(), request), running_.end());
-  waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), request), waiting_.end());
+  waiting_.Remove(request);
   std::string request_id = request->request_id();  // erase destroys *request
   finished_request_ids_.push_back(request_id);
   requests_.erase(request_id);

@@ -5,21 +5,23 @@
 // num_computed_tokens (KV written) and num_tokens (prompt + generated); each step it catches up
 // by min(num_tokens - num_computed_tokens, remaining budget) tokens. A long prompt therefore
 // spreads over several steps (chunked prefill) and shares each step with decodes. Running
-// requests are served first, in admission order; then waiting ones, while the budget and
-// max_num_seqs allow. When a running request cannot get blocks, the newest running request is
-// preempted (blocks freed, num_computed_tokens = 0, back to the front of the waiting queue) and
-// later recomputed, never dropped.
+// requests are served first, in admission order; then waiting ones, in the policy's order
+// (RequestQueue), while the budget and max_num_seqs allow. When a running request cannot get
+// blocks, a victim is preempted (blocks freed, num_computed_tokens = 0, back into the waiting
+// queue) and later recomputed, never dropped: under fcfs the newest running request, under
+// priority the one with the largest (priority, arrival) — if it was already scheduled this
+// step, its tokens go back to the budget. See docs/design/priority-scheduling.md.
 // Speculative decoding: a running request's drafts (proposed by the worker in the last step)
 // count as tokens to compute, after its own; the result says how many were accepted, and
 // num_computed_tokens rolls back over the rejected ones. Each gained token is checked for a
 // stop in order; tokens after a stop are dropped.
 // Reference: vLLM v1 core/sched/scheduler.Scheduler (schedule, update_from_output,
-// finish_requests, spec_token_ids), FCFS policy, no connectors / async scheduling.
+// finish_requests, spec_token_ids), FCFS and priority policies, no connectors / async
+// scheduling.
 // Not thread-safe: owned by the engine core thread.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -28,6 +30,7 @@
 #include "core/status.h"
 #include "engine/kv_cache_manager.h"
 #include "engine/request.h"
+#include "engine/request_queue.h"
 #include "engine/scheduler_config.h"
 #include "protocol/engine_output.h"
 #include "protocol/engine_request.h"
@@ -92,6 +95,9 @@ class Scheduler {
   bool ScheduleRunning(int32_t* token_budget, std::vector<ScheduledRequest>* scheduled);
   void ScheduleWaiting(int32_t* token_budget, std::vector<ScheduledRequest>* scheduled);
   int32_t CapNewTokens(int32_t num_new_tokens, int32_t budget) const;
+  // The running request to preempt when one cannot get blocks (see the policy above).
+  Request* PickVictim() const;
+  // Takes `request` (running, anywhere in running_) back to the waiting queue.
   void Preempt(Request* request);
   protocol::StepPlan BuildPlan(const std::vector<ScheduledRequest>& new_requests,
                                const std::vector<ScheduledRequest>& cached_requests);
@@ -126,7 +132,8 @@ class Scheduler {
   KvCacheManager kv_cache_manager_;
   std::unordered_map<std::string, std::unique_ptr<Request>> requests_;
   std::vector<Request*> running_;  // admission order; the back is the newest
-  std::deque<Request*> waiting_;   // FCFS; preempted requests re-enter at the front
+  RequestQueue waiting_;           // in the policy's order
+  int64_t next_arrival_seq_ = 0;   // Request::arrival_seq of the next request added
   std::vector<std::string> finished_request_ids_;  // since the last non-empty plan
   int64_t next_step_id_ = 0;
   int64_t num_preemptions_ = 0;

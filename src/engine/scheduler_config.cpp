@@ -14,6 +14,17 @@ Status MustBePositive(const char* name, int64_t value) {
 
 }  // namespace
 
+Result<SchedulingPolicy> ParseSchedulingPolicy(std::string_view name) {
+  if (name == "fcfs") return SchedulingPolicy::kFcfs;
+  if (name == "priority") return SchedulingPolicy::kPriority;
+  return InvalidArgument("scheduling policy '" + std::string(name) +
+                         "' is not one of: fcfs, priority");
+}
+
+const char* SchedulingPolicyName(SchedulingPolicy policy) {
+  return policy == SchedulingPolicy::kPriority ? "priority" : "fcfs";
+}
+
 Status SchedulerConfig::Validate() const {
   TANDEM_RETURN_IF_ERROR(MustBePositive("max_num_seqs", max_num_seqs));
   TANDEM_RETURN_IF_ERROR(MustBePositive("max_num_batched_tokens", max_num_batched_tokens));

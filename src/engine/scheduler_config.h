@@ -3,10 +3,19 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "core/status.h"
 
 namespace tandem::engine {
+
+// vLLM's --scheduling-policy: which waiting request is admitted next and which running one is
+// preempted first (engine/request_queue.h; docs/design/priority-scheduling.md).
+enum class SchedulingPolicy { kFcfs, kPriority };
+
+// "fcfs" | "priority". Errors: kInvalidArgument naming the value and the choices.
+Result<SchedulingPolicy> ParseSchedulingPolicy(std::string_view name);
+const char* SchedulingPolicyName(SchedulingPolicy policy);
 
 struct SchedulerConfig {
   // Running requests at most (--max-num-seqs).
@@ -34,6 +43,8 @@ struct SchedulerConfig {
   // KV slots allocated beyond each request's scheduled tokens (a drafter that writes its own
   // KV ahead: MTP writes up to k − 1 positions past the last token). 0 = none.
   int32_t num_lookahead_tokens = 0;
+  // --scheduling-policy: fcfs, or priority (by each request's priority, then arrival).
+  SchedulingPolicy policy = SchedulingPolicy::kFcfs;
 
   // Checks every field and that one max_model_len request fits in the KV pool (otherwise it
   // could never be scheduled). Errors: kInvalidArgument naming the field, the value found and

@@ -83,17 +83,14 @@ Status HandshakeServer::HandleMessage(
     }
     hello_by_rank_[hello.dp_rank] = hello;
     rank_by_identity_[identity] = hello.dp_rank + 1;  // +1: 0 means unknown
-    reply.accepted = true;
-    reply.output_endpoints = options_.output_endpoints;
-    reply.stats_endpoint = options_.stats_endpoint;
-    reply.publish_endpoint = options_.publish_endpoint;
-    reply.group_backend = options_.group_backend;
-    reply.group_name = options_.group_name;
-    reply.ep_rendezvous = options_.ep_rendezvous;
-    reply.dp_rendezvous = options_.dp_rendezvous;
+    reply = AcceptedReply();
     TLOG_INFO("handshake: DP rank {} is {} (requests at {}); loading its model", hello.dp_rank,
               who, hello.input_endpoint);
     Reply(identity, reply);
+  } else if (*type == MessageType::kApiServerHello) {
+    protocol::ApiServerHello hello;
+    if (!protocol::Decode(frames[1], &hello).ok()) return Status::Ok();
+    return HandleApiServerHello(identity, hello);
   } else if (*type == MessageType::kEngineReady) {
     protocol::EngineReadyInfo info;
     if (!protocol::Decode(frames[1], &info).ok()) return Status::Ok();
@@ -111,8 +108,12 @@ Status HandshakeServer::HandleMessage(
 }
 
 Status HandshakeServer::RunUntilAllReady(
-    double deadline_s, const std::function<void(const EngineHello&)>& on_ready) {
+    double deadline_s, const std::function<void(const EngineHello&)>& on_ready,
+    const std::function<bool()>& keep_going) {
   while (static_cast<int32_t>(ready_by_rank_.size()) < options_.dp_size) {
+    if (keep_going && !keep_going()) {
+      return Unavailable("start-up stopped before every DP rank was ready (shutting down)");
+    }
     const double left_s = deadline_s - MonotonicSeconds();
     if (left_s <= 0) {
       std::string missing;
@@ -133,6 +134,51 @@ Status HandshakeServer::RunUntilAllReady(
   return Status::Ok();
 }
 
+protocol::HandshakeReply HandshakeServer::AcceptedReply() const {
+  HandshakeReply reply;
+  reply.accepted = true;
+  reply.output_endpoints = options_.output_endpoints;
+  reply.stats_endpoint = options_.stats_endpoint;
+  reply.publish_endpoint = options_.publish_endpoint;
+  reply.group_backend = options_.group_backend;
+  reply.group_name = options_.group_name;
+  reply.ep_rendezvous = options_.ep_rendezvous;
+  reply.dp_rendezvous = options_.dp_rendezvous;
+  return reply;
+}
+
+Status HandshakeServer::HandleApiServerHello(const std::string& identity,
+                                             const protocol::ApiServerHello& hello) {
+  const std::string who = "the API machine " + hello.host + " (pid " +
+                          std::to_string(hello.pid) + ")";
+  HandshakeReply reply;
+  const int32_t last = hello.first_rank + hello.num_ranks - 1;
+  if (hello.first_rank < 1 || hello.num_ranks < 1 || last >= options_.dp_size) {
+    reply.error = "DP ranks " + std::to_string(hello.first_rank) + ".." + std::to_string(last) +
+                  " of " + who + " are out of range: the head serves from rank 0 and "
+                  "--data-parallel-size " + std::to_string(options_.dp_size) + " has ranks 0.." +
+                  std::to_string(options_.dp_size - 1);
+    TLOG_ERROR("handshake: {}", reply.error);
+    Reply(identity, reply);
+    return Status::Ok();
+  }
+  const std::string mismatch = DescribeSettingsMismatch(options_.settings, options_.host,
+                                                        hello.settings, hello.host,
+                                                        hello.first_rank);
+  if (!mismatch.empty()) {
+    // Refused, but not fatal: the API machine stops before starting any engine core, so the
+    // deployment goes on without it.
+    reply.error = mismatch;
+    TLOG_ERROR("handshake: refused {}: {}", who, mismatch);
+    Reply(identity, reply);
+    return Status::Ok();
+  }
+  TLOG_INFO("handshake: {} serves its own API for DP rank(s) {}..{}", who, hello.first_rank,
+            last);
+  Reply(identity, AcceptedReply());
+  return Status::Ok();
+}
+
 void HandshakeServer::ServeLateComers(const std::function<bool()>& keep_going) {
   auto ignore = [](const EngineHello&) {};
   while (keep_going()) {
@@ -146,22 +192,35 @@ HandshakeClient::HandshakeClient(std::string head_endpoint)
     : head_endpoint_(std::move(head_endpoint)), dealer_(SocketKind::kDealer) {}
 
 Result<HandshakeReply> HandshakeClient::Hello(const EngineHello& hello, double deadline_s) {
+  return Exchange(protocol::Encode(MessageType::kEngineHello, hello),
+                  "DP rank " + std::to_string(hello.dp_rank), deadline_s);
+}
+
+Result<HandshakeReply> HandshakeClient::Hello(const protocol::ApiServerHello& hello,
+                                              double deadline_s) {
+  return Exchange(protocol::Encode(MessageType::kApiServerHello, hello),
+                  "the API servers of DP rank(s) " + std::to_string(hello.first_rank) + ".." +
+                      std::to_string(hello.first_rank + hello.num_ranks - 1),
+                  deadline_s);
+}
+
+Result<HandshakeReply> HandshakeClient::Exchange(const std::string& frame, const std::string& who,
+                                                 double deadline_s) {
   TANDEM_RETURN_IF_ERROR(dealer_.Connect(head_endpoint_));
-  TANDEM_RETURN_IF_ERROR(dealer_.Send(protocol::Encode(MessageType::kEngineHello, hello)));
+  TANDEM_RETURN_IF_ERROR(dealer_.Send(frame));
   const std::string address = head_endpoint_.substr(head_endpoint_.find("://") + 3);
   double next_log_s = MonotonicSeconds() + 10;
   while (true) {
     const double now = MonotonicSeconds();
     if (now >= deadline_s) {
-      return Unavailable("DP rank " + std::to_string(hello.dp_rank) + " got no answer from the "
-                         "head at " + address + " before the start-up deadline "
-                         "(TANDEM_ENGINE_READY_TIMEOUT_S / VLLM_ENGINE_READY_TIMEOUT_S); is the "
-                         "head running and --data-parallel-address / --data-parallel-rpc-port "
-                         "right?");
+      return Unavailable(who + " got no answer from the head at " + address +
+                         " before the start-up deadline (TANDEM_ENGINE_READY_TIMEOUT_S / "
+                         "VLLM_ENGINE_READY_TIMEOUT_S); is the head running and "
+                         "--data-parallel-address / --data-parallel-rpc-port right?");
     }
     if (now >= next_log_s) {
-      TLOG_INFO("DP rank {}: still waiting for the head at {} ({:.0f} s left)", hello.dp_rank,
-                address, deadline_s - now);
+      TLOG_INFO("{}: still waiting for the head at {} ({:.0f} s left)", who, address,
+                deadline_s - now);
       next_log_s = now + 10;
     }
     auto frame = dealer_.Recv(200);

@@ -54,9 +54,11 @@ class HandshakeServer {
   // (monotonic seconds) passes (kUnavailable naming the missing ranks and the address they
   // should dial), or a fatal refusal (kInvalidArgument: a settings mismatch). Duplicate or
   // out-of-range ranks are refused (the engine is told why) and logged; the head goes on.
-  // `on_ready(rank, hello)` runs on this thread for every rank that becomes ready.
+  // `on_ready(rank, hello)` runs on this thread for every rank that becomes ready. When
+  // `keep_going` (optional, polled every ~200 ms) turns false, returns kUnavailable at once.
   Status RunUntilAllReady(double deadline_s,
-                          const std::function<void(const protocol::EngineHello&)>& on_ready);
+                          const std::function<void(const protocol::EngineHello&)>& on_ready,
+                          const std::function<bool()>& keep_going = {});
 
   // After start-up: keeps refusing late or duplicate HELLOs until `keep_going` is false.
   void ServeLateComers(const std::function<bool()>& keep_going);
@@ -64,6 +66,10 @@ class HandshakeServer {
  private:
   Status HandleMessage(const std::vector<std::string>& frames,
                        const std::function<void(const protocol::EngineHello&)>& on_ready);
+  // An API machine's hello: settings compared, then the endpoints of the reply.
+  Status HandleApiServerHello(const std::string& identity, const protocol::ApiServerHello& hello);
+  // The accepted reply: every endpoint and group setting of this deployment.
+  protocol::HandshakeReply AcceptedReply() const;
   void Reply(const std::string& identity, const protocol::HandshakeReply& reply);
 
   HandshakeServerOptions options_;
@@ -83,10 +89,19 @@ class HandshakeClient {
   // deadline passes; kInvalidArgument with the head's reason when refused.
   Result<protocol::HandshakeReply> Hello(const protocol::EngineHello& hello, double deadline_s);
 
+  // An API machine's hello (hybrid / external DP load balancing): the reply's publish_endpoint
+  // is the coordinator's PUB. Errors as Hello's.
+  Result<protocol::HandshakeReply> Hello(const protocol::ApiServerHello& hello,
+                                         double deadline_s);
+
   // Tells the head this rank has loaded its model.
   Status Ready(const protocol::EngineReadyInfo& info);
 
  private:
+  // Sends `frame` and waits for the head's HandshakeReply; `who` names us in messages.
+  Result<protocol::HandshakeReply> Exchange(const std::string& frame, const std::string& who,
+                                            double deadline_s);
+
   std::string head_endpoint_;
   ZmqSocket dealer_;
 };

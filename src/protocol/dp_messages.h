@@ -25,7 +25,19 @@ struct EngineHello {
   MSGPACK_DEFINE(dp_rank, host, pid, input_endpoint, settings)
 };
 
-// Head → engine: accepted (with where to send outputs and stats) or refused (with why).
+// API machine → head (hybrid / external DP load balancing, docs/design/dp-load-balancing-
+// modes.md): a machine whose own API servers serve its ranks first_rank … first_rank +
+// num_ranks - 1 asks where the coordinator publishes. The reply is a HandshakeReply.
+struct ApiServerHello {
+  std::string host;
+  int32_t pid = 0;
+  int32_t first_rank = 0;
+  int32_t num_ranks = 0;
+  std::vector<std::pair<std::string, std::string>> settings;  // as EngineHello's
+  MSGPACK_DEFINE(host, pid, first_rank, num_ranks, settings)
+};
+
+// Head → engine (or API machine): accepted (with where to send outputs and stats) or refused (with why).
 struct HandshakeReply {
   bool accepted = false;
   std::string error;                              // set when refused

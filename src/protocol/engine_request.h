@@ -22,8 +22,9 @@ struct EngineRequest {
   int32_t data_parallel_rank = -1;       // pin to this DP rank (X-data-parallel-rank); -1 = any
   std::string cache_salt;                // vLLM cache_salt: only requests with the same salt
                                          // share prefix-cache blocks; "" = the common pool
+  int64_t priority = 0;                  // vLLM's: lower is served earlier (priority policy)
   MSGPACK_DEFINE(request_id, prompt_token_ids, sampling, eos_token_ids, arrival_time_s,
-                 client_index, data_parallel_rank, cache_salt)
+                 client_index, data_parallel_rank, cache_salt, priority)
 };
 
 // Ends requests early (client gone, stop string matched): frees their blocks.

@@ -23,6 +23,7 @@ enum class MessageType : uint8_t {
   kEngineStats = 13,    // EngineStats, engine → coordinator
   kLoadSnapshot = 14,   // LoadSnapshot, coordinator → API servers
   kStartWave = 15,      // StartWave, engine → coordinator → every engine (DP waves)
+  kApiServerHello = 16, // ApiServerHello, API machine → head handshake ROUTER (hybrid LB)
   kWorkerInit = 20,     // WorkerInit, engine (TP rank 0) → TP worker processes
   kStepPlan = 21,       // StepPlan, engine → TP worker processes, every step
   kWorkerAck = 22,      // WorkerAck, TP worker → engine (init done, step done or failed)

@@ -41,8 +41,10 @@ class EngineClient {
   // Latest stats of engine `dp_rank` (0 with one rank).
   virtual protocol::EngineStats LatestStats(int dp_rank = 0) const = 0;
 
-  // Number of DP ranks behind this client, and whether `dp_rank` is serving.
+  // Number of DP ranks of the deployment, whether this client sends requests to `dp_rank`
+  // (hybrid / external DP load balancing: only its own machine's), and whether it is serving.
   virtual int num_ranks() const { return 1; }
+  virtual bool ServesRank(int dp_rank) const { return dp_rank >= 0 && dp_rank < num_ranks(); }
   virtual bool RankAlive(int dp_rank) const { return IsReady(); }
 };
 

@@ -22,6 +22,13 @@ MpEngineClient::MpEngineClient(MpEngineClientOptions options)
 
 MpEngineClient::~MpEngineClient() { Shutdown(); }
 
+bool MpEngineClient::ServesRank(int dp_rank) const {
+  if (dp_rank < 0 || dp_rank >= options_.dp_size) return false;
+  if (options_.num_served_ranks < 0) return true;
+  return dp_rank >= options_.first_served_rank &&
+         dp_rank < options_.first_served_rank + options_.num_served_ranks;
+}
+
 Status MpEngineClient::Start() {
   TANDEM_RETURN_IF_ERROR(output_.Bind(options_.output_endpoint));
   if (!options_.snapshot_endpoint.empty()) {
@@ -55,6 +62,14 @@ Result<int32_t> MpEngineClient::ChooseRank(int32_t pinned) {
                              " is out of range: this server has DP ranks 0.." +
                              std::to_string(options_.dp_size - 1));
     }
+    if (!ServesRank(pinned)) {
+      return InvalidArgument(
+          "X-data-parallel-rank " + std::to_string(pinned) + " is not served by this API "
+          "server: with hybrid / external DP load balancing it serves DP rank(s) " +
+          std::to_string(options_.first_served_rank) + ".." +
+          std::to_string(options_.first_served_rank + options_.num_served_ranks - 1) +
+          "; send the request to the machine of that rank");
+    }
     if (!serving(ranks_[pinned])) {
       return Unavailable("DP rank " + std::to_string(pinned) + " is not serving right now");
     }
@@ -78,7 +93,9 @@ Result<int32_t> MpEngineClient::ChooseRank(int32_t pinned) {
   }
   if (rank < 0) {
     bool loading = false;
-    for (const Rank& r : ranks_) loading |= !r.ready;
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      loading |= ServesRank(static_cast<int>(r)) && !ranks_[r].ready;
+    }
     return Unavailable(loading ? "the engine is still loading the model; retry shortly"
                                : "no engine core is serving; see the server log");
   }
@@ -147,7 +164,9 @@ bool MpEngineClient::IsReady() const {
   // Start-up ends when every rank has been ready (a request pinned to any rank can go);
   // after that, serving as long as one rank is.
   bool all = true, any = false;
-  for (const Rank& r : ranks_) {
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    if (!ServesRank(static_cast<int>(i))) continue;
+    const Rank& r = ranks_[i];
     all = all && r.ready && r.input;
     any = any || (r.ready && !r.dead && r.input);
   }
@@ -180,7 +199,9 @@ bool MpEngineClient::WaitReady(double timeout_s) const {
     bool all_dead = true;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      for (const Rank& r : ranks_) all_dead &= r.dead;
+      for (size_t r = 0; r < ranks_.size(); ++r) {
+        all_dead &= !ServesRank(static_cast<int>(r)) || ranks_[r].dead;
+      }
     }
     if (all_dead) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -190,7 +211,7 @@ bool MpEngineClient::WaitReady(double timeout_s) const {
 
 void MpEngineClient::MarkEngineDead(const std::string& reason, int dp_rank) {
   for (int32_t r = 0; r < options_.dp_size; ++r) {
-    if (dp_rank < 0 || dp_rank == r) FailRank(r, reason);
+    if ((dp_rank < 0 || dp_rank == r) && ServesRank(r)) FailRank(r, reason);
   }
 }
 
@@ -206,7 +227,8 @@ void MpEngineClient::FailRank(int32_t rank, const std::string& reason) {
       // Expert-parallel ranks step together: the others now wait in collectives the lost
       // rank will never enter, so none of them can finish anything.
       for (size_t o = 0; o < ranks_.size(); ++o) {
-        if (static_cast<int32_t>(o) != rank && !ranks_[o].dead) {
+        if (static_cast<int32_t>(o) != rank && !ranks_[o].dead &&
+            ServesRank(static_cast<int>(o))) {
           stepping_with_it.push_back(static_cast<int32_t>(o));
         }
       }
@@ -238,8 +260,11 @@ void MpEngineClient::FailRank(int32_t rank, const std::string& reason) {
   bool all_lost = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    all_lost = !all_lost_reported_ &&
-               std::all_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.dead; });
+    bool every_served_rank_dead = true;
+    for (size_t r = 0; r < ranks_.size(); ++r) {
+      every_served_rank_dead &= !ServesRank(static_cast<int>(r)) || ranks_[r].dead;
+    }
+    all_lost = !all_lost_reported_ && every_served_rank_dead;
     if (all_lost) all_lost_reported_ = true;
   }
   if (all_lost && options_.on_all_ranks_lost) options_.on_all_ranks_lost(reason);
@@ -329,6 +354,7 @@ void MpEngineClient::HandleSnapshot(const std::string& frame) {
       r.load.OnSnapshot(load.num_held_tokens,
                         me < load.num_received_by_client.size() ? load.num_received_by_client[me]
                                                                 : 0);
+      if (!ServesRank(load.dp_rank)) continue;  // another machine's API servers serve it
       if (load.ready && !r.ready && load.alive) {
         to_connect.emplace_back(load.dp_rank, load.input_endpoint);  // ready once connected
       }

@@ -3,7 +3,10 @@
 // outputs and heartbeats of every rank arrive on this API server's own PULL socket.
 // With one rank and no coordinator, rank 0's request endpoint is fixed and its kReady frame
 // makes it ready. With data parallel, ranks, their endpoints, liveness and load come from the
-// coordinator's snapshots (SUB), and the LoadBalancer picks a rank per request.
+// coordinator's snapshots (SUB), and the LoadBalancer picks a rank per request — among the
+// ranks this API server serves: all of them, or, with hybrid / external DP load balancing, the
+// ranks of its own machine (docs/design/dp-load-balancing-modes.md). Ranks it does not serve
+// are never connected, chosen, awaited or watched.
 // Reference: vLLM V1 AsyncMPClient / DPLBAsyncMPClient (core_client.py).
 #pragma once
 
@@ -32,6 +35,8 @@ struct MpEngineClientOptions {
   int32_t dp_size = 1;
   int32_t client_index = 0;       // which API server we are (engines route outputs by it)
   int32_t num_api_servers = 1;    // how many share the ranks (the load balancer's K)
+  int32_t first_served_rank = 0;  // the ranks this API server sends requests to:
+  int32_t num_served_ranks = -1;  // first_served_rank … + num_served_ranks - 1; -1 = all
   LoadBalancePolicy policy = LoadBalancePolicy::kLeastLoaded;
   double heartbeat_timeout_s = 3.0;  // a ready rank silent this long is dead
   bool shutdown_engines = true;      // Shutdown() also tells the engines to exit
@@ -57,6 +62,7 @@ class MpEngineClient : public EngineClient {
   std::string NotReadyReason() const override;
   protocol::EngineStats LatestStats(int dp_rank = 0) const override;
   int num_ranks() const override { return options_.dp_size; }
+  bool ServesRank(int dp_rank) const override;
   bool RankAlive(int dp_rank) const override;
 
   // Blocks until a rank is ready (true) or `timeout_s` passed / all died (false).

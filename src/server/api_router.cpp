@@ -99,14 +99,15 @@ ApiRouter::ApiRouter(const ServerContext& context, PreprocessPool* pool)
   Add("GET", "/metrics", [&ctx](const HttpRequest&, std::shared_ptr<ResponseSink> s) {
     // Engine-side series once per DP rank (label engine="N"), as vLLM exports them.
     std::vector<protocol::EngineStats> stats;
-    std::vector<bool> alive;
+    std::vector<bool> alive, served;
     for (int r = 0; r < ctx.engine->num_ranks(); ++r) {
       stats.push_back(ctx.engine->LatestStats(r));
       alive.push_back(ctx.engine->RankAlive(r));
+      served.push_back(ctx.engine->ServesRank(r));
     }
     s->SendResponse(200, "text/plain; version=0.0.4; charset=utf-8",
                     ctx.metrics->Render(ctx.config.default_model_name(),
-                                        ctx.config.max_model_len, stats, alive));
+                                        ctx.config.max_model_len, stats, alive, served));
   });
 }
 

@@ -166,7 +166,7 @@ HistogramTotals IterationTokens(const protocol::EngineStats& s) {
 
 // The engine-side series of every rank: scheduler and cache state, counted by the engines.
 void WriteEngineSeries(Writer& w, const std::vector<protocol::EngineStats>& per_rank,
-                       const std::vector<bool>& alive);
+                       const std::vector<bool>& alive, const std::vector<size_t>& shown);
 
 }  // namespace
 
@@ -260,7 +260,8 @@ std::string Metrics::Render(const std::string& model_name, int32_t max_model_len
 
 std::string Metrics::Render(const std::string& model_name, int32_t max_model_len,
                             const std::vector<protocol::EngineStats>& per_rank,
-                            const std::vector<bool>& alive) const {
+                            const std::vector<bool>& alive,
+                            const std::vector<bool>& served) const {
   MetricsTotals totals;
   {
     std::lock_guard l(mutex_);
@@ -269,20 +270,23 @@ std::string Metrics::Render(const std::string& model_name, int32_t max_model_len
   }
   if (totals.engines.size() < per_rank.size()) totals.engines.resize(per_rank.size());
   Writer w(model_name);
-  WriteEngineSeries(w, per_rank, alive);
+  std::vector<size_t> shown;  // the ranks this API server serves
+  for (size_t r = 0; r < per_rank.size(); ++r) {
+    if (served.empty() || (r < served.size() && served[r])) shown.push_back(r);
+  }
+  WriteEngineSeries(w, per_rank, alive, shown);
 
   // Counted by this API server (and its siblings), one series per DP rank.
-  const size_t num_engines = per_rank.size();
   auto counter = [&](auto value_of) {
     Writer::Series series;
-    for (size_t r = 0; r < num_engines; ++r) {
+    for (size_t r : shown) {
       series.emplace_back(EngineLabel(r), static_cast<double>(value_of(totals.engines[r])));
     }
     return series;
   };
   auto hist = [&](HistogramTotals EngineTotals::*member) {
     Writer::HistSeries series;
-    for (size_t r = 0; r < num_engines; ++r) {
+    for (size_t r : shown) {
       series.emplace_back(EngineLabel(r), totals.engines[r].*member);
     }
     return series;
@@ -296,7 +300,7 @@ std::string Metrics::Render(const std::string& model_name, int32_t max_model_len
   w.Family("generation_tokens_total", "counter", "Number of generation tokens processed.",
            counter([](const EngineTotals& e) { return e.generation_tokens; }));
   Writer::Series success;
-  for (size_t r = 0; r < num_engines; ++r) {
+  for (size_t r : shown) {
     for (int i = 0; i < kNumFinishReasons; ++i) {
       success.emplace_back(
           fmt::format("{},finished_reason=\"{}\"", EngineLabel(r), kFinishReasons[i]),
@@ -341,11 +345,11 @@ std::string Metrics::Render(const std::string& model_name, int32_t max_model_len
 namespace {
 
 void WriteEngineSeries(Writer& w, const std::vector<protocol::EngineStats>& per_rank,
-                       const std::vector<bool>& alive) {
+                       const std::vector<bool>& alive, const std::vector<size_t>& shown) {
   using S = protocol::EngineStats;
   auto per_engine = [&](auto value_of) {
     Writer::Series series;
-    for (size_t r = 0; r < per_rank.size(); ++r) {
+    for (size_t r : shown) {
       series.emplace_back(EngineLabel(r), static_cast<double>(value_of(per_rank[r], r)));
     }
     return series;
@@ -359,7 +363,7 @@ void WriteEngineSeries(Writer& w, const std::vector<protocol::EngineStats>& per_
   w.Family("num_gpu_blocks", "gauge", "Number of KV-cache blocks in the pool.",
            per_engine([](const S& s, size_t) { return s.num_gpu_blocks; }));
   Writer::Series cache_info;
-  for (size_t r = 0; r < per_rank.size(); ++r) {
+  for (size_t r : shown) {
     cache_info.emplace_back(
         fmt::format("{},block_size=\"{}\",num_gpu_blocks=\"{}\"", EngineLabel(r),
                     per_rank[r].block_size, per_rank[r].num_gpu_blocks),
@@ -375,7 +379,7 @@ void WriteEngineSeries(Writer& w, const std::vector<protocol::EngineStats>& per_
            "Prefix cache hits, in terms of number of cached tokens.",
            per_engine([](const S& s, size_t) { return s.prefix_cache_hits; }));
   Writer::HistSeries iteration_tokens;
-  for (size_t r = 0; r < per_rank.size(); ++r) {
+  for (size_t r : shown) {
     iteration_tokens.emplace_back(EngineLabel(r), IterationTokens(per_rank[r]));
   }
   w.Hist("iteration_tokens_total", "Histogram of number of tokens per engine_step.",
@@ -420,7 +424,7 @@ void WriteEngineSeries(Writer& w, const std::vector<protocol::EngineStats>& per_
   w.Family("spec_decode_num_accepted_tokens_total", "counter", "Number of accepted tokens.",
            per_engine([](const S& s, size_t) { return s.spec_num_accepted_tokens; }));
   Writer::Series per_pos;
-  for (size_t r = 0; r < per_rank.size(); ++r) {
+  for (size_t r : shown) {
     for (size_t p = 0; p < per_rank[r].spec_num_accepted_per_pos.size(); ++p) {
       per_pos.emplace_back(fmt::format("{},position=\"{}\"", EngineLabel(r), p),
                            static_cast<double>(per_rank[r].spec_num_accepted_per_pos[p]));

@@ -59,10 +59,13 @@ class Metrics {
   // series once per DP rank of `per_rank` (engine="N"). Engine-side series (running, waiting,
   // KV usage, preemptions, prefix cache, iteration tokens, ...) come from `per_rank`; with
   // them engine_alive{engine} (1 serving, 0 lost). `max_model_len` bounds the buckets of the
-  // token-count histograms (vLLM's build_1_2_5_buckets(max_model_len)).
+  // token-count histograms (vLLM's build_1_2_5_buckets(max_model_len)). `served` (empty = all)
+  // limits the series to the ranks this API server serves (hybrid / external DP load
+  // balancing: its own machine's).
   std::string Render(const std::string& model_name, int32_t max_model_len,
                      const std::vector<protocol::EngineStats>& per_rank,
-                     const std::vector<bool>& alive) const;
+                     const std::vector<bool>& alive,
+                     const std::vector<bool>& served = {}) const;
   // Same for one rank that serves.
   std::string Render(const std::string& model_name, int32_t max_model_len,
                      const protocol::EngineStats& stats) const;

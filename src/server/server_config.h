@@ -53,6 +53,7 @@ struct ServerConfig {
   std::optional<float> default_repetition_penalty;
   std::vector<int32_t> eos_token_ids;             // the model's EOS ids, sent with every request
   int32_t max_logprobs = 20;                      // --max-logprobs
+  bool priority_scheduling = false;               // --scheduling-policy priority: `priority` taken
   bool reuse_port = false;                        // SO_REUSEPORT, for --api-server-count > 1
   int32_t num_io_threads = 2;                     // threads running the io_context
   // Request preprocessing (JSON parsing, chat template rendering, tokenization) runs on a pool

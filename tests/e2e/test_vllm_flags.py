@@ -27,7 +27,6 @@ def models(srv):
 # Features tandem has not built: start-up stops naming the flag.
 REFUSED = [
     (["-pp", "2"], "--pipeline-parallel-size 2: pipeline parallelism is not built"),
-    (["--scheduling-policy", "priority"], "--scheduling-policy priority is not built"),
     (["--distributed-executor-backend", "ray"], "--distributed-executor-backend ray is not built"),
     (["--data-parallel-backend", "ray"], "--data-parallel-backend ray is not built"),
     (["-dpb", "ray"], "--data-parallel-backend ray is not built"),

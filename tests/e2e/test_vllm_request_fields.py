@@ -31,7 +31,8 @@ REFUSED = [  # (fields, param, words)
     ({"prompt_logprobs": -2}, "prompt_logprobs", "must be in [0, 20]"),
     ({"prompt_logprobs": 1, "stream": True}, "prompt_logprobs", "not available when"),
     ({"max_tokens": 0}, "max_tokens", "only allowed with 'echo'"),
-    ({"priority": 3}, "priority", "priority scheduling is not enabled"),
+    ({"priority": 3}, "priority", "Got priority 3 but Priority scheduling is not enabled (start "
+                                  "the server with --scheduling-policy priority)"),
     ({"allowed_token_ids": []}, "allowed_token_ids", "non-empty array"),
     ({"allowed_token_ids": [600]}, "allowed_token_ids", "outside the vocabulary"),
     ({"bad_words": "Lily"}, "bad_words", "an array of strings"),
@@ -298,8 +299,32 @@ def test_minus_one_asks_for_the_whole_vocabulary_with_no_cap():
         check(len(top) == vocab, f"chat: every token of the vocabulary: {len(top)}")
 
 
+def test_priority_is_taken_with_the_priority_policy():
+    """--scheduling-policy priority: any integer priority is served by completions, chat and
+    responses (the order it gives is proven in tests/unit/engine/priority_scheduler_test.cpp);
+    a non-integer is a 400 naming it."""
+    with Server(STORIES_GGUF, "--scheduling-policy", "priority", *CHAT) as srv:
+        want = complete(srv)["choices"][0]["token_ids"]
+        for priority in (5, -3, 0, 2**62):
+            got = complete(srv, priority=priority)["choices"][0]["token_ids"]
+            check(got == want, f"priority {priority}: {got} != {want}")
+        status, out = srv.post_json("/v1/chat/completions", {
+            "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4, "priority": -1})
+        check(status == 200, f"chat with priority: {status} {out}")
+        status, out = srv.post_json("/v1/responses", {"input": "Hi", "max_output_tokens": 4,
+                                                      "priority": 7})
+        check(status == 200 and out.get("object") == "response", f"responses: {status} {out}")
+        status, out = srv.post_json("/v1/completions", {"prompt": "a", "priority": "high"})
+        check(status == 400 and out["error"]["param"] == "priority", f"{status} {out}")
+    with Server(STORIES_GGUF, *CHAT) as srv:
+        status, out = srv.post_json("/v1/responses", {"input": "Hi", "priority": 7})
+        check(status == 400 and "Priority scheduling is not enabled" in out["error"]["message"],
+              f"responses under fcfs: {status} {out}")
+
+
 if __name__ == "__main__":
-    run([test_refused_fields_are_400s_naming_them,
+    run([test_priority_is_taken_with_the_priority_policy,
+         test_refused_fields_are_400s_naming_them,
          test_honoured_sampling_fields,
          test_request_id_header_first_and_no_engine_collision,
          test_continuous_usage_stats_in_every_chunk,

@@ -51,8 +51,7 @@ def refused(args, needle):
     return Row(args, STORIES_GGUF, False, (needle,))
 
 
-NOT_BUILT = ("(external or hybrid DP load balancing) is not built: the head's API servers "
-             "balance every DP rank themselves")
+NO_EFFECT_ONE_RANK = "accepted; no effect with one DP rank (its API servers serve it)"
 
 STARTUP = [
     logs(["--enable-chunked-prefill"], "Chunked prefill is enabled with max_num_batched_tokens=2048."),
@@ -100,14 +99,16 @@ STARTUP = [
                                   "were absent"),
     logs(["--uvicorn-log-level", "warning"],
          "--uvicorn-log-level warning accepted; no effect (tandem's HTTP server is not uvicorn"),
-    logs(["--scheduling-policy", "fcfs"],
-         "--scheduling-policy fcfs: requests are scheduled first come, first served"),
+    logs(["--scheduling-policy", "priority"],
+         "--scheduling-policy priority: waiting requests are admitted by their priority field "
+         "(lower first), then arrival"),
     logs(["--distributed-executor-backend", "mp"],
          "--distributed-executor-backend mp accepted: tandem runs its ranks as processes"),
     logs(["--data-parallel-backend", "mp"], "--data-parallel-backend mp: DP ranks run as processes"),
-    refused(["--data-parallel-hybrid-lb"], "--data-parallel-hybrid-lb " + NOT_BUILT),
-    refused(["--data-parallel-external-lb"], "--data-parallel-external-lb " + NOT_BUILT),
-    refused(["--data-parallel-rank", "1"], "--data-parallel-rank " + NOT_BUILT),
+    logs(["--data-parallel-hybrid-lb"], "--data-parallel-hybrid-lb " + NO_EFFECT_ONE_RANK),
+    logs(["--data-parallel-external-lb"], "--data-parallel-external-lb " + NO_EFFECT_ONE_RANK),
+    refused(["--data-parallel-rank", "1"],
+            "--data-parallel-rank 1 must be in [0, --data-parallel-size 1)"),
     logs(["--config", CONFIG_YAML],
          f"--config {CONFIG_YAML}: took max-model-len, enable-prefix-caching from the file",
          "max_model_len 1000, ", "prefix caching off"),
@@ -117,7 +118,7 @@ STARTUP = [
          "server"),
     logs(["-dpp", "13389"],
          "--data-parallel-rpc-port 13389 accepted; no effect with one DP rank and one API server"),
-    refused(["-dpr", "0"], "--data-parallel-rank " + NOT_BUILT),
+    logs(["-dpr", "0"], "--data-parallel-rank " + NO_EFFECT_ONE_RANK),
     logs(["-ep"], "--enable-expert-parallel: one rank (DP 1 x TP 1) holds all 8 experts of each "
                   "MoE layer; nothing to split", model=STORIES_MOE_GGUF),
     logs(["--max-model-len", "1k"], "max_model_len 1000, "),

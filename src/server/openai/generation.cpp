@@ -63,6 +63,7 @@ Status Generation::Start() {
     engine_request.arrival_time_s = arrival_time_s_;
     engine_request.data_parallel_rank = request_.data_parallel_rank;
     engine_request.cache_salt = request_.cache_salt;
+    engine_request.priority = request_.priority;
     // The engine client owns the Generation through this callback until the choice ends.
     // It stores the DP rank it chose while we hold mutex_, under which OnOutput and Abort
     // read it.

@@ -36,12 +36,6 @@ ApiResult<bool> RefuseUnbuilt(const json& body, int32_t n) {
   }
   TANDEM_API_ASSIGN_OR_RETURN(const bool beam, GetBool(body, "use_beam_search", false));
   if (beam) return BadParam("use_beam_search", "beam search is not supported by tandem");
-  TANDEM_API_ASSIGN_OR_RETURN(const int64_t priority, GetInt(body, "priority", 0));
-  if (priority != 0) {
-    return BadParam("priority", fmt::format("Got priority {} but priority scheduling is not "
-                                            "enabled (tandem schedules first come, first "
-                                            "served)", priority));
-  }
   return true;
 }
 
@@ -97,6 +91,12 @@ ApiResult<bool> ParseRequestFields(const json& body, const ServerConfig& config,
                                    GenerationRequest* request) {
   TANDEM_API_ASSIGN_OR_RETURN(bool ok, RefuseUnbuilt(body, request->n));
   TANDEM_API_ASSIGN_OR_RETURN(ok, ParseStringField(body, "request_id", &request->request_id));
+  TANDEM_API_ASSIGN_OR_RETURN(request->priority, GetInt(body, "priority", 0));
+  if (request->priority != 0 && !config.priority_scheduling) {  // vLLM's words, then ours
+    return BadParam("priority", fmt::format("Got priority {} but Priority scheduling is not "
+                                            "enabled (start the server with "
+                                            "--scheduling-policy priority)", request->priority));
+  }
   if (Given(body, "prompt_logprobs")) {
     TANDEM_API_ASSIGN_OR_RETURN(const int64_t k, GetInt(body, "prompt_logprobs", -1));
     TANDEM_API_ASSIGN_OR_RETURN(const int32_t count,

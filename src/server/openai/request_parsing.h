@@ -43,6 +43,7 @@ struct GenerationRequest {
   bool continuous_usage_stats = false;      // streamed chunks each carry usage so far
   std::vector<std::string> bad_words;       // tokenized into sampling.bad_words_token_ids
   std::string cache_salt;                   // prefix-cache isolation (EngineRequest)
+  int64_t priority = 0;                     // --scheduling-policy priority: lower = earlier
 };
 
 // The X-data-parallel-rank header ("" = not pinned → -1). Errors: 400 unless a non-negative

@@ -27,12 +27,12 @@ const std::set<std::string> kKnownFields = {
     "reasoning", "metadata", "user", "background", "include", "truncation", "service_tier",
     "top_logprobs", "max_tool_calls", "prompt", "conversation", "stream_options"};
 
-// Fields with the same name and meaning in chat (vLLM's ResponsesRequest has top_k, logit_bias
-// and skip_special_tokens; the others are tandem's).
+// Fields with the same name and meaning in chat (vLLM's ResponsesRequest has top_k, logit_bias,
+// skip_special_tokens and priority; the others are tandem's).
 const char* const kPassThrough[] = {
     "top_k", "min_p", "seed", "presence_penalty", "frequency_penalty", "repetition_penalty",
     "stop", "stop_token_ids", "logit_bias", "skip_special_tokens", "ignore_eos",
-    "chat_template_kwargs"};
+    "chat_template_kwargs", "priority"};
 
 bool Given(const OJson& body, const char* field) {
   auto it = body.find(field);

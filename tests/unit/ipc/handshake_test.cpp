@@ -68,6 +68,53 @@ TEST(HandshakeTest, AllRanksHelloThenReadyCompletesAndDeliversEndpoints) {
   EXPECT_EQ(ready, (std::vector<int>{1, 0}));
 }
 
+// Hybrid / external DP load balancing: an API machine asks where the coordinator publishes;
+// a wrong rank range or other settings refuse that machine only, and start-up goes on.
+TEST(HandshakeTest, ApiMachineGetsTheCoordinatorFeedOrIsRefusedWithoutStoppingTheHead) {
+  const int port = *PickFreeTcpPort("127.0.0.1");
+  HandshakeServerOptions options = Options(port, 2);
+  options.publish_endpoint = "tcp://127.0.0.1:3";
+  HandshakeServer server(options);
+  ASSERT_TRUE(server.Bind().ok());
+  auto api_hello = [](int32_t first, int32_t count, Settings settings) {
+    protocol::ApiServerHello h;
+    h.host = "10.0.0.3";
+    h.pid = 77;
+    h.first_rank = first;
+    h.num_ranks = count;
+    h.settings = std::move(settings);
+    return h;
+  };
+  std::vector<std::string> errors;
+  std::string publish;
+  std::thread machines([&] {
+    const std::string head = "tcp://127.0.0.1:" + std::to_string(port);
+    for (const auto& hello : {api_hello(0, 1, Base()), api_hello(1, 2, Base()),
+                              api_hello(1, 1, {{"model", "m.gguf"}, {"--seed", "7"}})}) {
+      HandshakeClient client(head);
+      auto reply = client.Hello(hello, MonotonicSeconds() + 5);
+      errors.push_back(reply.ok() ? "" : reply.status().message());
+    }
+    HandshakeClient accepted(head);
+    auto reply = accepted.Hello(api_hello(1, 1, Base()), MonotonicSeconds() + 5);
+    if (reply.ok()) publish = reply->publish_endpoint;
+    for (int rank : {0, 1}) {  // the engines join after all
+      HandshakeClient engine(head);
+      if (engine.Hello(Hello(rank), MonotonicSeconds() + 5).ok()) (void)engine.Ready({rank, 1});
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  Status st = server.RunUntilAllReady(MonotonicSeconds() + 10, [](const protocol::EngineHello&) {});
+  machines.join();
+  EXPECT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_NE(errors[0].find("DP ranks 0..0 of the API machine 10.0.0.3 (pid 77) are out of range"),
+            std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("DP ranks 1..2"), std::string::npos) << errors[1];
+  EXPECT_NE(errors[2].find("--seed 7"), std::string::npos) << errors[2];
+  EXPECT_EQ(publish, "tcp://127.0.0.1:3");
+}
+
 TEST(HandshakeTest, EngineStartedBeforeTheHeadStillJoins) {
   const int port = *PickFreeTcpPort("127.0.0.1");
   Result<protocol::HandshakeReply> reply = Unavailable("not run");
