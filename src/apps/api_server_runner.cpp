@@ -147,6 +147,22 @@ Result<ApiServerParts> BuildApiServer(const ServeFlags& flags,
   return parts;
 }
 
+Result<ApiServerParts> StartDataParallelApiServer(const ServeFlags& flags,
+                                                  const std::string& output_endpoint,
+                                                  const std::string& publish_endpoint) {
+  router::MpEngineClientOptions options;
+  options.output_endpoint = output_endpoint;
+  options.snapshot_endpoint = publish_endpoint;
+  options.dp_size = flags.data_parallel_size;
+  options.num_api_servers = flags.api_server_count;
+  router::ParseLoadBalancePolicy(flags.data_parallel_load_balancer, &options.policy);
+  TANDEM_ASSIGN_OR_RETURN(ApiServerParts parts,
+                          BuildApiServer(flags, options, /*reuse_port=*/flags.api_server_count > 1));
+  TANDEM_RETURN_IF_ERROR(parts.client->Start());
+  TANDEM_RETURN_IF_ERROR(parts.http->Start());
+  return parts;
+}
+
 int RunApiServerCommand(int argc, char** argv) {
   if (argc < 4) {
     std::fprintf(stderr, "_api-server: internal subcommand of `tandem serve`\n");

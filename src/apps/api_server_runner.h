@@ -44,6 +44,14 @@ Result<ApiServerParts> BuildApiServer(const ServeFlags& flags,
                                       const router::MpEngineClientOptions& client_options,
                                       bool reuse_port);
 
+// API server 0 of a data-parallel machine (the head, or an API machine of hybrid / external
+// load balancing): outputs arrive at `output_endpoint`, ranks and loads come from the
+// coordinator's feed `publish_endpoint`; its client and HTTP server are started. Errors as
+// BuildApiServer's, or kUnavailable when a socket cannot be bound.
+Result<ApiServerParts> StartDataParallelApiServer(const ServeFlags& flags,
+                                                  const std::string& output_endpoint,
+                                                  const std::string& publish_endpoint);
+
 // Parses serve flags (argv[0] is the subcommand name) with vLLM spellings; CLI11's exit code
 // in *exit_code when parsing ends the program (--help, bad flag).
 bool ParseServeFlags(int argc, char** argv, ServeFlags* flags, int* exit_code);

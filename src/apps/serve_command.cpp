@@ -219,25 +219,13 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
     }
   }
   const ScopedMetricsShare metrics_share(flags);  // API servers 1..K-1 sum into it
-  router::MpEngineClientOptions client_opts;
-  client_opts.output_endpoint = output_endpoints[0];
-  client_opts.snapshot_endpoint = coord_opts.publish_endpoint;
-  client_opts.dp_size = flags.data_parallel_size;
-  client_opts.num_api_servers = flags.api_server_count;
-  router::ParseLoadBalancePolicy(flags.data_parallel_load_balancer, &client_opts.policy);
-  auto parts = BuildApiServer(flags, client_opts, /*reuse_port=*/flags.api_server_count > 1);
+  auto parts = StartDataParallelApiServer(flags, output_endpoints[0], coord_opts.publish_endpoint);
   if (!parts.ok()) {
     TLOG_ERROR("{}", parts.status().message());
     return 1;
   }
   auto& http = *parts->http;
   auto client = parts->client;
-  for (Status st : {client->Start(), http.Start()}) {
-    if (!st.ok()) {
-      TLOG_ERROR("{}", st.message());
-      return 1;
-    }
-  }
   std::atomic<int> exit_code{0};
   std::atomic<bool> stopping{false};
   SignalThread signals([&](int sig) {
