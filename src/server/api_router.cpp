@@ -11,6 +11,7 @@
 #include "server/cors.h"
 #include "server/errors.h"
 #include "server/json_dump.h"
+#include "server/request_id.h"
 #include "server/openai/chat_completions.h"
 #include "server/openai/completions.h"
 #include "server/openai/models.h"
@@ -124,6 +125,10 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
   }
   // CORS first: a browser's preflight carries no API key (vLLM answers it the same way).
   if (ApplyCors(context_.config.cors, request, *sink)) return;
+  // X-Request-Id becomes the response id (and is echoed below): bounded and printable.
+  if (auto error = CheckRequestId(request.Header("x-request-id"), "the X-Request-Id header")) {
+    return SendRouteError(request.path, *sink, BadParam("", *error));
+  }
   if (context_.config.enable_request_id_headers) {
     // vLLM's --enable-request-id-headers: the client's X-Request-Id, else a new random one.
     std::string id(request.Header("x-request-id"));

@@ -77,6 +77,18 @@ ROWS = [
     Row("chat_json_schema_empty", 400, "POST", CHAT,
         {"messages": HI, "response_format": {"type": "json_schema", "json_schema": {}}},
         param="response_format"),
+    # A request id becomes the response id, log lines and a header: at most 512 printable bytes.
+    Row("request_id_of_one_mib", 400, "POST", C, {**OK, "request_id": "a" * (1 << 20)},
+        param="request_id", needles=("request_id is 1048576 bytes long", "limit is 512 bytes")),
+    Row("chat_request_id_with_a_newline", 400, "POST", CHAT,
+        {"messages": HI, "request_id": "a\nb"}, param="request_id",
+        needles=("control character 0x0a at byte 1",)),
+    Row("x_request_id_header_past_512_bytes", 400, "POST", C, OK,
+        headers={"X-Request-Id": "a" * 4096},
+        needles=("X-Request-Id header is 4096 bytes long", "limit is 512 bytes")),
+    # A tab is the one control character HTTP lets through in a header value.
+    Row("x_request_id_header_with_a_tab", 400, "GET", "/v1/models",
+        headers={"X-Request-Id": "a\tb"}, needles=("X-Request-Id", "control character 0x09")),
 ]
 
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/logging.h"
+#include "server/request_id.h"
 
 namespace tandem::server::openai {
 
@@ -97,6 +98,9 @@ ApiResult<bool> ParseRequestFields(const json& body, const ServerConfig& config,
                                    GenerationRequest* request) {
   TANDEM_API_ASSIGN_OR_RETURN(bool ok, RefuseUnbuilt(body, request->n));
   TANDEM_API_ASSIGN_OR_RETURN(ok, ParseStringField(body, "request_id", &request->request_id));
+  if (auto error = CheckRequestId(request->request_id, "request_id")) {
+    return BadParam("request_id", *error);
+  }
   if (Given(body, "prompt_logprobs")) {
     TANDEM_API_ASSIGN_OR_RETURN(const int64_t k, GetInt(body, "prompt_logprobs", -1));
     TANDEM_API_ASSIGN_OR_RETURN(const int32_t count,
