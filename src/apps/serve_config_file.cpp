@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <set>
@@ -36,15 +37,25 @@ std::set<std::string> GivenFlags(const std::vector<std::string>& args) {
   return given;
 }
 
+// Whether `key` is YAML's merge key: a plain (unquoted) "<<", as in `<<: *defaults`. yaml-cpp
+// does not implement merges (YAML 1.1's merge type): it would read "<<" as a key of its own.
+bool IsMergeKey(const YAML::Node& key) {
+  return key.IsScalar() && key.Tag() != "!" && key.Scalar() == "<<";
+}
+
+constexpr const char* kMergeKeyRefused =
+    "a YAML merge key ('<<: *anchor') is not supported: write the merged keys out";
+
 // A YAML node as JSON (mappings and lists nested; plain scalars typed as YAML reads them:
 // true/false, integers, numbers; quoted ones strings). Errors: kInvalidArgument past 64 levels
-// (a recursive alias would never end) or for a key that is not a scalar.
+// (a recursive alias would never end), for a key that is not a scalar, or a merge key.
 Result<nlohmann::json> ToJson(const YAML::Node& node, int depth = 0) {
   if (depth > 64) return InvalidArgument("nested more than 64 levels (a recursive alias?)");
   if (node.IsMap()) {
     nlohmann::json out = nlohmann::json::object();
     for (const auto& kv : node) {
       if (!kv.first.IsScalar()) return InvalidArgument("a key that is not a plain name");
+      if (IsMergeKey(kv.first)) return InvalidArgument(kMergeKeyRefused);
       TANDEM_ASSIGN_OR_RETURN(out[kv.first.Scalar()], ToJson(kv.second, depth + 1));
     }
     return out;
@@ -104,9 +115,9 @@ Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args,
   if (!S_ISREG(info.st_mode)) {
     return InvalidArgument("--config '" + path + "': not a regular file");
   }
-  YAML::Node root;
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::LoadFile(path);
+    documents = YAML::LoadAllFromFile(path);
   } catch (const YAML::BadFile&) {
     return InvalidArgument("--config '" + path + "': cannot read the file");
   } catch (const YAML::Exception& e) {
@@ -114,6 +125,15 @@ Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args,
   } catch (const std::exception& e) {
     return InvalidArgument("--config '" + path + "': cannot read the file: " + e.what());
   }
+  if (documents.size() > 1) {
+    // vLLM's yaml.safe_load refuses a second document too; taking the first would drop the
+    // rest of the file without a word.
+    return InvalidArgument(fmt::format(
+        "--config '{}': holds {} YAML documents (a '---' line starts each after the first); a "
+        "config file is one mapping of flag names to values: remove the '---' line(s)",
+        path, documents.size()));
+  }
+  const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
   if (root.IsNull()) return args;
   if (!root.IsMap()) {
     return InvalidArgument("--config '" + path + "': expected a mapping of flag names to values");
@@ -123,6 +143,9 @@ Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args,
   for (const auto& kv : root) {
     if (!kv.first.IsScalar()) {
       return InvalidArgument("--config '" + path + "': a key that is not a flag name");
+    }
+    if (IsMergeKey(kv.first)) {
+      return InvalidArgument("--config '" + path + "': " + kMergeKeyRefused);
     }
     const std::string key = kv.first.Scalar();
     const std::string name = FlagName(key);
