@@ -75,7 +75,8 @@ void HttpSession::OnHandshake(error_code ec) {
       // Plain HTTP on the HTTPS port: say so in plain HTTP (as nginx does), then close.
       const std::string body =
           options_.error_body
-              ? options_.error_body(400, "plain HTTP request sent to an HTTPS port: use https://")
+              ? options_.error_body(400, "plain HTTP request sent to an HTTPS port: use https://",
+                                    "")
               : DefaultErrorBody(400, "plain HTTP request sent to an HTTPS port: use https://");
       auto response = std::make_shared<std::string>(fmt::format(
           "HTTP/1.1 400 Bad Request\r\nServer: tandem\r\nContent-Type: application/json\r\n"
@@ -386,6 +387,14 @@ void HttpSession::DoEndStream(uint64_t exchange_id) {
 }
 
 void HttpSession::SendErrorAndClose(int http_status, const std::string& message) {
+  // The path of the request at fault, when its request line was read (a body too large, a
+  // framing error), for the error's shape. (Beast refuses a Content-Length past the body limit
+  // before it counts the header as done, so this does not ask is_header_done.)
+  std::string path;
+  if (parser_) {
+    const std::string target = OriginFormTarget(ToStd(parser_->get().target()));
+    path = target.substr(0, target.find('?'));
+  }
   ++exchange_id_;
   SetExchangeActive(true);
   response_started_ = response_complete_ = false;
@@ -393,7 +402,7 @@ void HttpSession::SendErrorAndClose(int http_status, const std::string& message)
   active_request_ = HttpRequest{};
   sink_.reset();
   DoSendResponse(exchange_id_, http_status, "application/json",
-                 options_.error_body ? options_.error_body(http_status, message)
+                 options_.error_body ? options_.error_body(http_status, message, path)
                                      : DefaultErrorBody(http_status, message));
 }
 

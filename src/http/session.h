@@ -37,8 +37,10 @@ struct SessionOptions {
   int32_t keep_alive_timeout_s = 5;   // idle keep-alive connections close after this
   std::set<std::string> disable_access_log_for_endpoints;  // paths never access-logged
   // The body of an error the session answers itself (malformed request 400, body too large
-  // 413): (HTTP status, message) → JSON text. Default: {"error": {"message", "code"}}.
-  std::function<std::string(int, const std::string&)> error_body;
+  // 413): (HTTP status, message, the request's path: "" when its request line was not read)
+  // → JSON text, so that a server with two APIs answers each in its own shape. Default:
+  // {"error": {"message", "code"}}.
+  std::function<std::string(int, const std::string&, const std::string&)> error_body;
   // A request's header must arrive within this many seconds of its first byte (else 408).
   int32_t header_timeout_s = 30;
   // Backpressure (a client that stops reading a response): past send_buffer_bytes queued the

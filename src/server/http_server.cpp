@@ -41,7 +41,7 @@ Status HttpServer::Start() {
   if (c.tls.enabled()) {
     TANDEM_ASSIGN_OR_RETURN(options.tls, http::TlsContextProvider::Create(c.tls));
   }
-  options.error_body = [](int http_status, const std::string& message) {
+  options.error_body = [](int http_status, const std::string& message, const std::string&) {
     return ErrorBody({Status(StatusCode::kInvalidArgument, message), ""}, http_status);
   };
   listener_ = std::make_unique<http::HttpListener>(

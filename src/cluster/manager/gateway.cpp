@@ -201,12 +201,11 @@ void Gateway::Handle(const http::HttpRequest& request, const Principal& who,
   if (request.method != "POST") {
     return SendOpenAiError(*sink, 405, fmt::format("use POST {}", request.path));
   }
-  if (JsonNestsDeeperThan(request.body, kMaxJsonDepth)) {
-    return SendOpenAiError(*sink, 400,
-                           fmt::format("the request body nests deeper than {} levels", kMaxJsonDepth));
-  }
-  json body = json::parse(request.body, nullptr, false);
-  if (!body.is_object()) return SendOpenAiError(*sink, 400, "the request body is not a JSON object");
+  // The body's checks and their words are `tandem serve`'s (nesting limit included), so that a
+  // client reads the same 400 through the gateway as from an instance.
+  Result<json> parsed = ParseJsonBody(request.body);
+  if (!parsed.ok()) return SendOpenAiError(*sink, 400, parsed.status().message());
+  json body = std::move(parsed).value();
   if (!body.contains("model") || !body["model"].is_string()) {
     return SendOpenAiError(*sink, 400, "'model' (the deployment's name) is required");
   }

@@ -71,7 +71,12 @@ Status Manager::Start() {
   http::SessionOptions options;
   options.max_body_bytes = 4u << 20;
   options.keep_alive_timeout_s = 60;
-  options.error_body = ManagementErrorBody;
+  // Errors the session answers itself (body too large, malformed HTTP) in the shape of the path's
+  // API: OpenAI's on the /v1 gateway, GPUStack's elsewhere.
+  options.error_body = [](int http_status, const std::string& message, const std::string& path) {
+    return path.rfind("/v1/", 0) == 0 ? OpenAiErrorBody(http_status, message)
+                                      : ManagementErrorBody(http_status, message);
+  };
   listener_ = std::make_unique<http::HttpListener>(
       std::move(options), [this](http::HttpRequest request, std::shared_ptr<http::ResponseSink> sink) {
         Handle(std::move(request), std::move(sink));
