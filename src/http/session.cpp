@@ -366,6 +366,9 @@ void HttpSession::DoStartStream(uint64_t exchange_id, const std::string& content
   std::ostringstream out;
   out << response.base();
   response_started_ = true;
+  // A HEAD answer is the GET's headers without a body (RFC 9110 §9.3.2): complete with them;
+  // the handler's stream data is dropped.
+  if (active_request_.method == "HEAD") response_complete_ = true;
   response_status_ = http_status;
   QueueWrite(out.str());
 }

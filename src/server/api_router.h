@@ -1,5 +1,6 @@
 // ApiRouter: maps (method, path) to a handler, after the API-key check for /v1/*.
-// Unknown path → 404, known path with another method → 405 (both in the OpenAI error shape).
+// Unknown path → 404, known path with another method → 405 with an Allow header (both in the
+// OpenAI error shape); HEAD is answered wherever GET is, without the body.
 // A path with no route of its own matches the route "<its parent>/{id}" when there is one
 // (GET /v1/responses/resp_1 → "/v1/responses/{id}"); the handler reads the id from the path.
 // Also serves the small endpoints: /health and /ping (503 until the engine is ready, then 200
@@ -38,8 +39,20 @@ class ApiRouter {
     Handler handler;
     bool offload = false;  // runs on the PreprocessPool
   };
+  using Methods = std::map<std::string, Route>;  // method → route
   void Add(const std::string& method, const std::string& path, Handler handler,
            bool offload = false);
+  // The routes of `path`: its own, else those of "<its parent>/{id}"; null when none.
+  const Methods* PathMethods(const std::string& path) const;
+  // The route of `method` among `methods` (HEAD takes GET's); null when none.
+  static const Route* MethodRoute(const Methods& methods, const std::string& method);
+  // The Allow header's value for `methods`: "GET, HEAD", "DELETE, GET, HEAD", "POST".
+  static std::string AllowedMethods(const Methods& methods);
+  // 405 naming the method and, in the message and the Allow header, `allowed`.
+  static void SendMethodNotAllowed(const HttpRequest& request, const std::string& allowed,
+                                   ResponseSink& sink);
+  // A path without routes: the playground's files (405 for other methods), else 404.
+  void HandleUnrouted(const HttpRequest& request, ResponseSink& sink) const;
   // Runs `handler`; an exception it throws answers this request with an error.
   static void Run(const Handler& handler, const HttpRequest& request,
                   const std::shared_ptr<ResponseSink>& sink);
@@ -49,7 +62,7 @@ class ApiRouter {
   ApiKeyAuth auth_;
   std::optional<http::StaticSite> ui_;  // the playground page at / (unless --no-ui)
   ServerLoad load_ = std::make_shared<std::atomic<int64_t>>(0);  // GET /load
-  std::map<std::string, std::map<std::string, Route>> routes_;  // path → method → route
+  std::map<std::string, Methods> routes_;  // path → method → route
 };
 
 }  // namespace tandem::server

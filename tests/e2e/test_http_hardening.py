@@ -101,6 +101,21 @@ def test_expect_100_continue_is_answered_before_the_body():
         serves_normally(srv)
 
 
+def test_head_is_answered_like_get_without_a_body():
+    with Server(STORIES_GGUF) as srv:
+        for path in ("/health", "/v1/models", "/version", "/playground/config", "/"):
+            get = b"GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % path.encode()
+            get_status, get_head, get_body = status_and_body(raw_exchange(srv.port, get)[0])
+            reply, closed = raw_exchange(srv.port, b"HEAD" + get[3:])
+            status, head, body = status_and_body(reply)
+            check(status == get_status == 200 and body == b"" and closed,
+                  f"HEAD {path}: {status} (GET {get_status}), body {body[:100]!r}")
+            length = [l for l in head.lower().splitlines() if l.startswith("content-length:")]
+            check(length == [f"content-length: {len(get_body)}"],
+                  f"HEAD {path}: the GET's Content-Length ({len(get_body)}): {head}")
+        serves_normally(srv)
+
+
 def test_http10_streams_end_with_the_connection_not_chunks():
     with Server(STORIES_GGUF) as srv:
         body = b'{"prompt": "Once", "max_tokens": 3, "stream": true}'
@@ -303,6 +318,7 @@ if __name__ == "__main__":
     run([test_framing_that_cannot_be_trusted_is_answered_and_closed,
          test_a_nul_byte_does_not_end_a_json_body,
          test_expect_100_continue_is_answered_before_the_body,
+         test_head_is_answered_like_get_without_a_body,
          test_http10_streams_end_with_the_connection_not_chunks,
          test_absolute_form_targets_are_served,
          test_a_slow_upload_is_timed_by_idle_gaps_not_its_total,

@@ -1,6 +1,7 @@
 """`tandem manager`'s edges (issue 17): the /v1 gateway answers every error in OpenAI's shape,
-with `tandem serve`'s words and JSON nesting limit. One row per case, each checking the status,
-the message and that the manager then still serves a normal request."""
+with `tandem serve`'s words and JSON nesting limit; 405 with Allow, HEAD like GET, and the
+console's single-page fallback only for its own routes. One row per case, each checking the
+status, the message and that the manager then still serves a normal request."""
 import collections
 import json
 import socket
@@ -38,6 +39,18 @@ ROWS = [
     Row("v2_nesting_past_128_levels", 400, "POST", "/v2/models",
         b'{"name": "x", "env": ' + b"[" * 128 + b"]" * 128 + b"}", shape="management",
         needles=("deeper than the limit of 128 levels",)),
+    Row("post_on_the_console_root", 405, "POST", "/", b"{}", shape="management",
+        needles=("POST", "/"), allow="GET, HEAD"),
+    Row("post_on_a_console_route", 405, "POST", "/deployments", b"{}", shape="management",
+        allow="GET, HEAD"),
+    Row("get_on_gateway_completions", 405, "GET", "/v1/completions", allow="POST"),
+    Row("post_on_gateway_models", 405, "POST", "/v1/models", b"{}", allow="GET, HEAD"),
+    Row("unknown_gateway_path", 404, "GET", "/v1/nothing-here", needles=("/v1/nothing-here",)),
+    # Paths of the APIs never get the console's index.html, whatever follows them.
+    Row("unknown_api_path", 404, "GET", "/api/nothing", shape="management"),
+    Row("unknown_v2_path", 404, "GET", "/v2/nothing-here", shape="management"),
+    Row("bare_v1_path", 404, "GET", "/v1", shape="management"),
+    Row("missing_console_asset", 404, "GET", "/assets/nothing.js", shape="management"),
 ]
 
 
@@ -109,6 +122,26 @@ def check_gateway_body_over_the_limit(c, key):
                 status, headers, body)
 
 
+def check_head_answers_like_get(c, key):
+    auth = {"Authorization": f"Bearer {key}"}
+    for path, headers in (("/healthz", {}), ("/version", {}), ("/v1/models", auth),
+                          ("/deployments", {}), ("/", {})):
+        get_status, get_headers, get_body = raw_http(c, request_bytes("GET", path, headers=headers))
+        status, head_headers, body = raw_http(c, request_bytes("HEAD", path, headers=headers))
+        check(status == get_status == 200 and body == b"",
+              f"HEAD {path}: {status} (GET {get_status}), body {body[:100]!r}")
+        check(head_headers.get("content-length") == str(len(get_body)) and
+              head_headers.get("content-type") == get_headers.get("content-type"),
+              f"HEAD {path}: the GET's headers: {head_headers} vs {get_headers}")
+
+
+def check_console_routes_get_the_page(c, key):
+    for path in ("/deployments", "/api-keys", "/deployments/3/edit", "/dashboard"):
+        status, headers, body = raw_http(c, request_bytes("GET", path))
+        check(status == 200 and headers.get("content-type", "").startswith("text/html") and
+              b"<!doctype html>" in body.lower(), f"GET {path}: {status} {headers}")
+
+
 def test_of(c, key, name, body):
     def test():
         body(c, key)
@@ -123,7 +156,10 @@ if __name__ == "__main__":
         tests = [test_of(cluster, api_key, row.name, lambda c, k, row=row: expect_row(c, k, row))
                  for row in ROWS]
         tests += [test_of(cluster, api_key, "gateway_body_over_4_mib_is_413",
-                          check_gateway_body_over_the_limit)]
+                          check_gateway_body_over_the_limit),
+                  test_of(cluster, api_key, "head_answers_like_get", check_head_answers_like_get),
+                  test_of(cluster, api_key, "console_routes_get_the_page",
+                          check_console_routes_get_the_page)]
         names = [t.__name__ for t in tests]
         check(len(set(names)) == len(names), f"duplicate test names: {names}")
         run(tests)

@@ -187,7 +187,10 @@ void Gateway::Handle(const http::HttpRequest& request, const Principal& who,
     return SendOpenAiError(*sink, 403, "this API key's scope does not include inference");
   }
   if (request.path == "/v1/models") {
-    if (request.method != "GET") return SendOpenAiError(*sink, 405, "use GET /v1/models");
+    if (request.method != "GET" && request.method != "HEAD") {  // HEAD: the session drops the body
+      sink->AddResponseHeader("Allow", "GET, HEAD");
+      return SendOpenAiError(*sink, 405, "use GET /v1/models");
+    }
     json data = json::array();
     for (const std::string& name : routes_.ModelNames()) {
       if (!who.MayUseModel(name)) continue;
@@ -199,6 +202,7 @@ void Gateway::Handle(const http::HttpRequest& request, const Principal& who,
     return SendOpenAiError(*sink, 404, fmt::format("no route {} on the gateway", request.path));
   }
   if (request.method != "POST") {
+    sink->AddResponseHeader("Allow", "POST");
     return SendOpenAiError(*sink, 405, fmt::format("use POST {}", request.path));
   }
   // The body's checks and their words are `tandem serve`'s (nesting limit included), so that a

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <string_view>
 
 #include "cluster/manager/controller.h"
 #include "cluster/manager/credentials.h"
@@ -24,6 +25,17 @@ using store::Table;
 namespace {
 
 constexpr int64_t kSessionLifetimeS = 7 * 24 * 3600;
+
+// Whether `path` is under an API's prefix (its first segment v1, v2, auth or api): never the
+// console's page. Segments, not prefixes: /api-keys is a console route.
+bool IsApiPath(std::string_view path) {
+  for (std::string_view api : {"/v1", "/v2", "/auth", "/api"}) {
+    if (path.rfind(api, 0) == 0 && (path.size() == api.size() || path[api.size()] == '/')) {
+      return true;
+    }
+  }
+  return false;
+}
 
 // Writes `text` to `path` readable by the owner only.
 Status WriteSecretFile(const std::string& path, const std::string& text) {
@@ -329,10 +341,18 @@ void Manager::Route(const http::HttpRequest& request,
     gateway_->Handle(request, who, sink);
     return;
   }
-  // The console (the web UI): its files, and index.html for its routes (/deployments, …).
-  const bool api_prefix = path.rfind("/v1", 0) == 0 || path.rfind("/v2", 0) == 0 ||
-                          path.rfind("/auth", 0) == 0;
-  if (!api_prefix && ui_.Serve(request, *sink, /*fallback_to_index=*/true)) return;
+  // The console (the web UI): its files, and index.html for its routes (/deployments, …), never
+  // for the paths of an API, whatever follows them: a client there gets a JSON 404, not a page.
+  if (!IsApiPath(path)) {
+    if (ui_.Serve(request, *sink, /*fallback_to_index=*/true)) return;
+    if (ui_.Serves(path, /*fallback_to_index=*/true)) {
+      sink->AddResponseHeader("Allow", "GET, HEAD");
+      return SendError(*sink, Status(StatusCode::kMethodNotAllowed,
+                                     fmt::format("method {} is not allowed on {}; allowed: GET, "
+                                                 "HEAD",
+                                                 request.method, path)));
+    }
+  }
   SendError(*sink, NotFound(fmt::format("no route {} {}", request.method, path)));
 }
 
