@@ -124,13 +124,33 @@ void ApiRouter::Add(const std::string& method, const std::string& path, Handler 
   routes_[path][method] = Route{std::move(handler), offload};
 }
 
-void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) const {
+std::string ApiRouter::RoutePath(const std::string& path) const {
   // --root-path: a proxy's prefix, served as if absent (paths without it work too, as in vLLM).
   if (const std::string& root = context_.config.root_path;
-      !root.empty() && request.path.compare(0, root.size(), root) == 0 &&
-      (request.path.size() == root.size() || request.path[root.size()] == '/')) {
-    request.path = request.path.size() == root.size() ? "/" : request.path.substr(root.size());
+      !root.empty() && path.compare(0, root.size(), root) == 0 &&
+      (path.size() == root.size() || path[root.size()] == '/')) {
+    return path.size() == root.size() ? "/" : path.substr(root.size());
   }
+  return path;
+}
+
+bool ApiRouter::KeyRefused(const HttpRequest& request) const {
+  // vLLM checks the key on every /v1 path, known or not, before routing and method dispatch
+  // (its middleware): an unknown /v1 path without a key is a 401, not a 404 that would tell a
+  // caller without a key which paths exist. Anthropic's clients send it as x-api-key.
+  return request.path.rfind("/v1", 0) == 0 && !auth_.Check(request.authorization()) &&
+         !auth_.CheckKey(request.Header("x-api-key"));
+}
+
+bool ApiRouter::AnswersWithoutBody(HttpRequest head) const {
+  head.path = RoutePath(head.path);
+  if (CheckRequestId(head.Header("x-request-id"), "") || KeyRefused(head)) return true;
+  const Methods* methods = PathMethods(head.path);
+  return methods == nullptr || MethodRoute(*methods, head.method) == nullptr;
+}
+
+void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) const {
+  request.path = RoutePath(request.path);
   // CORS first: a browser's preflight carries no API key (vLLM answers it the same way).
   if (ApplyCors(context_.config.cors, request, *sink)) return;
   // X-Request-Id becomes the response id (and is echoed below): bounded and printable.
@@ -142,11 +162,7 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
     std::string id(request.Header("x-request-id"));
     sink->AddResponseHeader("X-Request-Id", id.empty() ? RandomHexId() : std::move(id));
   }
-  // vLLM checks the key on every /v1 path, known or not, before routing and method dispatch
-  // (its middleware): an unknown /v1 path without a key is a 401, not a 404 that would tell a
-  // caller without a key which paths exist. Anthropic's clients send it as x-api-key.
-  if (request.path.rfind("/v1", 0) == 0 && !auth_.Check(request.authorization()) &&
-      !auth_.CheckKey(request.Header("x-api-key"))) {
+  if (KeyRefused(request)) {
     return SendRouteError(request.path, *sink,
                           {Status(StatusCode::kUnauthenticated,
                                   "missing or invalid API key; send 'Authorization: Bearer <key>' "

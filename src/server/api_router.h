@@ -33,6 +33,12 @@ class ApiRouter {
   // pool's queue is full). Runs on an I/O thread; never blocks.
   void Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) const;
 
+  // Whether Handle answers `head` (a request whose body has not been read) without its body:
+  // an X-Request-Id refused, no API key on /v1, no route, a method not allowed. The session
+  // then answers an `Expect: 100-continue` request at once instead of asking for its body
+  // (http::SessionOptions::answers_without_body). Any thread; never blocks.
+  bool AnswersWithoutBody(HttpRequest head) const;
+
  private:
   using Handler = std::function<void(const HttpRequest&, std::shared_ptr<ResponseSink>)>;
   struct Route {
@@ -42,6 +48,10 @@ class ApiRouter {
   using Methods = std::map<std::string, Route>;  // method → route
   void Add(const std::string& method, const std::string& path, Handler handler,
            bool offload = false);
+  // `path` without the --root-path prefix.
+  std::string RoutePath(const std::string& path) const;
+  // Whether `request` (its path without the root path) needs an API key it does not carry.
+  bool KeyRefused(const HttpRequest& request) const;
   // The routes of `path`: its own, else those of "<its parent>/{id}"; null when none.
   const Methods* PathMethods(const std::string& path) const;
   // The route of `method` among `methods` (HEAD takes GET's); null when none.

@@ -44,6 +44,9 @@ Status HttpServer::Start() {
   options.error_body = [](int http_status, const std::string& message, const std::string&) {
     return ErrorBody({Status(StatusCode::kInvalidArgument, message), ""}, http_status);
   };
+  options.answers_without_body = [this](const HttpRequest& head) {
+    return router_->AnswersWithoutBody(head);
+  };
   listener_ = std::make_unique<http::HttpListener>(
       std::move(options), [this](HttpRequest request, std::shared_ptr<ResponseSink> sink) {
         router_->Handle(std::move(request), std::move(sink));

@@ -5,6 +5,7 @@ status, the message and that the manager then still serves a normal request."""
 import collections
 import json
 import socket
+import time
 
 from harness import check, run
 from manager_harness import Cluster
@@ -135,6 +136,19 @@ def check_head_answers_like_get(c, key):
               f"HEAD {path}: the GET's headers: {head_headers} vs {get_headers}")
 
 
+def check_expect_continue_on_a_path_that_reads_no_body(c, key):
+    """No "100 Continue" for a body the manager would not read: the answer at once, then the
+    connection closes."""
+    for path, status in (("/", 405), ("/v1/nothing-here", 404)):
+        head = request_bytes("POST", path, headers={"Authorization": f"Bearer {key}",
+                                                    "Expect": "100-continue"})
+        head = head.replace(b"Content-Length: 0", b"Content-Length: 5000")
+        started = time.time()
+        got, headers, body = raw_http(c, head, timeout=4)
+        check(got == status and b"100 Continue" not in body and time.time() - started < 2,
+              f"POST {path} with Expect: {got} {headers} {body[:200]!r}")
+
+
 def check_console_routes_get_the_page(c, key):
     for path in ("/deployments", "/api-keys", "/deployments/3/edit", "/dashboard"):
         status, headers, body = raw_http(c, request_bytes("GET", path))
@@ -159,7 +173,9 @@ if __name__ == "__main__":
                           check_gateway_body_over_the_limit),
                   test_of(cluster, api_key, "head_answers_like_get", check_head_answers_like_get),
                   test_of(cluster, api_key, "console_routes_get_the_page",
-                          check_console_routes_get_the_page)]
+                          check_console_routes_get_the_page),
+                  test_of(cluster, api_key, "expect_continue_on_a_path_that_reads_no_body",
+                          check_expect_continue_on_a_path_that_reads_no_body)]
         names = [t.__name__ for t in tests]
         check(len(set(names)) == len(names), f"duplicate test names: {names}")
         run(tests)

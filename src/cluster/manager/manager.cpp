@@ -37,6 +37,17 @@ bool IsApiPath(std::string_view path) {
   return false;
 }
 
+// Whether Route answers `head` without reading its body (so an `Expect: 100-continue` request
+// gets that answer at once): everything outside the APIs (the console's pages, /healthz,
+// /version, /metrics: none reads a body) and the gateway's paths other than its two POST
+// routes. /v2 and /auth ask for the body.
+bool AnswersWithoutBody(const http::HttpRequest& head) {
+  if (!IsApiPath(head.path)) return true;
+  if (head.path != "/v1" && head.path.rfind("/v1/", 0) != 0) return false;
+  return head.method != "POST" ||
+         (head.path != "/v1/chat/completions" && head.path != "/v1/completions");
+}
+
 // Writes `text` to `path` readable by the owner only.
 Status WriteSecretFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
@@ -89,6 +100,7 @@ Status Manager::Start() {
     return path.rfind("/v1/", 0) == 0 ? OpenAiErrorBody(http_status, message)
                                       : ManagementErrorBody(http_status, message);
   };
+  options.answers_without_body = AnswersWithoutBody;
   listener_ = std::make_unique<http::HttpListener>(
       std::move(options), [this](http::HttpRequest request, std::shared_ptr<http::ResponseSink> sink) {
         Handle(std::move(request), std::move(sink));
