@@ -1,13 +1,16 @@
 """`tandem manager`'s edges (issue 17): the /v1 gateway answers every error in OpenAI's shape,
 with `tandem serve`'s words and JSON nesting limit; 405 with Allow, HEAD like GET, and the
-console's single-page fallback only for its own routes. One row per case, each checking the
-status, the message and that the manager then still serves a normal request."""
+console's single-page fallback only for its own routes; SIGTERM ends a stream through the gateway
+with an error event. One row per case, each checking the status, the message and that the
+manager (or, after its SIGTERM, the instance behind it) then still serves a normal request."""
 import collections
+import http.client
 import json
+import signal
 import socket
 import time
 
-from harness import check, run
+from harness import STORIES_GGUF, check, run
 from manager_harness import Cluster
 
 GATEWAY = "/v1/chat/completions"
@@ -77,6 +80,20 @@ def request_bytes(method, path, body=b"", headers=None):
     head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
     head += "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
     return head.encode() + b"\r\n" + body
+
+
+def dechunk(data):
+    """The payload of a chunked body and whether it ended with its last chunk (0 CRLF CRLF)."""
+    payload, pos = b"", 0
+    while True:
+        eol = data.find(b"\r\n", pos)
+        if eol < 0:
+            return payload, False
+        size = int(data[pos:eol].split(b";")[0], 16)
+        if size == 0:
+            return payload, data[eol + 2:eol + 4] == b"\r\n"
+        payload += data[eol + 2:eol + 2 + size]
+        pos = eol + 2 + size + 2
 
 
 def check_error(row, status, headers, body):
@@ -164,6 +181,51 @@ def test_of(c, key, name, body):
     return test
 
 
+def test_sigterm_ends_a_gateway_stream_with_an_error_event():
+    with Cluster() as c:
+        c.add_agent("node-a")
+        c.create("/v2/models", {"name": "stories", "local_path": STORIES_GGUF, "replicas": 1,
+                                "backend_parameters": ["--max-model-len 2048 --num-threads 1"]})
+        inst = c.wait_running("stories")[0]
+        key = c.create("/v2/api-keys", {"name": "k"})["value"]
+        body = json.dumps({"model": "stories", "prompt": "Once", "max_tokens": 1900,
+                           "ignore_eos": True, "stream": True}).encode()
+        with socket.create_connection((c.host, c.port), timeout=60) as s:
+            s.sendall(request_bytes("POST", "/v1/completions", body,
+                                    {"Authorization": f"Bearer {key}"}))
+            out = b""
+            while b"data: {" not in out:
+                chunk = s.recv(65536)
+                check(chunk, f"the stream started: {out[:300]!r}")
+                out += chunk
+            manager = c.procs["manager"]
+            manager.send_signal(signal.SIGTERM)
+            started = time.time()
+            while chunk := s.recv(65536):
+                out += chunk
+            closed_after_s = time.time() - started
+        check(closed_after_s < 10, f"the stream closes at once: after {closed_after_s:.1f} s")
+        payload, complete = dechunk(out.partition(b"\r\n\r\n")[2])
+        events = [e for e in payload.decode().split("\n\n") if e]
+        check(all(e.startswith("data: ") for e in events), f"whole SSE events: {payload[-400:]!r}")
+        check("data: [DONE]" not in events, f"a cut stream never says [DONE]: {events[-2:]}")
+        err = json.loads(events[-1][len("data: "):]).get("error")
+        check(isinstance(err, dict) and err.get("type") == "ServiceUnavailableError" and
+              err.get("code") == 503 and "param" in err and "shutting down" in err["message"],
+              f"the last event is an OpenAI error: {events[-1]}")
+        check(len(events) > 1 and "choices" in json.loads(events[-2][len("data: "):]),
+              f"tokens came before the cut: {events[-3:]}")
+        check(complete, f"the chunked body ends with its last chunk: {out[-100:]!r}")
+        check(manager.wait(timeout=30) == 0, f"the manager exits 0:\n{c.log('manager')}")
+        # The instance behind the gateway goes on serving (the agent still runs it).
+        conn = http.client.HTTPConnection("127.0.0.1", inst["port"], timeout=60)
+        conn.request("POST", "/v1/completions", body=json.dumps(
+            {"model": "stories", "prompt": "Once", "max_tokens": 2}),
+            headers={"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        check(resp.status == 200 and json.loads(resp.read())["choices"], "the instance serves")
+
+
 if __name__ == "__main__":
     with Cluster() as cluster:
         api_key = cluster.create("/v2/api-keys", {"name": "edges"})["value"]
@@ -175,7 +237,8 @@ if __name__ == "__main__":
                   test_of(cluster, api_key, "console_routes_get_the_page",
                           check_console_routes_get_the_page),
                   test_of(cluster, api_key, "expect_continue_on_a_path_that_reads_no_body",
-                          check_expect_continue_on_a_path_that_reads_no_body)]
+                          check_expect_continue_on_a_path_that_reads_no_body),
+                  test_sigterm_ends_a_gateway_stream_with_an_error_event]
         names = [t.__name__ for t in tests]
         check(len(set(names)) == len(names), f"duplicate test names: {names}")
         run(tests)

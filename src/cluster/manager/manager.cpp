@@ -25,6 +25,8 @@ using store::Table;
 namespace {
 
 constexpr int64_t kSessionLifetimeS = 7 * 24 * 3600;
+// How long a stopping manager waits for the gateway's responses to be written.
+constexpr double kGatewayDrainS = 5;
 
 // Whether `path` is under an API's prefix (its first segment v1, v2, auth or api): never the
 // console's page. Segments, not prefixes: /api-keys is a console route.
@@ -174,12 +176,20 @@ void Manager::Run() {
 }
 
 void Manager::Stop() {
+  bool first;
   {
     std::lock_guard lock(stop_mutex_);
+    first = !stopping_;
     stopping_ = true;
   }
   stop_cv_.notify_all();
   if (gateway_) gateway_->Stop();
+  // The gateway's streams now end with an error event: let those be written before the
+  // listener drops every connection (bounded: a client that does not read is not waited for).
+  if (first && gateway_ && !gateway_->WaitForResponses(kGatewayDrainS)) {
+    TLOG_WARN("manager: stopping with gateway responses still being written after {} s",
+              kGatewayDrainS);
+  }
   if (listener_) listener_->Stop();
 }
 
