@@ -152,9 +152,9 @@ Result<int64_t> ParseHumanReadableInt(const std::string& flag, const std::string
 // naming the flag.
 Result<std::vector<std::string>> ParseStringList(const std::string& flag, const std::string& value);
 
-// `--config FILE.yaml` (vLLM's): its keys are flag names (dashes or underscores), their values
-// the flags' values (true/false for switches, lists for repeated values, mappings as JSON).
-// Returns `args` with the file's flags appended, except those the command line gives itself
+// `--config FILE.yaml` (vLLM's; serve_config_file.cpp): its keys are flag names (dashes or
+// underscores), their values the flags' values (true/false for switches, lists for repeated
+// values, mappings as JSON). Returns `args` with the file's flags appended, except those the command line gives itself
 // (the command line wins), and records in `use` what the file gave. Errors: kInvalidArgument
 // naming the file and the key.
 Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args,

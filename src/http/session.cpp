@@ -75,7 +75,8 @@ void HttpSession::OnHandshake(error_code ec) {
       // Plain HTTP on the HTTPS port: say so in plain HTTP (as nginx does), then close.
       const std::string body =
           options_.error_body
-              ? options_.error_body(400, "plain HTTP request sent to an HTTPS port: use https://")
+              ? options_.error_body(400, "plain HTTP request sent to an HTTPS port: use https://",
+                                    "")
               : DefaultErrorBody(400, "plain HTTP request sent to an HTTPS port: use https://");
       auto response = std::make_shared<std::string>(fmt::format(
           "HTTP/1.1 400 Bad Request\r\nServer: tandem\r\nContent-Type: application/json\r\n"
@@ -125,6 +126,10 @@ void HttpSession::OnReadSome(error_code ec, size_t bytes) {
   reading_ = false;
   if (closed_) return;
   if (ec) return OnReadError(ec);  // end of stream, reset, TLS errors: the client left
+  if (discard_input_) {  // the body of a request answered without it
+    buffer_.consume(buffer_.size());
+    return ReadSome();
+  }
   if (bytes > 0 && !exchange_active_) StartIdleTimer();  // idle counts from the last byte
   const double now = MonotonicSeconds();
   if (request_started_s_ == 0 && buffer_.size() > 0) request_started_s_ = now;
@@ -133,11 +138,19 @@ void HttpSession::OnReadSome(error_code ec, size_t bytes) {
     error_code parse_ec;
     const size_t used = parser_->put(buffer_.data(), parse_ec);
     buffer_.consume(used);
-    if (parse_ec == bhttp::error::need_more) break;
+    if (parse_ec == bhttp::error::need_more) {
+      if (parser_->is_header_done() && parser_->chunked() &&
+          HasBareLineFeed({static_cast<const char*>(buffer_.data().data()), buffer_.size()})) {
+        return OnBadRequest(400, "chunked body: a line ends in a bare LF; chunk-size lines, the "
+                                 "end of chunk data and trailers end in CRLF (RFC 9112 §7.1)");
+      }
+      break;
+    }
     if (parse_ec) return OnReadError(parse_ec);
     if (parser_->is_header_done() && !header_checked_) {
       header_checked_ = true;
       if (auto error = CheckHeader()) return OnBadRequest(error->http_status, error->message);
+      if (DispatchedBeforeContinue()) return;
     }
     if (used == 0) break;
   }
@@ -170,12 +183,55 @@ std::optional<FramingError> HttpSession::CheckHeader() {
     return FramingError{400, hosts > 1 ? "more than one Host header (RFC 9112 §3.2)"
                                        : "HTTP/1.1 request without a Host header (RFC 9112 §3.2)"};
   }
-  // curl and others wait (1 s) for this before sending a body over 1 MB.
-  if (!parser_->is_done() && !exchange_active_ && header.version() >= 11 &&
-      ExpectsContinue(ToStd(header[bhttp::field::expect]))) {
-    QueueWrite("HTTP/1.1 100 Continue\r\n\r\n");
+  if (!OriginFormTarget(ToStd(header.target()))) {
+    return FramingError{400, "malformed request target '" + std::string(header.target()) +
+                                 "': an absolute-form target needs a valid host[:port] after "
+                                 "the scheme (RFC 9112 §3.2.2)"};
   }
   return std::nullopt;
+}
+
+// curl and others wait (1 s) for "100 Continue" before sending a body over 1 MB. A request the
+// handler answers without its body gets that answer instead, at once (as uvicorn, which sends
+// 100 only when the application reads the body).
+bool HttpSession::DispatchedBeforeContinue() {
+  const auto& header = parser_->get();
+  if (parser_->is_done() || exchange_active_ || header.version() < 11 ||
+      !ExpectsContinue(ToStd(header[bhttp::field::expect]))) {
+    return false;
+  }
+  if (options_.answers_without_body) {
+    HttpRequest head = RequestHead();
+    if (options_.answers_without_body(head)) {
+      discard_input_ = true;
+      Dispatch(std::move(head), /*keep_alive=*/false, /*http10=*/false);
+      return true;
+    }
+  }
+  QueueWrite("HTTP/1.1 100 Continue\r\n\r\n");
+  return false;
+}
+
+HttpRequest HttpSession::RequestHead() {
+  const auto& message = parser_->get();
+  HttpRequest request;
+  request.method = std::string(message.method_string());
+  // Absolute form ("GET http://host/v1/models", RFC 9112 §3.2.2) is served as its origin form
+  // (CheckHeader refused a malformed one).
+  const std::string target = OriginFormTarget(ToStd(message.target())).value_or("/");
+  const size_t question = target.find('?');
+  request.path = target.substr(0, question);
+  if (question != std::string::npos) request.query = target.substr(question + 1);
+  for (const auto& field : message) {
+    std::string name(field.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    request.headers.emplace_back(std::move(name), std::string(field.value()));
+  }
+  error_code peer_ec;
+  const auto peer = stream_.socket().remote_endpoint(peer_ec);
+  if (!peer_ec) request.peer_address = peer.address().to_string();
+  request.arrival_time_s = MonotonicSeconds();
+  return request;
 }
 
 void HttpSession::OnBadRequest(int http_status, std::string message) {
@@ -208,24 +264,9 @@ void HttpSession::OnReadError(error_code ec) {
 }
 
 void HttpSession::OnRequestRead() {
+  HttpRequest request = RequestHead();
   auto message = parser_->release();
-  HttpRequest request;
-  request.method = std::string(message.method_string());
-  // Absolute form ("GET http://host/v1/models", RFC 9112 §3.2.2) is served as its origin form.
-  const std::string target = OriginFormTarget(ToStd(message.target()));
-  const size_t question = target.find('?');
-  request.path = target.substr(0, question);
-  if (question != std::string::npos) request.query = target.substr(question + 1);
   request.body = std::move(message.body());
-  for (const auto& field : message) {
-    std::string name(field.name_string());
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    request.headers.emplace_back(std::move(name), std::string(field.value()));
-  }
-  error_code peer_ec;
-  const auto peer = stream_.socket().remote_endpoint(peer_ec);
-  if (!peer_ec) request.peer_address = peer.address().to_string();
-  request.arrival_time_s = MonotonicSeconds();
   const bool http10 = message.version() < 11;
   // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing: answer it,
   // then close.
@@ -365,6 +406,9 @@ void HttpSession::DoStartStream(uint64_t exchange_id, const std::string& content
   std::ostringstream out;
   out << response.base();
   response_started_ = true;
+  // A HEAD answer is the GET's headers without a body (RFC 9110 §9.3.2): complete with them;
+  // the handler's stream data is dropped.
+  if (active_request_.method == "HEAD") response_complete_ = true;
   response_status_ = http_status;
   QueueWrite(out.str());
 }
@@ -386,6 +430,14 @@ void HttpSession::DoEndStream(uint64_t exchange_id) {
 }
 
 void HttpSession::SendErrorAndClose(int http_status, const std::string& message) {
+  // The path of the request at fault, when its request line was read (a body too large, a
+  // framing error), for the error's shape. (Beast refuses a Content-Length past the body limit
+  // before it counts the header as done, so this does not ask is_header_done.)
+  std::string path;
+  if (parser_) {
+    const std::string target = OriginFormTarget(ToStd(parser_->get().target())).value_or("");
+    path = target.substr(0, target.find('?'));
+  }
   ++exchange_id_;
   SetExchangeActive(true);
   response_started_ = response_complete_ = false;
@@ -393,7 +445,7 @@ void HttpSession::SendErrorAndClose(int http_status, const std::string& message)
   active_request_ = HttpRequest{};
   sink_.reset();
   DoSendResponse(exchange_id_, http_status, "application/json",
-                 options_.error_body ? options_.error_body(http_status, message)
+                 options_.error_body ? options_.error_body(http_status, message, path)
                                      : DefaultErrorBody(http_status, message));
 }
 

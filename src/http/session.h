@@ -37,8 +37,10 @@ struct SessionOptions {
   int32_t keep_alive_timeout_s = 5;   // idle keep-alive connections close after this
   std::set<std::string> disable_access_log_for_endpoints;  // paths never access-logged
   // The body of an error the session answers itself (malformed request 400, body too large
-  // 413): (HTTP status, message) → JSON text. Default: {"error": {"message", "code"}}.
-  std::function<std::string(int, const std::string&)> error_body;
+  // 413): (HTTP status, message, the request's path: "" when its request line was not read)
+  // → JSON text, so that a server with two APIs answers each in its own shape. Default:
+  // {"error": {"message", "code"}}.
+  std::function<std::string(int, const std::string&, const std::string&)> error_body;
   // A request's header must arrive within this many seconds of its first byte (else 408).
   int32_t header_timeout_s = 30;
   // Backpressure (a client that stops reading a response): past send_buffer_bytes queued the
@@ -48,6 +50,12 @@ struct SessionOptions {
   size_t max_send_buffer_bytes = 16u << 20;
   double stalled_client_timeout_s = 30;
   std::function<void()> on_stalled_client;  // called once per aborted response (metrics)
+  // Expect: 100-continue (RFC 9110 §10.1.1). Given a request's head (method, path, query,
+  // headers; no body yet): whether the handler answers it without reading its body (no such
+  // route, a method not allowed, a refused key). Then the session dispatches it at once with
+  // an empty body and no "100 Continue", and closes the connection after the answer (the client
+  // may or may not send the body). Null, or false: "100 Continue", then the body is read.
+  std::function<bool(const HttpRequest& head)> answers_without_body;
   // Exchanges in progress over all sessions (HttpListener::StopWhenIdle); null: not counted.
   std::shared_ptr<std::atomic<int64_t>> active_exchanges;
   // Set: every connection speaks TLS with the provider's current context (handshake first,
@@ -75,8 +83,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void DoRead();
   void ReadSome();
   void OnReadSome(boost::beast::error_code ec, size_t bytes);
-  // Framing, Host and Expect of the parsed header; an error to answer (and close) or none.
+  // Framing, Host and the request target of the parsed header; an error to answer (and close)
+  // or none.
   std::optional<FramingError> CheckHeader();
+  // Expect: 100-continue of the parsed header: "100 Continue", or (answers_without_body) the
+  // request dispatched at once without its body; true in that case.
+  bool DispatchedBeforeContinue();
+  // The request the parser holds, without its body (the header must be done).
+  HttpRequest RequestHead();
   void OnReadError(boost::beast::error_code ec);
   void OnBadRequest(int http_status, std::string message);
   void OnRequestRead();
@@ -117,6 +131,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool handshake_done_ = false;   // TLS: the handshake succeeded (close_notify may be sent)
   bool header_checked_ = false;   // the current request's header passed CheckHeader
   bool parse_before_read_ = false;  // DoRead: parse buffered bytes before reading more
+  // A request was answered before its body was read (DispatchedBeforeContinue): what arrives
+  // after its header is dropped unparsed until the connection closes.
+  bool discard_input_ = false;
   double request_started_s_ = 0;  // MonotonicSeconds() of its first byte; 0 before
   bool closed_ = false;
 

@@ -60,14 +60,19 @@ std::string GzipEtag(std::string_view etag) {
 
 }  // namespace
 
+const StaticFile* StaticSite::FileFor(std::string_view path, bool fallback_to_index) const {
+  const StaticFile* file = Find(path == "/" ? std::string_view(index_path_) : path);
+  if (!file && fallback_to_index) {
+    const std::string_view last = path.substr(path.rfind('/') + 1);
+    if (last.find('.') == std::string_view::npos) file = Find(index_path_);
+  }
+  return file;
+}
+
 bool StaticSite::Serve(const HttpRequest& request, ResponseSink& sink,
                        bool fallback_to_index) const {
   if (request.method != "GET" && request.method != "HEAD") return false;  // HEAD: no body sent
-  const StaticFile* file = Find(request.path == "/" ? std::string_view(index_path_) : request.path);
-  if (!file && fallback_to_index) {
-    const std::string_view last = request.path.substr(request.path.rfind('/') + 1);
-    if (last.find('.') == std::string_view::npos) file = Find(index_path_);
-  }
+  const StaticFile* file = FileFor(request.path, fallback_to_index);
   if (!file) return false;
   const bool gzip = !file->gzip_body.empty() && ListsToken(request.Header("accept-encoding"), "gzip");
   const std::string etag = gzip ? GzipEtag(file->etag) : std::string(file->etag);

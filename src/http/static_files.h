@@ -34,11 +34,21 @@ class StaticSite {
   // Answers a GET or HEAD of a file (or, with `fallback_to_index`, of a path whose last
   // segment has no '.', as a single-page app's route) and returns true; returns false without
   // answering otherwise (another method, no such file), so the caller can send its own 404/405.
+  // A caller with API paths keeps them from the fallback (it serves any path it is given).
   bool Serve(const HttpRequest& request, ResponseSink& sink, bool fallback_to_index) const;
+
+  // Whether Serve answers a GET of `path` (with the same `fallback_to_index`): the page a
+  // request of another method there gets its 405 (Allow: GET, HEAD) for.
+  bool Serves(std::string_view path, bool fallback_to_index) const {
+    return FileFor(path, fallback_to_index) != nullptr;
+  }
 
   bool empty() const { return files_.empty(); }
 
  private:
+  // The file a GET of `path` is answered with, or nullptr.
+  const StaticFile* FileFor(std::string_view path, bool fallback_to_index) const;
+
   std::vector<StaticFile> files_;  // sorted by path
   std::string index_path_;
 };

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <random>
+#include <set>
 
 #include "core/logging.h"
 #include "server/anthropic/messages.h"
@@ -11,6 +12,7 @@
 #include "server/cors.h"
 #include "server/errors.h"
 #include "server/json_dump.h"
+#include "server/request_id.h"
 #include "server/openai/chat_completions.h"
 #include "server/openai/completions.h"
 #include "server/openai/models.h"
@@ -96,6 +98,13 @@ ApiRouter::ApiRouter(const ServerContext& context, PreprocessPool* pool)
   Add("GET", "/version", [&ctx](const HttpRequest&, std::shared_ptr<ResponseSink> s) {
     s->SendResponse(200, "application/json", DumpJson({{"version", ctx.config.version}}));
   });
+  if (ui_) {
+    // The playground asks whether to ask for a key (its page and assets: HandleUnrouted).
+    Add("GET", "/playground/config", [&ctx](const HttpRequest&, std::shared_ptr<ResponseSink> s) {
+      s->SendResponse(200, "application/json",
+                      DumpJson({{"api_key_required", !ctx.config.api_keys.empty()}}));
+    });
+  }
   Add("GET", "/metrics", [&ctx](const HttpRequest&, std::shared_ptr<ResponseSink> s) {
     // Engine-side series once per DP rank (label engine="N"), as vLLM exports them.
     std::vector<protocol::EngineStats> stats;
@@ -116,68 +125,62 @@ void ApiRouter::Add(const std::string& method, const std::string& path, Handler 
   routes_[path][method] = Route{std::move(handler), offload};
 }
 
-void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) const {
+std::string ApiRouter::RoutePath(const std::string& path) const {
   // --root-path: a proxy's prefix, served as if absent (paths without it work too, as in vLLM).
   if (const std::string& root = context_.config.root_path;
-      !root.empty() && request.path.compare(0, root.size(), root) == 0 &&
-      (request.path.size() == root.size() || request.path[root.size()] == '/')) {
-    request.path = request.path.size() == root.size() ? "/" : request.path.substr(root.size());
+      !root.empty() && path.compare(0, root.size(), root) == 0 &&
+      (path.size() == root.size() || path[root.size()] == '/')) {
+    return path.size() == root.size() ? "/" : path.substr(root.size());
   }
+  return path;
+}
+
+bool ApiRouter::KeyRefused(const HttpRequest& request) const {
+  // vLLM checks the key on every /v1 path, known or not, before routing and method dispatch
+  // (its middleware): an unknown /v1 path without a key is a 401, not a 404 that would tell a
+  // caller without a key which paths exist. Anthropic's clients send it as x-api-key.
+  return request.path.rfind("/v1", 0) == 0 && !auth_.Check(request.authorization()) &&
+         !auth_.CheckKey(request.Header("x-api-key"));
+}
+
+bool ApiRouter::AnswersWithoutBody(HttpRequest head) const {
+  head.path = RoutePath(head.path);
+  if (CheckRequestId(head.Header("x-request-id"), "") || KeyRefused(head)) return true;
+  const Methods* methods = PathMethods(head.path);
+  return methods == nullptr || MethodRoute(*methods, head.method) == nullptr;
+}
+
+void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) const {
+  request.path = RoutePath(request.path);
   // CORS first: a browser's preflight carries no API key (vLLM answers it the same way).
   if (ApplyCors(context_.config.cors, request, *sink)) return;
+  // X-Request-Id becomes the response id (and is echoed below): bounded and printable.
+  if (auto error = CheckRequestId(request.Header("x-request-id"), "the X-Request-Id header")) {
+    return SendRouteError(request.path, *sink, BadParam("", *error));
+  }
   if (context_.config.enable_request_id_headers) {
     // vLLM's --enable-request-id-headers: the client's X-Request-Id, else a new random one.
     std::string id(request.Header("x-request-id"));
     sink->AddResponseHeader("X-Request-Id", id.empty() ? RandomHexId() : std::move(id));
   }
-  // vLLM checks the key on every /v1 path, known or not, before routing and method dispatch
-  // (its middleware): an unknown /v1 path without a key is a 401, not a 404 that would tell a
-  // caller without a key which paths exist. Anthropic's clients send it as x-api-key.
-  if (request.path.rfind("/v1", 0) == 0 && !auth_.Check(request.authorization()) &&
-      !auth_.CheckKey(request.Header("x-api-key"))) {
+  if (KeyRefused(request)) {
     return SendRouteError(request.path, *sink,
                           {Status(StatusCode::kUnauthenticated,
                                   "missing or invalid API key; send 'Authorization: Bearer <key>' "
                                   "or 'x-api-key: <key>'"), ""});
   }
-  auto route = routes_.find(request.path);
-  if (const size_t slash = request.path.rfind('/');
-      route == routes_.end() && slash != std::string::npos && slash + 1 < request.path.size()) {
-    route = routes_.find(request.path.substr(0, slash + 1) + "{id}");  // /v1/responses/{id}
-  }
-  if (context_.config.enable_server_load_tracking && route != routes_.end() &&
+  const Methods* methods = PathMethods(request.path);
+  if (context_.config.enable_server_load_tracking && methods != nullptr &&
       (request.path == "/v1/completions" || request.path == "/v1/chat/completions" ||
        request.path == "/v1/messages" || request.path == "/v1/responses")) {
     sink = std::make_shared<LoadTrackingSink>(std::move(sink), load_);
   }
-  if (route == routes_.end()) {
-    // The playground page (GET / and its hashed assets); no API key: the page asks for one,
-    // when /playground/config says the server has one (asking /v1 would log a 401 first).
-    if (ui_ && request.path == "/playground/config" && request.method == "GET") {
-      return sink->SendResponse(
-          200, "application/json",
-          DumpJson({{"api_key_required", !context_.config.api_keys.empty()}}));
-    }
-    if (ui_ && (request.path == "/" || request.path == "/playground.html" ||
-                request.path.rfind("/assets/", 0) == 0) &&
-        ui_->Serve(request, *sink, /*fallback_to_index=*/false)) {
-      return;
-    }
-    return SendRouteError(request.path, *sink,
-                          {NotFound(fmt::format("no route for {} {}", request.method,
-                                                request.path)), ""});
+  if (methods == nullptr) return HandleUnrouted(request, *sink);
+  const Route* route = MethodRoute(*methods, request.method);
+  if (route == nullptr) {
+    return SendMethodNotAllowed(request, AllowedMethods(*methods), *sink);
   }
-  const auto method = route->second.find(request.method);
-  if (method == route->second.end()) {
-    std::string allowed;
-    for (const auto& [name, unused] : route->second) {
-      allowed += (allowed.empty() ? "" : ", ") + name;
-    }
-    return SendRouteError(request.path, *sink, {Status(StatusCode::kMethodNotAllowed,
-                                    fmt::format("method {} is not allowed on {}; allowed: {}",
-                                                request.method, request.path, allowed)), ""});
-  }
-  const Route& target = method->second;
+  const Route& target = *route;
   if (!target.offload) return Run(target.handler, request, sink);
   const bool queued = pool_->Submit(
       [handler = &target.handler, request = std::move(request), sink]() mutable {
@@ -194,6 +197,57 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
                                          context_.config.max_queued_preprocess)),
                       ""});
   }
+}
+
+const ApiRouter::Methods* ApiRouter::PathMethods(const std::string& path) const {
+  auto found = routes_.find(path);
+  if (const size_t slash = path.rfind('/');
+      found == routes_.end() && slash != std::string::npos && slash + 1 < path.size()) {
+    found = routes_.find(path.substr(0, slash + 1) + "{id}");  // /v1/responses/{id}
+  }
+  return found == routes_.end() ? nullptr : &found->second;
+}
+
+const ApiRouter::Route* ApiRouter::MethodRoute(const Methods& methods, const std::string& method) {
+  auto found = methods.find(method);
+  // HEAD is GET without the body (RFC 9110 §9.3.2; the session drops it), as Starlette adds HEAD
+  // to every GET route of vLLM's.
+  if (found == methods.end() && method == "HEAD") found = methods.find("GET");
+  return found == methods.end() ? nullptr : &found->second;
+}
+
+std::string ApiRouter::AllowedMethods(const Methods& methods) {
+  std::set<std::string> names;
+  for (const auto& [name, unused] : methods) names.insert(name);
+  if (names.count("GET")) names.insert("HEAD");
+  std::string allowed;
+  for (const std::string& name : names) allowed += (allowed.empty() ? "" : ", ") + name;
+  return allowed;
+}
+
+void ApiRouter::SendMethodNotAllowed(const HttpRequest& request, const std::string& allowed,
+                                     ResponseSink& sink) {
+  sink.AddResponseHeader("Allow", allowed);  // a 405 must list them (RFC 9110 §15.5.6)
+  SendRouteError(request.path, sink,
+                 {Status(StatusCode::kMethodNotAllowed,
+                         fmt::format("method {} is not allowed on {}; allowed: {}",
+                                     request.method, request.path, allowed)),
+                  ""});
+}
+
+void ApiRouter::HandleUnrouted(const HttpRequest& request, ResponseSink& sink) const {
+  // The playground page (GET / and its hashed assets); no API key: the page asks for one,
+  // when /playground/config says the server has one (asking /v1 would log a 401 first). No
+  // fallback to the page: every other path, /v1/… above all, is a JSON 404.
+  if (ui_ && (request.path == "/" || request.path == "/playground.html" ||
+              request.path.rfind("/assets/", 0) == 0)) {
+    if (ui_->Serve(request, sink, /*fallback_to_index=*/false)) return;
+    if (ui_->Serves(request.path, /*fallback_to_index=*/false)) {
+      return SendMethodNotAllowed(request, "GET, HEAD", sink);
+    }
+  }
+  SendRouteError(request.path, sink,
+                 {NotFound(fmt::format("no route for {} {}", request.method, request.path)), ""});
 }
 
 void ApiRouter::Run(const Handler& handler, const HttpRequest& request,

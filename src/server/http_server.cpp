@@ -41,8 +41,11 @@ Status HttpServer::Start() {
   if (c.tls.enabled()) {
     TANDEM_ASSIGN_OR_RETURN(options.tls, http::TlsContextProvider::Create(c.tls));
   }
-  options.error_body = [](int http_status, const std::string& message) {
+  options.error_body = [](int http_status, const std::string& message, const std::string&) {
     return ErrorBody({Status(StatusCode::kInvalidArgument, message), ""}, http_status);
+  };
+  options.answers_without_body = [this](const HttpRequest& head) {
+    return router_->AnswersWithoutBody(head);
   };
   listener_ = std::make_unique<http::HttpListener>(
       std::move(options), [this](HttpRequest request, std::shared_ptr<ResponseSink> sink) {

@@ -14,12 +14,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_limits.h"
+
 namespace tandem::text {
 
-// Nesting limit for JSON from requests and model output: arrays/objects inside each other, the
-// outermost value counting 1. Generous for tool schemas and arguments (OpenAI's own structured
-// output schemas allow 10 levels), and small enough that recursive walks use a few KiB of stack.
-inline constexpr int32_t kMaxJsonDepth = 128;
+// The nesting limit for JSON from requests and model output is kMaxJsonDepth (core/json_limits.h,
+// shared with the manager), found here by enclosing-namespace lookup.
 
 struct BoundedJsonError {
   bool too_deep = false;  // the text nests deeper than max_depth (else: not JSON)

@@ -19,9 +19,10 @@ HI = [{"role": "user", "content": "hi"}]
 
 # name: the test's name; status: the exact HTTP status; method, path; body (JSON-encoded) or raw
 # (bytes as sent); headers: over AUTH ({"Authorization": ""} sends none); param: err["param"]
-# must equal it (None: not checked); needles: parts err["message"] must contain.
-Row = collections.namedtuple("Row", "name status method path body raw headers param needles",
-                             defaults=(None, None, None, None, ()))
+# must equal it (None: not checked); needles: parts err["message"] must contain; allow: the Allow
+# header a 405 must carry.
+Row = collections.namedtuple("Row", "name status method path body raw headers param needles allow",
+                             defaults=(None, None, None, None, (), None))
 
 ROWS = [
     Row("body_not_json", 400, "POST", C, raw=b"{not json"),
@@ -37,8 +38,13 @@ ROWS = [
         needles=("256", "257")),
     Row("no_api_key", 401, "POST", C, OK, headers={"Authorization": ""}),
     Row("wrong_api_key", 401, "POST", C, OK, headers={"Authorization": "Bearer wrong"}),
-    Row("get_on_completions", 405, "GET", C),
+    Row("get_on_completions", 405, "GET", C, allow="POST"),
+    Row("post_on_health", 405, "POST", "/health", raw=b"{}", allow="GET, HEAD"),
+    # The playground's page: GET and HEAD only, never a 404 for another method.
+    Row("post_on_root", 405, "POST", "/", raw=b"{}", needles=("POST", "GET, HEAD"),
+        allow="GET, HEAD"),
     Row("unknown_v1_path", 404, "GET", "/v1/nothing-here"),
+    Row("unknown_api_path", 404, "GET", "/api/nothing-here", needles=("/api/nothing-here",)),
     # Numbers beyond double range used to abort the process (nlohmann throws even with
     # exceptions off): every JSON entry point must answer 400 instead.
     Row("completions_number_past_double", 400, "POST", C,
@@ -77,6 +83,18 @@ ROWS = [
     Row("chat_json_schema_empty", 400, "POST", CHAT,
         {"messages": HI, "response_format": {"type": "json_schema", "json_schema": {}}},
         param="response_format"),
+    # A request id becomes the response id, log lines and a header: at most 512 printable bytes.
+    Row("request_id_of_one_mib", 400, "POST", C, {**OK, "request_id": "a" * (1 << 20)},
+        param="request_id", needles=("request_id is 1048576 bytes long", "limit is 512 bytes")),
+    Row("chat_request_id_with_a_newline", 400, "POST", CHAT,
+        {"messages": HI, "request_id": "a\nb"}, param="request_id",
+        needles=("control character 0x0a at byte 1",)),
+    Row("x_request_id_header_past_512_bytes", 400, "POST", C, OK,
+        headers={"X-Request-Id": "a" * 4096},
+        needles=("X-Request-Id header is 4096 bytes long", "limit is 512 bytes")),
+    # A tab is the one control character HTTP lets through in a header value.
+    Row("x_request_id_header_with_a_tab", 400, "GET", "/v1/models",
+        headers={"X-Request-Id": "a\tb"}, needles=("X-Request-Id", "control character 0x09")),
 ]
 
 
@@ -84,7 +102,11 @@ def expect_error(srv, row):
     """Sends `row`'s request; checks its status, the error shape, param and message parts."""
     hdrs = dict(AUTH)
     hdrs.update(row.headers or {})
-    status, _, out = srv.request(row.method, row.path, body=row.body, raw=row.raw, headers=hdrs)
+    status, headers, out = srv.request(row.method, row.path, body=row.body, raw=row.raw,
+                                       headers=hdrs)
+    if row.allow is not None:
+        check(headers.get("Allow") == row.allow, f"Allow {headers.get('Allow')!r}, want "
+              f"{row.allow!r}")
     check(status == row.status, f"{row.method} {row.path} {row.body or row.raw!r}: status "
           f"{status}, want {row.status}: {out[:300]!r}")
     err = json.loads(out)["error"]

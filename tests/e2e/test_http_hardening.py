@@ -59,6 +59,16 @@ FRAMING = [
      post(b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n",
           b"%x\r\n%s\r\n0\r\n\r\n" % (len(BODY), BODY)),
      400, "Content-Length"),
+    # Beast waits for the CR of a chunk line that ends in a bare LF: answered at once instead of
+    # closed by the idle timeout without a word.
+    ("chunk lines ending in a bare LF",
+     post(b"Transfer-Encoding: chunked\r\n", b"%x\n%s\n0\n\n" % (len(BODY), BODY)),
+     400, "a line ends in a bare LF"),
+    ("a malformed absolute-form target", b"GET http://[::1/health HTTP/1.1\r\nHost: x\r\n\r\n",
+     400, "malformed request target 'http://[::1/health'"),
+    ("userinfo in an absolute-form target",
+     b"GET http://user@127.0.0.1/health HTTP/1.1\r\nHost: x\r\n\r\n", 400,
+     "malformed request target"),
 ]
 
 
@@ -98,6 +108,39 @@ def test_expect_100_continue_is_answered_before_the_body():
                 reply += s.recv(65536)
         status, _, body = status_and_body(reply)
         check(status == 200 and json.loads(body)["choices"], f"{reply[:400]!r}")
+        serves_normally(srv)
+
+
+def test_head_is_answered_like_get_without_a_body():
+    with Server(STORIES_GGUF) as srv:
+        for path in ("/health", "/v1/models", "/version", "/playground/config", "/"):
+            get = b"GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % path.encode()
+            get_status, get_head, get_body = status_and_body(raw_exchange(srv.port, get)[0])
+            reply, closed = raw_exchange(srv.port, b"HEAD" + get[3:])
+            status, head, body = status_and_body(reply)
+            check(status == get_status == 200 and body == b"" and closed,
+                  f"HEAD {path}: {status} (GET {get_status}), body {body[:100]!r}")
+            length = [l for l in head.lower().splitlines() if l.startswith("content-length:")]
+            check(length == [f"content-length: {len(get_body)}"],
+                  f"HEAD {path}: the GET's Content-Length ({len(get_body)}): {head}")
+        serves_normally(srv)
+
+
+def test_expect_100_continue_on_a_request_refused_anyway_gets_the_answer_at_once():
+    # No "100 Continue" for a body the server would not read: the 404/405 at once (as uvicorn),
+    # then the connection closes (the client may or may not send the body).
+    with Server(STORIES_GGUF) as srv:
+        for path, status, needle in ((b"/v1/nothing-here", 404, "no route for POST /v1/nothing"),
+                                     (b"/health", 405, "allowed: GET, HEAD")):
+            request = (b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                       b"Content-Length: %d\r\nExpect: 100-continue\r\n\r\n" % (path, len(BODY)))
+            started = time.time()
+            reply, closed = raw_exchange(srv.port, request, timeout=4)
+            got, head, body = status_and_body(reply)
+            check(got == status and needle in body.decode(errors="replace"),
+                  f"{path}: {reply[:300]!r}")
+            check(b"100 Continue" not in reply and closed and time.time() - started < 2,
+                  f"{path}: answered at once without 100, then closed: {reply[:300]!r}")
         serves_normally(srv)
 
 
@@ -303,6 +346,8 @@ if __name__ == "__main__":
     run([test_framing_that_cannot_be_trusted_is_answered_and_closed,
          test_a_nul_byte_does_not_end_a_json_body,
          test_expect_100_continue_is_answered_before_the_body,
+         test_expect_100_continue_on_a_request_refused_anyway_gets_the_answer_at_once,
+         test_head_is_answered_like_get_without_a_body,
          test_http10_streams_end_with_the_connection_not_chunks,
          test_absolute_form_targets_are_served,
          test_a_slow_upload_is_timed_by_idle_gaps_not_its_total,

@@ -87,6 +87,13 @@ void Gateway::Stop() {
   for (auto& call : calls) call->Cancel();
 }
 
+bool Gateway::WaitForResponses(double max_wait_s) {
+  std::unique_lock lock(open_responses_->mutex);
+  return open_responses_->cv.wait_for(
+      lock, std::chrono::milliseconds(static_cast<int64_t>(max_wait_s * 1000)),
+      [this] { return open_responses_->count == 0; });
+}
+
 void Gateway::BackgroundLoop() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
@@ -175,6 +182,19 @@ std::string Gateway::MetricsText() const {
   return out;
 }
 
+bool Gateway::Stopping() const {
+  std::lock_guard lock(mutex_);
+  return stopping_;
+}
+
+std::string Gateway::CutMessage(const Status& result) const {
+  if (Stopping()) {
+    return "the manager is shutting down: this stream ends before its answer is complete; "
+           "retry the request";
+  }
+  return "the instance serving this stream failed: " + result.message();
+}
+
 void Gateway::Handle(const http::HttpRequest& request, const Principal& who,
                      std::shared_ptr<http::ResponseSink> sink) {
   if (!who.authenticated()) {
@@ -187,7 +207,10 @@ void Gateway::Handle(const http::HttpRequest& request, const Principal& who,
     return SendOpenAiError(*sink, 403, "this API key's scope does not include inference");
   }
   if (request.path == "/v1/models") {
-    if (request.method != "GET") return SendOpenAiError(*sink, 405, "use GET /v1/models");
+    if (request.method != "GET" && request.method != "HEAD") {  // HEAD: the session drops the body
+      sink->AddResponseHeader("Allow", "GET, HEAD");
+      return SendOpenAiError(*sink, 405, "use GET /v1/models");
+    }
     json data = json::array();
     for (const std::string& name : routes_.ModelNames()) {
       if (!who.MayUseModel(name)) continue;
@@ -199,14 +222,14 @@ void Gateway::Handle(const http::HttpRequest& request, const Principal& who,
     return SendOpenAiError(*sink, 404, fmt::format("no route {} on the gateway", request.path));
   }
   if (request.method != "POST") {
+    sink->AddResponseHeader("Allow", "POST");
     return SendOpenAiError(*sink, 405, fmt::format("use POST {}", request.path));
   }
-  if (JsonNestsDeeperThan(request.body, kMaxJsonDepth)) {
-    return SendOpenAiError(*sink, 400,
-                           fmt::format("the request body nests deeper than {} levels", kMaxJsonDepth));
-  }
-  json body = json::parse(request.body, nullptr, false);
-  if (!body.is_object()) return SendOpenAiError(*sink, 400, "the request body is not a JSON object");
+  // The body's checks and their words are `tandem serve`'s (nesting limit included), so that a
+  // client reads the same 400 through the gateway as from an instance.
+  Result<json> parsed = ParseJsonBody(request.body);
+  if (!parsed.ok()) return SendOpenAiError(*sink, 400, parsed.status().message());
+  json body = std::move(parsed).value();
   if (!body.contains("model") || !body["model"].is_string()) {
     return SendOpenAiError(*sink, 400, "'model' (the deployment's name) is required");
   }
@@ -248,8 +271,19 @@ void Gateway::Handle(const http::HttpRequest& request, const Principal& who,
     --active_;
     cv_.notify_all();
   });
+  // The response's count drops when its sink goes: once the session has written it all (or the
+  // client left), which is what a shutdown waits for (WaitForResponses).
+  {
+    std::lock_guard lock(open_responses_->mutex);
+    ++open_responses_->count;
+  }
+  auto response_open = std::shared_ptr<void>(nullptr, [open = open_responses_](void*) {
+    std::lock_guard lock(open->mutex);
+    --open->count;
+    open->cv.notify_all();
+  });
   auto proxy = Proxy(request, who, model, std::move(body), stream, injected, sink,
-                     std::move(in_flight));
+                     std::move(in_flight), std::move(response_open));
   auto done = [](std::exception_ptr error) {
     if (error) TLOG_ERROR("gateway: a proxied request failed unexpectedly");
   };
@@ -267,7 +301,8 @@ void Gateway::Handle(const http::HttpRequest& request, const Principal& who,
 net::awaitable<void> Gateway::Proxy(http::HttpRequest request, Principal who, std::string model,
                                     json body, bool stream, bool usage_injected,
                                     std::shared_ptr<http::ResponseSink> sink,
-                                    std::shared_ptr<void> in_flight) {
+                                    std::shared_ptr<void> in_flight,
+                                    std::shared_ptr<void> response_open) {
   const net::any_io_executor executor = co_await net::this_coro::executor;
   const double start = MonotonicSeconds();
   double first_byte = -1;
@@ -281,7 +316,8 @@ net::awaitable<void> Gateway::Proxy(http::HttpRequest request, Principal who, st
     bool client_gone = false;
   };
   auto current = std::make_shared<Current>();
-  sink->SetOnDisconnect([current] {
+  // The callback lives as long as the sink: it holds the response's count.
+  sink->SetOnDisconnect([current, response_open = std::move(response_open)] {
     std::lock_guard lock(current->mutex);
     current->client_gone = true;
     if (current->call) current->call->Cancel();
@@ -380,20 +416,23 @@ net::awaitable<void> Gateway::Proxy(http::HttpRequest request, Principal who, st
       continue;  // connect failure: the next instance
     }
     if (streaming) {
-      std::string rest = splitter.Rest();
-      if (!rest.empty()) sink->SendStreamData(std::move(rest));
-      if (!result.ok()) {
-        // The instance went away mid-stream: tell the client in the stream's own terms.
-        json error = {{"error",
-                       {{"message", "the instance serving this stream failed: " + result.message()},
-                        {"type", "ServiceUnavailableError"},
-                        {"code", 503}}}};
-        sink->SendStreamData("data: " + error.dump() + "\n\n");
+      if (result.ok()) {
+        std::string rest = splitter.Rest();
+        if (!rest.empty()) sink->SendStreamData(std::move(rest));
+      } else {
+        // Cut mid-stream (the instance went away, or the manager stops): the partial event is
+        // dropped and the client told in the stream's own terms (vLLM's in-stream error, which
+        // the OpenAI clients raise), with no [DONE]: the answer is incomplete.
+        sink->SendStreamData("data: " + OpenAiErrorBody(503, CutMessage(result)) + "\n\n");
       }
       sink->EndStream();
     } else {
       if (!result.ok()) {
-        SendOpenAiError(*sink, 502, "the instance failed while answering: " + result.message());
+        if (Stopping()) {
+          SendOpenAiError(*sink, 503, "the manager is shutting down");
+        } else {
+          SendOpenAiError(*sink, 502, "the instance failed while answering: " + result.message());
+        }
         co_return;
       }
       json parsed = json::parse(whole, nullptr, false);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <string_view>
 
 #include "cluster/manager/controller.h"
 #include "cluster/manager/credentials.h"
@@ -24,6 +25,30 @@ using store::Table;
 namespace {
 
 constexpr int64_t kSessionLifetimeS = 7 * 24 * 3600;
+// How long a stopping manager waits for the gateway's responses to be written.
+constexpr double kGatewayDrainS = 5;
+
+// Whether `path` is under an API's prefix (its first segment v1, v2, auth or api): never the
+// console's page. Segments, not prefixes: /api-keys is a console route.
+bool IsApiPath(std::string_view path) {
+  for (std::string_view api : {"/v1", "/v2", "/auth", "/api"}) {
+    if (path.rfind(api, 0) == 0 && (path.size() == api.size() || path[api.size()] == '/')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether Route answers `head` without reading its body (so an `Expect: 100-continue` request
+// gets that answer at once): everything outside the APIs (the console's pages, /healthz,
+// /version, /metrics: none reads a body) and the gateway's paths other than its two POST
+// routes. /v2 and /auth ask for the body.
+bool AnswersWithoutBody(const http::HttpRequest& head) {
+  if (!IsApiPath(head.path)) return true;
+  if (head.path != "/v1" && head.path.rfind("/v1/", 0) != 0) return false;
+  return head.method != "POST" ||
+         (head.path != "/v1/chat/completions" && head.path != "/v1/completions");
+}
 
 // Writes `text` to `path` readable by the owner only.
 Status WriteSecretFile(const std::string& path, const std::string& text) {
@@ -71,7 +96,13 @@ Status Manager::Start() {
   http::SessionOptions options;
   options.max_body_bytes = 4u << 20;
   options.keep_alive_timeout_s = 60;
-  options.error_body = ManagementErrorBody;
+  // Errors the session answers itself (body too large, malformed HTTP) in the shape of the path's
+  // API: OpenAI's on the /v1 gateway, GPUStack's elsewhere.
+  options.error_body = [](int http_status, const std::string& message, const std::string& path) {
+    return path.rfind("/v1/", 0) == 0 ? OpenAiErrorBody(http_status, message)
+                                      : ManagementErrorBody(http_status, message);
+  };
+  options.answers_without_body = AnswersWithoutBody;
   listener_ = std::make_unique<http::HttpListener>(
       std::move(options), [this](http::HttpRequest request, std::shared_ptr<http::ResponseSink> sink) {
         Handle(std::move(request), std::move(sink));
@@ -145,12 +176,20 @@ void Manager::Run() {
 }
 
 void Manager::Stop() {
+  bool first;
   {
     std::lock_guard lock(stop_mutex_);
+    first = !stopping_;
     stopping_ = true;
   }
   stop_cv_.notify_all();
   if (gateway_) gateway_->Stop();
+  // The gateway's streams now end with an error event: let those be written before the
+  // listener drops every connection (bounded: a client that does not read is not waited for).
+  if (first && gateway_ && !gateway_->WaitForResponses(kGatewayDrainS)) {
+    TLOG_WARN("manager: stopping with gateway responses still being written after {} s",
+              kGatewayDrainS);
+  }
   if (listener_) listener_->Stop();
 }
 
@@ -324,10 +363,18 @@ void Manager::Route(const http::HttpRequest& request,
     gateway_->Handle(request, who, sink);
     return;
   }
-  // The console (the web UI): its files, and index.html for its routes (/deployments, …).
-  const bool api_prefix = path.rfind("/v1", 0) == 0 || path.rfind("/v2", 0) == 0 ||
-                          path.rfind("/auth", 0) == 0;
-  if (!api_prefix && ui_.Serve(request, *sink, /*fallback_to_index=*/true)) return;
+  // The console (the web UI): its files, and index.html for its routes (/deployments, …), never
+  // for the paths of an API, whatever follows them: a client there gets a JSON 404, not a page.
+  if (!IsApiPath(path)) {
+    if (ui_.Serve(request, *sink, /*fallback_to_index=*/true)) return;
+    if (ui_.Serves(path, /*fallback_to_index=*/true)) {
+      sink->AddResponseHeader("Allow", "GET, HEAD");
+      return SendError(*sink, Status(StatusCode::kMethodNotAllowed,
+                                     fmt::format("method {} is not allowed on {}; allowed: GET, "
+                                                 "HEAD",
+                                                 request.method, path)));
+    }
+  }
   SendError(*sink, NotFound(fmt::format("no route {} {}", request.method, path)));
 }
 

@@ -34,6 +34,9 @@ class Manager {
 
   // Serves until Stop(); returns once the I/O and controller threads have ended.
   void Run();
+  // Stops: the gateway refuses new requests and ends those in flight (a stream with an error
+  // event), their answers are written (at most 5 s), then every connection is dropped and Run()
+  // returns. Any thread but the I/O threads (it waits for them); idempotent.
   void Stop();
 
   uint16_t port() const { return listener_ ? listener_->port() : 0; }

@@ -27,14 +27,30 @@ void SendError(http::ResponseSink& sink, const Status& status) {
   sink.SendResponse(code, "application/json", ManagementErrorBody(code, status.message()));
 }
 
+namespace {
+
+// The openai-python exception class of an HTTP status, as vLLM names errors (and `tandem serve`:
+// server/errors.cpp ErrorTypeFor, which cluster/ may not include).
+const char* OpenAiErrorType(int http_status) {
+  switch (http_status) {
+    case 400: return "BadRequestError";
+    case 401: return "AuthenticationError";
+    case 403: return "PermissionDeniedError";
+    case 404: return "NotFoundError";
+    case 405: return "MethodNotAllowedError";
+    case 408: return "RequestTimeoutError";
+    case 409: return "ConflictError";
+    case 413: return "RequestEntityTooLargeError";
+    case 501: return "NotImplementedError";
+    case 503: return "ServiceUnavailableError";
+    default: return "InternalServerError";
+  }
+}
+
+}  // namespace
+
 std::string OpenAiErrorBody(int http_status, const std::string& message) {
-  const char* type = http_status == 401   ? "AuthenticationError"
-                     : http_status == 403 ? "PermissionDeniedError"
-                     : http_status == 404 ? "NotFoundError"
-                     : http_status == 400 ? "BadRequestError"
-                     : http_status == 405 ? "MethodNotAllowedError"
-                     : http_status == 503 ? "ServiceUnavailableError"
-                                          : "InternalServerError";
+  const char* type = OpenAiErrorType(http_status);
   return json({{"error",
                 {{"message", message}, {"type", type}, {"param", nullptr}, {"code", http_status}}}})
       .dump(-1, ' ', false, json::error_handler_t::replace);
@@ -66,14 +82,18 @@ bool JsonNestsDeeperThan(std::string_view text, int max_depth) {
   return false;
 }
 
+std::string TooDeepMessage() {
+  return fmt::format("request body nests JSON arrays and objects deeper than the limit of {} "
+                     "levels",
+                     kMaxJsonDepth);
+}
+
 Result<json> ParseJsonBody(const std::string& body) {
-  if (JsonNestsDeeperThan(body, kMaxJsonDepth)) {
-    return InvalidArgument(fmt::format("request body nests deeper than {} levels", kMaxJsonDepth));
-  }
+  if (JsonNestsDeeperThan(body, kMaxJsonDepth)) return InvalidArgument(TooDeepMessage());
   json parsed;
   try {
     parsed = json::parse(body);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
     return InvalidArgument(std::string("request body is not valid JSON: ") + e.what());
   }
   if (!parsed.is_object()) return InvalidArgument("request body must be a JSON object");

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/json_limits.h"
 #include "core/status.h"
 #include "http/types.h"
 
@@ -27,16 +28,18 @@ void SendError(http::ResponseSink& sink, const Status& status);
 std::string OpenAiErrorBody(int http_status, const std::string& message);
 void SendOpenAiError(http::ResponseSink& sink, int http_status, const std::string& message);
 
-// Nesting limit of request bodies: arrays/objects inside each other, the outermost counting 1.
-// nlohmann's dump, copy and comparison recurse once per level.
-inline constexpr int kMaxJsonDepth = 64;
-
 // Whether `text` opens more than `max_depth` nested arrays/objects (strings skipped), checked
-// before parsing so that no recursive step ever sees a deeper value.
+// before parsing so that no recursive step ever sees a deeper value. Request bodies, on /v2 and
+// the /v1 gateway alike, nest at most kMaxJsonDepth levels (core/json_limits.h: the limit of
+// `tandem serve`, which the gateway passes them on to).
 bool JsonNestsDeeperThan(std::string_view text, int max_depth);
 
-// The body as a JSON object. Errors: kInvalidArgument ("request body is not valid JSON: ...",
-// or nesting deeper than kMaxJsonDepth).
+// The message of a body nesting deeper than kMaxJsonDepth (the same words as `tandem serve`).
+std::string TooDeepMessage();
+
+// The body as a JSON object. Errors: kInvalidArgument ("request body is not valid JSON: ..."
+// (a number beyond double range included), "request body must be a JSON object", or
+// TooDeepMessage()).
 Result<nlohmann::json> ParseJsonBody(const std::string& body);
 
 // body[field] when it is a string, `fallback` when absent or null. Errors: kInvalidArgument

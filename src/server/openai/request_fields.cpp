@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/logging.h"
+#include "server/request_id.h"
 
 namespace tandem::server::openai {
 
@@ -91,6 +92,9 @@ ApiResult<bool> ParseRequestFields(const json& body, const ServerConfig& config,
                                    GenerationRequest* request) {
   TANDEM_API_ASSIGN_OR_RETURN(bool ok, RefuseUnbuilt(body, request->n));
   TANDEM_API_ASSIGN_OR_RETURN(ok, ParseStringField(body, "request_id", &request->request_id));
+  if (auto error = CheckRequestId(request->request_id, "request_id")) {
+    return BadParam("request_id", *error);
+  }
   TANDEM_API_ASSIGN_OR_RETURN(request->priority, GetInt(body, "priority", 0));
   if (request->priority != 0 && !config.priority_scheduling) {  // vLLM's words, then ours
     return BadParam("priority", fmt::format("Got priority {} but Priority scheduling is not "

@@ -4,8 +4,9 @@
 // were present in the request but ignored". Never silence.
 //
 // Honoured: prompt_logprobs, request_id (the response id's suffix, X-Request-Id header first, as
-// vLLM's _base_request_id: ResponseId in serving.h), priority (non-zero needs
-// --scheduling-policy priority, as in vLLM), allowed_token_ids, bad_words,
+// vLLM's _base_request_id: ResponseId in serving.h; at most 512 printable bytes, CheckRequestId
+// in server/request_id.h), priority (non-zero needs --scheduling-policy priority, as in vLLM),
+// allowed_token_ids, bad_words,
 // truncate_prompt_tokens, add_special_tokens, return_tokens_as_token_ids,
 // stream_options.continuous_usage_stats, cache_salt, spaces_between_special_tokens (accepted:
 // like vLLM's fast-tokenizer detokenizer, tandem's never puts spaces between special tokens).

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 
+#include "core/json_limits.h"
 #include "server/openai/request_fields.h"
 #include "server/openai/structured_outputs.h"
 #include "text/bounded_json.h"
@@ -184,10 +185,10 @@ ApiResult<J> ParseBody(std::string_view body) {
   }
   J parsed;
   text::BoundedJsonError error;
-  if (!text::ParseBoundedJson(body, text::kMaxJsonDepth, &parsed, &error)) {
+  if (!text::ParseBoundedJson(body, kMaxJsonDepth, &parsed, &error)) {
     if (error.too_deep) {
       return BadParam("", fmt::format("request body nests JSON arrays and objects deeper than "
-                                      "the limit of {} levels", text::kMaxJsonDepth));
+                                      "the limit of {} levels", kMaxJsonDepth));
     }
     return BadParam("", fmt::format("request body is not valid JSON: {}", error.message));
   }

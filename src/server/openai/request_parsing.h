@@ -58,7 +58,7 @@ std::string JsonTypeWithArticle(const nlohmann::ordered_json& value);
 using OrderedJson = nlohmann::ordered_json;
 
 // Parses `text` keeping key order; a discarded value (is_discarded()) for anything that is not
-// JSON, including numbers beyond double range and nesting deeper than text::kMaxJsonDepth.
+// JSON, including numbers beyond double range and nesting deeper than kMaxJsonDepth.
 // Never throws.
 nlohmann::ordered_json ParseOrderedOrDiscarded(std::string_view text);
 
@@ -66,7 +66,7 @@ nlohmann::ordered_json ParseOrderedOrDiscarded(std::string_view text);
 // structured-output schema keep), nesting limited while parsing (text/bounded_json.h), so no
 // later recursive walk of the request meets deep input. The one parse of a body: endpoints that
 // want nlohmann::json's sorted view convert this value. Errors: 400 on an empty body, malformed
-// JSON, invalid UTF-8, a non-object, or nesting deeper than text::kMaxJsonDepth (the message
+// JSON, invalid UTF-8, a non-object, or nesting deeper than kMaxJsonDepth (the message
 // names the limit).
 ApiResult<OrderedJson> ParseOrderedJsonObject(std::string_view body);
 

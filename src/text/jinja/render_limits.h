@@ -25,7 +25,7 @@ struct RenderLimits {
 };
 
 // Fixed bounds, not settings: how deep lists/dicts built by a template may nest (request JSON is
-// at most text::kMaxJsonDepth deep), and how much of the thread's stack one render may use.
+// at most kMaxJsonDepth deep), and how much of the thread's stack one render may use.
 inline constexpr int32_t kMaxValueDepth = 512;
 inline constexpr int64_t kMaxRenderStackBytes = 2 << 20;
 

@@ -51,7 +51,7 @@ bool ValuesEqual(const Value& a, const Value& b);
 
 // json.dumps(value, ensure_ascii=False, indent=indent) with Python's separators
 // (", " and ": " without indent; "," and ": " with it). indent < 0 = no indent.
-// Values come from request JSON (at most text::kMaxJsonDepth deep) or from a render that bounds
+// Values come from request JSON (at most kMaxJsonDepth deep) or from a render that bounds
 // what it builds (kMaxValueDepth), so this recursion is bounded.
 std::string ToJsonText(const Json& value, int indent);
 // The same, nullopt once the text would pass `max_bytes` (checked as it is written).

@@ -180,6 +180,60 @@ TEST(GatewayTest, StoppingTheManagerWithAStreamInFlightEnds) {
   client.join();
 }
 
+TEST(GatewayTest, StoppingTheManagerEndsAStreamWithAnErrorEventAndNoDone) {
+  std::mutex mutex;
+  std::vector<std::shared_ptr<http::ResponseSink>> open_streams;
+  FakeInstance endless([&](const http::HttpRequest&, std::shared_ptr<http::ResponseSink> sink) {
+    sink->StartStream("text/event-stream");
+    sink->SendStreamData("data: {\"choices\":[{\"index\":0,\"text\":\"first\"}]}\n\n");
+    sink->SendStreamData("data: {\"cut");  // an event cut by the stop: dropped
+    std::lock_guard lock(mutex);
+    open_streams.push_back(sink);  // never ended
+  });
+  auto h = std::make_unique<ManagerHarness>();
+  ASSERT_TRUE(h->start_status().ok());
+  const std::string admin = DeployOnFakes(*h, {endless.port()});
+  http::ClientRequest request;
+  request.method = "POST";
+  request.url = h->Url("/v1/completions");
+  request.body = json({{"model", "m"}, {"prompt", "x"}, {"stream", true}}).dump();
+  request.headers = {{"Content-Type", "application/json"}, {"Cookie", admin.substr(7)}};
+  std::promise<void> first_event;
+  std::string received;
+  Status status;
+  std::thread client([&] {
+    bool told = false;
+    http::HttpCall call(request);
+    status = call.Run([](int, const http::HeaderList&) { return true; },
+                      [&](std::string_view bytes) {
+                        received.append(bytes);
+                        if (!told && received.find("first") != std::string::npos) {
+                          told = true;
+                          first_event.set_value();
+                        }
+                        return true;
+                      });
+    if (!told) first_event.set_value();
+  });
+  first_event.get_future().wait();
+  auto stopped = std::async(std::launch::async, [&] { h.reset(); });
+  if (stopped.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    ADD_FAILURE() << "the manager did not stop with a proxied stream in flight";
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+  client.join();
+  EXPECT_TRUE(status.ok()) << "the chunked body ends with its last chunk: " << status.ToString();
+  const std::string error_event =
+      "data: {\"error\":{\"code\":503,\"message\":\"the manager is shutting down: this stream "
+      "ends before its answer is complete; retry the request\",\"param\":null,\"type\":"
+      "\"ServiceUnavailableError\"}}\n\n";
+  ASSERT_GE(received.size(), error_event.size()) << received;
+  EXPECT_EQ(received.substr(received.size() - error_event.size()), error_event) << received;
+  EXPECT_EQ(received.find("{\"cut"), std::string::npos) << "no partial event: " << received;
+  EXPECT_EQ(received.find("[DONE]"), std::string::npos) << received;
+}
+
 TEST(GatewayTest, NoRunningInstanceIs503) {
   ManagerHarness h;
   ASSERT_TRUE(h.start_status().ok());

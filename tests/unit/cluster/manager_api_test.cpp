@@ -432,10 +432,12 @@ TEST(ManagerApiTest, HostileInputsAreRefusedAndTheManagerStaysUp) {
                            std::string(50000, ']') + "}";
   JsonReply r = h.Call("POST", "/v2/models", deep, admin);
   EXPECT_EQ(r.status, 400);
-  EXPECT_EQ(r.body["message"], "request body nests deeper than 64 levels");
+  EXPECT_EQ(r.body["message"],
+            "request body nests JSON arrays and objects deeper than the limit of 128 levels");
   r = h.Call("POST", "/v1/completions", deep, admin);
   EXPECT_EQ(r.status, 400) << r.raw;
-  EXPECT_EQ(r.body["error"]["message"], "the request body nests deeper than 64 levels");
+  EXPECT_EQ(r.body["error"]["message"],
+            "request body nests JSON arrays and objects deeper than the limit of 128 levels");
   // A page near INT64_MAX is an empty page, not an overflowed index.
   r = h.Call("GET", "/v2/models?page=9223372036854775807&perPage=1000", "", admin);
   EXPECT_EQ(r.status, 200);

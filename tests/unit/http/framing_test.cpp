@@ -44,6 +44,29 @@ TEST(FramingTest, AbsoluteFormBecomesOriginForm) {
   EXPECT_EQ(OriginFormTarget("/v1/models"), "/v1/models");
   EXPECT_EQ(OriginFormTarget("*"), "*");
   EXPECT_EQ(OriginFormTarget("httpx://a/b"), "httpx://a/b");
+  EXPECT_EQ(OriginFormTarget("http://[::1]:8000/health"), "/health");
+  EXPECT_EQ(OriginFormTarget("http://[::1]/health"), "/health");
+  EXPECT_EQ(OriginFormTarget("http://localhost:/health"), "/health");
+  EXPECT_EQ(OriginFormTarget("http://my-host.example_1/x"), "/x");
+}
+
+TEST(FramingTest, AMalformedAuthorityInAbsoluteFormIsNoTarget) {
+  for (const char* target :
+       {"http://[::1/health", "http:///health", "http://", "http://[]/x", "http://[::1]x/y",
+        "http://[::1]:8x/x", "http://[zz::1]/x", "http://user@host/x", "http://a b/x",
+        "http://host:http/x", "http://host:65536/x", "http://host:123456/x", "http://:80/x",
+        "https://h[1]/x", "http://h:1:2/x"}) {
+    EXPECT_EQ(OriginFormTarget(target), std::nullopt) << target;
+  }
+}
+
+TEST(FramingTest, ABareLineFeedInUnparsedChunkLinesIsFound) {
+  EXPECT_TRUE(HasBareLineFeed("5\nhello\n0\n\n"));
+  EXPECT_TRUE(HasBareLineFeed("\n0\r\n\r\n"));
+  EXPECT_TRUE(HasBareLineFeed("0\r\nX-Trailer: 1\n\r\n"));
+  EXPECT_FALSE(HasBareLineFeed("5\r\nhel"));
+  EXPECT_FALSE(HasBareLineFeed("\r\n0\r\n\r"));
+  EXPECT_FALSE(HasBareLineFeed(""));
 }
 
 TEST(FramingTest, ExpectContinueIsRecognisedInAnyCase) {

@@ -162,19 +162,19 @@ TEST_F(ListenerFixture, ASilentServerTimesOutAfterTheIdleTimeout) {
 TEST_F(ListenerFixture, ABodyOverTheLimitIsRefusedWith413InTheConfiguredShape) {
   SessionOptions options;
   options.max_body_bytes = 10;
-  options.error_body = [](int status, const std::string& message) {
-    return "{\"code\": " + std::to_string(status) + "}";
+  options.error_body = [](int status, const std::string& message, const std::string& path) {
+    return "{\"code\": " + std::to_string(status) + ", \"path\": \"" + path + "\"}";
   };
   Start([](HttpRequest, std::shared_ptr<ResponseSink> sink) { sink->SendResponse(200, "text/plain", "ok"); },
         options);
   ClientRequest request;
   request.method = "POST";
-  request.url = Url("/");
+  request.url = Url("/v1/upload?x=1");
   request.body = std::string(11, 'x');
   auto response = Fetch(request);
   ASSERT_TRUE(response.ok()) << response.status().ToString();
   EXPECT_EQ(response->status, 413);
-  EXPECT_EQ(response->body, "{\"code\": 413}");
+  EXPECT_EQ(response->body, "{\"code\": 413, \"path\": \"/v1/upload\"}");
 }
 
 TEST(ParseHttpUrlTest, Table) {

@@ -121,5 +121,14 @@ TEST(StaticSiteTest, RoutesFallBackToTheIndexButMissingFilesAndOtherMethodsDoNot
   EXPECT_FALSE(no_fallback.response || missing_file.response || other_method.response);
 }
 
+TEST(StaticSiteTest, ServesSaysWhichPathsAGetWouldBeAnsweredOn) {
+  StaticSite site = Site();
+  EXPECT_TRUE(site.Serves("/", false));
+  EXPECT_TRUE(site.Serves("/assets/app-1a2b.js", false));
+  EXPECT_FALSE(site.Serves("/deployments", false));
+  EXPECT_TRUE(site.Serves("/deployments", true));
+  EXPECT_FALSE(site.Serves("/assets/gone-9z.js", true));
+}
+
 }  // namespace
 }  // namespace tandem::http

@@ -68,6 +68,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"prompt":[1, 999]})", "prompt", 400},
         BadCase{R"({"prompt":["a",[1]]})", "prompt", 400},  // mixed (lists of prompts are served)
         BadCase{R"({"prompt":[[]]})", "prompt", 400},
+        BadCase{R"({"prompt":"hi","request_id":"a\nb"})", "request_id", 400},
+        BadCase{R"({"prompt":"hi","request_id":7})", "request_id", 400},
         BadCase{R"({"prompt":"hi","max_tokens":63})", "max_tokens", 400}));
 
 TEST(RequestParsingTest, ContextLengthMessageHasBothNumbers) {
