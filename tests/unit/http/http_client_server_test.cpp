@@ -154,9 +154,13 @@ TEST_F(ListenerFixture, ASilentServerTimesOutAfterTheIdleTimeout) {
   request.url = Url("/silent");
   request.idle_timeout_s = 0.2;
   auto response = Fetch(request);
-  ASSERT_FALSE(response.ok());
-  EXPECT_NE(response.status().message().find("timed out"), std::string::npos)
-      << response.status().ToString();
+  EXPECT_FALSE(response.ok());
+  if (!response.ok()) {
+    EXPECT_NE(response.status().message().find("timed out"), std::string::npos)
+        << response.status().ToString();
+  }
+  std::lock_guard lock(mutex);  // the handler ran on the listener's thread (ThreadSanitizer)
+  held.reset();
 }
 
 TEST_F(ListenerFixture, ABodyOverTheLimitIsRefusedWith413InTheConfiguredShape) {
