@@ -26,7 +26,9 @@ namespace {
 class ByteTokenizer : public tandem::text::Tokenizer {
  public:
   std::vector<int32_t> Encode(std::string_view text, bool) const override {
-    return std::vector<int32_t>(text.begin(), text.end());
+    std::vector<int32_t> ids;  // through unsigned char: a byte >= 0x80 is id 128..255
+    for (unsigned char byte : text) ids.push_back(byte);
+    return ids;
   }
   std::string IdToPiece(int32_t id) const override { return TokenBytes(id); }
   std::string TokenBytes(int32_t id) const override {
