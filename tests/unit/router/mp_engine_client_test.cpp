@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -225,6 +226,44 @@ protocol::EngineRequest Request(const std::string& id, int32_t max_tokens) {
   req.prompt_token_ids = {1, 2, 3};
   req.sampling.max_tokens = max_tokens;
   return req;
+}
+
+// Hybrid / external DP load balancing: an API server that serves ranks 1..2 of 3 never
+// connects rank 0 (another machine's), is ready without it, spreads requests over its own
+// ranks and refuses a pin to rank 0 naming its range.
+TEST(MpEngineClientTest, ServesOnlyItsOwnRanksWithHybridLoadBalancing) {
+  FakeDp dp("served", 3);
+  dp.options.first_served_rank = 1;
+  dp.options.num_served_ranks = 2;
+  dp.options.policy = LoadBalancePolicy::kRoundRobin;
+  MpEngineClient client(dp.options);
+  ASSERT_TRUE(client.Start().ok());
+  protocol::RankLoad remote = dp.Load(0, 0, 0);
+  remote.ready = false;  // another machine's rank, still loading: not awaited
+  for (int i = 0; i < 50 && !client.IsReady(); ++i) {
+    dp.Publish({remote, dp.Load(1, 0, 0), dp.Load(2, 0, 0)});
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(client.IsReady());
+  dp.Publish({dp.Load(0, 0, 0), dp.Load(1, 0, 0), dp.Load(2, 0, 0)});  // rank 0 ready: ignored
+  std::vector<int32_t> reached;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(client.AddRequest(Request("s" + std::to_string(i), 4),
+                                  [](const EngineOutput&) {}).ok());
+    reached.push_back(dp.Arrived());
+  }
+  std::sort(reached.begin(), reached.end());
+  EXPECT_EQ(reached, (std::vector<int32_t>{1, 1, 2, 2}));
+  protocol::EngineRequest pinned = Request("pinned", 4);
+  pinned.data_parallel_rank = 0;
+  const Status st = client.AddRequest(pinned, [](const EngineOutput&) {});
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("X-data-parallel-rank 0 is not served by this API server"),
+            std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("serves DP rank(s) 1..2"), std::string::npos) << st.message();
+  EXPECT_FALSE(client.ServesRank(0));
+  EXPECT_TRUE(client.ServesRank(2));
+  EXPECT_FALSE(client.RankAlive(0));
 }
 
 TEST(MpEngineClientTest, ASnapshotOlderThanASendDoesNotDropItFromTheLoad) {
