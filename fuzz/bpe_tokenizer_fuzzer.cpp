@@ -20,8 +20,8 @@ namespace {
 
 std::unique_ptr<tandem::text::Tokenizer> Load() {
   const std::string dir = tandem::fuzz::SharedDir() + "/models/qwen3-tokenizer";
-  auto tok = tandem::text::LoadHfTokenizerJson(dir + "/tokenizer.json",
-                                               dir + "/tokenizer_config.json");
+  auto tok =
+      tandem::text::LoadHfTokenizerJson(dir + "/tokenizer.json", dir + "/tokenizer_config.json");
   if (!tok.ok()) tandem::fuzz::Fail("loading " + dir + ": " + tok.status().message());
   return std::move(tok).value();
 }

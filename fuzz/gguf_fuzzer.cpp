@@ -20,10 +20,13 @@ namespace {
 // Bytes of `numel` elements of GGML type `type` (Q8_0: 34-byte blocks of 32); 0 when unknown.
 uint64_t ExpectedBytes(uint32_t type, uint64_t numel) {
   switch (static_cast<GgmlType>(type)) {
-    case GgmlType::kF32: return numel * 4;
+    case GgmlType::kF32:
+      return numel * 4;
     case GgmlType::kF16:
-    case GgmlType::kBF16: return numel * 2;
-    case GgmlType::kQ8_0: return numel / 32 * 34;
+    case GgmlType::kBF16:
+      return numel * 2;
+    case GgmlType::kQ8_0:
+      return numel / 32 * 34;
   }
   return 0;
 }

@@ -57,8 +57,8 @@ tandem::server::ServerContext MakeContext() {
 void CheckRefusal(const char* parser, const ApiError& error) {
   const int http = tandem::server::HttpStatusFor(error.status.code());
   if (http < 400 || http >= 500 || error.status.message().empty()) {
-    tandem::fuzz::Fail(std::string(parser) + " refused with HTTP " + std::to_string(http) +
-                       ": " + error.status.message());
+    tandem::fuzz::Fail(std::string(parser) + " refused with HTTP " + std::to_string(http) + ": " +
+                       error.status.message());
   }
 }
 
@@ -76,8 +76,8 @@ void CheckAccepted(const char* parser, const so::GenerationRequest& r, int32_t p
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const tandem::server::ServerContext context = MakeContext();
-  auto body = so::ParseOrderedJsonObject(
-      std::string_view(reinterpret_cast<const char*>(data), size));
+  auto body =
+      so::ParseOrderedJsonObject(std::string_view(reinterpret_cast<const char*>(data), size));
   if (!body.ok()) {
     CheckRefusal("ParseOrderedJsonObject", body.error());
     return 0;

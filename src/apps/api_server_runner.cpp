@@ -47,9 +47,12 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   c.enable_log_requests = f.enable_log_requests;
   c.max_log_len = f.max_log_len;
   c.enable_prompt_tokens_details = f.enable_prompt_tokens_details;
-  TANDEM_ASSIGN_OR_RETURN(c.cors.allowed_origins, ParseStringList("--allowed-origins", f.allowed_origins));
-  TANDEM_ASSIGN_OR_RETURN(c.cors.allowed_methods, ParseStringList("--allowed-methods", f.allowed_methods));
-  TANDEM_ASSIGN_OR_RETURN(c.cors.allowed_headers, ParseStringList("--allowed-headers", f.allowed_headers));
+  TANDEM_ASSIGN_OR_RETURN(c.cors.allowed_origins,
+                          ParseStringList("--allowed-origins", f.allowed_origins));
+  TANDEM_ASSIGN_OR_RETURN(c.cors.allowed_methods,
+                          ParseStringList("--allowed-methods", f.allowed_methods));
+  TANDEM_ASSIGN_OR_RETURN(c.cors.allowed_headers,
+                          ParseStringList("--allowed-headers", f.allowed_headers));
   c.cors.allow_credentials = f.allow_credentials;
   c.disable_access_log_for_endpoints = SplitCommaList(f.disable_access_log_for_endpoints);
   c.max_model_len = max_model_len;
@@ -75,15 +78,15 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   c.trust_request_chat_template = f.trust_request_chat_template;
   c.tool_call_parser = f.tool_call_parser;
   if (!f.default_chat_template_kwargs.empty()) {
-    c.default_chat_template_kwargs = server::openai::ParseOrderedOrDiscarded(
-        f.default_chat_template_kwargs);
+    c.default_chat_template_kwargs =
+        server::openai::ParseOrderedOrDiscarded(f.default_chat_template_kwargs);
     if (!c.default_chat_template_kwargs.is_object()) {
       return InvalidArgument("--default-chat-template-kwargs must be a JSON object, got '" +
                              f.default_chat_template_kwargs + "'");
     }
   }
-  TANDEM_RETURN_IF_ERROR(ApplyGenerationConfig(f.generation_config, f.override_generation_config,
-                                               files, &c));
+  TANDEM_RETURN_IF_ERROR(
+      ApplyGenerationConfig(f.generation_config, f.override_generation_config, files, &c));
   TANDEM_RETURN_IF_ERROR(c.Validate());
   return c;
 }
@@ -136,8 +139,10 @@ Result<ApiServerParts> BuildApiServer(const ServeFlags& flags,
     options.num_served_ranks = flags.data_parallel_size_local;
   }
   options.on_all_ranks_lost = [lost = parts.engines_lost](const std::string& reason) {
-    TLOG_ERROR("no engine core is left ({}); answering the requests in flight, then exiting so "
-               "that a supervisor can restart the server", reason);
+    TLOG_ERROR(
+        "no engine core is left ({}); answering the requests in flight, then exiting so "
+        "that a supervisor can restart the server",
+        reason);
     lost->lost = true;
     if (server::HttpServer* http = lost->http.load()) http->StopWhenIdle(/*max_wait_s=*/10);
   };
@@ -156,8 +161,9 @@ Result<ApiServerParts> StartDataParallelApiServer(const ServeFlags& flags,
   options.dp_size = flags.data_parallel_size;
   options.num_api_servers = flags.api_server_count;
   router::ParseLoadBalancePolicy(flags.data_parallel_load_balancer, &options.policy);
-  TANDEM_ASSIGN_OR_RETURN(ApiServerParts parts,
-                          BuildApiServer(flags, options, /*reuse_port=*/flags.api_server_count > 1));
+  TANDEM_ASSIGN_OR_RETURN(
+      ApiServerParts parts,
+      BuildApiServer(flags, options, /*reuse_port=*/flags.api_server_count > 1));
   TANDEM_RETURN_IF_ERROR(parts.client->Start());
   TANDEM_RETURN_IF_ERROR(parts.http->Start());
   return parts;

@@ -68,8 +68,7 @@ int RunDataParallelApiMachine(const ServeFlags& flags, const EngineCoreConfig& b
     return 1;
   }
   const ScopedMetricsShare metrics_share(flags);  // API servers 1..K-1 sum into it
-  auto parts =
-      StartDataParallelApiServer(flags, (*output_endpoints)[0], reply->publish_endpoint);
+  auto parts = StartDataParallelApiServer(flags, (*output_endpoints)[0], reply->publish_endpoint);
   if (!parts.ok()) {
     TLOG_ERROR("{}", parts.status().message());
     return 1;
@@ -106,9 +105,10 @@ int RunDataParallelApiMachine(const ServeFlags& flags, const EngineCoreConfig& b
         });
     if (!st.ok()) TLOG_ERROR("{}", st.message());
   }
-  TLOG_INFO("API server(s) on {}://{}:{} for DP rank(s) {}..{} (health is 503 until they are "
-            "ready)", flags.ssl_certfile.empty() ? "http" : "https", flags.host, flags.port,
-            first, last);
+  TLOG_INFO(
+      "API server(s) on {}://{}:{} for DP rank(s) {}..{} (health is 503 until they are "
+      "ready)",
+      flags.ssl_certfile.empty() ? "http" : "https", flags.host, flags.port, first, last);
   http.Run();
   stopping = true;
   client->Shutdown();

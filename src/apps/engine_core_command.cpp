@@ -9,14 +9,14 @@
 #include <filesystem>
 
 #include "apps/engine_core_config.h"
-#include "apps/speculative_flag.h"
 #include "apps/engine_launcher.h"
 #include "apps/engine_stack.h"
+#include "apps/speculative_flag.h"
 #include "core/clock.h"
-#include "ipc/handshake.h"
-#include "ipc/net_address.h"
 #include "core/logging.h"
 #include "engine/engine_process.h"
+#include "ipc/handshake.h"
+#include "ipc/net_address.h"
 
 namespace tandem::apps {
 namespace {
@@ -66,8 +66,8 @@ int RunDpEngine(EngineCoreConfig cfg) {
   engine::EngineLoopOptions loop;
   // An API machine's engine answers its own machine's API servers (the only ones that send
   // it requests); otherwise the head's.
-  loop.output_endpoints = cfg.output_endpoints.empty() ? reply->output_endpoints
-                                                       : cfg.output_endpoints;
+  loop.output_endpoints =
+      cfg.output_endpoints.empty() ? reply->output_endpoints : cfg.output_endpoints;
   loop.stats_endpoint = reply->stats_endpoint;
   loop.heartbeat_interval_s = 0.5;
   if ((*stack)->core->lockstep()) {

@@ -1,5 +1,5 @@
-#include "apps/speculative_flag.h"
 #include "apps/engine_stack.h"
+#include "apps/speculative_flag.h"
 #include "apps/token_vocabulary_loader.h"
 
 #include <unistd.h>
@@ -18,8 +18,8 @@
 namespace tandem::apps {
 namespace {
 
-Result<engine::SchedulerConfig> MakeSchedulerConfig(const EngineCoreConfig& cfg,
-                                                    int32_t num_blocks, bool has_state) {
+Result<engine::SchedulerConfig> MakeSchedulerConfig(const EngineCoreConfig& cfg, int32_t num_blocks,
+                                                    bool has_state) {
   engine::SchedulerConfig sched;
   sched.max_num_seqs = cfg.max_num_seqs;
   sched.max_num_batched_tokens = cfg.max_num_batched_tokens;
@@ -45,10 +45,12 @@ void LogModel(const EngineCoreConfig& cfg, const model::Model& model, int32_t nu
             cfg.tensor_parallel_size > 1
                 ? " (TP rank 0 of " + std::to_string(cfg.tensor_parallel_size) + ")"
                 : "");
-  TLOG_INFO("KV cache: {} blocks of {} tokens ({} tokens, {:.1f} MiB, {} from --kv-cache-dtype "
-            "{})", num_blocks, cfg.block_size, int64_t{num_blocks} * cfg.block_size,
-            num_blocks * model.kv_cache_spec().BytesPerBlock(cfg.block_size) / 1048576.0,
-            tensor::DTypeName(model.kv_cache_spec().kv_dtype), cfg.kv_cache_dtype);
+  TLOG_INFO(
+      "KV cache: {} blocks of {} tokens ({} tokens, {:.1f} MiB, {} from --kv-cache-dtype "
+      "{})",
+      num_blocks, cfg.block_size, int64_t{num_blocks} * cfg.block_size,
+      num_blocks * model.kv_cache_spec().BytesPerBlock(cfg.block_size) / 1048576.0,
+      tensor::DTypeName(model.kv_cache_spec().kv_dtype), cfg.kv_cache_dtype);
 }
 
 // --enable-expert-parallel as applied: each MoE layer's experts split over all DP x TP ranks
@@ -58,16 +60,19 @@ void LogExpertParallel(const EngineCoreConfig& cfg, const model::ModelInfo& info
   if (info.num_experts == 0) {
     TLOG_INFO("--enable-expert-parallel has no effect: the model has no experts (dense)");
   } else if (ranks == 1) {
-    TLOG_INFO("--enable-expert-parallel: one rank (DP 1 x TP 1) holds all {} experts of each "
-              "MoE layer; nothing to split", info.num_experts);
+    TLOG_INFO(
+        "--enable-expert-parallel: one rank (DP 1 x TP 1) holds all {} experts of each "
+        "MoE layer; nothing to split",
+        info.num_experts);
   } else {
     const int fewest = info.num_experts / ranks;
-    TLOG_INFO("--enable-expert-parallel: the {} experts of each MoE layer split over {} ranks "
-              "(DP {} x TP {}), {} per rank", info.num_experts, ranks, cfg.dp_size,
-              cfg.tensor_parallel_size,
-              info.num_experts % ranks == 0
-                  ? std::to_string(fewest)
-                  : std::to_string(fewest) + " or " + std::to_string(fewest + 1));
+    TLOG_INFO(
+        "--enable-expert-parallel: the {} experts of each MoE layer split over {} ranks "
+        "(DP {} x TP {}), {} per rank",
+        info.num_experts, ranks, cfg.dp_size, cfg.tensor_parallel_size,
+        info.num_experts % ranks == 0
+            ? std::to_string(fewest)
+            : std::to_string(fewest) + " or " + std::to_string(fewest + 1));
   }
 }
 
@@ -80,7 +85,8 @@ worker::WorkerConfig MakeWorkerConfig(const EngineCoreConfig& cfg, int32_t num_b
   // Requests without a seed draw from streams derived from this seed and a per-rank counter;
   // mixing in the DP rank keeps two ranks from replaying the same "random" streams (and n > 1
   // choices spread over ranks from coming out identical). Rank 0 keeps the plain seed.
-  w.seed = static_cast<uint64_t>(cfg.seed) ^ (static_cast<uint64_t>(cfg.dp_rank) * 0x9E3779B97F4A7C15ULL);
+  w.seed = static_cast<uint64_t>(cfg.seed) ^
+           (static_cast<uint64_t>(cfg.dp_rank) * 0x9E3779B97F4A7C15ULL);
   w.eos_token_id = cfg.eos_token_id;
   w.speculative = SpeculativeOf(cfg);
   w.max_num_seqs = cfg.max_num_seqs;
@@ -170,9 +176,10 @@ Result<int32_t> ComputeKvBlocks(const EngineCoreConfig& cfg, const model::Model&
     // full length (max_num_seqs × max_model_len); prefix caching reuses what is left over.
     const int64_t useful = blocks_needed * cfg.max_num_seqs;
     if (num_blocks > useful) {
-      TLOG_INFO("KV cache capped at {} blocks (--max-num-seqs {} x --max-model-len {}); the "
-                "memory budget allowed {}",
-                useful, cfg.max_num_seqs, cfg.max_model_len, num_blocks);
+      TLOG_INFO(
+          "KV cache capped at {} blocks (--max-num-seqs {} x --max-model-len {}); the "
+          "memory budget allowed {}",
+          useful, cfg.max_num_seqs, cfg.max_model_len, num_blocks);
       num_blocks = static_cast<int32_t>(useful);
     }
   }
@@ -181,8 +188,7 @@ Result<int32_t> ComputeKvBlocks(const EngineCoreConfig& cfg, const model::Model&
         "the KV cache has room for " + std::to_string(num_blocks) + " blocks of " +
         std::to_string(cfg.block_size) + " tokens (" +
         std::to_string(int64_t{num_blocks} * cfg.block_size) +
-        " tokens), less than one sequence of --max-model-len " +
-        std::to_string(cfg.max_model_len) +
+        " tokens), less than one sequence of --max-model-len " + std::to_string(cfg.max_model_len) +
         "; raise --gpu-memory-utilization / --kv-cache-memory-bytes or lower --max-model-len");
   }
   return num_blocks;
@@ -225,8 +231,8 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& co
             // This DP rank cannot step without it (its collectives would wait forever): end
             // the engine core, so the head sees the rank lost and fails its requests. Rank 0
             // may still be waiting for the others to join, holding the segment's name: drop it.
-            TLOG_ERROR("TP rank {} of DP rank {}: {}; the rank cannot serve without it, exiting",
-                       r, dp, what);
+            TLOG_ERROR("TP rank {} of DP rank {}: {}; the rank cannot serve without it, exiting", r,
+                       dp, what);
             comm::UnlinkShmGroup(group);
             for (const std::string& endpoint : endpoints) ipc::RemoveIpcPath(endpoint);
             std::_Exit(1);
@@ -261,14 +267,16 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& co
                              "flag or pass --no-enable-prefix-caching");
     }
     if (cfg.enable_prefix_caching) {
-      TLOG_WARN("prefix caching disabled: {} keeps a recurrent state per sequence that cached "
-                "blocks cannot restore (pass --no-enable-prefix-caching to silence this)",
-                model->info().architecture);
+      TLOG_WARN(
+          "prefix caching disabled: {} keeps a recurrent state per sequence that cached "
+          "blocks cannot restore (pass --no-enable-prefix-caching to silence this)",
+          model->info().architecture);
       cfg.enable_prefix_caching = false;
     }
-    TLOG_INFO("recurrent state: {} slots (--max-num-seqs) x {:.2f} MiB ({} linear-attention "
-              "layers)", cfg.max_num_seqs, spec.BytesPerStateSlot() / 1048576.0,
-              spec.num_state_layers);
+    TLOG_INFO(
+        "recurrent state: {} slots (--max-num-seqs) x {:.2f} MiB ({} linear-attention "
+        "layers)",
+        cfg.max_num_seqs, spec.BytesPerStateSlot() / 1048576.0, spec.num_state_layers);
   }
   TANDEM_ASSIGN_OR_RETURN(stack->num_kv_blocks, ComputeKvBlocks(cfg, *model));
   LogModel(cfg, *model, stack->num_kv_blocks);

@@ -4,10 +4,10 @@
 #include <cstring>
 #include <string>
 
+#include "apps/agent_command.h"
 #include "apps/api_server_runner.h"
 #include "apps/bench/bench_command.h"
 #include "apps/engine_core_config.h"
-#include "apps/agent_command.h"
 #include "apps/manager_command.h"
 #include "apps/quantize_command.h"
 #include "apps/serve_command.h"
@@ -22,21 +22,25 @@ void PrintUsage() {
       "tandem %s: serve large language models over an OpenAI-compatible API\n\n"
       "Usage: tandem <command> [flags]\n\n"
       "Commands:\n"
-      "  serve MODEL [flags]   Serve a GGUF file or Hugging Face folder (see `tandem serve --help`)\n"
+      "  serve MODEL [flags]   Serve a GGUF file or Hugging Face folder (see `tandem serve "
+      "--help`)\n"
       "  bench serve [flags]   Load-test an OpenAI-compatible server (like `vllm bench serve`)\n"
       "  bench kernels         Measure this machine: memory bandwidth, GEMM GFLOP/s\n"
       "  bench comm            Collectives latency / bandwidth per backend (shm, gloo)\n"
       "  quantize SRC OUT [--format ascend|compressed-tensors]\n"
       "                        Write an int8 W8A8_DYNAMIC copy of a Hugging Face folder\n"
       "  manager --data-dir DIR [flags]\n"
-      "                        The cluster manager: web console at /, /v2 API, OpenAI gateway (`tandem manager --help`)\n"
+      "                        The cluster manager: web console at /, /v2 API, OpenAI gateway "
+      "(`tandem manager --help`)\n"
       "  agent --server-url URL --token TOKEN --data-dir DIR [flags]\n"
-      "                        Runs a machine's model instances for the manager (`tandem agent --help`)\n"
+      "                        Runs a machine's model instances for the manager (`tandem agent "
+      "--help`)\n"
       "  tokenize --tokenizer PATH [--ids|--pieces] [TEXT...]\n"
       "                        Token ids / pieces of TEXT (or stdin) as JSON\n"
       "  --version             Print the version\n"
       "  --help                This text\n\n"
-      "Every serve flag also reads an environment variable TANDEM_<FLAG_NAME>; see `tandem serve --help`.\n",
+      "Every serve flag also reads an environment variable TANDEM_<FLAG_NAME>; see `tandem serve "
+      "--help`.\n",
       tandem::apps::kVersion);
 }
 

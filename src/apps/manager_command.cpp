@@ -23,8 +23,11 @@ int RunManagerCommand(int argc, char** argv) {
       "each machine runs the instances. Every flag also reads TANDEM_MANAGER_<FLAG>",
       "tandem manager");
   const auto env = [](const char* name) { return std::string("TANDEM_MANAGER_") + name; };
-  app.add_option("--host", c.host, "address to listen on")->capture_default_str()->envname(env("HOST"));
-  app.add_option("--port", c.port, "port for the API, the gateway, the web console and /metrics (0 = any free)")
+  app.add_option("--host", c.host, "address to listen on")
+      ->capture_default_str()
+      ->envname(env("HOST"));
+  app.add_option("--port", c.port,
+                 "port for the API, the gateway, the web console and /metrics (0 = any free)")
       ->capture_default_str()
       ->envname(env("PORT"));
   app.add_option("--data-dir", c.data_dir,

@@ -153,7 +153,8 @@ Result<std::shared_ptr<const text::Tokenizer>> SpmFromGguf(const std::string& pa
   text::SpmVocab vocab;
   TANDEM_ASSIGN_OR_RETURN(vocab.tokens, gguf->GetStringArray("tokenizer.ggml.tokens"));
   TANDEM_ASSIGN_OR_RETURN(vocab.scores, gguf->GetFloatArray("tokenizer.ggml.scores"));
-  TANDEM_ASSIGN_OR_RETURN(std::vector<int64_t> types, gguf->GetIntArray("tokenizer.ggml.token_type"));
+  TANDEM_ASSIGN_OR_RETURN(std::vector<int64_t> types,
+                          gguf->GetIntArray("tokenizer.ggml.token_type"));
   vocab.token_types.assign(types.begin(), types.end());
   TANDEM_ASSIGN_OR_RETURN(int64_t bos, gguf->GetIntOr("tokenizer.ggml.bos_token_id", -1));
   TANDEM_ASSIGN_OR_RETURN(int64_t eos, gguf->GetIntOr("tokenizer.ggml.eos_token_id", -1));
@@ -190,7 +191,8 @@ Result<ModelFiles> InspectModelFiles(const std::string& model_path,
   files.model_path = model_path;
   files.tokenizer_path = tokenizer_path.empty() ? model_path : tokenizer_path;
   if (!fs::exists(model_path)) {
-    return NotFound("model '" + model_path + "' does not exist (want a .gguf file or a Hugging "
+    return NotFound("model '" + model_path +
+                    "' does not exist (want a .gguf file or a Hugging "
                     "Face folder with config.json)");
   }
   if (!fs::is_directory(model_path)) {  // a FIFO would block the GGUF reader's open(2)
@@ -289,7 +291,8 @@ Status ApplyGenerationConfig(const std::string& mode, const std::string& overrid
     const fs::path p =
         fs::is_directory(mode) ? fs::path(mode) / "generation_config.json" : fs::path(mode);
     if (!fs::exists(p)) {
-      return NotFound("--generation-config: '" + p.string() + "' does not exist (want auto, "
+      return NotFound("--generation-config: '" + p.string() +
+                      "' does not exist (want auto, "
                       "vllm or a folder with generation_config.json)");
     }
     TANDEM_ASSIGN_OR_RETURN(gen, ReadJsonFile(p.string()));
@@ -309,7 +312,8 @@ Status ApplyGenerationConfig(const std::string& mode, const std::string& overrid
   if (gen.contains("temperature") && gen["temperature"].is_number()) {
     config->default_temperature = gen["temperature"].get<float>();
   }
-  if (gen.contains("top_p") && gen["top_p"].is_number()) config->default_top_p = gen["top_p"].get<float>();
+  if (gen.contains("top_p") && gen["top_p"].is_number())
+    config->default_top_p = gen["top_p"].get<float>();
   if (gen.contains("top_k") && gen["top_k"].is_number_integer()) {
     config->default_top_k = gen["top_k"].get<int32_t>();
   }

@@ -16,12 +16,12 @@ namespace tandem::apps {
 
 struct ModelFiles {
   bool is_gguf = false;
-  std::string model_path;           // .gguf file or HF folder
-  std::string tokenizer_path;       // --tokenizer or the model path
-  int32_t context_length = 0;       // llama.context_length / max_position_embeddings
+  std::string model_path;      // .gguf file or HF folder
+  std::string tokenizer_path;  // --tokenizer or the model path
+  int32_t context_length = 0;  // llama.context_length / max_position_embeddings
   std::vector<int32_t> eos_token_ids;
-  std::string chat_template;        // "" when the model has none
-  nlohmann::json generation_config; // generation_config.json, or null
+  std::string chat_template;           // "" when the model has none
+  nlohmann::json generation_config;    // generation_config.json, or null
   std::string generation_config_path;  // where it was read; "" when the model has none
 };
 
@@ -48,7 +48,6 @@ Result<std::string> ReadTextFile(const std::string& path, const std::string& wha
 // default out of range (top_p 7, temperature < 0, top_k < -1, repetition_penalty <= 0) naming
 // the file and the field: at start-up, instead of a 400 for every request that omits the field.
 Status ApplyGenerationConfig(const std::string& mode, const std::string& override_json,
-                             const ModelFiles& files,
-                             server::ServerConfig* config);
+                             const ModelFiles& files, server::ServerConfig* config);
 
 }  // namespace tandem::apps

@@ -64,8 +64,8 @@ int RunQuantizeCommand(int argc, char** argv) {
   model::QuantizeOptions options;
   options.src_dir = src;
   options.out_dir = out;
-  options.format = format == "ascend" ? model::QuantFormat::kAscend
-                                      : model::QuantFormat::kCompressedTensors;
+  options.format =
+      format == "ascend" ? model::QuantFormat::kAscend : model::QuantFormat::kCompressedTensors;
   options.ignore = ignore;
   options.max_shard_bytes = max_shard;
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -78,11 +78,12 @@ int RunQuantizeCommand(int argc, char** argv) {
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("quantized %lld Linears to int8 (W8A8_DYNAMIC, %s); %lld tensors kept as stored\n"
-              "tensor bytes %.1f MiB -> %.1f MiB in %.1f s; wrote to %s:",
-              static_cast<long long>(report->int8_linears), format.c_str(),
-              static_cast<long long>(report->float_tensors), report->bytes_in / 1048576.0,
-              report->bytes_out / 1048576.0, secs, out.c_str());
+  std::printf(
+      "quantized %lld Linears to int8 (W8A8_DYNAMIC, %s); %lld tensors kept as stored\n"
+      "tensor bytes %.1f MiB -> %.1f MiB in %.1f s; wrote to %s:",
+      static_cast<long long>(report->int8_linears), format.c_str(),
+      static_cast<long long>(report->float_tensors), report->bytes_in / 1048576.0,
+      report->bytes_out / 1048576.0, secs, out.c_str());
   for (const std::string& f : report->files) std::printf(" %s", f.c_str());
   std::printf("\n");
   return 0;

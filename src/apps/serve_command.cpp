@@ -149,8 +149,7 @@ int RunSingleRankHead(const ServeFlags& flags, EngineCoreConfig engine_cfg) {
     return 1;
   }
   TLOG_INFO("API server on {}://{}:{} (health is 503 until the model is loaded)",
-            flags.ssl_certfile.empty() ? "http" : "https", flags.host,
-            flags.port);
+            flags.ssl_certfile.empty() ? "http" : "https", flags.host, flags.port);
   http.Run();
   stopping = true;
   client->Shutdown();
@@ -204,8 +203,8 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
   hs_opts.publish_endpoint = coord_opts.publish_endpoint;
   if (ep_groups) {
     hs_opts.group_backend = all_local ? "shm" : "gloo";
-    hs_opts.group_name = "tandem-" + std::to_string(getpid()) + "-" +
-                         std::to_string(flags.data_parallel_rpc_port);
+    hs_opts.group_name =
+        "tandem-" + std::to_string(getpid()) + "-" + std::to_string(flags.data_parallel_rpc_port);
     if (!all_local) {
       hs_opts.ep_rendezvous = addr + ":" + std::to_string(ep_store_port);
       hs_opts.dp_rendezvous = addr + ":" + std::to_string(dp_store_port);
@@ -234,8 +233,8 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
     http.Stop();
   });
   std::vector<std::unique_ptr<ChildProcess>> children;
-  SpawnSiblingApiServers(flags, output_endpoints, coord_opts.publish_endpoint, serve_args,
-                         stopping, &children);
+  SpawnSiblingApiServers(flags, output_endpoints, coord_opts.publish_endpoint, serve_args, stopping,
+                         &children);
   for (int i = 0; i < flags.data_parallel_size_local; ++i) {
     EngineCoreConfig cfg = base;
     cfg.dp_rank = flags.data_parallel_start_rank + i;
@@ -246,8 +245,8 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
         EngineCoreArgs(cfg), [&, rank = cfg.dp_rank](const std::string& what) {
           if (stopping) return;
           if (!client->IsReady()) {
-            TLOG_ERROR("DP rank {}: {} before the deployment was ready; see its error above",
-                       rank, what);
+            TLOG_ERROR("DP rank {}: {} before the deployment was ready; see its error above", rank,
+                       what);
             exit_code = 1;
             http.Stop();
           } else {
@@ -277,8 +276,8 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
     handshake.ServeLateComers([&] { return !stopping.load(); });
   });
   TLOG_INFO("head: {} DP rank(s) ({} here), {} API server(s); remote ranks dial {}:{}",
-            flags.data_parallel_size, flags.data_parallel_size_local, flags.api_server_count,
-            addr, flags.data_parallel_rpc_port);
+            flags.data_parallel_size, flags.data_parallel_size_local, flags.api_server_count, addr,
+            flags.data_parallel_rpc_port);
   http.Run();
   stopping = true;
   client->Shutdown();
@@ -329,10 +328,11 @@ int RunServeCommand(int argc, char** argv) {
     return 2;
   }
   const EngineCoreConfig engine_cfg = MakeEngineConfig(flags, *max_model_len, files->eos_token_ids);
-  TLOG_INFO("max_model_len {}, max_num_seqs {}, max_num_batched_tokens {}, block_size {}, "
-            "prefix caching {}",
-            engine_cfg.max_model_len, engine_cfg.max_num_seqs, engine_cfg.max_num_batched_tokens,
-            engine_cfg.block_size, engine_cfg.enable_prefix_caching ? "on" : "off");
+  TLOG_INFO(
+      "max_model_len {}, max_num_seqs {}, max_num_batched_tokens {}, block_size {}, "
+      "prefix caching {}",
+      engine_cfg.max_model_len, engine_cfg.max_num_seqs, engine_cfg.max_num_batched_tokens,
+      engine_cfg.block_size, engine_cfg.enable_prefix_caching ? "on" : "off");
   // vLLM's words: V1 always chunks prefills (--no-enable-chunked-prefill is logged as ignored).
   TLOG_INFO("Chunked prefill is enabled with max_num_batched_tokens={}.",
             engine_cfg.max_num_batched_tokens);

@@ -30,7 +30,8 @@ std::set<std::string> GivenFlags(const std::vector<std::string>& args) {
   std::set<std::string> given;
   for (const std::string& a : args) {
     if (a.rfind("--", 0) != 0) continue;
-    std::string name = a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
+    std::string name =
+        a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
     if (name.rfind("no-", 0) == 0) name = name.substr(3);
     given.insert(name);
   }
@@ -95,7 +96,8 @@ Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args,
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--config" && i + 1 < args.size()) {
       path = args[i + 1];
-      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
+                 args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
       break;
     }
     if (args[i].rfind("--config=", 0) == 0) {
@@ -140,51 +142,51 @@ Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args,
   }
   const std::set<std::string> given = GivenFlags(args);
   try {
-  for (const auto& kv : root) {
-    if (!kv.first.IsScalar()) {
-      return InvalidArgument("--config '" + path + "': a key that is not a flag name");
-    }
-    if (IsMergeKey(kv.first)) {
-      return InvalidArgument("--config '" + path + "': " + kMergeKeyRefused);
-    }
-    const std::string key = kv.first.Scalar();
-    const std::string name = FlagName(key);
-    const auto fail = [&](const std::string& why) {
-      return InvalidArgument("--config '" + path + "': key '" + key + "': " + why);
-    };
-    if (name == "config") return fail("a config file cannot name another");
-    if (given.count(name)) {  // the command line wins
-      use->flags_overridden.push_back(name);
-      continue;
-    }
-    const YAML::Node& node = kv.second;
-    if (node.IsNull()) return fail("no value");
-    if (name == "model") {
-      // The positional MODEL (right after the program name) wins over the file's.
-      if (args.size() > 1 && !args[1].empty() && args[1][0] != '-') {
+    for (const auto& kv : root) {
+      if (!kv.first.IsScalar()) {
+        return InvalidArgument("--config '" + path + "': a key that is not a flag name");
+      }
+      if (IsMergeKey(kv.first)) {
+        return InvalidArgument("--config '" + path + "': " + kMergeKeyRefused);
+      }
+      const std::string key = kv.first.Scalar();
+      const std::string name = FlagName(key);
+      const auto fail = [&](const std::string& why) {
+        return InvalidArgument("--config '" + path + "': key '" + key + "': " + why);
+      };
+      if (name == "config") return fail("a config file cannot name another");
+      if (given.count(name)) {  // the command line wins
         use->flags_overridden.push_back(name);
         continue;
       }
-      if (!node.IsScalar()) return fail("the model must be a path");
-      args.push_back("--model=" + node.Scalar());
-    } else if (node.IsScalar() && node.Tag() != "!" &&
-               (node.Scalar() == "true" || node.Scalar() == "false" ||
-                node.Scalar() == "True" || node.Scalar() == "False")) {
-      const bool on = node.Scalar() == "true" || node.Scalar() == "True";
-      args.push_back("--" + name + "=" + (on ? "true" : "false"));
-    } else if (node.IsSequence()) {
-      for (const auto& item : node) {
-        auto text = FlagText(item);
+      const YAML::Node& node = kv.second;
+      if (node.IsNull()) return fail("no value");
+      if (name == "model") {
+        // The positional MODEL (right after the program name) wins over the file's.
+        if (args.size() > 1 && !args[1].empty() && args[1][0] != '-') {
+          use->flags_overridden.push_back(name);
+          continue;
+        }
+        if (!node.IsScalar()) return fail("the model must be a path");
+        args.push_back("--model=" + node.Scalar());
+      } else if (node.IsScalar() && node.Tag() != "!" &&
+                 (node.Scalar() == "true" || node.Scalar() == "false" || node.Scalar() == "True" ||
+                  node.Scalar() == "False")) {
+        const bool on = node.Scalar() == "true" || node.Scalar() == "True";
+        args.push_back("--" + name + "=" + (on ? "true" : "false"));
+      } else if (node.IsSequence()) {
+        for (const auto& item : node) {
+          auto text = FlagText(item);
+          if (!text.ok()) return fail(text.status().message());
+          args.push_back("--" + name + "=" + *text);
+        }
+      } else {
+        auto text = FlagText(node);  // mappings as JSON (--speculative-config and kin)
         if (!text.ok()) return fail(text.status().message());
         args.push_back("--" + name + "=" + *text);
       }
-    } else {
-      auto text = FlagText(node);  // mappings as JSON (--speculative-config and kin)
-      if (!text.ok()) return fail(text.status().message());
-      args.push_back("--" + name + "=" + *text);
+      use->flags_taken.push_back(name);
     }
-    use->flags_taken.push_back(name);
-  }
   } catch (const std::exception& e) {
     return InvalidArgument("--config '" + path + "': " + e.what());
   }

@@ -29,8 +29,8 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       "KV cache element type: auto (float32, the activations') | float32 | bfloat16 | float16 "
       "(half the bytes attention reads; K/V rounded to nearest even). fp8 is refused on CPU")
       ->check([](const std::string& v) -> std::string {
-        if (v == "auto" || v == "float32" || v == "float" || v == "bfloat16" ||
-            v == "float16" || v == "half") {
+        if (v == "auto" || v == "float32" || v == "float" || v == "bfloat16" || v == "float16" ||
+            v == "half") {
           return "";
         }
         if (v.rfind("fp8", 0) == 0) {
@@ -42,7 +42,8 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       "Quantization of the checkpoint: ascend (msModelSlim W8A8_DYNAMIC / W8A8) | "
       "compressed-tensors (int8 W8A8). Default: detected from the folder "
       "(quant_model_description.json or config.json quantization_config); a value the folder "
-      "does not match stops start-up", ",-q")
+      "does not match stops start-up",
+      ",-q")
       ->check(CLI::IsMember({"ascend", "compressed-tensors"}));
   Opt(app, "chat-template", f.chat_template, "Jinja chat template file (overrides the model's)");
   Opt(app, "generation-config", f.generation_config,
@@ -68,11 +69,13 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   Opt(app, "default-chat-template-kwargs", f.default_chat_template_kwargs,
       "JSON object of chat template variables; a request's chat_template_kwargs override it");
   Opt(app, "max-chat-messages", f.max_chat_messages,
-      "Messages per chat request at most (400 beyond)")->check(IntRange(1, 1000000));
+      "Messages per chat request at most (400 beyond)")
+      ->check(IntRange(1, 1000000));
   Opt(app, "max-chat-tools", f.max_chat_tools, "Tools per chat request at most (400 beyond)")
       ->check(IntRange(1, 100000));
   Opt(app, "chat-template-max-recursion", f.chat_template_max_recursion,
-      "Nested macro calls in one chat template render at most")->check(IntRange(1, 10000));
+      "Nested macro calls in one chat template render at most")
+      ->check(IntRange(1, 10000));
   Opt(app, "chat-template-max-loop-iterations", f.chat_template_max_loop_iterations,
       "Loop iterations (all loops) and range() length in one chat template render at most")
       ->check(IntRange(1, std::numeric_limits<int64_t>::max()));
@@ -167,19 +170,22 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       ->check(CLI::IsMember({"least-loaded", "round-robin"}));
   Flag(app, "headless", f.headless, "Run engine cores only, no API server");
   Flag(app, "enable-expert-parallel", f.enable_expert_parallel,
-       "Split each MoE layer's experts over all DP x TP ranks (tokens travel by all-to-all); DP ranks then step together in waves");
+       "Split each MoE layer's experts over all DP x TP ranks (tokens travel by all-to-all); DP "
+       "ranks then step together in waves");
   Opt(app, "speculative-config", f.speculative_config,
       "Speculative decoding (JSON, vLLM's fields): {\"method\": \"ngram\", "
       "\"num_speculative_tokens\": K, \"prompt_lookup_min\": N, \"prompt_lookup_max\": M}");
 
-  Opt(app, "compilation-config", f.compilation_config, "Accelerator graph config (JSON); no effect on CPU");
+  Opt(app, "compilation-config", f.compilation_config,
+      "Accelerator graph config (JSON); no effect on CPU");
   Opt(app, "additional-config", f.additional_config,
       "Platform-specific config (JSON object). On CPU: {\"enable_cpu_binding\": true} pins each "
       "TP/DP rank's threads to its own cores; {\"q8_0_dot\": \"int8\"|\"float32\"} picks how "
       "GGUF Q8_0 weights multiply: int8 (default on AVX-512 VNNI CPUs: activations quantized to "
       "Q8_0 per block of 32, llama.cpp's arithmetic) or float32 (exact widening, f32 "
       "activations); other keys are logged as having no effect");
-  Flag(app, "async-scheduling", f.async_scheduling, "Overlap scheduling with compute; no effect yet");
+  Flag(app, "async-scheduling", f.async_scheduling,
+       "Overlap scheduling with compute; no effect yet");
   Flag(app, "enforce-eager", f.enforce_eager, "Accepted; no effect on CPU");
   DeclareCompatFlags(app, f);
 }
@@ -202,8 +208,9 @@ static Status CheckJson(const std::string& flag, const std::string& value) {
 // rank R; external mode serves one rank per machine.
 static Status ResolveLoadBalancingMode(ServeFlags& f) {
   if (f.data_parallel_hybrid_lb && (f.data_parallel_external_lb || f.data_parallel_rank >= 0)) {
-    return InvalidArgument("--data-parallel-hybrid-lb and --data-parallel-external-lb / "
-                           "--data-parallel-rank are two load-balancing modes; choose one");
+    return InvalidArgument(
+        "--data-parallel-hybrid-lb and --data-parallel-external-lb / "
+        "--data-parallel-rank are two load-balancing modes; choose one");
   }
   if (f.data_parallel_rank >= f.data_parallel_size) {
     return InvalidArgument("--data-parallel-rank " + std::to_string(f.data_parallel_rank) +
@@ -221,17 +228,19 @@ static Status ResolveLoadBalancingMode(ServeFlags& f) {
     f.data_parallel_start_rank = f.data_parallel_rank;
   }
   if (!LocalRanksOnly(f)) return Status::Ok();
-  const char* mode = f.data_parallel_external_lb
-                         ? (f.data_parallel_rank >= 0 ? "--data-parallel-rank"
-                                                      : "--data-parallel-external-lb")
-                         : "--data-parallel-hybrid-lb";
+  const char* mode =
+      f.data_parallel_external_lb
+          ? (f.data_parallel_rank >= 0 ? "--data-parallel-rank" : "--data-parallel-external-lb")
+          : "--data-parallel-hybrid-lb";
   if (f.headless) {
-    return InvalidArgument(std::string(mode) + " runs this machine's own API servers; it "
+    return InvalidArgument(std::string(mode) +
+                           " runs this machine's own API servers; it "
                            "cannot be --headless (drop one of them)");
   }
   if (f.data_parallel_external_lb) {
     if (f.data_parallel_size_local >= 0 && f.data_parallel_size_local != 1) {
-      return InvalidArgument(std::string(mode) + " serves one DP rank per API deployment; "
+      return InvalidArgument(std::string(mode) +
+                             " serves one DP rank per API deployment; "
                              "--data-parallel-size-local " +
                              std::to_string(f.data_parallel_size_local) +
                              " must be 1 (or use --data-parallel-hybrid-lb for several)");
@@ -239,7 +248,8 @@ static Status ResolveLoadBalancingMode(ServeFlags& f) {
     f.data_parallel_size_local = 1;
   }
   if (f.data_parallel_size_local == 0) {
-    return InvalidArgument(std::string(mode) + " needs at least one local DP rank: this "
+    return InvalidArgument(std::string(mode) +
+                           " needs at least one local DP rank: this "
                            "machine's API servers serve only its own ranks");
   }
   if (f.data_parallel_start_rank > 0 && f.data_parallel_address.empty()) {
@@ -252,7 +262,9 @@ static Status ResolveLoadBalancingMode(ServeFlags& f) {
 
 // --data-parallel-*, --headless and --api-server-count together (vLLM's rules).
 static Status ValidateDataParallelFlags(ServeFlags& f) {
-  auto flag = [](const char* name, int v) { return std::string("--") + name + " " + std::to_string(v); };
+  auto flag = [](const char* name, int v) {
+    return std::string("--") + name + " " + std::to_string(v);
+  };
   if (f.data_parallel_size < 1) {
     return InvalidArgument(flag("data-parallel-size", f.data_parallel_size) + " must be >= 1");
   }
@@ -280,8 +292,9 @@ static Status ValidateDataParallelFlags(ServeFlags& f) {
                              " with --headless: a headless machine runs no API server; drop it");
     }
     if (f.data_parallel_size_local < 1) {
-      return InvalidArgument("--headless needs at least one local DP rank "
-                             "(--data-parallel-size-local)");
+      return InvalidArgument(
+          "--headless needs at least one local DP rank "
+          "(--data-parallel-size-local)");
     }
     if (f.data_parallel_address.empty()) {
       return InvalidArgument("--headless needs --data-parallel-address: the head's address");
@@ -324,8 +337,10 @@ Status ValidateServeFlags(ServeFlags& f) {
     for (const auto& [key, value] : extra.items()) {
       if (key == "q8_0_dot") {
         if (!value.is_string() || (value != "int8" && value != "float32")) {
-          return InvalidArgument("--additional-config q8_0_dot must be \"int8\" or \"float32\", "
-                                 "got " + value.dump());
+          return InvalidArgument(
+              "--additional-config q8_0_dot must be \"int8\" or \"float32\", "
+              "got " +
+              value.dump());
         }
         f.q8_0_dot = value.get<std::string>();
         continue;
@@ -335,16 +350,17 @@ Status ValidateServeFlags(ServeFlags& f) {
         continue;
       }
       if (!value.is_boolean()) {
-        return InvalidArgument("--additional-config enable_cpu_binding must be true or false, got " +
-                               value.dump());
+        return InvalidArgument(
+            "--additional-config enable_cpu_binding must be true or false, got " + value.dump());
       }
       f.enable_cpu_binding = value.get<bool>();
     }
   }
   TANDEM_RETURN_IF_ERROR(CheckJson("default-chat-template-kwargs", f.default_chat_template_kwargs));
   if (f.enable_auto_tool_choice && f.tool_call_parser.empty()) {
-    return InvalidArgument("--enable-auto-tool-choice needs --tool-call-parser (hermes or "
-                           "qwen3_coder)");
+    return InvalidArgument(
+        "--enable-auto-tool-choice needs --tool-call-parser (hermes or "
+        "qwen3_coder)");
   }
   TANDEM_ASSIGN_OR_RETURN(f.speculative, ParseSpeculativeConfig(f.speculative_config));
   TANDEM_RETURN_IF_ERROR(ValidateCompatFlags(f));
@@ -366,7 +382,8 @@ Status CheckKvCacheFitsInMemory(const ServeFlags& f, int64_t physical_memory_byt
       (caches > 1 ? " x " + std::to_string(caches) + " engine processes on this machine" : "") +
       " exceeds this machine's physical memory of " + std::to_string(physical_memory_bytes) +
       " bytes (" + gib(static_cast<double>(physical_memory_bytes)) +
-      "); give at most that, or leave the flag out and let --gpu-memory-utilization size the cache");
+      "); give at most that, or leave the flag out and let --gpu-memory-utilization size the "
+      "cache");
 }
 
 void LogIneffectiveFlags(const ServeFlags& f) {
@@ -374,7 +391,8 @@ void LogIneffectiveFlags(const ServeFlags& f) {
     TLOG_INFO("{} accepted; it has no effect on CPU", flag);
   };
   if (!f.compilation_config.empty()) note("--compilation-config");
-  for (const std::string& key : f.additional_config_ignored) note("--additional-config key '" + key + "'");
+  for (const std::string& key : f.additional_config_ignored)
+    note("--additional-config key '" + key + "'");
   if (f.trust_remote_code) note("--trust-remote-code");
   if (f.async_scheduling) note("--async-scheduling");
   if (f.enforce_eager) note("--enforce-eager");
@@ -387,10 +405,10 @@ std::vector<std::string> NormalizeFlagSpellings(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     static const std::map<std::string, std::string> kShortForms = {
-        {"-tp", "--tensor-parallel-size"},     {"-dp", "--data-parallel-size"},
-        {"-pp", "--pipeline-parallel-size"},   {"-dpl", "--data-parallel-size-local"},
-        {"-dpa", "--data-parallel-address"},   {"-dpp", "--data-parallel-rpc-port"},
-        {"-dpr", "--data-parallel-rank"},      {"-dpb", "--data-parallel-backend"},
+        {"-tp", "--tensor-parallel-size"},   {"-dp", "--data-parallel-size"},
+        {"-pp", "--pipeline-parallel-size"}, {"-dpl", "--data-parallel-size-local"},
+        {"-dpa", "--data-parallel-address"}, {"-dpp", "--data-parallel-rpc-port"},
+        {"-dpr", "--data-parallel-rank"},    {"-dpb", "--data-parallel-backend"},
         {"-ep", "--enable-expert-parallel"}};
     if (auto it = kShortForms.find(a); it != kShortForms.end()) a = it->second;
     if (a.rfind("--", 0) == 0) {

@@ -108,8 +108,9 @@ Status ValidateCompatFlags(const ServeFlags& f) {
     TANDEM_RETURN_IF_ERROR(http::MakeServerTlsContext(tls).status());
   } else if (!f.ssl_ca_certs.empty() || f.ssl_cert_reqs != 0 || !f.ssl_ciphers.empty() ||
              f.enable_ssl_refresh) {
-    return InvalidArgument("--ssl-ca-certs, --ssl-cert-reqs, --ssl-ciphers and "
-                           "--enable-ssl-refresh need --ssl-keyfile and --ssl-certfile (HTTPS)");
+    return InvalidArgument(
+        "--ssl-ca-certs, --ssl-cert-reqs, --ssl-ciphers and "
+        "--enable-ssl-refresh need --ssl-keyfile and --ssl-certfile (HTTPS)");
   }
   for (const auto& [flag, value] : {std::pair{"--allowed-origins", &f.allowed_origins},
                                     std::pair{"--allowed-methods", &f.allowed_methods},
@@ -151,28 +152,34 @@ std::string Joined(const std::vector<std::string>& names) {
 
 void LogCompatFlags(const ServeFlags& f) {
   if (!f.enable_chunked_prefill) {
-    TLOG_INFO("--no-enable-chunked-prefill accepted; no effect: long prompts are always "
-              "prefilled in chunks of --max-num-batched-tokens (as in vLLM V1)");
+    TLOG_INFO(
+        "--no-enable-chunked-prefill accepted; no effect: long prompts are always "
+        "prefilled in chunks of --max-num-batched-tokens (as in vLLM V1)");
   }
   if (f.swap_space) {
-    TLOG_INFO("--swap-space accepted; it has no effect on CPU (the KV cache is in host memory "
-              "already; a preempted request recomputes)");
+    TLOG_INFO(
+        "--swap-space accepted; it has no effect on CPU (the KV cache is in host memory "
+        "already; a preempted request recomputes)");
   }
   if (f.cpu_offload_gb) {
-    TLOG_INFO("--cpu-offload-gb accepted; it has no effect on CPU (the weights are in host "
-              "memory already)");
+    TLOG_INFO(
+        "--cpu-offload-gb accepted; it has no effect on CPU (the weights are in host "
+        "memory already)");
   }
   if (f.disable_log_stats) {
     TLOG_INFO("--disable-log-stats accepted; tandem logs no periodic stats (see /metrics)");
   }
   if (f.disable_log_requests) {
-    TLOG_INFO("--disable-log-requests accepted; no effect: requests are logged only with "
-              "--enable-log-requests{}",
-              f.enable_log_requests ? ", which is given and wins" : " (not given)");
+    TLOG_INFO(
+        "--disable-log-requests accepted; no effect: requests are logged only with "
+        "--enable-log-requests{}",
+        f.enable_log_requests ? ", which is given and wins" : " (not given)");
   }
   if (f.uvicorn_log_level) {
-    TLOG_INFO("--uvicorn-log-level {} accepted; no effect (tandem's HTTP server is not uvicorn; "
-              "--disable-access-log-for-endpoints quiets its access log)", *f.uvicorn_log_level);
+    TLOG_INFO(
+        "--uvicorn-log-level {} accepted; no effect (tandem's HTTP server is not uvicorn; "
+        "--disable-access-log-for-endpoints quiets its access log)",
+        *f.uvicorn_log_level);
   }
   if (!f.distributed_executor_backend.empty()) {
     TLOG_INFO("--distributed-executor-backend {} accepted: tandem runs its ranks as processes",
@@ -188,8 +195,10 @@ void LogCompatFlags(const ServeFlags& f) {
          {std::pair{"data-parallel-address", f.data_parallel_address},
           std::pair{"data-parallel-rpc-port", std::to_string(f.data_parallel_rpc_port)}}) {
       if (Given(f, name)) {
-        TLOG_INFO("--{} {} accepted; no effect with one DP rank and one API server (no other "
-                  "machine joins, so no DP handshake runs)", name, value);
+        TLOG_INFO(
+            "--{} {} accepted; no effect with one DP rank and one API server (no other "
+            "machine joins, so no DP handshake runs)",
+            name, value);
       }
     }
   }
@@ -197,8 +206,10 @@ void LogCompatFlags(const ServeFlags& f) {
 
 void LogAppliedFlags(const ServeFlags& f) {
   if (Given(f, "pipeline-parallel-size")) {
-    TLOG_INFO("--pipeline-parallel-size {}: one pipeline stage, every rank holds all layers "
-              "(tandem splits a model with --tensor-parallel-size)", f.pipeline_parallel_size);
+    TLOG_INFO(
+        "--pipeline-parallel-size {}: one pipeline stage, every rank holds all layers "
+        "(tandem splits a model with --tensor-parallel-size)",
+        f.pipeline_parallel_size);
   }
   if (Given(f, "scheduling-policy")) {
     TLOG_INFO("--scheduling-policy {}: {}", f.scheduling_policy,
@@ -211,7 +222,7 @@ void LogAppliedFlags(const ServeFlags& f) {
     TLOG_INFO("--data-parallel-backend {}: DP ranks run as processes", f.data_parallel_backend);
   }
   if (LocalRanksOnly(f)) {
-    const char* mode = f.data_parallel_hybrid_lb ? "--data-parallel-hybrid-lb"
+    const char* mode = f.data_parallel_hybrid_lb   ? "--data-parallel-hybrid-lb"
                        : f.data_parallel_rank >= 0 ? "--data-parallel-rank"
                                                    : "--data-parallel-external-lb";
     const int first = f.data_parallel_start_rank;
@@ -227,38 +238,45 @@ void LogAppliedFlags(const ServeFlags& f) {
   }
   if (const int local = f.data_parallel_size_local; Given(f, "data-parallel-size-local")) {
     if (local == 0) {
-      TLOG_INFO("--data-parallel-size-local 0: none of the {} DP ranks runs on this machine; "
-                "it serves the API", f.data_parallel_size);
+      TLOG_INFO(
+          "--data-parallel-size-local 0: none of the {} DP ranks runs on this machine; "
+          "it serves the API",
+          f.data_parallel_size);
     } else {
-      TLOG_INFO("--data-parallel-size-local {}: DP rank(s) {}..{} of {} run on this machine",
-                local, f.data_parallel_start_rank, f.data_parallel_start_rank + local - 1,
+      TLOG_INFO("--data-parallel-size-local {}: DP rank(s) {}..{} of {} run on this machine", local,
+                f.data_parallel_start_rank, f.data_parallel_start_rank + local - 1,
                 f.data_parallel_size);
     }
   }
   if (f.enable_log_requests) {
-    TLOG_INFO("--enable-log-requests: each request is logged as it reaches the engine, its id "
-              "and sampling parameters at INFO, its prompt and prompt token ids at DEBUG "
-              "(TANDEM_LOG_LEVEL=debug; --max-log-len {})",
-              f.max_log_len < 0 ? std::string("-1: all of them") : std::to_string(f.max_log_len));
+    TLOG_INFO(
+        "--enable-log-requests: each request is logged as it reaches the engine, its id "
+        "and sampling parameters at INFO, its prompt and prompt token ids at DEBUG "
+        "(TANDEM_LOG_LEVEL=debug; --max-log-len {})",
+        f.max_log_len < 0 ? std::string("-1: all of them") : std::to_string(f.max_log_len));
   }
   if (f.enable_prompt_tokens_details) {
-    TLOG_INFO("--enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens counts "
-              "the prompt tokens served from the prefix cache");
+    TLOG_INFO(
+        "--enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens counts "
+        "the prompt tokens served from the prefix cache");
   }
   if (f.enable_server_load_tracking) {
-    TLOG_INFO("--enable-server-load-tracking: GET /load counts the generation requests this API "
-              "server holds");
+    TLOG_INFO(
+        "--enable-server-load-tracking: GET /load counts the generation requests this API "
+        "server holds");
   }
   if (f.enable_request_id_headers) {
-    TLOG_INFO("--enable-request-id-headers: responses carry X-Request-Id, the request's own or "
-              "else a new random one");
+    TLOG_INFO(
+        "--enable-request-id-headers: responses carry X-Request-Id, the request's own or "
+        "else a new random one");
   }
-  if (Given(f, "allowed-origins") || Given(f, "allowed-methods") ||
-      Given(f, "allowed-headers") || Given(f, "allow-credentials")) {
-    TLOG_INFO("CORS: --allowed-origins {}, --allowed-methods {}, --allowed-headers {}, "
-              "--allow-credentials {} (a browser's preflight outside these gets a 400)",
-              f.allowed_origins, f.allowed_methods, f.allowed_headers,
-              f.allow_credentials ? "on: the origin is echoed instead of *" : "off");
+  if (Given(f, "allowed-origins") || Given(f, "allowed-methods") || Given(f, "allowed-headers") ||
+      Given(f, "allow-credentials")) {
+    TLOG_INFO(
+        "CORS: --allowed-origins {}, --allowed-methods {}, --allowed-headers {}, "
+        "--allow-credentials {} (a browser's preflight outside these gets a 400)",
+        f.allowed_origins, f.allowed_methods, f.allowed_headers,
+        f.allow_credentials ? "on: the origin is echoed instead of *" : "off");
   }
   if (const ServeFlags::ConfigFileUse& config = f.config_file; !config.path.empty()) {
     TLOG_INFO("--config {}: took {} from the file{}", config.path,
@@ -278,8 +296,10 @@ Result<std::vector<std::string>> ParseStringList(const std::string& flag,
   }
   if (!list.is_array() || !std::all_of(list.begin(), list.end(),
                                        [](const nlohmann::json& v) { return v.is_string(); })) {
-    return InvalidArgument(flag + " must be a JSON list of strings, e.g. '[\"http://a.example\"]', "
-                           "got '" + value + "'");
+    return InvalidArgument(flag +
+                           " must be a JSON list of strings, e.g. '[\"http://a.example\"]', "
+                           "got '" +
+                           value + "'");
   }
   return list.get<std::vector<std::string>>();
 }

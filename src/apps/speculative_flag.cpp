@@ -34,16 +34,20 @@ Result<protocol::SpeculativeConfig> ParseSpeculativeConfig(const std::string& js
                                                "enforce_eager"};
   for (const auto& [key, unused] : j.items()) {
     if (!kKnown.contains(key)) {
-      return Bad(fmt::format("unknown field '{}'; tandem reads method, num_speculative_tokens, "
-                             "prompt_lookup_min, prompt_lookup_max and enforce_eager", key));
+      return Bad(
+          fmt::format("unknown field '{}'; tandem reads method, num_speculative_tokens, "
+                      "prompt_lookup_min, prompt_lookup_max and enforce_eager",
+                      key));
     }
   }
   if (!j.contains("method") || j["method"].is_null()) {
     return Bad("'method' is required: \"ngram\", \"mtp\" or \"qwen3_5_mtp\"");
   }
   if (!j["method"].is_string()) {
-    return Bad(fmt::format("'method' must be a string (\"ngram\", \"mtp\" or "
-                           "\"qwen3_5_mtp\"); found {}", j["method"].dump()));
+    return Bad(
+        fmt::format("'method' must be a string (\"ngram\", \"mtp\" or "
+                    "\"qwen3_5_mtp\"); found {}",
+                    j["method"].dump()));
   }
   config.method = j["method"].get<std::string>();
   const bool mtp = config.method == "mtp" || config.method == "qwen3_5_mtp";
@@ -60,8 +64,10 @@ Result<protocol::SpeculativeConfig> ParseSpeculativeConfig(const std::string& js
     // The model's MTP layers draft, applied k times (vLLM's qwen3_5_mtp / mtp); the model is
     // checked at load (it must have them).
     if (j.contains("prompt_lookup_min") || j.contains("prompt_lookup_max")) {
-      return Bad(fmt::format("prompt_lookup_min/max are ngram fields; method '{}' does not "
-                             "take them", config.method));
+      return Bad(
+          fmt::format("prompt_lookup_min/max are ngram fields; method '{}' does not "
+                      "take them",
+                      config.method));
     }
     if (j.contains("enforce_eager")) {
       TLOG_INFO("--speculative-config enforce_eager accepted; it has no effect on CPU");
@@ -83,8 +89,8 @@ Result<protocol::SpeculativeConfig> ParseSpeculativeConfig(const std::string& js
   }
   if (j.contains("enforce_eager")) {
     if (!j["enforce_eager"].is_boolean()) {
-      return Bad(fmt::format("'enforce_eager' must be a boolean; found {}",
-                             j["enforce_eager"].dump()));
+      return Bad(
+          fmt::format("'enforce_eager' must be a boolean; found {}", j["enforce_eager"].dump()));
     }
     TLOG_INFO("--speculative-config enforce_eager accepted; it has no effect on CPU");
   }

@@ -9,8 +9,8 @@
 namespace tandem::apps {
 
 worker::TokenVocabularyLoader MakeTokenVocabularyLoader(const EngineCoreConfig& config) {
-  return [model = config.model_path, tokenizer_path = config.tokenizer_path](int32_t vocab_size)
-             -> std::shared_ptr<const structured::TokenVocabulary> {
+  return [model = config.model_path, tokenizer_path = config.tokenizer_path](
+             int32_t vocab_size) -> std::shared_ptr<const structured::TokenVocabulary> {
     const auto start = std::chrono::steady_clock::now();
     auto files = InspectModelFiles(model, tokenizer_path);
     TANDEM_CHECK(files.ok()) << "structured outputs: cannot read the tokenizer: "
@@ -24,8 +24,8 @@ worker::TokenVocabularyLoader MakeTokenVocabularyLoader(const EngineCoreConfig& 
     for (int32_t id = 0; id < n; ++id) {
       if (!tok.IsSpecial(id)) token_bytes[id] = tok.TokenBytes(id);
     }
-    auto vocabulary = std::make_shared<const structured::TokenVocabulary>(
-        std::move(token_bytes), vocab_size);
+    auto vocabulary =
+        std::make_shared<const structured::TokenVocabulary>(std::move(token_bytes), vocab_size);
     TLOG_INFO("structured outputs: token vocabulary of {} tokens ready in {:.0f} ms", n,
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                   .count());

@@ -54,10 +54,11 @@ int RunTpWorkerCommand(int argc, char** argv) {
   loop.plan_endpoint = cfg.tp_plan_endpoint;
   loop.ack_endpoint = cfg.tp_ack_endpoint;
   std::unique_ptr<model::Model> owned = std::move(model).value();
-  return worker::RunWorkerLoop(loop, [&](int32_t num_kv_blocks)
-                                         -> Result<std::unique_ptr<worker::Worker>> {
-    return std::make_unique<worker::Worker>(std::move(owned), MakeWorkerConfig(cfg, num_kv_blocks));
-  });
+  return worker::RunWorkerLoop(
+      loop, [&](int32_t num_kv_blocks) -> Result<std::unique_ptr<worker::Worker>> {
+        return std::make_unique<worker::Worker>(std::move(owned),
+                                                MakeWorkerConfig(cfg, num_kv_blocks));
+      });
 }
 
 }  // namespace tandem::apps

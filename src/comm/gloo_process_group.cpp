@@ -75,7 +75,8 @@ Result<std::unique_ptr<ProcessGroup>> GlooProcessGroup::Create(const GroupSpec& 
   if (spec.rank == 0) {
     auto server = TcpStoreServer::Start(spec.rendezvous);
     if (!server.ok()) {
-      return Status(server.status().code(), "gloo group '" + spec.name + "': " + server.status().message());
+      return Status(server.status().code(),
+                    "gloo group '" + spec.name + "': " + server.status().message());
     }
     pg->server_ = std::move(server).value();
   }
@@ -113,9 +114,9 @@ Status GlooProcessGroup::Guard(const char* op, Fn&& fn) {
     fn(++tag_);
     return Status::Ok();
   } catch (const std::exception& e) {
-    failed_ = Unavailable("gloo group '" + name_ + "' " + op + " on rank " +
-                          std::to_string(rank_) + " failed (peer gone or timeout after " +
-                          std::to_string(timeout_s_) + " s): " + e.what());
+    failed_ = Unavailable("gloo group '" + name_ + "' " + op + " on rank " + std::to_string(rank_) +
+                          " failed (peer gone or timeout after " + std::to_string(timeout_s_) +
+                          " s): " + e.what());
     return failed_;
   }
 }

@@ -18,8 +18,13 @@ namespace tandem::comm {
 class LocalHub {
  public:
   LocalHub(std::string name, int size, double timeout_s)
-      : name_(std::move(name)), size_(size), timeout_s_(timeout_s), joined_(size, false),
-        in_(size, nullptr), counts_(size, 0), send_counts_(size, nullptr) {}
+      : name_(std::move(name)),
+        size_(size),
+        timeout_s_(timeout_s),
+        joined_(size, false),
+        in_(size, nullptr),
+        counts_(size, 0),
+        send_counts_(size, nullptr) {}
 
   const std::string& name() const { return name_; }
   int size() const { return size_; }
@@ -43,8 +48,8 @@ class LocalHub {
       }
       broken_ = true;
       cv_.notify_all();
-      return Unavailable("local group '" + name_ + "': ranks [" + missing + "] did not join within " +
-                         std::to_string(timeout_s_) + " s");
+      return Unavailable("local group '" + name_ + "': ranks [" + missing +
+                         "] did not join within " + std::to_string(timeout_s_) + " s");
     }
     return Status::Ok();
   }

@@ -16,8 +16,9 @@ Result<std::unique_ptr<ProcessGroup>> CreateProcessGroup(const GroupSpec& spec) 
                            " outside [0, " + std::to_string(spec.size) + ")");
   }
   if (spec.name.empty()) {
-    return InvalidArgument("group spec has an empty name; expected a name unique per group and "
-                           "deployment, e.g. \"tp-dp0-<port>\"");
+    return InvalidArgument(
+        "group spec has an empty name; expected a name unique per group and "
+        "deployment, e.g. \"tp-dp0-<port>\"");
   }
   if (spec.backend == "local") return LocalProcessGroup::Create(spec);
   if (spec.backend == "shm") return ShmProcessGroup::Create(spec);
@@ -26,7 +27,8 @@ Result<std::unique_ptr<ProcessGroup>> CreateProcessGroup(const GroupSpec& spec) 
 #if TANDEM_WITH_NCCL
     return NcclProcessGroup::Create(spec);
 #else
-    return Unimplemented("group '" + spec.name + "': backend 'nccl' requested, but this build has "
+    return Unimplemented("group '" + spec.name +
+                         "': backend 'nccl' requested, but this build has "
                          "no NCCL (configure with -DTANDEM_WITH_NCCL=ON on a machine with the "
                          "CUDA toolkit and NCCL)");
 #endif

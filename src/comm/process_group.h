@@ -19,7 +19,7 @@ namespace tandem::comm {
 class ProcessGroup {
  public:
   virtual ~ProcessGroup() = default;
-  virtual int rank() const = 0;   // 0 … size-1 within this group
+  virtual int rank() const = 0;  // 0 … size-1 within this group
   virtual int size() const = 0;
   virtual const std::string& backend() const = 0;
 
@@ -50,7 +50,7 @@ struct GroupSpec {
   // gloo, nccl: "host:port" of the rendezvous store (rank 0 listens there); shm: unused (the
   // name picks the segment); local: unused.
   std::string rendezvous;
-  double timeout_s = 60;        // a collective waiting longer than this fails (kUnavailable)
+  double timeout_s = 60;  // a collective waiting longer than this fails (kUnavailable)
   // nccl only: the CUDA device index this rank uses; -1 = rank % number of visible devices.
   int device = -1;
 };

@@ -46,7 +46,10 @@ Result<std::unique_ptr<ProcessGroup>> ShmProcessGroup::Create(const GroupSpec& s
 }
 
 ShmProcessGroup::ShmProcessGroup(std::unique_ptr<ShmSegment> segment, const GroupSpec& spec)
-    : segment_(std::move(segment)), name_(spec.name), rank_(spec.rank), size_(spec.size),
+    : segment_(std::move(segment)),
+      name_(spec.name),
+      rank_(spec.rank),
+      size_(spec.size),
       timeout_s_(spec.timeout_s) {}
 
 Status ShmProcessGroup::Arrive() {
@@ -98,9 +101,8 @@ Status ShmProcessGroup::AllReduceSum(float* data, size_t count) {
     size_t n = std::min(chunk, count - off);
     std::memcpy(MyHalf(), data + off, n * sizeof(float));
     TANDEM_RETURN_IF_ERROR(Arrive());
-    SumInRankOrder(data + off, n, size_, [&](int r, size_t i) {
-      return reinterpret_cast<const float*>(PeerHalf(r))[i];
-    });
+    SumInRankOrder(data + off, n, size_,
+                   [&](int r, size_t i) { return reinterpret_cast<const float*>(PeerHalf(r))[i]; });
   }
   return Status::Ok();
 }
@@ -170,11 +172,10 @@ Status ShmProcessGroup::AllToAll(const float* in, const std::vector<size_t>& sen
   size_t max_count = 0;
   for (int s = 0; s < size_; ++s) {
     if (matrix[s * size_ + rank_] != recv_counts[s] && mismatch.ok()) {
-      mismatch = InvalidArgument("shm group '" + name_ + "' AllToAll: rank " +
-                                 std::to_string(rank_) + " expects " +
-                                 std::to_string(recv_counts[s]) + " elements from rank " +
-                                 std::to_string(s) + ", which sends " +
-                                 std::to_string(matrix[s * size_ + rank_]));
+      mismatch = InvalidArgument(
+          "shm group '" + name_ + "' AllToAll: rank " + std::to_string(rank_) + " expects " +
+          std::to_string(recv_counts[s]) + " elements from rank " + std::to_string(s) +
+          ", which sends " + std::to_string(matrix[s * size_ + rank_]));
     }
     for (int d = 0; d < size_; ++d) max_count = std::max(max_count, matrix[s * size_ + d]);
   }

@@ -97,14 +97,16 @@ Status ShmSegment::CreateAsRankZero(double deadline_s) {
   }
   int fd = shm_open(shm_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) {
-    return Internal("shm group '" + group_ + "': creating " + shm_name_ + " failed: " + ErrnoText());
+    return Internal("shm group '" + group_ + "': creating " + shm_name_ +
+                    " failed: " + ErrnoText());
   }
   if (ftruncate(fd, static_cast<off_t>(total_bytes_)) != 0) {
     std::string err = ErrnoText();
     close(fd);
     shm_unlink(shm_name_.c_str());
     return Internal("shm group '" + group_ + "': sizing " + shm_name_ + " to " +
-                    std::to_string(total_bytes_) + " bytes failed: " + err + " (is /dev/shm full?)");
+                    std::to_string(total_bytes_) + " bytes failed: " + err +
+                    " (is /dev/shm full?)");
   }
   Status mapped = Map(fd, total_bytes_);
   close(fd);

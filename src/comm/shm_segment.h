@@ -25,7 +25,7 @@ struct alignas(64) ShmRankCell {
   std::atomic<uint64_t> join_token;     // written by the rank when it joins
   std::atomic<uint64_t> welcome_token;  // rank 0's echo of join_token
   std::atomic<int64_t> pid;
-  std::atomic<uint32_t> left;           // 1 once the rank destroyed its group
+  std::atomic<uint32_t> left;  // 1 once the rank destroyed its group
 };
 
 struct ShmHeader {

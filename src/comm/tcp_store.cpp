@@ -86,7 +86,8 @@ Result<std::pair<std::string, int>> SplitHostPort(const std::string& host_port) 
     port = -1;
   }
   if (host.empty() || port <= 0 || port > 65535) {
-    return InvalidArgument("rendezvous address '" + host_port + "': expected host:port with a port in 1..65535");
+    return InvalidArgument("rendezvous address '" + host_port +
+                           "': expected host:port with a port in 1..65535");
   }
   return std::make_pair(host, port);
 }

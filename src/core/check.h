@@ -28,7 +28,7 @@ struct Voidify {
 
 }  // namespace tandem::internal
 
-#define TANDEM_CHECK(cond)                          \
-  (cond) ? (void)0                                  \
-         : ::tandem::internal::Voidify() &          \
+#define TANDEM_CHECK(cond)                 \
+  (cond) ? (void)0                         \
+         : ::tandem::internal::Voidify() & \
                ::tandem::internal::CheckFailure(#cond, __FILE__, __LINE__)

@@ -44,12 +44,16 @@ class Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status DataLoss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
 inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
-inline Status PermissionDenied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
+inline Status PermissionDenied(std::string m) {
+  return {StatusCode::kPermissionDenied, std::move(m)};
+}
 inline Status Conflict(std::string m) { return {StatusCode::kConflict, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
@@ -57,7 +61,7 @@ inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {}  // NOLINT
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
@@ -76,10 +80,10 @@ class Result {
 }  // namespace tandem
 
 // Propagate a non-ok Status / Result to the caller.
-#define TANDEM_RETURN_IF_ERROR(expr)          \
-  do {                                        \
-    ::tandem::Status _st = (expr);            \
-    if (!_st.ok()) return _st;                \
+#define TANDEM_RETURN_IF_ERROR(expr) \
+  do {                               \
+    ::tandem::Status _st = (expr);   \
+    if (!_st.ok()) return _st;       \
   } while (0)
 
 #define TANDEM_CONCAT_INNER(a, b) a##b

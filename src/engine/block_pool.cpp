@@ -36,8 +36,8 @@ std::vector<int32_t> BlockPool::AllocateBlocks(int32_t num_new_blocks) {
   for (int32_t i = 0; i < num_new_blocks; ++i) {
     KvBlock* block = free_queue_.PopFront();
     EvictIfCached(block);
-    TANDEM_CHECK(block->ref_cnt == 0) << "free block " << block->block_id << " has ref_cnt "
-                                      << block->ref_cnt;
+    TANDEM_CHECK(block->ref_cnt == 0)
+        << "free block " << block->block_id << " has ref_cnt " << block->ref_cnt;
     block->ref_cnt = 1;
     block_ids.push_back(block->block_id);
   }

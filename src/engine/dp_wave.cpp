@@ -57,8 +57,7 @@ bool DpWave::OnRequest() {
   if (running_) return false;
   Begin();
   const protocol::StartWave start{wave_, dp_rank_};
-  if (Status st = coordinator_->Send(protocol::Encode(MessageType::kStartWave, start));
-      !st.ok()) {
+  if (Status st = coordinator_->Send(protocol::Encode(MessageType::kStartWave, start)); !st.ok()) {
     // The other ranks will not join; this rank's first collective will time out and say so.
     TLOG_ERROR("DP rank {}: could not announce wave {}: {}", dp_rank_, wave_, st.ToString());
   }

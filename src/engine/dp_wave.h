@@ -46,8 +46,7 @@ class DpWave {
   Status AfterStep(bool has_unfinished_requests);
 
  private:
-  DpWave(AnyBusyFn any_busy, int sync_interval_steps, ipc::ZmqSocket* coordinator,
-         int32_t dp_rank);
+  DpWave(AnyBusyFn any_busy, int sync_interval_steps, ipc::ZmqSocket* coordinator, int32_t dp_rank);
   void Begin();
 
   ipc::ZmqSocket socket_;

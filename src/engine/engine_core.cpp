@@ -10,8 +10,7 @@
 
 namespace tandem::engine {
 
-EngineCore::EngineCore(SchedulerConfig config, std::unique_ptr<Executor> executor,
-                       int32_t dp_rank)
+EngineCore::EngineCore(SchedulerConfig config, std::unique_ptr<Executor> executor, int32_t dp_rank)
     : scheduler_(config), executor_(std::move(executor)), dp_rank_(dp_rank) {
   TANDEM_CHECK(executor_ != nullptr) << "EngineCore of DP rank " << dp_rank << " has no executor";
 }
@@ -55,15 +54,17 @@ void EngineCore::LogSpeculation(const protocol::EngineStats& stats) {
   std::string per_position;
   for (size_t p = 0; p < stats.spec_num_accepted_per_pos.size(); ++p) {
     const int64_t before = p < spec_logged_.spec_num_accepted_per_pos.size()
-                               ? spec_logged_.spec_num_accepted_per_pos[p] : 0;
+                               ? spec_logged_.spec_num_accepted_per_pos[p]
+                               : 0;
     per_position += fmt::format("{}{:.3f}", p ? ", " : "",
                                 static_cast<double>(stats.spec_num_accepted_per_pos[p] - before) /
                                     static_cast<double>(drafts));
   }
-  TLOG_INFO("engine {}: SpecDecoding metrics: mean acceptance length {:.2f}, accepted {} of {} "
-            "draft tokens ({:.1f} %), per-position acceptance rate [{}]",
-            dp_rank_, 1.0 + static_cast<double>(accepted) / static_cast<double>(drafts), accepted,
-            drafted, drafted > 0 ? 100.0 * accepted / drafted : 0.0, per_position);
+  TLOG_INFO(
+      "engine {}: SpecDecoding metrics: mean acceptance length {:.2f}, accepted {} of {} "
+      "draft tokens ({:.1f} %), per-position acceptance rate [{}]",
+      dp_rank_, 1.0 + static_cast<double>(accepted) / static_cast<double>(drafts), accepted,
+      drafted, drafted > 0 ? 100.0 * accepted / drafted : 0.0, per_position);
   spec_logged_ = stats;
   spec_log_due_s_ = now_s + 10.0;
 }

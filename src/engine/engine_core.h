@@ -68,12 +68,12 @@ class EngineCore {
   std::unique_ptr<Executor> executor_;
   int32_t dp_rank_;
   std::vector<protocol::EngineOutput> pending_outputs_;  // aborts since the last Step
-  int64_t num_requests_finished_ = 0;  // cumulative, for per-rank metrics
+  int64_t num_requests_finished_ = 0;                    // cumulative, for per-rank metrics
   int64_t num_generation_tokens_ = 0;
   bool lockstep_ = false;
   int64_t num_waves_ = 0;
   int64_t num_dummy_steps_ = 0;
-  int64_t stats_seq_ = 0;  // EngineStats::seq: batches of outputs built so far
+  int64_t stats_seq_ = 0;              // EngineStats::seq: batches of outputs built so far
   protocol::EngineStats spec_logged_;  // the stats of the last SpecDecoding log line
   double spec_log_due_s_ = 0;          // MonotonicSeconds() of the next one at the earliest
   std::vector<int64_t> num_received_by_client_;

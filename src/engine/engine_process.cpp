@@ -30,7 +30,10 @@ class EngineLoop {
              std::unique_ptr<ipc::ZmqSocket> input,
              std::vector<std::unique_ptr<ipc::ZmqSocket>> outputs,
              std::unique_ptr<ipc::ZmqSocket> stats)
-      : core_(core), options_(options), input_(std::move(input)), outputs_(std::move(outputs)),
+      : core_(core),
+        options_(options),
+        input_(std::move(input)),
+        outputs_(std::move(outputs)),
         stats_(std::move(stats)) {}
 
   int Run() {
@@ -107,8 +110,8 @@ class EngineLoop {
   Status StartWaves() {
     if (!core_.lockstep()) return Status::Ok();
     TANDEM_ASSIGN_OR_RETURN(waves_, DpWave::Connect(options_.wave_endpoint, options_.any_busy,
-                                                    options_.wave_sync_interval_steps,
-                                                    stats_.get(), core_.Stats().dp_rank));
+                                                    options_.wave_sync_interval_steps, stats_.get(),
+                                                    core_.Stats().dp_rank));
     return Status::Ok();
   }
 
@@ -250,7 +253,7 @@ class EngineLoop {
   double last_stats_s_ = 0;
   bool load_changed_ = false;  // a request arrived or finished since the last stats sent
   std::unique_ptr<HeartbeatThread> heartbeat_;  // null when the output socket is bound
-  std::unique_ptr<DpWave> waves_;  // null unless the core steps in lock-step
+  std::unique_ptr<DpWave> waves_;               // null unless the core steps in lock-step
 };
 
 }  // namespace

@@ -44,8 +44,8 @@ void KvCacheManager::RecordPrefixCacheQuery(int32_t num_query_tokens, int32_t nu
 
 std::optional<std::vector<int32_t>> KvCacheManager::AllocateSlots(
     Request& request, int32_t num_new_tokens, const ComputedBlocks& new_computed) {
-  TANDEM_CHECK(num_new_tokens >= 0) << "request " << request.request_id()
-                                    << ": num_new_tokens " << num_new_tokens;
+  TANDEM_CHECK(num_new_tokens >= 0)
+      << "request " << request.request_id() << ": num_new_tokens " << num_new_tokens;
   auto it = request_blocks_.find(request.request_id());
   const int32_t num_held_blocks =
       it == request_blocks_.end() ? 0 : static_cast<int32_t>(it->second.block_ids.size());
@@ -84,9 +84,9 @@ void KvCacheManager::CacheComputedBlocks(Request& request) {
   RequestBlocks& blocks = it->second;
   AppendFullBlockHashes(request.all_token_ids(), block_size_, &request.block_hashes(),
                         request.root_block_hash());
-  const int32_t num_full_blocks = std::min(
-      {request.num_computed_tokens / block_size_, static_cast<int32_t>(blocks.block_ids.size()),
-       static_cast<int32_t>(request.block_hashes().size())});
+  const int32_t num_full_blocks = std::min({request.num_computed_tokens / block_size_,
+                                            static_cast<int32_t>(blocks.block_ids.size()),
+                                            static_cast<int32_t>(request.block_hashes().size())});
   for (int32_t i = blocks.num_cached_blocks; i < num_full_blocks; ++i) {
     block_pool_.CacheBlock(blocks.block_ids[i], request.block_hashes()[i]);
   }

@@ -15,13 +15,13 @@
 namespace tandem::engine {
 
 enum class RequestStatus {
-  kWaiting,           // queued, never scheduled
-  kRunning,           // holds KV blocks, computed each step
-  kPreempted,         // blocks freed; waits to be recomputed from scratch
-  kFinishedStopped,   // EOS or a stop token id
-  kFinishedLength,    // max_tokens or max_model_len
-  kFinishedAborted,   // aborted by the API server
-  kFinishedError,     // the executor failed
+  kWaiting,          // queued, never scheduled
+  kRunning,          // holds KV blocks, computed each step
+  kPreempted,        // blocks freed; waits to be recomputed from scratch
+  kFinishedStopped,  // EOS or a stop token id
+  kFinishedLength,   // max_tokens or max_model_len
+  kFinishedAborted,  // aborted by the API server
+  kFinishedError,    // the executor failed
 };
 
 bool IsFinished(RequestStatus status);

@@ -32,10 +32,9 @@ void RequestQueue::Remove(const Request* request) {
 
 void RequestQueue::InsertByKey(Request* request) {
   // After every request served before it: the first one it is served before.
-  auto at = std::upper_bound(queue_.begin(), queue_.end(), request,
-                             [](const Request* r, const Request* queued) {
-                               return ServedBefore(*r, *queued);
-                             });
+  auto at = std::upper_bound(
+      queue_.begin(), queue_.end(), request,
+      [](const Request* r, const Request* queued) { return ServedBefore(*r, *queued); });
   queue_.insert(at, request);
 }
 

@@ -40,8 +40,9 @@ Status ValidateRequest(const protocol::EngineRequest& request, int32_t max_model
   if (num_prompt_tokens + sampling.max_tokens > max_model_len) {
     return InvalidArgument(
         "This model's maximum context length is " + std::to_string(max_model_len) +
-        " tokens. However, you requested " + std::to_string(num_prompt_tokens + sampling.max_tokens) +
-        " tokens (" + std::to_string(num_prompt_tokens) + " in the prompt, " +
+        " tokens. However, you requested " +
+        std::to_string(num_prompt_tokens + sampling.max_tokens) + " tokens (" +
+        std::to_string(num_prompt_tokens) + " in the prompt, " +
         std::to_string(sampling.max_tokens) +
         " in the completion). Please reduce the length of the prompt or max_tokens.");
   }
@@ -123,8 +124,8 @@ bool Scheduler::ScheduleRunning(int32_t* token_budget, std::vector<ScheduledRequ
     }
     // The budget may cut into the drafts: verify those scheduled (a prefix), or none when it
     // does not even reach the request's own last token.
-    const int32_t num_scheduled_drafts = std::max(
-        0, request->num_computed_tokens + num_new_tokens - request->num_tokens());
+    const int32_t num_scheduled_drafts =
+        std::max(0, request->num_computed_tokens + num_new_tokens - request->num_tokens());
     std::optional<std::vector<int32_t>> new_block_ids;
     bool self_preempted = false;
     while (!(new_block_ids = kv_cache_manager_.AllocateSlots(
@@ -150,10 +151,10 @@ bool Scheduler::ScheduleRunning(int32_t* token_budget, std::vector<ScheduledRequ
       Preempt(victim);
     }
     if (self_preempted) break;
-    scheduled->push_back({request, num_new_tokens, std::move(*new_block_ids),
-                          std::vector<int32_t>(request->spec_token_ids.begin(),
-                                               request->spec_token_ids.begin() +
-                                                   num_scheduled_drafts)});
+    scheduled->push_back(
+        {request, num_new_tokens, std::move(*new_block_ids),
+         std::vector<int32_t>(request->spec_token_ids.begin(),
+                              request->spec_token_ids.begin() + num_scheduled_drafts)});
     *token_budget -= num_new_tokens;
     ++req_index;
   }
@@ -167,10 +168,10 @@ void Scheduler::ScheduleWaiting(int32_t* token_budget, std::vector<ScheduledRequ
     TANDEM_CHECK(request->num_computed_tokens == 0)
         << "waiting request " << request->request_id() << " has computed tokens";
     const ComputedBlocks computed = kv_cache_manager_.GetComputedBlocks(*request);
-    const int32_t num_new_tokens = CapNewTokens(
-        request->num_tokens() - computed.num_computed_tokens, *token_budget);
-    TANDEM_CHECK(num_new_tokens > 0) << "request " << request->request_id()
-                                     << " has nothing to compute";
+    const int32_t num_new_tokens =
+        CapNewTokens(request->num_tokens() - computed.num_computed_tokens, *token_budget);
+    TANDEM_CHECK(num_new_tokens > 0)
+        << "request " << request->request_id() << " has nothing to compute";
     if (!kv_cache_manager_.AllocateSlots(*request, num_new_tokens + config_.num_lookahead_tokens,
                                          computed)) {
       break;
@@ -181,8 +182,7 @@ void Scheduler::ScheduleWaiting(int32_t* token_budget, std::vector<ScheduledRequ
     if (request->num_cached_tokens < 0) {  // first admission, not a resumption
       request->num_cached_tokens = computed.num_computed_tokens;
       request->scheduled_time_s = MonotonicSeconds();
-      kv_cache_manager_.RecordPrefixCacheQuery(request->num_tokens(),
-                                               computed.num_computed_tokens);
+      kv_cache_manager_.RecordPrefixCacheQuery(request->num_tokens(), computed.num_computed_tokens);
     }
     request->num_computed_tokens = computed.num_computed_tokens;
     request->status = RequestStatus::kRunning;
@@ -195,10 +195,8 @@ Request* Scheduler::PickVictim() const {
   TANDEM_CHECK(!running_.empty()) << "no running request to preempt";
   if (config_.policy == SchedulingPolicy::kFcfs) return running_.back();
   // The one served last: the largest (priority, arrival, arrival_seq).
-  return *std::max_element(running_.begin(), running_.end(), [](const Request* a,
-                                                                const Request* b) {
-    return ServedBefore(*a, *b);
-  });
+  return *std::max_element(running_.begin(), running_.end(),
+                           [](const Request* a, const Request* b) { return ServedBefore(*a, *b); });
 }
 
 void Scheduler::Preempt(Request* request) {
@@ -261,9 +259,9 @@ std::vector<EngineOutput> Scheduler::UpdateFromOutput(const protocol::StepPlan& 
   int64_t num_iteration_tokens = 0;  // vLLM's: tokens given + prompts of first tokens
   for (size_t i = 0; i < num_scheduled; ++i) {
     const std::string& id = plan.scheduled_request_ids[i];
-    TANDEM_CHECK(result.request_ids[i] == id) << "step " << plan.step_id << ": result entry " << i
-                                              << " is '" << result.request_ids[i]
-                                              << "'; expected '" << id << "'";
+    TANDEM_CHECK(result.request_ids[i] == id)
+        << "step " << plan.step_id << ": result entry " << i << " is '" << result.request_ids[i]
+        << "'; expected '" << id << "'";
     Request* request = FindMutable(id);
     if (request == nullptr || request->status != RequestStatus::kRunning) continue;
     FinishReason reason = FinishReason::kNone;
@@ -289,8 +287,8 @@ std::vector<EngineOutput> Scheduler::UpdateFromOutput(const protocol::StepPlan& 
   return outputs;
 }
 
-void Scheduler::GatherPromptLogprobs(
-    Request* request, const std::vector<protocol::PositionLogprobs>& step_logprobs) {
+void Scheduler::GatherPromptLogprobs(Request* request,
+                                     const std::vector<protocol::PositionLogprobs>& step_logprobs) {
   // Entry r scores prompt token num_computed_tokens + r + 1. A request recomputed after
   // preemption scores positions again: only the next ones not yet held are kept.
   for (size_t r = 0; r < step_logprobs.size(); ++r) {

@@ -85,8 +85,8 @@ class Scheduler {
  private:
   struct ScheduledRequest {
     Request* request;
-    int32_t num_new_tokens;              // including the drafts
-    std::vector<int32_t> new_block_ids;  // only for running (cached) requests
+    int32_t num_new_tokens;               // including the drafts
+    std::vector<int32_t> new_block_ids;   // only for running (cached) requests
     std::vector<int32_t> spec_token_ids;  // drafts verified this step (a prefix of the request's)
   };
 
@@ -131,9 +131,9 @@ class Scheduler {
   SchedulerConfig config_;
   KvCacheManager kv_cache_manager_;
   std::unordered_map<std::string, std::unique_ptr<Request>> requests_;
-  std::vector<Request*> running_;  // admission order; the back is the newest
-  RequestQueue waiting_;           // in the policy's order
-  int64_t next_arrival_seq_ = 0;   // Request::arrival_seq of the next request added
+  std::vector<Request*> running_;                  // admission order; the back is the newest
+  RequestQueue waiting_;                           // in the policy's order
+  int64_t next_arrival_seq_ = 0;                   // Request::arrival_seq of the next request added
   std::vector<std::string> finished_request_ids_;  // since the last non-empty plan
   int64_t next_step_id_ = 0;
   int64_t num_preemptions_ = 0;

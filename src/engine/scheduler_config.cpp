@@ -8,8 +8,8 @@ namespace {
 
 Status MustBePositive(const char* name, int64_t value) {
   if (value > 0) return Status::Ok();
-  return InvalidArgument(std::string("scheduler config: ") + name + " is " +
-                         std::to_string(value) + "; expected a positive number");
+  return InvalidArgument(std::string("scheduler config: ") + name + " is " + std::to_string(value) +
+                         "; expected a positive number");
 }
 
 }  // namespace
@@ -38,11 +38,11 @@ Status SchedulerConfig::Validate() const {
   }
   const int64_t kv_capacity_tokens = int64_t{num_gpu_blocks} * block_size;
   if (kv_capacity_tokens < max_model_len) {
-    return InvalidArgument(
-        "scheduler config: max_model_len " + std::to_string(max_model_len) +
-        " does not fit in the KV cache: " + std::to_string(num_gpu_blocks) + " blocks x " +
-        std::to_string(block_size) + " tokens = " + std::to_string(kv_capacity_tokens) +
-        " tokens; lower --max-model-len or give the KV cache more memory");
+    return InvalidArgument("scheduler config: max_model_len " + std::to_string(max_model_len) +
+                           " does not fit in the KV cache: " + std::to_string(num_gpu_blocks) +
+                           " blocks x " + std::to_string(block_size) +
+                           " tokens = " + std::to_string(kv_capacity_tokens) +
+                           " tokens; lower --max-model-len or give the KV cache more memory");
   }
   return Status::Ok();
 }

@@ -30,8 +30,7 @@ protocol::FinishReason CheckStop(Request& request, int32_t max_model_len) {
       return protocol::FinishReason::kStop;
     }
   }
-  if (request.num_output_tokens() >= sampling.max_tokens ||
-      request.num_tokens() >= max_model_len) {
+  if (request.num_output_tokens() >= sampling.max_tokens || request.num_tokens() >= max_model_len) {
     request.status = RequestStatus::kFinishedLength;
     return protocol::FinishReason::kLength;
   }

@@ -12,7 +12,8 @@ MultiprocExecutor::MultiprocExecutor(MultiprocExecutorOptions options)
 
 MultiprocExecutor::~MultiprocExecutor() {
   // Never block here: a worker that already died has no socket to take the frame.
-  for (auto& p : plans_) (void)p->TrySend(protocol::Encode(MessageType::kShutdown, protocol::WorkerInit{}));
+  for (auto& p : plans_)
+    (void)p->TrySend(protocol::Encode(MessageType::kShutdown, protocol::WorkerInit{}));
 }
 
 Status MultiprocExecutor::Bind() {

@@ -1,5 +1,6 @@
 #include "http/client.h"
 
+#include <fmt/format.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -14,7 +15,6 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
-#include <fmt/format.h>
 
 #include <chrono>
 #include <exception>
@@ -118,9 +118,7 @@ net::awaitable<Status> HttpCall::RunAsync(net::any_io_executor executor, OnHead 
   auto stream = std::make_shared<beast::tcp_stream>(executor);
   {
     std::lock_guard lock(mutex_);
-    close_ = [executor, stream] {
-      net::post(executor, [stream] { stream->socket().close(); });
-    };
+    close_ = [executor, stream] { net::post(executor, [stream] { stream->socket().close(); }); };
   }
   // Cancel() sets the flag before taking the lock: either it saw close_ or we see the flag.
   if (cancelled_) {
@@ -143,8 +141,8 @@ net::awaitable<Status> HttpCall::RunAsync(net::any_io_executor executor, OnHead 
       co_await stream->async_connect(tcp::endpoint(address, url->port), net::use_awaitable);
     } else {
       tcp::resolver resolver(executor);
-      auto endpoints = co_await resolver.async_resolve(url->host, std::to_string(url->port),
-                                                       net::use_awaitable);
+      auto endpoints =
+          co_await resolver.async_resolve(url->host, std::to_string(url->port), net::use_awaitable);
       phase = "connect to";
       co_await stream->async_connect(endpoints, net::use_awaitable);
     }
@@ -193,7 +191,7 @@ net::awaitable<Status> HttpCall::RunAsync(net::any_io_executor executor, OnHead 
       }
     }
   } catch (const beast::system_error& e) {
-    const std::string why = cancelled_ ? "cancelled"
+    const std::string why = cancelled_                          ? "cancelled"
                             : e.code() == beast::error::timeout ? "timed out"
                                                                 : e.code().message();
     result = Unavailable(fmt::format("cannot {} {}: {}", phase, where, why));

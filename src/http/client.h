@@ -42,8 +42,8 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url);
 
 struct ClientRequest {
   std::string method = "GET";
-  std::string url;      // http://host:port/path?query
-  HeaderList headers;   // sent as given (Host, Content-Length and Connection are set here)
+  std::string url;     // http://host:port/path?query
+  HeaderList headers;  // sent as given (Host, Content-Length and Connection are set here)
   std::string body;
   double connect_timeout_s = 5;  // resolve + connect
   double idle_timeout_s = 30;    // the longest wait for the next byte, once connected

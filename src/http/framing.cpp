@@ -11,8 +11,9 @@ std::optional<FramingError> CheckRequestFraming(std::optional<std::string_view> 
                                                 std::optional<std::string_view> content_length) {
   if (!transfer_encoding) return std::nullopt;
   if (content_length) {
-    return FramingError{400, "Transfer-Encoding and Content-Length in one request (RFC 9112 "
-                             "§6.3: the length cannot be determined reliably)"};
+    return FramingError{400,
+                        "Transfer-Encoding and Content-Length in one request (RFC 9112 "
+                        "§6.3: the length cannot be determined reliably)"};
   }
   const std::vector<std::string_view> codings = SplitHeaderList(*transfer_encoding);
   if (codings.empty() || !EqualsIgnoreCase(codings.back(), "chunked")) {
@@ -51,7 +52,7 @@ bool IsValidPort(std::string_view port) {
 // host [":" port] of an http(s) URI (RFC 3986 §3.2, without userinfo: RFC 9110 §4.2.4).
 bool IsValidAuthority(std::string_view authority) {
   if (authority.empty()) return false;  // RFC 9110 §4.2.1: an empty host is invalid
-  if (authority.front() == '[') {        // an IPv6 literal
+  if (authority.front() == '[') {       // an IPv6 literal
     const size_t close = authority.find(']');
     if (close == std::string_view::npos || close == 1) return false;
     for (char c : authority.substr(1, close - 1)) {

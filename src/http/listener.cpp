@@ -1,11 +1,11 @@
 #include "http/listener.h"
 
+#include <fmt/format.h>
+#include <sys/socket.h>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
-#include <fmt/format.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <thread>
@@ -39,8 +39,10 @@ Status HttpListener::Open(const std::string& host, uint16_t port, bool reuse_por
     tcp::resolver resolver(io_context_);
     const auto results = resolver.resolve(host, "", ec);
     if (ec || results.empty()) {
-      return InvalidArgument(fmt::format("--host '{}' is neither an IP address nor a name that "
-                                         "resolves: {}", host, ec ? ec.message() : "no address"));
+      return InvalidArgument(
+          fmt::format("--host '{}' is neither an IP address nor a name that "
+                      "resolves: {}",
+                      host, ec ? ec.message() : "no address"));
     }
     address = results.begin()->endpoint().address();
     for (const auto& entry : results) {
@@ -58,13 +60,14 @@ Status HttpListener::Open(const std::string& host, uint16_t port, bool reuse_por
   if (reuse_port) {
     using ReusePort = net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
     acceptor_.set_option(ReusePort(true), ec);
-    if (ec) return Unavailable(fmt::format("cannot set SO_REUSEPORT on {}: {}", where, ec.message()));
+    if (ec)
+      return Unavailable(fmt::format("cannot set SO_REUSEPORT on {}: {}", where, ec.message()));
   }
   acceptor_.bind(endpoint, ec);
   if (ec) {
     acceptor_.close();
-    return Unavailable(fmt::format("cannot bind {}: {} (is another server using the port?)",
-                                   where, ec.message()));
+    return Unavailable(
+        fmt::format("cannot bind {}: {} (is another server using the port?)", where, ec.message()));
   }
   acceptor_.listen(net::socket_base::max_listen_connections, ec);
   if (ec) return Unavailable(fmt::format("cannot listen on {}: {}", where, ec.message()));
@@ -78,17 +81,16 @@ Status HttpListener::Open(const std::string& host, uint16_t port, bool reuse_por
 }
 
 void HttpListener::DoAccept() {
-  acceptor_.async_accept(net::make_strand(io_context_),
-                         [this](boost::system::error_code ec, tcp::socket socket) {
-                           if (ec == net::error::operation_aborted) return;
-                           if (ec) return OnAcceptError(ec);
-                           accept_failures_ = 0;
-                           boost::system::error_code ignored;
-                           socket.set_option(tcp::no_delay(true), ignored);
-                           std::make_shared<HttpSession>(std::move(socket), options_, handler_)
-                               ->Run();
-                           if (acceptor_.is_open()) DoAccept();
-                         });
+  acceptor_.async_accept(
+      net::make_strand(io_context_), [this](boost::system::error_code ec, tcp::socket socket) {
+        if (ec == net::error::operation_aborted) return;
+        if (ec) return OnAcceptError(ec);
+        accept_failures_ = 0;
+        boost::system::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        std::make_shared<HttpSession>(std::move(socket), options_, handler_)->Run();
+        if (acceptor_.is_open()) DoAccept();
+      });
 }
 
 // Out of file descriptors (EMFILE/ENFILE) or memory, accept fails at once again: retrying
@@ -98,13 +100,14 @@ void HttpListener::OnAcceptError(const boost::system::error_code& ec) {
   ++accept_failures_;
   const double now = MonotonicSeconds();
   if (now - last_accept_warning_s_ >= 10) {
-    TLOG_WARN("accept failed {} time(s) since the last success: {}; backing off (open files: "
-              "raise `ulimit -n`, or fewer connections)",
-              accept_failures_, ec.message());
+    TLOG_WARN(
+        "accept failed {} time(s) since the last success: {}; backing off (open files: "
+        "raise `ulimit -n`, or fewer connections)",
+        accept_failures_, ec.message());
     last_accept_warning_s_ = now;
   }
-  const int64_t backoff_ms = std::min<int64_t>(1000, int64_t{10} << std::min<int64_t>(
-                                                         accept_failures_ - 1, 7));
+  const int64_t backoff_ms =
+      std::min<int64_t>(1000, int64_t{10} << std::min<int64_t>(accept_failures_ - 1, 7));
   accept_backoff_.expires_after(std::chrono::milliseconds(backoff_ms));
   accept_backoff_.async_wait([this](boost::system::error_code wait_ec) {
     if (!wait_ec && acceptor_.is_open()) DoAccept();

@@ -1,5 +1,7 @@
 #include "http/session.h"
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/error.hpp>
@@ -7,8 +9,6 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 
 #include <mutex>
 #include <sstream>
@@ -82,8 +82,9 @@ void HttpSession::OnHandshake(error_code ec) {
           "HTTP/1.1 400 Bad Request\r\nServer: tandem\r\nContent-Type: application/json\r\n"
           "Content-Length: {}\r\nConnection: close\r\n\r\n{}",
           body.size(), body));
-      net::async_write(stream_.socket(), net::buffer(*response),
-                       [self = shared_from_this(), response](error_code, size_t) { self->Close(); });
+      net::async_write(
+          stream_.socket(), net::buffer(*response),
+          [self = shared_from_this(), response](error_code, size_t) { self->Close(); });
       return;
     }
     Close();
@@ -126,7 +127,7 @@ void HttpSession::OnReadSome(error_code ec, size_t bytes) {
   reading_ = false;
   if (closed_) return;
   if (ec) return OnReadError(ec);  // end of stream, reset, TLS errors: the client left
-  if (discard_input_) {  // the body of a request answered without it
+  if (discard_input_) {            // the body of a request answered without it
     buffer_.consume(buffer_.size());
     return ReadSome();
   }
@@ -141,8 +142,9 @@ void HttpSession::OnReadSome(error_code ec, size_t bytes) {
     if (parse_ec == bhttp::error::need_more) {
       if (parser_->is_header_done() && parser_->chunked() &&
           HasBareLineFeed({static_cast<const char*>(buffer_.data().data()), buffer_.size()})) {
-        return OnBadRequest(400, "chunked body: a line ends in a bare LF; chunk-size lines, the "
-                                 "end of chunk data and trailers end in CRLF (RFC 9112 §7.1)");
+        return OnBadRequest(400,
+                            "chunked body: a line ends in a bare LF; chunk-size lines, the "
+                            "end of chunk data and trailers end in CRLF (RFC 9112 §7.1)");
       }
       break;
     }
@@ -156,8 +158,8 @@ void HttpSession::OnReadSome(error_code ec, size_t bytes) {
   }
   if (!parser_->is_header_done()) {
     if (request_started_s_ > 0 && now - request_started_s_ > options_.header_timeout_s) {
-      return OnBadRequest(408, fmt::format("request header not complete within {} s",
-                                           options_.header_timeout_s));
+      return OnBadRequest(
+          408, fmt::format("request header not complete within {} s", options_.header_timeout_s));
     }
     return ReadSome();
   }
@@ -360,9 +362,9 @@ void HttpSession::CloseSocket() {
   stream_.socket().close(ignored);
 }
 
-void HttpSession::DoSendResponse(
-    uint64_t exchange_id, int http_status, const std::string& content_type, std::string body,
-    const std::vector<std::pair<std::string, std::string>>& headers) {
+void HttpSession::DoSendResponse(uint64_t exchange_id, int http_status,
+                                 const std::string& content_type, std::string body,
+                                 const std::vector<std::pair<std::string, std::string>>& headers) {
   if (exchange_id != exchange_id_ || !exchange_active_ || response_started_) return;
   bhttp::response<bhttp::string_body> response{static_cast<bhttp::status>(http_status), 11};
   response.set(bhttp::field::server, "tandem");
@@ -476,12 +478,11 @@ void HttpSession::CheckSendBuffer() {
   }
   if (stall_clock_running_) return;
   stall_clock_running_ = true;
-  stall_timer_.expires_after(std::chrono::milliseconds(
-      static_cast<int64_t>(options_.stalled_client_timeout_s * 1000)));
+  stall_timer_.expires_after(
+      std::chrono::milliseconds(static_cast<int64_t>(options_.stalled_client_timeout_s * 1000)));
   stall_timer_.async_wait([self = shared_from_this()](error_code ec) {
     if (ec || !self->stall_clock_running_ || self->closed_) return;
-    self->AbortStalledClient(fmt::format("{} bytes queued for {} s",
-                                         self->queued_bytes_,
+    self->AbortStalledClient(fmt::format("{} bytes queued for {} s", self->queued_bytes_,
                                          self->options_.stalled_client_timeout_s));
   });
 }

@@ -128,8 +128,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   boost::beast::flat_buffer buffer_;
   std::optional<Parser> parser_;
   bool reading_ = false;
-  bool handshake_done_ = false;   // TLS: the handshake succeeded (close_notify may be sent)
-  bool header_checked_ = false;   // the current request's header passed CheckHeader
+  bool handshake_done_ = false;     // TLS: the handshake succeeded (close_notify may be sent)
+  bool header_checked_ = false;     // the current request's header passed CheckHeader
   bool parse_before_read_ = false;  // DoRead: parse buffered bytes before reading more
   // A request was answered before its body was read (DispatchedBeforeContinue): what arrives
   // after its header is dropped unparsed until the connection closes.

@@ -47,7 +47,8 @@ class SessionSink : public ResponseSink {
     });
   }
   void AddResponseHeader(std::string name, std::string value) override {
-    Post([id = exchange_id_, name = std::move(name), value = std::move(value)](HttpSession& s) mutable {
+    Post([id = exchange_id_, name = std::move(name),
+          value = std::move(value)](HttpSession& s) mutable {
       if (id == s.exchange_id_ && !s.response_started_) {
         s.extra_headers_.emplace_back(std::move(name), std::move(value));
       }
@@ -91,7 +92,7 @@ class SessionSink : public ResponseSink {
     std::shared_ptr<HttpSession> session = session_.lock();
     if (!session) return;
     boost::asio::post(session->stream_.get_executor(),
-              [session, f = std::forward<F>(f)]() mutable { f(*session); });
+                      [session, f = std::forward<F>(f)]() mutable { f(*session); });
   }
 
   std::weak_ptr<HttpSession> session_;

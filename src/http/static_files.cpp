@@ -33,7 +33,8 @@ bool ListsToken(std::string_view header, std::string_view token) {
       if (q == std::string_view::npos) q = params.find("Q=");
       if (q != std::string_view::npos) {
         std::string_view value = params.substr(q + 2);
-        refused = value.rfind("0", 0) == 0 && value.find_first_of("123456789") == std::string_view::npos;
+        refused =
+            value.rfind("0", 0) == 0 && value.find_first_of("123456789") == std::string_view::npos;
       }
     }
     if (!refused && EqualsIgnoreCase(name, token)) return true;
@@ -74,7 +75,8 @@ bool StaticSite::Serve(const HttpRequest& request, ResponseSink& sink,
   if (request.method != "GET" && request.method != "HEAD") return false;  // HEAD: no body sent
   const StaticFile* file = FileFor(request.path, fallback_to_index);
   if (!file) return false;
-  const bool gzip = !file->gzip_body.empty() && ListsToken(request.Header("accept-encoding"), "gzip");
+  const bool gzip =
+      !file->gzip_body.empty() && ListsToken(request.Header("accept-encoding"), "gzip");
   const std::string etag = gzip ? GzipEtag(file->etag) : std::string(file->etag);
   std::vector<std::pair<std::string, std::string>> headers = {
       {"ETag", etag},

@@ -33,8 +33,8 @@ std::string OpenSslReason(const boost::system::error_code& ec) {
 Status CheckRegularFile(const char* flag, const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    return InvalidArgument(fmt::format("{} '{}': cannot read the file: {}", flag, path,
-                                       std::strerror(errno)));
+    return InvalidArgument(
+        fmt::format("{} '{}': cannot read the file: {}", flag, path, std::strerror(errno)));
   }
   if (!S_ISREG(st.st_mode)) {
     return InvalidArgument(fmt::format("{} '{}': not a regular file", flag, path));
@@ -52,14 +52,15 @@ int64_t ModifiedNs(const std::string& path) {
 
 Result<std::shared_ptr<ssl::context>> MakeServerTlsContext(const TlsOptions& o) {
   if (o.keyfile.empty() || o.certfile.empty()) {
-    return InvalidArgument(o.keyfile.empty()
-                               ? "--ssl-certfile needs --ssl-keyfile (the certificate's private key)"
-                               : "--ssl-keyfile needs --ssl-certfile (the server certificate)");
+    return InvalidArgument(
+        o.keyfile.empty() ? "--ssl-certfile needs --ssl-keyfile (the certificate's private key)"
+                          : "--ssl-keyfile needs --ssl-certfile (the server certificate)");
   }
   if (o.cert_reqs != ClientCertPolicy::kNone && o.ca_certs.empty()) {
     return InvalidArgument(fmt::format(
         "--ssl-cert-reqs {} asks for client certificates: give --ssl-ca-certs, the CAs that "
-        "sign them", static_cast<int>(o.cert_reqs)));
+        "sign them",
+        static_cast<int>(o.cert_reqs)));
   }
   TANDEM_RETURN_IF_ERROR(CheckRegularFile("--ssl-certfile", o.certfile));
   TANDEM_RETURN_IF_ERROR(CheckRegularFile("--ssl-keyfile", o.keyfile));
@@ -69,8 +70,8 @@ Result<std::shared_ptr<ssl::context>> MakeServerTlsContext(const TlsOptions& o) 
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
   // TLS 1.2 and 1.3 only (as Python's ssl.create_default_context, which uvicorn uses).
   context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
-                       ssl::context::no_tlsv1_1 | ssl::context::single_dh_use);
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
+                       ssl::context::single_dh_use);
   // An encrypted key would make OpenSSL prompt on the terminal: answer with no passphrase.
   context->set_password_callback([](size_t, ssl::context::password_purpose) { return ""; });
   boost::system::error_code ec;
@@ -84,19 +85,19 @@ Result<std::shared_ptr<ssl::context>> MakeServerTlsContext(const TlsOptions& o) 
   if (ec && ERR_GET_LIB(reason) == ERR_LIB_X509 &&
       ERR_GET_REASON(reason) == X509_R_KEY_VALUES_MISMATCH) {
     ERR_clear_error();
-    return InvalidArgument(fmt::format(
-        "--ssl-keyfile '{}' does not match the certificate in --ssl-certfile '{}'", o.keyfile,
-        o.certfile));
+    return InvalidArgument(
+        fmt::format("--ssl-keyfile '{}' does not match the certificate in --ssl-certfile '{}'",
+                    o.keyfile, o.certfile));
   }
   if (ec) {
-    return InvalidArgument(fmt::format(
-        "--ssl-keyfile '{}': not an unencrypted PEM private key ({})", o.keyfile,
-        OpenSslReason(ec)));
+    return InvalidArgument(
+        fmt::format("--ssl-keyfile '{}': not an unencrypted PEM private key ({})", o.keyfile,
+                    OpenSslReason(ec)));
   }
   if (SSL_CTX_check_private_key(context->native_handle()) != 1) {
-    return InvalidArgument(fmt::format(
-        "--ssl-keyfile '{}' does not match the certificate in --ssl-certfile '{}' ({})",
-        o.keyfile, o.certfile, OpenSslReason({})));
+    return InvalidArgument(
+        fmt::format("--ssl-keyfile '{}' does not match the certificate in --ssl-certfile '{}' ({})",
+                    o.keyfile, o.certfile, OpenSslReason({})));
   }
   if (!o.ca_certs.empty()) {
     context->load_verify_file(o.ca_certs, ec);
@@ -172,11 +173,11 @@ std::string TlsContextProvider::Describe() const {
     }
   }
   static constexpr const char* kPolicy[] = {"not asked for", "optional", "required"};
-  return fmt::format(
-      "TLS 1.2/1.3 with certificate {} ({}, expires {}); client certificates {}{}{}",
-      options_.certfile, subject, expires, kPolicy[static_cast<int>(options_.cert_reqs)],
-      options_.ca_certs.empty() ? "" : ", CAs from " + options_.ca_certs,
-      options_.refresh ? "; reloaded when the files change" : "");
+  return fmt::format("TLS 1.2/1.3 with certificate {} ({}, expires {}); client certificates {}{}{}",
+                     options_.certfile, subject, expires,
+                     kPolicy[static_cast<int>(options_.cert_reqs)],
+                     options_.ca_certs.empty() ? "" : ", CAs from " + options_.ca_certs,
+                     options_.refresh ? "; reloaded when the files change" : "");
 }
 
 }  // namespace tandem::http

@@ -12,12 +12,12 @@ namespace tandem::http {
 enum class ClientCertPolicy : int32_t { kNone = 0, kOptional = 1, kRequired = 2 };
 
 struct TlsOptions {
-  std::string keyfile;    // PEM private key (unencrypted)
-  std::string certfile;   // PEM certificate chain, the server's first
-  std::string ca_certs;   // PEM CAs that sign client certificates; "" = none
+  std::string keyfile;   // PEM private key (unencrypted)
+  std::string certfile;  // PEM certificate chain, the server's first
+  std::string ca_certs;  // PEM CAs that sign client certificates; "" = none
   ClientCertPolicy cert_reqs = ClientCertPolicy::kNone;
-  std::string ciphers;    // OpenSSL cipher list for TLS ≤ 1.2; "" = OpenSSL's default
-  bool refresh = false;   // reload the files when they change (certificate rotation)
+  std::string ciphers;   // OpenSSL cipher list for TLS ≤ 1.2; "" = OpenSSL's default
+  bool refresh = false;  // reload the files when they change (certificate rotation)
 
   bool enabled() const { return !keyfile.empty() || !certfile.empty(); }
 };

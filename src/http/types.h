@@ -32,7 +32,7 @@ struct HttpRequest {
   std::string body;    // raw bytes (size <= SessionOptions.max_body_bytes)
   // Every header as received, names lower-cased, in order.
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string peer_address;  // the client's IP address ("127.0.0.1")
+  std::string peer_address;   // the client's IP address ("127.0.0.1")
   double arrival_time_s = 0;  // MonotonicSeconds() when the request was fully read
 
   // The first header named `name` (any case), "" when absent.
@@ -51,9 +51,9 @@ class ResponseSink {
   // A whole response: status, Content-Type, body. Completes the exchange.
   virtual void SendResponse(int http_status, std::string content_type, std::string body) = 0;
   // The same with extra headers (e.g. Set-Cookie), each (name, value).
-  virtual void SendResponseWithHeaders(int http_status, std::string content_type,
-                                       std::string body,
-                                       std::vector<std::pair<std::string, std::string>> headers) = 0;
+  virtual void SendResponseWithHeaders(
+      int http_status, std::string content_type, std::string body,
+      std::vector<std::pair<std::string, std::string>> headers) = 0;
 
   // Starts a chunked response (e.g. "text/event-stream"); follow with SendStreamData*, then
   // EndStream. `http_status` is 200 unless given.

@@ -17,9 +17,9 @@ std::string DescribeSettingsMismatch(const Settings& ours, const std::string& ou
   std::map<std::string, std::string> our_map(ours.begin(), ours.end());
   auto describe = [&](const std::string& key, const std::string& head_value,
                       const std::string& their_value) {
-    return "configuration mismatch: DP rank " + std::to_string(their_rank) + " on " +
-           their_host + " has " + key + " " + their_value + ", but the head on " + our_host +
-           " has " + key + " " + head_value + "; start every machine with the same " + key;
+    return "configuration mismatch: DP rank " + std::to_string(their_rank) + " on " + their_host +
+           " has " + key + " " + their_value + ", but the head on " + our_host + " has " + key +
+           " " + head_value + "; start every machine with the same " + key;
   };
   for (const auto& [key, value] : ours) {
     auto it = their_map.find(key);
@@ -38,13 +38,13 @@ HandshakeServer::HandshakeServer(HandshakeServerOptions options)
 Status HandshakeServer::Bind() { return router_.Bind(options_.bind_endpoint); }
 
 void HandshakeServer::Reply(const std::string& identity, const HandshakeReply& reply) {
-  Status st = router_.SendMultipart({identity, protocol::Encode(MessageType::kHandshakeReply, reply)});
+  Status st =
+      router_.SendMultipart({identity, protocol::Encode(MessageType::kHandshakeReply, reply)});
   if (!st.ok()) TLOG_WARN("handshake: cannot answer an engine: {}", st.message());
 }
 
-Status HandshakeServer::HandleMessage(
-    const std::vector<std::string>& frames,
-    const std::function<void(const EngineHello&)>& on_ready) {
+Status HandshakeServer::HandleMessage(const std::vector<std::string>& frames,
+                                      const std::function<void(const EngineHello&)>& on_ready) {
   if (frames.size() != 2) return Status::Ok();
   const std::string& identity = frames[0];
   auto type = protocol::PeekType(frames[1]);
@@ -73,9 +73,8 @@ Status HandshakeServer::HandleMessage(
       Reply(identity, reply);
       return Status::Ok();
     }
-    const std::string mismatch = DescribeSettingsMismatch(options_.settings, options_.host,
-                                                          hello.settings, hello.host,
-                                                          hello.dp_rank);
+    const std::string mismatch = DescribeSettingsMismatch(
+        options_.settings, options_.host, hello.settings, hello.host, hello.dp_rank);
     if (!mismatch.empty()) {
       reply.error = mismatch;
       Reply(identity, reply);
@@ -84,8 +83,8 @@ Status HandshakeServer::HandleMessage(
     hello_by_rank_[hello.dp_rank] = hello;
     rank_by_identity_[identity] = hello.dp_rank + 1;  // +1: 0 means unknown
     reply = AcceptedReply();
-    TLOG_INFO("handshake: DP rank {} is {} (requests at {}); loading its model", hello.dp_rank,
-              who, hello.input_endpoint);
+    TLOG_INFO("handshake: DP rank {} is {} (requests at {}); loading its model", hello.dp_rank, who,
+              hello.input_endpoint);
     Reply(identity, reply);
   } else if (*type == MessageType::kApiServerHello) {
     protocol::ApiServerHello hello;
@@ -107,9 +106,9 @@ Status HandshakeServer::HandleMessage(
   return Status::Ok();
 }
 
-Status HandshakeServer::RunUntilAllReady(
-    double deadline_s, const std::function<void(const EngineHello&)>& on_ready,
-    const std::function<bool()>& keep_going) {
+Status HandshakeServer::RunUntilAllReady(double deadline_s,
+                                         const std::function<void(const EngineHello&)>& on_ready,
+                                         const std::function<bool()>& keep_going) {
   while (static_cast<int32_t>(ready_by_rank_.size()) < options_.dp_size) {
     if (keep_going && !keep_going()) {
       return Unavailable("start-up stopped before every DP rank was ready (shutting down)");
@@ -123,7 +122,8 @@ Status HandshakeServer::RunUntilAllReady(
       return Unavailable("DP rank(s) " + missing +
                          " did not become ready before the start-up deadline "
                          "(TANDEM_ENGINE_READY_TIMEOUT_S / VLLM_ENGINE_READY_TIMEOUT_S); their "
-                         "engines should dial " + options_.bind_endpoint.substr(6) +
+                         "engines should dial " +
+                         options_.bind_endpoint.substr(6) +
                          " (--data-parallel-address:--data-parallel-rpc-port)");
     }
     auto message = router_.RecvMultipart(static_cast<int>(std::min(left_s, 0.2) * 1000) + 1);
@@ -149,22 +149,23 @@ protocol::HandshakeReply HandshakeServer::AcceptedReply() const {
 
 Status HandshakeServer::HandleApiServerHello(const std::string& identity,
                                              const protocol::ApiServerHello& hello) {
-  const std::string who = "the API machine " + hello.host + " (pid " +
-                          std::to_string(hello.pid) + ")";
+  const std::string who =
+      "the API machine " + hello.host + " (pid " + std::to_string(hello.pid) + ")";
   HandshakeReply reply;
   const int32_t last = hello.first_rank + hello.num_ranks - 1;
   if (hello.first_rank < 1 || hello.num_ranks < 1 || last >= options_.dp_size) {
     reply.error = "DP ranks " + std::to_string(hello.first_rank) + ".." + std::to_string(last) +
-                  " of " + who + " are out of range: the head serves from rank 0 and "
-                  "--data-parallel-size " + std::to_string(options_.dp_size) + " has ranks 0.." +
+                  " of " + who +
+                  " are out of range: the head serves from rank 0 and "
+                  "--data-parallel-size " +
+                  std::to_string(options_.dp_size) + " has ranks 0.." +
                   std::to_string(options_.dp_size - 1);
     TLOG_ERROR("handshake: {}", reply.error);
     Reply(identity, reply);
     return Status::Ok();
   }
-  const std::string mismatch = DescribeSettingsMismatch(options_.settings, options_.host,
-                                                        hello.settings, hello.host,
-                                                        hello.first_rank);
+  const std::string mismatch = DescribeSettingsMismatch(
+      options_.settings, options_.host, hello.settings, hello.host, hello.first_rank);
   if (!mismatch.empty()) {
     // Refused, but not fatal: the API machine stops before starting any engine core, so the
     // deployment goes on without it.
@@ -173,8 +174,7 @@ Status HandshakeServer::HandleApiServerHello(const std::string& identity,
     Reply(identity, reply);
     return Status::Ok();
   }
-  TLOG_INFO("handshake: {} serves its own API for DP rank(s) {}..{}", who, hello.first_rank,
-            last);
+  TLOG_INFO("handshake: {} serves its own API for DP rank(s) {}..{}", who, hello.first_rank, last);
   Reply(identity, AcceptedReply());
   return Status::Ok();
 }
@@ -228,7 +228,8 @@ Result<HandshakeReply> HandshakeClient::Exchange(const std::string& frame, const
     if (!frame->has_value()) continue;
     HandshakeReply reply;
     TANDEM_RETURN_IF_ERROR(protocol::Decode(**frame, &reply));
-    if (!reply.accepted) return InvalidArgument("the head at " + address + " refused: " + reply.error);
+    if (!reply.accepted)
+      return InvalidArgument("the head at " + address + " refused: " + reply.error);
     return reply;
   }
 }

@@ -74,7 +74,7 @@ class HandshakeServer {
 
   HandshakeServerOptions options_;
   ZmqSocket router_;
-  std::map<int32_t, protocol::EngineHello> hello_by_rank_;   // accepted HELLOs
+  std::map<int32_t, protocol::EngineHello> hello_by_rank_;  // accepted HELLOs
   std::map<std::string, int32_t> rank_by_identity_;
   std::map<int32_t, bool> ready_by_rank_;
 };
@@ -91,8 +91,7 @@ class HandshakeClient {
 
   // An API machine's hello (hybrid / external DP load balancing): the reply's publish_endpoint
   // is the coordinator's PUB. Errors as Hello's.
-  Result<protocol::HandshakeReply> Hello(const protocol::ApiServerHello& hello,
-                                         double deadline_s);
+  Result<protocol::HandshakeReply> Hello(const protocol::ApiServerHello& hello, double deadline_s);
 
   // Tells the head this rank has loaded its model.
   Status Ready(const protocol::EngineReadyInfo& info);

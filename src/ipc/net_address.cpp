@@ -25,14 +25,16 @@ Result<std::string> InterfaceAddress(const std::string& ifname) {
   }
   freeifaddrs(list);
   if (found.empty()) {
-    return NotFound("network interface '" + ifname + "' (GLOO_SOCKET_IFNAME) has no IPv4 "
+    return NotFound("network interface '" + ifname +
+                    "' (GLOO_SOCKET_IFNAME) has no IPv4 "
                     "address on this machine; check `ip addr`");
   }
   return found;
 }
 
 Result<std::string> LocalAddressFor(const std::string& peer_host) {
-  if (const char* forced = std::getenv("TANDEM_HOST_IP"); forced && *forced) return std::string(forced);
+  if (const char* forced = std::getenv("TANDEM_HOST_IP"); forced && *forced)
+    return std::string(forced);
   if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname) {
     // Gloo accepts a comma-separated list; the first interface is the one we use.
     std::string first(ifname);

@@ -23,12 +23,18 @@ zmq::context_t& Context() {
 
 zmq::socket_type TypeOf(SocketKind kind) {
   switch (kind) {
-    case SocketKind::kPush: return zmq::socket_type::push;
-    case SocketKind::kPull: return zmq::socket_type::pull;
-    case SocketKind::kRouter: return zmq::socket_type::router;
-    case SocketKind::kDealer: return zmq::socket_type::dealer;
-    case SocketKind::kPub: return zmq::socket_type::pub;
-    case SocketKind::kSub: return zmq::socket_type::sub;
+    case SocketKind::kPush:
+      return zmq::socket_type::push;
+    case SocketKind::kPull:
+      return zmq::socket_type::pull;
+    case SocketKind::kRouter:
+      return zmq::socket_type::router;
+    case SocketKind::kDealer:
+      return zmq::socket_type::dealer;
+    case SocketKind::kPub:
+      return zmq::socket_type::pub;
+    case SocketKind::kSub:
+      return zmq::socket_type::sub;
   }
   return zmq::socket_type::pair;
 }
@@ -41,7 +47,7 @@ struct ZmqSocket::Impl {
     socket.set(zmq::sockopt::linger, 0);
     socket.set(zmq::sockopt::sndhwm, 0);  // control messages are small; never drop
     socket.set(zmq::sockopt::rcvhwm, 0);
-    socket.set(zmq::sockopt::reconnect_ivl, 100);       // ms; peers restart or start late
+    socket.set(zmq::sockopt::reconnect_ivl, 100);  // ms; peers restart or start late
     socket.set(zmq::sockopt::reconnect_ivl_max, 1000);
     if (kind == SocketKind::kSub) socket.set(zmq::sockopt::subscribe, "");
     if (kind == SocketKind::kRouter) socket.set(zmq::sockopt::router_mandatory, 1);

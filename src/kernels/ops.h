@@ -1,9 +1,9 @@
 // kernels/ops.h: the one dispatch header of the math ops (CPU now; CUDA later behind the same
 // signatures). Tensors are dense row-major, given as raw pointers plus their sizes; activations
 // are f32, weights (MatmulTyped) and the KV cache (PagedAttention) may be 16-bit or Q8_0 as their
-// tensor::DType says; shapes are written [dim0, dim1, ...]. Every op has a plain "Naive" reference used by the
-// parity tests (tests/parity/), and is safe to call from one thread at a time per output buffer.
-// Ops parallelise internally over rows / heads with OpenMP.
+// tensor::DType says; shapes are written [dim0, dim1, ...]. Every op has a plain "Naive" reference
+// used by the parity tests (tests/parity/), and is safe to call from one thread at a time per
+// output buffer. Ops parallelise internally over rows / heads with OpenMP.
 #pragma once
 
 #include <cstdint>
@@ -106,8 +106,8 @@ bool MatmulQ8_0Int8Available();
 void MatmulQ8_0Int8(const int8_t* x_q, const float* x_d, const uint8_t* w_packed, float* y,
                     int64_t m, int64_t n, int64_t k);
 // Reference over the ggml blocks w [n, k] (not packed): the same arithmetic, scalar.
-void MatmulQ8_0Int8Naive(const int8_t* x_q, const float* x_d, const void* w, float* y,
-                         int64_t m, int64_t n, int64_t k);
+void MatmulQ8_0Int8Naive(const int8_t* x_q, const float* x_d, const void* w, float* y, int64_t m,
+                         int64_t n, int64_t k);
 // The SIMD path MatmulInt8 uses: "avx512vnni", "avx2" or "portable"; ForceMatmulInt8Isa as
 // ForceMatmulTypedIsa (tests, bench).
 const char* MatmulInt8Isa();
@@ -167,8 +167,8 @@ void PagedAttention(const float* q, const void* key_cache, const void* value_cac
                     const std::vector<std::vector<int32_t>>& block_tables,
                     const PagedAttentionParams& params, float* out);
 void PagedAttentionNaive(const float* q, const void* key_cache, const void* value_cache,
-                         const int32_t* query_start_loc, const int32_t* seq_lens,
-                         int32_t num_seqs, const std::vector<std::vector<int32_t>>& block_tables,
+                         const int32_t* query_start_loc, const int32_t* seq_lens, int32_t num_seqs,
+                         const std::vector<std::vector<int32_t>>& block_tables,
                          const PagedAttentionParams& params, float* out);
 
 // Writes f32 k/v rows [num_tokens, num_kv_heads * head_dim] into the paged caches (elements of
@@ -183,8 +183,8 @@ void WriteKvCache(const float* k, const float* v, const int64_t* slot_mapping, i
 // (ties → lower expert id), renormalise those k weights to sum 1.
 // router_logits: [num_tokens, num_experts]; expert_ids, weights: [num_tokens, top_k].
 // Reference: llama.cpp llm_build_moe_ffn (softmax gating, norm_w = true), Mixtral.
-void TopKRouting(const float* router_logits, int64_t num_tokens, int64_t num_experts,
-                 int64_t top_k, int32_t* expert_ids, float* weights);
+void TopKRouting(const float* router_logits, int64_t num_tokens, int64_t num_experts, int64_t top_k,
+                 int32_t* expert_ids, float* weights);
 void TopKRoutingNaive(const float* router_logits, int64_t num_tokens, int64_t num_experts,
                       int64_t top_k, int32_t* expert_ids, float* weights);
 

@@ -15,8 +15,7 @@ DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp)
   info_.tp_size = tp_.size;
   TANDEM_CHECK(static_cast<int32_t>(w_.layers.size()) == info_.num_layers)
       << "DecoderModel: " << w_.layers.size() << " layers, info says " << info_.num_layers;
-  size_t bytes =
-      w_.embedding.table()->size_bytes() + w_.final_norm.weight.size() * sizeof(float);
+  size_t bytes = w_.embedding.table()->size_bytes() + w_.final_norm.weight.size() * sizeof(float);
   if (w_.lm_head.weight() != w_.embedding.table()) bytes += w_.lm_head.weight_bytes();
   for (const DecoderLayer& layer : w_.layers) {
     TANDEM_CHECK(layer.mixer != nullptr) << "DecoderModel: a layer without a token mixer";
@@ -126,8 +125,7 @@ void DecoderModel::CheckContext(const ForwardContext& ctx, const KvCache& kv) co
   TANDEM_CHECK(static_cast<int32_t>(kv.key_cache.size()) == num_paged &&
                kv.block_size == ctx.block_size)
       << "KvCache has " << kv.key_cache.size() << " layers, block_size " << kv.block_size
-      << "; model has " << num_kv_layers_ << " attention layers, ctx block_size "
-      << ctx.block_size;
+      << "; model has " << num_kv_layers_ << " attention layers, ctx block_size " << ctx.block_size;
   if (num_state_layers_ > 0) {
     TANDEM_CHECK(static_cast<int32_t>(kv.state.size()) == num_state_layers_ &&
                  ctx.state_slots.size() == ctx.seq_lens.size())
@@ -152,8 +150,7 @@ void DecoderModel::CheckContext(const ForwardContext& ctx, const KvCache& kv) co
 }
 
 void DecoderModel::CommitSpeculativeStates(const ForwardContext& ctx,
-                                           const std::vector<int32_t>& num_accepted,
-                                           KvCache& kv) {
+                                           const std::vector<int32_t>& num_accepted, KvCache& kv) {
   if (num_state_layers_ == 0) return;
   for (size_t l = 0; l < w_.layers.size(); ++l) {
     if (!state_layer_[l]) continue;

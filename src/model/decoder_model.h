@@ -41,8 +41,7 @@ class DecoderModel : public Model {
   bool HasMtp() const override { return mtp_ != nullptr; }
   void TargetHidden(std::vector<float>* out) const override { FinalNormedHidden(out); }
   void MtpForward(const ForwardContext& ctx, const int32_t* next_tokens, const float* hidden,
-                  KvCache& kv, std::vector<float>& hidden_out,
-                  std::vector<float>& logits) override;
+                  KvCache& kv, std::vector<float>& hidden_out, std::vector<float>& logits) override;
   const Embedding& embedding() const { return w_.embedding; }
   const Linear& lm_head() const { return w_.lm_head; }
   KvCacheSpec kv_cache_spec() const override;
@@ -69,9 +68,9 @@ class DecoderModel : public Model {
   int32_t num_state_layers_ = 0;
   int64_t state_floats_ = 0;
   tensor::DType kv_dtype_ = tensor::DType::kF32;
-  std::unique_ptr<MtpModule> mtp_;  // null: no MTP head
+  std::unique_ptr<MtpModule> mtp_;                     // null: no MTP head
   std::vector<float> hidden_, normed_, delta_, last_;  // scratch, reused across steps
-  std::vector<float> local_logits_, gathered_;          // scratch: vocab-parallel lm_head
+  std::vector<float> local_logits_, gathered_;         // scratch: vocab-parallel lm_head
 };
 
 }  // namespace tandem::model

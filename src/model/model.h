@@ -15,19 +15,19 @@ namespace tandem::model {
 
 // What the rest of the system needs to know about a loaded model.
 struct ModelInfo {
-  std::string architecture;        // "llama", "LlamaForCausalLM", ...
+  std::string architecture;  // "llama", "LlamaForCausalLM", ...
   int32_t vocab_size = 0;
   int32_t hidden_size = 0;
   int32_t num_layers = 0;
-  int32_t num_heads = 0;            // query heads on this TP rank
-  int32_t num_kv_heads = 0;         // KV heads on this TP rank (KvCacheSpec's)
+  int32_t num_heads = 0;     // query heads on this TP rank
+  int32_t num_kv_heads = 0;  // KV heads on this TP rank (KvCacheSpec's)
   int32_t head_dim = 0;
   int32_t max_position_embeddings = 0;  // context length the model was built for
   int32_t num_experts = 0;              // 0 = dense
   int32_t num_experts_per_tok = 0;
-  size_t weight_bytes = 0;              // bytes of this rank's weights (for bandwidth ratios)
-  int32_t tp_rank = 0;                  // this model instance's TP rank
-  int32_t tp_size = 1;                  // --tensor-parallel-size
+  size_t weight_bytes = 0;  // bytes of this rank's weights (for bandwidth ratios)
+  int32_t tp_rank = 0;      // this model instance's TP rank
+  int32_t tp_size = 1;      // --tensor-parallel-size
 };
 
 // The ModelInfo of a full (unsharded) model from any architecture config with the usual
@@ -113,7 +113,7 @@ struct LoadOptions {
   // llama.cpp's arithmetic, on AVX-512 VNNI CPUs; elsewhere as float32) | "float32" (exact
   // widening, f32 activations). Process-wide (SetQ8_0Dot).
   std::string q8_0_dot = "int8";
-  int32_t num_threads = 0;     // 0 = all cores
+  int32_t num_threads = 0;  // 0 = all cores
   // --additional-config enable_cpu_binding: this process's slot among the ranks of its machine
   // (local DP rank × TP size + TP rank); its threads are pinned to cores
   // [slot × threads, (slot + 1) × threads) of the CPUs it may use. -1 = no binding.

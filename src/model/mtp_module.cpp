@@ -9,8 +9,7 @@ MtpModule::MtpModule(MtpWeights weights, int64_t hidden_size, TpContext tp)
 
 size_t MtpModule::weight_bytes() const {
   return w_.fc.weight_bytes() + w_.layer.weight_bytes() +
-         (w_.enorm.weight.size() + w_.hnorm.weight.size() + w_.norm.weight.size()) *
-             sizeof(float);
+         (w_.enorm.weight.size() + w_.hnorm.weight.size() + w_.norm.weight.size()) * sizeof(float);
 }
 
 void MtpModule::Forward(const ForwardContext& ctx, const int32_t* next_tokens,

@@ -22,11 +22,11 @@
 namespace tandem::model {
 
 struct MtpWeights {
-  Linear fc;                 // [hidden, 2 · hidden]
-  RmsNormLayer enorm;        // pre_fc_norm_embedding, [hidden] (zero-centred: loaded as 1 + w)
-  RmsNormLayer hnorm;        // pre_fc_norm_hidden
-  RmsNormLayer norm;         // final norm of the head
-  DecoderLayer layer;        // mtp.layers.0: gated attention + MoE (+ shared expert)
+  Linear fc;           // [hidden, 2 · hidden]
+  RmsNormLayer enorm;  // pre_fc_norm_embedding, [hidden] (zero-centred: loaded as 1 + w)
+  RmsNormLayer hnorm;  // pre_fc_norm_hidden
+  RmsNormLayer norm;   // final norm of the head
+  DecoderLayer layer;  // mtp.layers.0: gated attention + MoE (+ shared expert)
 };
 
 class MtpModule {

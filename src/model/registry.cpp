@@ -20,12 +20,12 @@
 #include "model/config/model_config.h"
 #include "model/config/qwen35_config.h"
 #include "model/config/qwen_config.h"
+#include "model/layers/weight_matmul.h"
 #include "model/loader/gguf_reader.h"
 #include "model/loader/qwen35_gguf_source.h"
 #include "model/loader/qwen3_gguf_source.h"
 #include "model/loader/safetensors_reader.h"
 #include "model/loader/w8a8_source.h"
-#include "model/layers/weight_matmul.h"
 #include "model/model.h"
 
 namespace tandem::model {
@@ -75,8 +75,8 @@ Result<TpContext> TpContextOf(const LoadOptions& o) {
     if (o.ep_group == nullptr || o.ep_group->size() != o.ep_size ||
         o.ep_group->rank() != o.ep_rank) {
       return InvalidArgument(
-          "expert parallel rank " + std::to_string(o.ep_rank) + " of " +
-          std::to_string(o.ep_size) + " needs an EP process group of that rank and size (" +
+          "expert parallel rank " + std::to_string(o.ep_rank) + " of " + std::to_string(o.ep_size) +
+          " needs an EP process group of that rank and size (" +
           (o.ep_group == nullptr ? std::string("none given")
                                  : "got rank " + std::to_string(o.ep_group->rank()) + " of " +
                                        std::to_string(o.ep_group->size())) +
@@ -184,8 +184,9 @@ Result<std::unique_ptr<Model>> LoadModelWeights(const std::string& path,
   SetQ8_0Dot(options.q8_0_dot == "int8" ? Q8_0Dot::kInt8 : Q8_0Dot::kFloat32);
   if (options.cpu_binding_slot >= 0) {
     const int threads = kernels::NumThreads();
-    TANDEM_ASSIGN_OR_RETURN(std::vector<int> cores,
-                            kernels::BindThreadsToCores(options.cpu_binding_slot * threads, threads));
+    TANDEM_ASSIGN_OR_RETURN(
+        std::vector<int> cores,
+        kernels::BindThreadsToCores(options.cpu_binding_slot * threads, threads));
     std::string list;
     for (int c : cores) list += (list.empty() ? "" : ",") + std::to_string(c);
     TLOG_INFO("enable_cpu_binding: {} threads pinned to CPUs {}", threads, list);
@@ -196,8 +197,11 @@ Result<std::unique_ptr<Model>> LoadModelWeights(const std::string& path,
     return LoadHfFolder(path, tp, options.load_mtp, cast, options.quantization);
   }
   if (!options.quantization.empty()) {
-    return InvalidArgument("--quantization " + options.quantization + " names a W8A8 "
-                           "safetensors format, but '" + path + "' is not a model folder (a GGUF "
+    return InvalidArgument("--quantization " + options.quantization +
+                           " names a W8A8 "
+                           "safetensors format, but '" +
+                           path +
+                           "' is not a model folder (a GGUF "
                            "file carries its own quantization per tensor)");
   }
   if (fs::path(path).extension() == ".gguf") {

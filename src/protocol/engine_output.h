@@ -26,25 +26,25 @@ struct TokenLogprob {
 
 // Logprobs at one generated position.
 struct PositionLogprobs {
-  TokenLogprob sampled;             // the token that was chosen (for a prompt position: the
-                                    // prompt's next token)
-  std::vector<TokenLogprob> top;    // the `logprobs` most likely tokens, best first
-  int32_t sampled_rank = 0;         // 1 + tokens with a higher logit; 0 = not computed
-                                    // (computed for prompt logprobs, vLLM's "rank")
+  TokenLogprob sampled;           // the token that was chosen (for a prompt position: the
+                                  // prompt's next token)
+  std::vector<TokenLogprob> top;  // the `logprobs` most likely tokens, best first
+  int32_t sampled_rank = 0;       // 1 + tokens with a higher logit; 0 = not computed
+                                  // (computed for prompt logprobs, vLLM's "rank")
   MSGPACK_DEFINE(sampled, top, sampled_rank)
 };
 
 // What happened to one request during one engine step.
 struct EngineOutput {
   std::string request_id;
-  std::vector<int32_t> new_token_ids;        // tokens generated this step (usually 1)
-  std::vector<PositionLogprobs> new_logprobs; // parallel to new_token_ids when requested
+  std::vector<int32_t> new_token_ids;          // tokens generated this step (usually 1)
+  std::vector<PositionLogprobs> new_logprobs;  // parallel to new_token_ids when requested
   // prompt_logprobs requests, in their first output only: prompt tokens 1..P-1's logprobs.
   std::vector<PositionLogprobs> prompt_logprobs;
-  uint8_t finish_reason = 0;                 // FinishReason
-  int32_t stop_token_id = -1;                // the id that ended it (kStop by token), else -1
-  int32_t num_cached_tokens = 0;             // prompt tokens served from the prefix cache
-  std::string error;                         // set when finish_reason == kError
+  uint8_t finish_reason = 0;      // FinishReason
+  int32_t stop_token_id = -1;     // the id that ended it (kStop by token), else -1
+  int32_t num_cached_tokens = 0;  // prompt tokens served from the prefix cache
+  std::string error;              // set when finish_reason == kError
   // When things happened to the request in the engine (vLLM's EngineCoreEvent QUEUED and
   // SCHEDULED, and EngineCoreOutputs.timestamp), in seconds on the engine process's monotonic
   // clock: only differences between two of them mean anything (a remote DP rank's clock is not
@@ -75,21 +75,21 @@ struct EngineStats {
   int64_t seq = 0;
   int32_t num_running = 0;
   int32_t num_waiting = 0;
-  float kv_cache_usage = 0;          // used blocks / total blocks, in [0, 1]
-  int32_t num_gpu_blocks = 0;        // KV blocks in the pool (CPU memory here)
-  int32_t block_size = 0;            // tokens per block
+  float kv_cache_usage = 0;    // used blocks / total blocks, in [0, 1]
+  int32_t num_gpu_blocks = 0;  // KV blocks in the pool (CPU memory here)
+  int32_t block_size = 0;      // tokens per block
   // Recurrent-state slots (hybrid models; 0 = none) and those held by running requests: the
   // second cache group next to the KV blocks.
   int32_t num_state_slots = 0;
   int32_t num_state_slots_used = 0;
-  int64_t num_preemptions = 0;       // cumulative
+  int64_t num_preemptions = 0;  // cumulative
   // Prefix cache, cumulative (vLLM's prefix_cache_queries / prefix_cache_hits): prompt tokens
   // looked up when a request is first scheduled, and of those the tokens found cached. Both
   // stay 0 with prefix caching off.
   int64_t prefix_cache_queries = 0;
   int64_t prefix_cache_hits = 0;
-  int64_t num_requests_finished = 0; // cumulative requests this engine finished (any reason)
-  int64_t num_generation_tokens = 0; // cumulative tokens this engine generated
+  int64_t num_requests_finished = 0;  // cumulative requests this engine finished (any reason)
+  int64_t num_generation_tokens = 0;  // cumulative tokens this engine generated
   // DP waves (expert-parallel MoE): cumulative waves this rank stepped in, and steps it ran
   // with nothing scheduled only to enter the other ranks' collectives.
   int64_t num_waves = 0;

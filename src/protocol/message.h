@@ -12,21 +12,21 @@
 namespace tandem::protocol {
 
 enum class MessageType : uint8_t {
-  kAddRequest = 1,      // EngineRequest, API server → engine
-  kAbortRequests = 2,   // AbortRequests, API server → engine
-  kOutputs = 3,         // EngineOutputs, engine → API server (also the heartbeat)
-  kReady = 4,           // EngineStats, engine → API server once the model is loaded
-  kShutdown = 5,        // empty, API server → engine
-  kEngineHello = 10,    // EngineHello, engine → head handshake ROUTER
-  kHandshakeReply = 11, // HandshakeReply, head → engine
-  kEngineReady = 12,    // EngineReadyInfo, engine → head once loaded
-  kEngineStats = 13,    // EngineStats, engine → coordinator
-  kLoadSnapshot = 14,   // LoadSnapshot, coordinator → API servers
-  kStartWave = 15,      // StartWave, engine → coordinator → every engine (DP waves)
-  kApiServerHello = 16, // ApiServerHello, API machine → head handshake ROUTER (hybrid LB)
-  kWorkerInit = 20,     // WorkerInit, engine (TP rank 0) → TP worker processes
-  kStepPlan = 21,       // StepPlan, engine → TP worker processes, every step
-  kWorkerAck = 22,      // WorkerAck, TP worker → engine (init done, step done or failed)
+  kAddRequest = 1,       // EngineRequest, API server → engine
+  kAbortRequests = 2,    // AbortRequests, API server → engine
+  kOutputs = 3,          // EngineOutputs, engine → API server (also the heartbeat)
+  kReady = 4,            // EngineStats, engine → API server once the model is loaded
+  kShutdown = 5,         // empty, API server → engine
+  kEngineHello = 10,     // EngineHello, engine → head handshake ROUTER
+  kHandshakeReply = 11,  // HandshakeReply, head → engine
+  kEngineReady = 12,     // EngineReadyInfo, engine → head once loaded
+  kEngineStats = 13,     // EngineStats, engine → coordinator
+  kLoadSnapshot = 14,    // LoadSnapshot, coordinator → API servers
+  kStartWave = 15,       // StartWave, engine → coordinator → every engine (DP waves)
+  kApiServerHello = 16,  // ApiServerHello, API machine → head handshake ROUTER (hybrid LB)
+  kWorkerInit = 20,      // WorkerInit, engine (TP rank 0) → TP worker processes
+  kStepPlan = 21,        // StepPlan, engine → TP worker processes, every step
+  kWorkerAck = 22,       // WorkerAck, TP worker → engine (init done, step done or failed)
 };
 
 // Serializes `msg` with a leading type byte.

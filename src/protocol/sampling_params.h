@@ -20,11 +20,11 @@ struct SamplingParams {
                                     // tokens seen in prompt or output; 1 = off
   bool has_seed = false;            // true: draw from a generator seeded with `seed` only
   uint64_t seed = 0;
-  int32_t max_tokens = 16;          // generated tokens at most (after the prompt)
-  int32_t min_tokens = 0;           // EOS / stop ids are ignored before this many tokens
+  int32_t max_tokens = 16;              // generated tokens at most (after the prompt)
+  int32_t min_tokens = 0;               // EOS / stop ids are ignored before this many tokens
   std::vector<int32_t> stop_token_ids;  // extra ids that end the request (kept in output)
-  bool ignore_eos = false;          // true: EOS does not end the request
-  int32_t logprobs = -1;            // -1 = none; k >= 0: sampled token's logprob + top-k
+  bool ignore_eos = false;              // true: EOS does not end the request
+  int32_t logprobs = -1;                // -1 = none; k >= 0: sampled token's logprob + top-k
   // OpenAI logit_bias: logits[logit_bias_ids[i]] += logit_bias_values[i] (in [-100, 100]),
   // before penalties and temperature, greedy included (vLLM LogitBiasLogitsProcessor).
   std::vector<int32_t> logit_bias_ids;
@@ -48,8 +48,7 @@ struct SamplingParams {
   MSGPACK_DEFINE(temperature, top_p, top_k, min_p, presence_penalty, frequency_penalty,
                  repetition_penalty, has_seed, seed, max_tokens, min_tokens, stop_token_ids,
                  ignore_eos, logprobs, logit_bias_ids, logit_bias_values, structured_grammar,
-                 structured_after_token_id, allowed_token_ids, bad_words_token_ids,
-                 prompt_logprobs)
+                 structured_after_token_id, allowed_token_ids, bad_words_token_ids, prompt_logprobs)
 };
 
 }  // namespace tandem::protocol

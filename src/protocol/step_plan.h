@@ -17,13 +17,12 @@ namespace tandem::protocol {
 // First time a request is scheduled (or again after preemption, with all its tokens).
 struct NewRequestData {
   std::string request_id;
-  std::vector<int32_t> token_ids;      // prompt + tokens generated before a preemption
-  int32_t num_prompt_tokens = 0;       // the prompt's share of token_ids
+  std::vector<int32_t> token_ids;  // prompt + tokens generated before a preemption
+  int32_t num_prompt_tokens = 0;   // the prompt's share of token_ids
   SamplingParams sampling;
-  std::vector<int32_t> block_ids;      // block table so far (KV block ids, in order)
-  int32_t num_computed_tokens = 0;     // tokens whose KV is already in those blocks (cache hits)
-  MSGPACK_DEFINE(request_id, token_ids, num_prompt_tokens, sampling, block_ids,
-                 num_computed_tokens)
+  std::vector<int32_t> block_ids;   // block table so far (KV block ids, in order)
+  int32_t num_computed_tokens = 0;  // tokens whose KV is already in those blocks (cache hits)
+  MSGPACK_DEFINE(request_id, token_ids, num_prompt_tokens, sampling, block_ids, num_computed_tokens)
 };
 
 // A request the worker already holds: only what changed.
@@ -40,7 +39,7 @@ struct StepPlan {
   std::vector<CachedRequestData> cached_requests;
   // Tokens to compute this step per request, in batch order (new requests first, then cached).
   std::vector<std::string> scheduled_request_ids;
-  std::vector<int32_t> num_scheduled_tokens;   // parallel to scheduled_request_ids
+  std::vector<int32_t> num_scheduled_tokens;  // parallel to scheduled_request_ids
   // Requests that finished or were preempted since the last plan: workers drop their state.
   std::vector<std::string> finished_request_ids;
   // Parallel to scheduled_request_ids: the draft tokens each request verifies this step (empty
@@ -88,7 +87,7 @@ struct WorkerAck {
   int32_t tp_rank = 0;
   int64_t step_id = -1;
   bool ok = true;
-  std::string error;     // why the step failed, when !ok
+  std::string error;  // why the step failed, when !ok
   MSGPACK_DEFINE(tp_rank, step_id, ok, error)
 };
 

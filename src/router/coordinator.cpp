@@ -10,7 +10,8 @@ namespace tandem::router {
 using protocol::MessageType;
 
 Coordinator::Coordinator(CoordinatorOptions options)
-    : options_(std::move(options)), stats_(ipc::SocketKind::kPull),
+    : options_(std::move(options)),
+      stats_(ipc::SocketKind::kPull),
       publisher_(ipc::SocketKind::kPub) {
   snapshot_.ranks.resize(options_.dp_size);
   for (int32_t r = 0; r < options_.dp_size; ++r) snapshot_.ranks[r].dp_rank = r;

@@ -22,11 +22,11 @@ namespace tandem::router {
 
 struct CoordinatorOptions {
   int32_t dp_size = 1;
-  std::string stats_endpoint;     // PULL bound here (engines connect)
-  std::string publish_endpoint;   // PUB bound here (API servers and, for waves, engines connect)
+  std::string stats_endpoint;    // PULL bound here (engines connect)
+  std::string publish_endpoint;  // PUB bound here (API servers and, for waves, engines connect)
   double min_publish_interval_s = 0.1;
   double heartbeat_s = 0.5;
-  double rank_timeout_s = 3.0;    // a ready rank silent this long is published as not alive
+  double rank_timeout_s = 3.0;  // a ready rank silent this long is published as not alive
 };
 
 class Coordinator {
@@ -51,9 +51,9 @@ class Coordinator {
   ipc::ZmqSocket stats_;
   ipc::ZmqSocket publisher_;
   mutable std::mutex mu_;
-  protocol::LoadSnapshot snapshot_;     // guarded by mu_
-  std::vector<double> last_heard_s_;    // guarded by mu_
-  bool changed_ = true;                 // guarded by mu_
+  protocol::LoadSnapshot snapshot_;   // guarded by mu_
+  std::vector<double> last_heard_s_;  // guarded by mu_
+  bool changed_ = true;               // guarded by mu_
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

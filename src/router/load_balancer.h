@@ -31,10 +31,10 @@ enum class LoadBalancePolicy { kLeastLoaded, kRoundRobin };
 bool ParseLoadBalancePolicy(const std::string& name, LoadBalancePolicy* out);
 
 struct RankView {
-  bool available = false;          // ready, alive and reachable
-  int64_t held_tokens = 0;         // latest snapshot: Σ prompt + max_tokens, unfinished requests
-  int64_t unreported_tokens = 0;   // Σ prompt + max_tokens of what this API server sent that
-                                   // the snapshot does not count yet
+  bool available = false;         // ready, alive and reachable
+  int64_t held_tokens = 0;        // latest snapshot: Σ prompt + max_tokens, unfinished requests
+  int64_t unreported_tokens = 0;  // Σ prompt + max_tokens of what this API server sent that
+                                  // the snapshot does not count yet
 };
 
 class LoadBalancer {
@@ -42,16 +42,15 @@ class LoadBalancer {
   // `num_api_servers` ≥ 1: the K above. `client_index`: which API server this is; rotation
   // starts at that rank, so that K servers' first picks spread over the ranks.
   LoadBalancer(LoadBalancePolicy policy, int32_t num_api_servers, int32_t client_index = 0)
-      : policy_(policy), k_(num_api_servers < 1 ? 1 : num_api_servers),
+      : policy_(policy),
+        k_(num_api_servers < 1 ? 1 : num_api_servers),
         next_(client_index < 0 ? 0 : static_cast<uint64_t>(client_index)) {}
 
   // The rank for the next request, or -1 when none is available. Not thread-safe.
   int32_t Pick(const std::vector<RankView>& ranks);
 
   // The score least-loaded minimises (see above).
-  int64_t TokenLoad(const RankView& r) const {
-    return r.held_tokens + k_ * r.unreported_tokens;
-  }
+  int64_t TokenLoad(const RankView& r) const { return r.held_tokens + k_ * r.unreported_tokens; }
 
  private:
   LoadBalancePolicy policy_;

@@ -16,8 +16,10 @@ using protocol::FinishReason;
 using protocol::MessageType;
 
 MpEngineClient::MpEngineClient(MpEngineClientOptions options)
-    : options_(std::move(options)), output_(ipc::SocketKind::kPull),
-      snapshots_(ipc::SocketKind::kSub), ranks_(options_.dp_size),
+    : options_(std::move(options)),
+      output_(ipc::SocketKind::kPull),
+      snapshots_(ipc::SocketKind::kSub),
+      ranks_(options_.dp_size),
       balancer_(options_.policy, options_.num_api_servers, options_.client_index) {}
 
 MpEngineClient::~MpEngineClient() { Shutdown(); }
@@ -64,7 +66,8 @@ Result<int32_t> MpEngineClient::ChooseRank(int32_t pinned) {
     }
     if (!ServesRank(pinned)) {
       return InvalidArgument(
-          "X-data-parallel-rank " + std::to_string(pinned) + " is not served by this API "
+          "X-data-parallel-rank " + std::to_string(pinned) +
+          " is not served by this API "
           "server: with hybrid / external DP load balancing it serves DP rank(s) " +
           std::to_string(options_.first_served_rank) + ".." +
           std::to_string(options_.first_served_rank + options_.num_served_ranks - 1) +
@@ -227,8 +230,7 @@ void MpEngineClient::FailRank(int32_t rank, const std::string& reason) {
       // Expert-parallel ranks step together: the others now wait in collectives the lost
       // rank will never enter, so none of them can finish anything.
       for (size_t o = 0; o < ranks_.size(); ++o) {
-        if (static_cast<int32_t>(o) != rank && !ranks_[o].dead &&
-            ServesRank(static_cast<int>(o))) {
+        if (static_cast<int32_t>(o) != rank && !ranks_[o].dead && ServesRank(static_cast<int>(o))) {
           stepping_with_it.push_back(static_cast<int32_t>(o));
         }
       }
@@ -351,9 +353,9 @@ void MpEngineClient::HandleSnapshot(const std::string& frame) {
       if (load.dp_rank < 0 || load.dp_rank >= options_.dp_size) continue;
       Rank& r = ranks_[load.dp_rank];
       const size_t me = static_cast<size_t>(options_.client_index);
-      r.load.OnSnapshot(load.num_held_tokens,
-                        me < load.num_received_by_client.size() ? load.num_received_by_client[me]
-                                                                : 0);
+      r.load.OnSnapshot(load.num_held_tokens, me < load.num_received_by_client.size()
+                                                  ? load.num_received_by_client[me]
+                                                  : 0);
       if (!ServesRank(load.dp_rank)) continue;  // another machine's API servers serve it
       if (load.ready && !r.ready && load.alive) {
         to_connect.emplace_back(load.dp_rank, load.input_endpoint);  // ready once connected

@@ -74,7 +74,7 @@ class MpEngineClient : public EngineClient {
 
  private:
   struct Rank {
-    std::unique_ptr<ipc::ZmqSocket> input;    // guarded by send_mu_
+    std::unique_ptr<ipc::ZmqSocket> input;  // guarded by send_mu_
     std::string endpoint;
     bool ready = false;
     bool dead = false;
@@ -101,8 +101,8 @@ class MpEngineClient : public EngineClient {
   MpEngineClientOptions options_;
   ipc::ZmqSocket output_;
   ipc::ZmqSocket snapshots_;
-  std::mutex send_mu_;                      // guards every Rank::input (zmq: one thread a time)
-  mutable std::mutex mu_;                   // guards everything below
+  std::mutex send_mu_;     // guards every Rank::input (zmq: one thread a time)
+  mutable std::mutex mu_;  // guards everything below
   std::vector<Rank> ranks_;
   mutable bool started_up_ = false;  // every rank has been ready once (guarded by mu_)
   std::unordered_map<std::string, OutputCallback> callbacks_;

@@ -12,13 +12,13 @@
 #include "server/cors.h"
 #include "server/errors.h"
 #include "server/json_dump.h"
-#include "server/request_id.h"
 #include "server/openai/chat_completions.h"
 #include "server/openai/completions.h"
 #include "server/openai/models.h"
 #include "server/openai/responses.h"
 #include "server/openai/serving.h"
 #include "server/openai/tokenize.h"
+#include "server/request_id.h"
 #include "ui/assets.h"
 
 namespace tandem::server {
@@ -47,26 +47,38 @@ ApiRouter::ApiRouter(const ServerContext& context, PreprocessPool* pool)
   if (context.config.enable_ui) ui_.emplace(ui::EmbeddedFiles(), "/playground.html");
   constexpr bool kOffload = true;
   const ServerContext& ctx = context_;
-  Add("POST", "/v1/completions", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
-    openai::HandleCompletions(ctx, r, std::move(s));
-  }, kOffload);
-  Add("POST", "/v1/chat/completions",
+  Add(
+      "POST", "/v1/completions",
+      [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
+        openai::HandleCompletions(ctx, r, std::move(s));
+      },
+      kOffload);
+  Add(
+      "POST", "/v1/chat/completions",
       [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
         openai::HandleChatCompletions(ctx, r, std::move(s));
-      }, kOffload);
-  Add("POST", "/v1/messages", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
-    anthropic::HandleMessages(ctx, r, std::move(s));
-  }, kOffload);
-  Add("POST", "/v1/messages/count_tokens",
+      },
+      kOffload);
+  Add(
+      "POST", "/v1/messages",
+      [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
+        anthropic::HandleMessages(ctx, r, std::move(s));
+      },
+      kOffload);
+  Add(
+      "POST", "/v1/messages/count_tokens",
       [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
         anthropic::HandleCountTokens(ctx, r, std::move(s));
-      }, kOffload);
+      },
+      kOffload);
   // The Responses API; its store lives as long as the routes (response_store.h).
   auto responses = std::make_shared<openai::ResponseStore>();
-  Add("POST", "/v1/responses",
+  Add(
+      "POST", "/v1/responses",
       [&ctx, responses](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
         openai::HandleCreateResponse(ctx, responses.get(), r, std::move(s));
-      }, kOffload);
+      },
+      kOffload);
   Add("GET", "/v1/responses/{id}",
       [responses](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
         openai::HandleGetResponse(responses.get(), r, std::move(s));
@@ -79,12 +91,18 @@ ApiRouter::ApiRouter(const ServerContext& context, PreprocessPool* pool)
     openai::HandleModels(ctx, r, std::move(s));
   });
   // vLLM serves these outside /v1 (so without the API key check).
-  Add("POST", "/tokenize", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
-    openai::HandleTokenize(ctx, r, std::move(s));
-  }, kOffload);
-  Add("POST", "/detokenize", [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
-    openai::HandleDetokenize(ctx, r, std::move(s));
-  }, kOffload);
+  Add(
+      "POST", "/tokenize",
+      [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
+        openai::HandleTokenize(ctx, r, std::move(s));
+      },
+      kOffload);
+  Add(
+      "POST", "/detokenize",
+      [&ctx](const HttpRequest& r, std::shared_ptr<ResponseSink> s) {
+        openai::HandleDetokenize(ctx, r, std::move(s));
+      },
+      kOffload);
   auto health = [&ctx](const HttpRequest&, std::shared_ptr<ResponseSink> s) {
     s->SendResponse(ctx.engine->IsReady() ? 200 : 503, "application/json", "");
   };
@@ -115,8 +133,8 @@ ApiRouter::ApiRouter(const ServerContext& context, PreprocessPool* pool)
       served.push_back(ctx.engine->ServesRank(r));
     }
     s->SendResponse(200, "text/plain; version=0.0.4; charset=utf-8",
-                    ctx.metrics->Render(ctx.config.default_model_name(),
-                                        ctx.config.max_model_len, stats, alive, served));
+                    ctx.metrics->Render(ctx.config.default_model_name(), ctx.config.max_model_len,
+                                        stats, alive, served));
   });
 }
 
@@ -167,7 +185,8 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
     return SendRouteError(request.path, *sink,
                           {Status(StatusCode::kUnauthenticated,
                                   "missing or invalid API key; send 'Authorization: Bearer <key>' "
-                                  "or 'x-api-key: <key>'"), ""});
+                                  "or 'x-api-key: <key>'"),
+                           ""});
   }
   const Methods* methods = PathMethods(request.path);
   if (context_.config.enable_server_load_tracking && methods != nullptr &&
@@ -182,8 +201,8 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
   }
   const Route& target = *route;
   if (!target.offload) return Run(target.handler, request, sink);
-  const bool queued = pool_->Submit(
-      [handler = &target.handler, request = std::move(request), sink]() mutable {
+  const bool queued =
+      pool_->Submit([handler = &target.handler, request = std::move(request), sink]() mutable {
         TLOG_DEBUG("preprocessing {} {} ({} body bytes)", request.method, request.path,
                    request.body.size());
         Run(*handler, request, sink);
@@ -191,11 +210,12 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
   if (!queued && pool_->cancelled()) {
     SendRouteError(request.path, *sink, {Unavailable("the server is shutting down"), ""});
   } else if (!queued) {
-    SendRouteError(request.path, *sink, {Status(StatusCode::kResourceExhausted,
-                             fmt::format("the server is overloaded: {} requests already wait to be "
-                                         "preprocessed; retry later",
-                                         context_.config.max_queued_preprocess)),
-                      ""});
+    SendRouteError(request.path, *sink,
+                   {Status(StatusCode::kResourceExhausted,
+                           fmt::format("the server is overloaded: {} requests already wait to be "
+                                       "preprocessed; retry later",
+                                       context_.config.max_queued_preprocess)),
+                    ""});
   }
 }
 
@@ -230,8 +250,8 @@ void ApiRouter::SendMethodNotAllowed(const HttpRequest& request, const std::stri
   sink.AddResponseHeader("Allow", allowed);  // a 405 must list them (RFC 9110 §15.5.6)
   SendRouteError(request.path, sink,
                  {Status(StatusCode::kMethodNotAllowed,
-                         fmt::format("method {} is not allowed on {}; allowed: {}",
-                                     request.method, request.path, allowed)),
+                         fmt::format("method {} is not allowed on {}; allowed: {}", request.method,
+                                     request.path, allowed)),
                   ""});
 }
 
@@ -258,13 +278,14 @@ void ApiRouter::Run(const Handler& handler, const HttpRequest& request,
   try {
     handler(request, sink);
   } catch (const nlohmann::json::exception& e) {
-    SendRouteError(request.path, *sink,
-                   {InvalidArgument(fmt::format("cannot handle this request body: {}", e.what())),
-                    ""});
+    SendRouteError(
+        request.path, *sink,
+        {InvalidArgument(fmt::format("cannot handle this request body: {}", e.what())), ""});
   } catch (const std::exception& e) {
     SendRouteError(request.path, *sink,
                    {Internal(fmt::format("internal error handling {} {}: {}", request.method,
-                                         request.path, e.what())), ""});
+                                         request.path, e.what())),
+                    ""});
   }
 }
 

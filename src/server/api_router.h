@@ -19,8 +19,8 @@
 #include "server/auth.h"
 #include "server/http_types.h"
 #include "server/preprocess_pool.h"
-#include "server/server_load.h"
 #include "server/server_context.h"
+#include "server/server_load.h"
 
 namespace tandem::server {
 
@@ -72,7 +72,7 @@ class ApiRouter {
   ApiKeyAuth auth_;
   std::optional<http::StaticSite> ui_;  // the playground page at / (unless --no-ui)
   ServerLoad load_ = std::make_shared<std::atomic<int64_t>>(0);  // GET /load
-  std::map<std::string, Methods> routes_;  // path → method → route
+  std::map<std::string, Methods> routes_;                        // path → method → route
 };
 
 }  // namespace tandem::server

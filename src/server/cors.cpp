@@ -57,9 +57,9 @@ bool ApplyCors(const CorsPolicy& policy, const HttpRequest& request, ResponseSin
   }
   const bool all_methods = HasWildcard(policy.allowed_methods);
   const bool all_headers = HasWildcard(policy.allowed_headers);
-  headers.emplace_back("Access-Control-Allow-Methods",
-                       all_methods ? "DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT"
-                                   : Join(policy.allowed_methods));
+  headers.emplace_back(
+      "Access-Control-Allow-Methods",
+      all_methods ? "DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT" : Join(policy.allowed_methods));
   if (all_headers && !requested_headers.empty()) {
     headers.emplace_back("Access-Control-Allow-Headers", requested_headers);
   } else if (!all_headers) {
@@ -67,8 +67,8 @@ bool ApplyCors(const CorsPolicy& policy, const HttpRequest& request, ResponseSin
   }
   headers.emplace_back("Access-Control-Max-Age", "600");
   if (!refused.empty()) {
-    sink.SendResponseWithHeaders(400, "text/plain; charset=utf-8",
-                                 "Disallowed CORS " + refused, std::move(headers));
+    sink.SendResponseWithHeaders(400, "text/plain; charset=utf-8", "Disallowed CORS " + refused,
+                                 std::move(headers));
   } else {
     sink.SendResponseWithHeaders(200, "text/plain; charset=utf-8", "OK", std::move(headers));
   }

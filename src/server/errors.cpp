@@ -7,17 +7,28 @@ namespace tandem::server {
 const char* ErrorTypeFor(int http_status) {
   // vLLM names errors after the openai-python exception classes for the status.
   switch (http_status) {
-    case 400: return "BadRequestError";
-    case 401: return "AuthenticationError";
-    case 403: return "PermissionDeniedError";
-    case 404: return "NotFoundError";
-    case 405: return "MethodNotAllowedError";
-    case 409: return "ConflictError";
-    case 408: return "RequestTimeoutError";
-    case 413: return "RequestEntityTooLargeError";
-    case 501: return "NotImplementedError";
-    case 503: return "ServiceUnavailableError";
-    default: return "InternalServerError";
+    case 400:
+      return "BadRequestError";
+    case 401:
+      return "AuthenticationError";
+    case 403:
+      return "PermissionDeniedError";
+    case 404:
+      return "NotFoundError";
+    case 405:
+      return "MethodNotAllowedError";
+    case 409:
+      return "ConflictError";
+    case 408:
+      return "RequestTimeoutError";
+    case 413:
+      return "RequestEntityTooLargeError";
+    case 501:
+      return "NotImplementedError";
+    case 503:
+      return "ServiceUnavailableError";
+    default:
+      return "InternalServerError";
   }
 }
 

@@ -38,8 +38,8 @@ std::string ErrorBody(const ApiError& error, int http_status);
 template <typename T>
 class ApiResult {
  public:
-  ApiResult(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
-  ApiResult(ApiError error) : error_(std::move(error)) {}   // NOLINT
+  ApiResult(T value) : value_(std::move(value)) {}             // NOLINT: implicit by design
+  ApiResult(ApiError error) : error_(std::move(error)) {}      // NOLINT
   ApiResult(Status status) : error_{std::move(status), ""} {}  // NOLINT
   bool ok() const { return value_.has_value(); }
   const ApiError& error() const { return error_; }
@@ -57,8 +57,7 @@ class ApiResult {
 }  // namespace tandem::server
 
 // Propagates the ApiError of an ApiResult expression, else assigns its value to `lhs`.
-#define TANDEM_API_ASSIGN_OR_RETURN(lhs, expr)                  \
-  auto TANDEM_CONCAT(_api_, __LINE__) = (expr);                  \
-  if (!TANDEM_CONCAT(_api_, __LINE__).ok())                      \
-    return TANDEM_CONCAT(_api_, __LINE__).error();               \
+#define TANDEM_API_ASSIGN_OR_RETURN(lhs, expr)                                             \
+  auto TANDEM_CONCAT(_api_, __LINE__) = (expr);                                            \
+  if (!TANDEM_CONCAT(_api_, __LINE__).ok()) return TANDEM_CONCAT(_api_, __LINE__).error(); \
   lhs = std::move(TANDEM_CONCAT(_api_, __LINE__)).value()

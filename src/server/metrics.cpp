@@ -260,8 +260,7 @@ std::string Metrics::Render(const std::string& model_name, int32_t max_model_len
 
 std::string Metrics::Render(const std::string& model_name, int32_t max_model_len,
                             const std::vector<protocol::EngineStats>& per_rank,
-                            const std::vector<bool>& alive,
-                            const std::vector<bool>& served) const {
+                            const std::vector<bool>& alive, const std::vector<bool>& served) const {
   MetricsTotals totals;
   {
     std::lock_guard l(mutex_);

@@ -64,8 +64,7 @@ class Metrics {
   // balancing: its own machine's).
   std::string Render(const std::string& model_name, int32_t max_model_len,
                      const std::vector<protocol::EngineStats>& per_rank,
-                     const std::vector<bool>& alive,
-                     const std::vector<bool>& served = {}) const;
+                     const std::vector<bool>& alive, const std::vector<bool>& served = {}) const;
   // Same for one rank that serves.
   std::string Render(const std::string& model_name, int32_t max_model_len,
                      const protocol::EngineStats& stats) const;

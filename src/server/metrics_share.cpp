@@ -75,7 +75,8 @@ size_t MetricsShare::SlotBytes(int num_engines) {
 }
 
 MetricsShare::SlotHeader& MetricsShare::Header(int slot) const {
-  return *reinterpret_cast<SlotHeader*>(table_ + SlotBytes(num_engines_) * static_cast<size_t>(slot));
+  return *reinterpret_cast<SlotHeader*>(table_ +
+                                        SlotBytes(num_engines_) * static_cast<size_t>(slot));
 }
 
 EngineTotals* MetricsShare::Engines(int slot) const {
@@ -83,8 +84,8 @@ EngineTotals* MetricsShare::Engines(int slot) const {
                                          sizeof(SlotHeader));
 }
 
-Result<std::unique_ptr<MetricsShare>> MetricsShare::Create(const std::string& name,
-                                                           int num_slots, int num_engines) {
+Result<std::unique_ptr<MetricsShare>> MetricsShare::Create(const std::string& name, int num_slots,
+                                                           int num_engines) {
   const size_t bytes = SlotBytes(num_engines) * static_cast<size_t>(num_slots);
   RemoveTablesOfDeadHeads();
   shm_unlink(name.c_str());  // a killed process of the same pid left it: stale
@@ -105,8 +106,8 @@ Result<std::unique_ptr<MetricsShare>> MetricsShare::Create(const std::string& na
       new MetricsShare(name, num_slots, num_engines, *mapped, /*owner=*/true));
 }
 
-Result<std::unique_ptr<MetricsShare>> MetricsShare::Open(const std::string& name,
-                                                         int num_slots, int num_engines) {
+Result<std::unique_ptr<MetricsShare>> MetricsShare::Open(const std::string& name, int num_slots,
+                                                         int num_engines) {
   const size_t bytes = SlotBytes(num_engines) * static_cast<size_t>(num_slots);
   const int fd = shm_open(name.c_str(), O_RDWR, 0);
   if (fd < 0) return Unavailable("metrics table " + name + ": " + std::strerror(errno));

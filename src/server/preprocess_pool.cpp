@@ -6,8 +6,8 @@ namespace tandem::server {
 
 PreprocessPool::PreprocessPool(int32_t num_threads, int32_t max_queued)
     : max_queued_(static_cast<size_t>(max_queued)) {
-  TANDEM_CHECK(num_threads >= 1 && max_queued >= 1) << "PreprocessPool(" << num_threads << ", "
-                                                    << max_queued << ")";
+  TANDEM_CHECK(num_threads >= 1 && max_queued >= 1)
+      << "PreprocessPool(" << num_threads << ", " << max_queued << ")";
   for (int32_t i = 0; i < num_threads; ++i) threads_.emplace_back([this] { Work(); });
 }
 

@@ -12,9 +12,10 @@ std::optional<std::string> CheckRequestId(std::string_view id, std::string_view 
   for (size_t i = 0; i < id.size(); ++i) {
     const auto c = static_cast<unsigned char>(id[i]);
     if (c < 0x20 || c == 0x7f) {
-      return fmt::format("{} holds the control character 0x{:02x} at byte {}; use printable "
-                         "characters",
-                         what, c, i);
+      return fmt::format(
+          "{} holds the control character 0x{:02x} at byte {}; use printable "
+          "characters",
+          what, c, i);
     }
   }
   return std::nullopt;

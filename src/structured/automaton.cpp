@@ -47,8 +47,7 @@ Status AutomatonBuilder::IndexRules(const Grammar& grammar) {
     a_->rule_names_.push_back(grammar.rules[r].first);
   }
   if (!rule_index_.count(grammar.root)) {
-    return InvalidArgument(fmt::format("grammar has no rule '{}' (the start rule)",
-                                       grammar.root));
+    return InvalidArgument(fmt::format("grammar has no rule '{}' (the start rule)", grammar.root));
   }
   for (const auto& [name, body] : grammar.rules) {
     TANDEM_RETURN_IF_ERROR(CheckRefs(name, body));
@@ -58,8 +57,10 @@ Status AutomatonBuilder::IndexRules(const Grammar& grammar) {
 
 Status AutomatonBuilder::CheckRefs(const std::string& rule, const Expr& e) {
   if (e.kind == Expr::Kind::kRuleRef && !rule_index_.count(e.rule)) {
-    return InvalidArgument(fmt::format("grammar rule '{}' uses rule '{}', which is not "
-                                       "defined", rule, e.rule));
+    return InvalidArgument(
+        fmt::format("grammar rule '{}' uses rule '{}', which is not "
+                    "defined",
+                    rule, e.rule));
   }
   for (const Expr& child : e.children) TANDEM_RETURN_IF_ERROR(CheckRefs(rule, child));
   return Status::Ok();

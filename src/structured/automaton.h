@@ -77,7 +77,6 @@ class Automaton {
 
 // The UTF-8 byte-range sequences whose union encodes exactly the code points [lo, hi] (no
 // surrogates inside the range): each sequence is 1-4 inclusive (first, last) byte ranges.
-std::vector<std::vector<std::pair<uint8_t, uint8_t>>> Utf8RangeSequences(uint32_t lo,
-                                                                          uint32_t hi);
+std::vector<std::vector<std::pair<uint8_t, uint8_t>>> Utf8RangeSequences(uint32_t lo, uint32_t hi);
 
 }  // namespace tandem::structured

@@ -28,9 +28,11 @@ Status AutomatonBuilder::CheckRootMatchesSomething(int32_t root) {
     }
   }
   if (productive[root]) return Status::Ok();
-  return InvalidArgument(fmt::format("grammar rule '{}' (the start rule) matches no text at "
-                                     "all (an empty character class, or a rule that never "
-                                     "ends?)", a_->rule_names_[root]));
+  return InvalidArgument(
+      fmt::format("grammar rule '{}' (the start rule) matches no text at "
+                  "all (an empty character class, or a rule that never "
+                  "ends?)",
+                  a_->rule_names_[root]));
 }
 
 bool AutomatonBuilder::Productive(int32_t rule, const std::vector<uint8_t>& productive) const {

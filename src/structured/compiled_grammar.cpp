@@ -24,8 +24,8 @@ size_t CompiledGrammar::memory_bytes() const {
 
 int32_t CompiledGrammar::num_positions_built() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return static_cast<int32_t>(
-      std::count_if(positions_.begin(), positions_.end(), [](const auto& p) { return p != nullptr; }));
+  return static_cast<int32_t>(std::count_if(positions_.begin(), positions_.end(),
+                                            [](const auto& p) { return p != nullptr; }));
 }
 
 std::shared_ptr<const CompiledGrammar::PositionMask> CompiledGrammar::Position(

@@ -60,7 +60,7 @@ class CompiledGrammar {
 
  private:
   struct PositionMask {
-    std::vector<uint32_t> accepted;  // [BitmaskWords(vocab)]
+    std::vector<uint32_t> accepted;      // [BitmaskWords(vocab)]
     std::vector<int32_t> uncertain;      // token ids, sorted by their bytes
     std::vector<int32_t> uncertain_lcp;  // [k]: common prefix of uncertain[k] and [k-1]
   };

@@ -12,8 +12,8 @@ constexpr int kMaxDepth = 256;
 constexpr int32_t kMaxRepeat = 10000;
 
 bool IsNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '-' || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_';
 }
 
 class GbnfParser {
@@ -31,8 +31,8 @@ class GbnfParser {
       SkipSpace(true);
       TANDEM_ASSIGN_OR_RETURN(Expr body, ParseAlternatives(0));
       if (grammar.Find(name) != nullptr) {
-        return InvalidArgument(fmt::format("grammar: rule '{}' is defined twice ({})", name,
-                                           Where()));
+        return InvalidArgument(
+            fmt::format("grammar: rule '{}' is defined twice ({})", name, Where()));
       }
       grammar.Add(name, std::move(body));
       SkipSpace(false);
@@ -51,8 +51,8 @@ class GbnfParser {
   Status Error(const std::string& expected) const {
     std::string found = pos_ < text_.size() ? fmt::format("'{}'", text_.substr(pos_, 10))
                                             : std::string("the end of the grammar");
-    return InvalidArgument(fmt::format("grammar: expected {} at {}, found {}", expected,
-                                       Where(), found));
+    return InvalidArgument(
+        fmt::format("grammar: expected {} at {}, found {}", expected, Where(), found));
   }
   std::string Where() const {
     size_t line = 1, col = 1;
@@ -156,11 +156,19 @@ class GbnfParser {
   Result<Expr> ParseQuantifier(Expr item) {
     if (pos_ >= text_.size()) return item;
     switch (text_[pos_]) {
-      case '*': ++pos_; return Star(std::move(item));
-      case '+': ++pos_; return Plus(std::move(item));
-      case '?': ++pos_; return Optional(std::move(item));
-      case '{': break;
-      default: return item;
+      case '*':
+        ++pos_;
+        return Star(std::move(item));
+      case '+':
+        ++pos_;
+        return Plus(std::move(item));
+      case '?':
+        ++pos_;
+        return Optional(std::move(item));
+      case '{':
+        break;
+      default:
+        return item;
     }
     ++pos_;
     TANDEM_ASSIGN_OR_RETURN(int32_t min, ParseCount());
@@ -173,8 +181,8 @@ class GbnfParser {
     }
     if (!Consume("}")) return Error("'}' closing a repetition");
     if (max >= 0 && max < min) {
-      return InvalidArgument(fmt::format("grammar: repetition {{{},{}}} has max < min ({})",
-                                         min, max, Where()));
+      return InvalidArgument(
+          fmt::format("grammar: repetition {{{},{}}} has max < min ({})", min, max, Where()));
     }
     return Repeat(std::move(item), min, max);
   }
@@ -185,8 +193,8 @@ class GbnfParser {
     while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
       value = value * 10 + (text_[pos_++] - '0');
       if (value > kMaxRepeat) {
-        return InvalidArgument(fmt::format("grammar: repetition count above {} ({})",
-                                           kMaxRepeat, Where()));
+        return InvalidArgument(
+            fmt::format("grammar: repetition count above {} ({})", kMaxRepeat, Where()));
       }
     }
     if (pos_ == start) return Error("a repetition count");
@@ -219,13 +227,26 @@ class GbnfParser {
     if (pos_ >= text_.size()) return Error("an escaped character");
     const char e = text_[pos_++];
     switch (e) {
-      case 'n': return uint32_t{'\n'};
-      case 'r': return uint32_t{'\r'};
-      case 't': return uint32_t{'\t'};
-      case 'x': return ParseHex(2);
-      case 'u': return ParseHex(4);
-      case 'U': return ParseHex(8);
-      case '\\': case '"': case '[': case ']': case '-': case '^': case '/': case '.':
+      case 'n':
+        return uint32_t{'\n'};
+      case 'r':
+        return uint32_t{'\r'};
+      case 't':
+        return uint32_t{'\t'};
+      case 'x':
+        return ParseHex(2);
+      case 'u':
+        return ParseHex(4);
+      case 'U':
+        return ParseHex(8);
+      case '\\':
+      case '"':
+      case '[':
+      case ']':
+      case '-':
+      case '^':
+      case '/':
+      case '.':
         return static_cast<uint32_t>(e);
       default:
         --pos_;

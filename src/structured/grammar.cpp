@@ -158,11 +158,16 @@ namespace {
 // in literals.
 std::string EscapeCodepoint(uint32_t cp, bool in_class) {
   switch (cp) {
-    case '\\': return "\\\\";
-    case '\n': return "\\n";
-    case '\r': return "\\r";
-    case '\t': return "\\t";
-    default: break;
+    case '\\':
+      return "\\\\";
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    default:
+      break;
   }
   if (!in_class && cp == '"') return "\\\"";
   if (in_class && (cp == ']' || cp == '^' || cp == '-' || cp == '[')) {

@@ -37,12 +37,12 @@ struct Expr {
     kRuleRef,    // the rule named `rule`
   };
   Kind kind = Kind::kEmpty;
-  std::string literal;                  // kLiteral
-  std::vector<CodepointRange> ranges;   // kCharClass; surrogates D800-DFFF never included
-  std::vector<Expr> children;           // kSequence, kChoice, kRepeat (exactly one)
-  int32_t min_repeat = 0;               // kRepeat
-  int32_t max_repeat = -1;              // kRepeat; -1 = unbounded
-  std::string rule;                     // kRuleRef
+  std::string literal;                 // kLiteral
+  std::vector<CodepointRange> ranges;  // kCharClass; surrogates D800-DFFF never included
+  std::vector<Expr> children;          // kSequence, kChoice, kRepeat (exactly one)
+  int32_t min_repeat = 0;              // kRepeat
+  int32_t max_repeat = -1;             // kRepeat; -1 = unbounded
+  std::string rule;                    // kRuleRef
 };
 
 // Rules in definition order; `root` names the start rule.
@@ -63,13 +63,13 @@ Expr Literal(std::string utf8);
 // A class from ranges in any order, overlapping or not; `negated` takes the complement within
 // [0, kMaxCodepoint]. Surrogates are dropped. An empty class (matches nothing) is allowed.
 Expr CharClass(std::vector<CodepointRange> ranges, bool negated = false);
-Expr AnyCodepoint();                        // GBNF "."
+Expr AnyCodepoint();  // GBNF "."
 Expr Sequence(std::vector<Expr> children);
 Expr Choice(std::vector<Expr> children);
 Expr Repeat(Expr child, int32_t min_repeat, int32_t max_repeat);  // max -1 = unbounded
-Expr Optional(Expr child);                  // Repeat(child, 0, 1)
-Expr Star(Expr child);                      // Repeat(child, 0, -1)
-Expr Plus(Expr child);                      // Repeat(child, 1, -1)
+Expr Optional(Expr child);                                        // Repeat(child, 0, 1)
+Expr Star(Expr child);                                            // Repeat(child, 0, -1)
+Expr Plus(Expr child);                                            // Repeat(child, 1, -1)
 Expr RuleRef(std::string name);
 
 // llama.cpp GBNF text of `grammar` (root rule first, then the others in order). ParseGbnf

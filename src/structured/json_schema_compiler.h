@@ -46,15 +46,16 @@
 //   whitespace, 1.0 stays "1.0"), filtered by "type" when present; other constraint keywords
 //   beside them are refused.
 // - object: properties in the schema's order (as xgrammar; the schema is an ordered_json).
-//   Required names missing from "properties" come after them. Required properties must appear, optional
-//   ones may be omitted, commas right in every combination. additionalProperties absent or false:
-//   no other keys (strict, as OpenAI's strict mode and xgrammar's strict mode: {"type":"object"}
-//   is `{}` only). additionalProperties true or a schema: any further string keys after the
-//   listed ones, with values of that schema (the keys are not kept from equalling the listed
-//   names: a documented approximation). unevaluatedProperties stands for additionalProperties
-//   when that is absent. A required name missing from properties takes the additionalProperties
-//   schema, or is refused when there is none. A property whose schema is false is left out
-//   (refused when required). minProperties/maxProperties/patternProperties/propertyNames/
+//   Required names missing from "properties" come after them. Required properties must appear,
+//   optional ones may be omitted, commas right in every combination. additionalProperties absent or
+//   false: no other keys (strict, as OpenAI's strict mode and xgrammar's strict mode:
+//   {"type":"object"} is `{}` only). additionalProperties true or a schema: any further string keys
+//   after the listed ones, with values of that schema (the keys are not kept from equalling the
+//   listed names: a documented approximation). unevaluatedProperties stands for
+//   additionalProperties when that is absent. A required name missing from properties takes the
+//   additionalProperties schema, or is refused when there is none. A property whose schema is false
+//   is left out (refused when required).
+//   minProperties/maxProperties/patternProperties/propertyNames/
 //   dependentRequired/dependentSchemas: refused unless trivially satisfied (e.g. minProperties
 //   no more than the required count, patternProperties {}).
 // - array: items (a schema; false: none; absent: any values, or none after prefixItems — tuples

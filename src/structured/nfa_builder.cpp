@@ -12,8 +12,7 @@
 
 namespace tandem::structured {
 
-std::vector<std::vector<std::pair<uint8_t, uint8_t>>> Utf8RangeSequences(uint32_t lo,
-                                                                          uint32_t hi) {
+std::vector<std::vector<std::pair<uint8_t, uint8_t>>> Utf8RangeSequences(uint32_t lo, uint32_t hi) {
   std::vector<std::vector<std::pair<uint8_t, uint8_t>>> out;
   if (lo > hi) return out;
   // Split where the encoded length changes, then where the continuation bytes stop spanning

@@ -52,9 +52,9 @@ size_t DecodeUtf8(std::string_view s, size_t pos, uint32_t* cp) {
   if (pos >= s.size()) return 0;
   const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[pos + i]); };
   const unsigned char c = byte(0);
-  const size_t len = c < 0x80          ? 1
-                     : (c >> 5) == 0x6 ? 2
-                     : (c >> 4) == 0xE ? 3
+  const size_t len = c < 0x80           ? 1
+                     : (c >> 5) == 0x6  ? 2
+                     : (c >> 4) == 0xE  ? 3
                      : (c >> 3) == 0x1E ? 4
                                         : 0;
   if (len == 0 || pos + len > s.size()) return 0;
@@ -242,7 +242,8 @@ Result<bool> RegexParser::ParseBraces(int32_t* lo, int32_t* hi) {
   ++pos_;  // '}'
   if (*hi >= 0 && *lo > *hi) {
     return Error(start, fmt::format("bad repetition bounds {{{}}}: the minimum is above the "
-                                    "maximum", body));
+                                    "maximum",
+                                    body));
   }
   return true;
 }

@@ -31,10 +31,17 @@ namespace {
 std::vector<CodepointRange> ClassEscapeRanges(char letter) {
   std::vector<CodepointRange> ranges;
   switch (letter | 0x20) {  // lower case
-    case 'd': ranges = {{'0', '9'}}; break;
-    case 'w': ranges = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}; break;
-    case 's': ranges = {{'\t', '\r'}, {' ', ' '}}; break;  // \t \n \v \f \r and space
-    default: return {};
+    case 'd':
+      ranges = {{'0', '9'}};
+      break;
+    case 'w':
+      ranges = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
+      break;
+    case 's':
+      ranges = {{'\t', '\r'}, {' ', ' '}};
+      break;  // \t \n \v \f \r and space
+    default:
+      return {};
   }
   if (letter >= 'A' && letter <= 'Z') return CharClass(std::move(ranges), true).ranges;
   return ranges;
@@ -94,19 +101,27 @@ Result<uint32_t> RegexParser::ParseCharEscape(size_t start) {
   if (!IsAsciiAlnum(c)) return NextCodepoint();  // \. \\ \( \é ...: the character itself
   ++pos_;
   switch (c) {
-    case 'n': return uint32_t{'\n'};
-    case 't': return uint32_t{'\t'};
-    case 'r': return uint32_t{'\r'};
-    case 'f': return uint32_t{'\f'};
-    case 'v': return uint32_t{'\v'};
-    case '0': return uint32_t{0};
-    case 'x': return ParseHex(start, 2, "\\xHH");
+    case 'n':
+      return uint32_t{'\n'};
+    case 't':
+      return uint32_t{'\t'};
+    case 'r':
+      return uint32_t{'\r'};
+    case 'f':
+      return uint32_t{'\f'};
+    case 'v':
+      return uint32_t{'\v'};
+    case '0':
+      return uint32_t{0};
+    case 'x':
+      return ParseHex(start, 2, "\\xHH");
     case 'U': {
       TANDEM_ASSIGN_OR_RETURN(const uint32_t cp, ParseHex(start, 8, "\\UHHHHHHHH"));
       if (cp >= 0xD800 && cp <= 0xDFFF) return Error(start, "lone surrogate escape");
       return cp;
     }
-    case 'u': return ParseUnicodeEscape(start);
+    case 'u':
+      return ParseUnicodeEscape(start);
     case 'c':
       if ((Peek() >= 'a' && Peek() <= 'z') || (Peek() >= 'A' && Peek() <= 'Z')) {
         return static_cast<uint32_t>(pattern_[pos_++] % 32);
@@ -165,10 +180,10 @@ Result<Expr> RegexParser::ParseClass() {
   const bool negated = Peek() == '^';
   if (negated) ++pos_;
   if (Peek() == ']') {
-    return Error(start, fmt::format("'{}' is ambiguous (ECMA-262: {}; Python: a class starting "
-                                    "with a literal ']'); write \\] for a literal ']'",
-                                    negated ? "[^]" : "[]",
-                                    negated ? "any character" : "matches nothing"));
+    return Error(
+        start, fmt::format("'{}' is ambiguous (ECMA-262: {}; Python: a class starting "
+                           "with a literal ']'); write \\] for a literal ']'",
+                           negated ? "[^]" : "[]", negated ? "any character" : "matches nothing"));
   }
   std::vector<CodepointRange> ranges;
   while (true) {
@@ -178,8 +193,10 @@ Result<Expr> RegexParser::ParseClass() {
     ClassItem first;
     TANDEM_RETURN_IF_ERROR(ParseClassItem(&first));
     if (Peek() != '-' || pos_ + 1 >= pattern_.size() || Peek(1) == ']') {
-      if (first.is_set) ranges.insert(ranges.end(), first.set.begin(), first.set.end());
-      else ranges.push_back({first.cp, first.cp});
+      if (first.is_set)
+        ranges.insert(ranges.end(), first.set.begin(), first.set.end());
+      else
+        ranges.push_back({first.cp, first.cp});
       continue;
     }
     ++pos_;  // '-'
@@ -187,12 +204,12 @@ Result<Expr> RegexParser::ParseClass() {
     TANDEM_RETURN_IF_ERROR(ParseClassItem(&last));
     const std::string_view text = pattern_.substr(item_start, pos_ - item_start);
     if (first.is_set || last.is_set) {
-      return Error(item_start, fmt::format("bad range '{}': an end is a class like \\d",
-                                           Printable(text, 40)));
+      return Error(item_start,
+                   fmt::format("bad range '{}': an end is a class like \\d", Printable(text, 40)));
     }
     if (first.cp > last.cp) {
-      return Error(item_start, fmt::format("bad range '{}': it starts after it ends",
-                                           Printable(text, 40)));
+      return Error(item_start,
+                   fmt::format("bad range '{}': it starts after it ends", Printable(text, 40)));
     }
     ranges.push_back({first.cp, last.cp});
   }

@@ -28,16 +28,16 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes, int32_t v
 }
 
 size_t TokenVocabulary::SkipPrefix(size_t begin, size_t prefix_len) const {
-  const std::string_view prefix = std::string_view(token_bytes_[sorted_ids_[begin]])
-                                      .substr(0, prefix_len);
+  const std::string_view prefix =
+      std::string_view(token_bytes_[sorted_ids_[begin]]).substr(0, prefix_len);
   size_t i = begin + 1;
   // Tokens with the prefix are contiguous; usually few, so walk before searching.
   for (int step = 0; step < 8 && i < sorted_ids_.size(); ++step, ++i) {
     if (static_cast<size_t>(common_prefix_[i]) < prefix_len) return i;
   }
-  auto it = std::partition_point(
-      sorted_ids_.begin() + i, sorted_ids_.end(),
-      [&](int32_t id) { return std::string_view(token_bytes_[id]).starts_with(prefix); });
+  auto it = std::partition_point(sorted_ids_.begin() + i, sorted_ids_.end(), [&](int32_t id) {
+    return std::string_view(token_bytes_[id]).starts_with(prefix);
+  });
   return static_cast<size_t>(it - sorted_ids_.begin());
 }
 

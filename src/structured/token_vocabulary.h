@@ -12,7 +12,9 @@
 namespace tandem::structured {
 
 // Token bitmask: bit `id % 32` of word `id / 32` set = token id allowed.
-inline size_t BitmaskWords(int32_t vocab_size) { return (static_cast<size_t>(vocab_size) + 31) / 32; }
+inline size_t BitmaskWords(int32_t vocab_size) {
+  return (static_cast<size_t>(vocab_size) + 31) / 32;
+}
 inline void SetBit(std::span<uint32_t> bitmask, int32_t id) { bitmask[id >> 5] |= 1u << (id & 31); }
 inline bool TestBit(std::span<const uint32_t> bitmask, int32_t id) {
   return (bitmask[id >> 5] >> (id & 31)) & 1u;

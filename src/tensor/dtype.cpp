@@ -4,12 +4,18 @@ namespace tandem::tensor {
 
 const char* DTypeName(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "F32";
-    case DType::kF16: return "F16";
-    case DType::kBF16: return "BF16";
-    case DType::kI32: return "I32";
-    case DType::kQ8_0: return "Q8_0";
-    case DType::kI8: return "I8";
+    case DType::kF32:
+      return "F32";
+    case DType::kF16:
+      return "F16";
+    case DType::kBF16:
+      return "BF16";
+    case DType::kI32:
+      return "I32";
+    case DType::kQ8_0:
+      return "Q8_0";
+    case DType::kI8:
+      return "I8";
   }
   return "?";
 }

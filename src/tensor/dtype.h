@@ -20,12 +20,18 @@ constexpr int64_t DTypeBlockValues(DType dtype) { return dtype == DType::kQ8_0 ?
 // Bytes of one block (of one element for the element types).
 constexpr size_t DTypeBlockBytes(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return 4;
-    case DType::kF16: return 2;
-    case DType::kBF16: return 2;
-    case DType::kI32: return 4;
-    case DType::kQ8_0: return 34;
-    case DType::kI8: return 1;
+    case DType::kF32:
+      return 4;
+    case DType::kF16:
+      return 2;
+    case DType::kBF16:
+      return 2;
+    case DType::kI32:
+      return 4;
+    case DType::kQ8_0:
+      return 34;
+    case DType::kI8:
+      return 1;
   }
   return 0;
 }

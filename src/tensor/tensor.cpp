@@ -211,8 +211,7 @@ Tensor ConcatRows(const std::vector<const Tensor*>& parts) {
     TANDEM_CHECK(p->rank() == first.rank() &&
                  std::equal(p->shape().begin() + 1, p->shape().end(), first.shape().begin() + 1))
         << "ConcatRows: " << ShapeToString(p->shape()) << " " << DTypeName(p->dtype())
-        << " does not stack on " << ShapeToString(first.shape()) << " "
-        << DTypeName(first.dtype());
+        << " does not stack on " << ShapeToString(first.shape()) << " " << DTypeName(first.dtype());
     shape[0] += p->dim(0);
   }
   Tensor out(shape, first.dtype());
@@ -251,7 +250,8 @@ Tensor SliceColumns(const Tensor& t, int64_t first, int64_t count) {
   auto* dst = static_cast<unsigned char*>(out.mutable_raw());
   const size_t src_row = DTypeBytes(t.dtype(), width), dst_row = DTypeBytes(t.dtype(), count);
   const size_t skip = DTypeBytes(t.dtype(), first);
-  for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_row, src + r * src_row + skip, dst_row);
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(dst + r * dst_row, src + r * src_row + skip, dst_row);
   if (t.int8_quant() != nullptr) {
     auto quant = std::make_shared<Int8Quant>(*t.int8_quant());
     if (first != 0) quant->row_bias.clear();  // the bias is added by the slice holding column 0

@@ -24,8 +24,8 @@ std::string ShapeToString(const Shape& shape);
 // counted over every axis but the last. Immutable once attached to a tensor.
 struct Int8Quant {
   enum class Activation {
-    kDynamicPerToken,   // symmetric int8 per activation row, s_x = max|x| / 127 (W8A8_DYNAMIC)
-    kStaticPerTensor,   // asymmetric: x_q = clamp(rint(x / input_scale + input_offset), -128, 127)
+    kDynamicPerToken,  // symmetric int8 per activation row, s_x = max|x| / 127 (W8A8_DYNAMIC)
+    kStaticPerTensor,  // asymmetric: x_q = clamp(rint(x / input_scale + input_offset), -128, 127)
   };
   Activation activation = Activation::kDynamicPerToken;
   float input_scale = 1.0f;   // static only

@@ -73,8 +73,8 @@ Status ReadSpacePrefix(const json& root, const std::string& path, bool* add_spac
   }
   for (const json& step : Flatten(root.value("pre_tokenizer", json()), "pretokenizers")) {
     if (TypeOf(step) == "Metaspace" && !step.value("split", false)) {
-      std::string scheme = step.value("prepend_scheme", step.value("add_prefix_space", true)
-                                                            ? "always" : "never");
+      std::string scheme =
+          step.value("prepend_scheme", step.value("add_prefix_space", true) ? "always" : "never");
       *add_space_prefix = scheme != "never";
     } else {
       return Unimplemented("'" + path + "': pre_tokenizer '" + step.dump() +
@@ -124,8 +124,8 @@ Status ReadVocab(const json& root, const std::string& path, SpmVocab* vocab) {
   int64_t size = 0;
   for (const auto& [piece, id] : entries) {
     if (id < 0 || id > (int64_t{1} << 24)) {
-      return InvalidArgument("'" + path + "': token '" + piece + "' has id " +
-                             std::to_string(id) + "; expected 0 <= id < 2^24");
+      return InvalidArgument("'" + path + "': token '" + piece + "' has id " + std::to_string(id) +
+                             "; expected 0 <= id < 2^24");
     }
     size = std::max(size, id + 1);
   }

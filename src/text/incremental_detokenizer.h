@@ -38,8 +38,8 @@ class IncrementalDetokenizer {
 
   const Tokenizer& tokenizer_;
   bool skip_special_tokens_;
-  bool strip_pending_;          // the next non-empty piece loses one leading space
-  std::string pending_bytes_;   // start of a UTF-8 character not complete yet
+  bool strip_pending_;         // the next non-empty piece loses one leading space
+  std::string pending_bytes_;  // start of a UTF-8 character not complete yet
 };
 
 }  // namespace tandem::text

@@ -38,9 +38,16 @@ ThinkState PromptThinkState(std::string_view prompt) {
 
 ReasoningParser::ReasoningParser(ThinkState start) {
   switch (start) {
-    case ThinkState::kNone: mode_ = Mode::kBeforeThink; break;
-    case ThinkState::kOpen: mode_ = Mode::kInThink; saw_reasoning_ = true; break;
-    case ThinkState::kClosed: mode_ = Mode::kAfterThink; break;
+    case ThinkState::kNone:
+      mode_ = Mode::kBeforeThink;
+      break;
+    case ThinkState::kOpen:
+      mode_ = Mode::kInThink;
+      saw_reasoning_ = true;
+      break;
+    case ThinkState::kClosed:
+      mode_ = Mode::kAfterThink;
+      break;
   }
 }
 

@@ -102,8 +102,10 @@ void RegexSplitter::Split(std::string_view text, std::vector<std::string_view>* 
     }
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc <= 0) {
-      TLOG_WARN("pre-tokenizer regex gave up at byte {} of {} ({}); the rest is split in 256-byte "
-                "pieces", offset, text.size(), ErrorText(rc));
+      TLOG_WARN(
+          "pre-tokenizer regex gave up at byte {} of {} ({}); the rest is split in 256-byte "
+          "pieces",
+          offset, text.size(), ErrorText(rc));
       if (offset > gap_start) pieces->push_back(text.substr(gap_start, offset - gap_start));
       SplitInChunks(text.substr(offset), pieces);
       return;

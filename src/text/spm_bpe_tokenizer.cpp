@@ -26,7 +26,7 @@ int ParseBytePiece(std::string_view piece) {
   if (piece.size() != 6 || piece.substr(0, 3) != "<0x" || piece[5] != '>') return -1;
   int value = 0;
   for (char c : piece.substr(3, 2)) {
-    int digit = (c >= '0' && c <= '9') ? c - '0'
+    int digit = (c >= '0' && c <= '9')   ? c - '0'
                 : (c >= 'A' && c <= 'F') ? c - 'A' + 10
                 : (c >= 'a' && c <= 'f') ? c - 'a' + 10
                                          : -1;
@@ -63,7 +63,8 @@ Result<std::unique_ptr<SpmBpeTokenizer>> SpmBpeTokenizer::Create(SpmVocab vocab)
   size_t n = vocab.tokens.size();
   if (n == 0) return InvalidArgument("SentencePiece vocab is empty; expected at least one piece");
   if (vocab.scores.empty()) vocab.scores.assign(n, 0.0f);
-  if (vocab.token_types.empty()) vocab.token_types.assign(n, static_cast<int32_t>(TokenType::kNormal));
+  if (vocab.token_types.empty())
+    vocab.token_types.assign(n, static_cast<int32_t>(TokenType::kNormal));
   if (vocab.scores.size() != n || vocab.token_types.size() != n) {
     return InvalidArgument("SentencePiece vocab has " + std::to_string(n) + " tokens but " +
                            std::to_string(vocab.scores.size()) + " scores and " +
@@ -96,7 +97,8 @@ SpmBpeTokenizer::SpmBpeTokenizer(SpmVocab vocab) : vocab_(std::move(vocab)) {
       vocab_.token_types[id] = static_cast<int32_t>(TokenType::kByte);
     }
     if ((type == TokenType::kControl || type == TokenType::kUserDefined ||
-         type == TokenType::kUnknown) && !piece.empty()) {
+         type == TokenType::kUnknown) &&
+        !piece.empty()) {
       special_pieces_.emplace_back(piece, id);
     }
   }

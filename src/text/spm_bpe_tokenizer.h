@@ -29,14 +29,14 @@ enum class TokenType : int32_t {
 
 // Everything SpmBpeTokenizer needs; filled from a GGUF file or an HF tokenizer.json by callers.
 struct SpmVocab {
-  std::vector<std::string> tokens;  // [vocab_size] piece of each id ("▁the", "<0x0A>", "<s>")
-  std::vector<float> scores;        // [vocab_size] SentencePiece score; higher merges first
-  std::vector<int32_t> token_types; // [vocab_size] TokenType values
-  int32_t bos_id = -1;              // -1 = none
-  int32_t eos_id = -1;              // -1 = none
-  int32_t unk_id = -1;              // -1 = none
-  bool add_bos = true;              // Encode(..., add_special_tokens=true) prepends BOS
-  bool add_space_prefix = true;     // prepend '▁' to each text fragment; strip it in Decode
+  std::vector<std::string> tokens;   // [vocab_size] piece of each id ("▁the", "<0x0A>", "<s>")
+  std::vector<float> scores;         // [vocab_size] SentencePiece score; higher merges first
+  std::vector<int32_t> token_types;  // [vocab_size] TokenType values
+  int32_t bos_id = -1;               // -1 = none
+  int32_t eos_id = -1;               // -1 = none
+  int32_t unk_id = -1;               // -1 = none
+  bool add_bos = true;               // Encode(..., add_special_tokens=true) prepends BOS
+  bool add_space_prefix = true;      // prepend '▁' to each text fragment; strip it in Decode
   // HF-style merges (left piece, right piece), rank = index. When non-empty they decide the
   // merge order (lowest rank first) instead of `scores`, and only listed pairs merge.
   std::vector<std::pair<std::string, std::string>> merges;

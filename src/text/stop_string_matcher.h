@@ -22,8 +22,8 @@ namespace tandem::text {
 class StopStringMatcher {
  public:
   struct Output {
-    std::string text;                        // safe to emit now
-    std::optional<std::string> matched_stop; // the stop string that ended the stream, if any
+    std::string text;                         // safe to emit now
+    std::optional<std::string> matched_stop;  // the stop string that ended the stream, if any
   };
 
   // Empty stop strings are ignored.

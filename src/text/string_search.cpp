@@ -34,8 +34,9 @@ size_t FindFirst(std::string_view haystack, std::string_view needle, size_t from
     return haystack.find(needle[0], from);
   }
   const std::string_view rest = haystack.substr(from);
-  const size_t at = Kmp(rest.size(), needle.size(), [&](size_t i) { return rest[i]; },
-                        [&](size_t i) { return needle[i]; });
+  const size_t at = Kmp(
+      rest.size(), needle.size(), [&](size_t i) { return rest[i]; },
+      [&](size_t i) { return needle[i]; });
   return at == std::string_view::npos ? at : at + from;
 }
 
@@ -43,8 +44,9 @@ size_t FindLast(std::string_view haystack, std::string_view needle) {
   if (needle.empty()) return haystack.size();
   // The first match of the reversed needle in the reversed haystack is the last match.
   const size_t h = haystack.size(), n = needle.size();
-  const size_t at = Kmp(h, n, [&](size_t i) { return haystack[h - 1 - i]; },
-                        [&](size_t i) { return needle[n - 1 - i]; });
+  const size_t at = Kmp(
+      h, n, [&](size_t i) { return haystack[h - 1 - i]; },
+      [&](size_t i) { return needle[n - 1 - i]; });
   return at == std::string_view::npos ? at : h - at - n;
 }
 

@@ -37,8 +37,8 @@ class Tokenizer {
   virtual bool decode_strips_leading_space() const = 0;
 
   virtual int32_t vocab_size() const = 0;
-  virtual int32_t bos_token_id() const = 0;  // -1 when none
-  virtual int32_t eos_token_id() const = 0;  // -1 when none
+  virtual int32_t bos_token_id() const = 0;   // -1 when none
+  virtual int32_t eos_token_id() const = 0;   // -1 when none
   virtual std::string bos_token() const = 0;  // "" when none
   virtual std::string eos_token() const = 0;  // "" when none
   // True for control/special tokens (BOS, EOS, UNK, chat markers) that skip_special_tokens drops.

@@ -9,9 +9,8 @@ constexpr std::string_view kBlockStart = "<tool_call>";
 constexpr std::string_view kBlockEnd = "</tool_call>";
 
 bool AllSpace(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-  });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; });
 }
 
 size_t PartialTagSuffix(std::string_view text, std::string_view tag) {

@@ -10,8 +10,7 @@ namespace {
 class HermesToolCallParser : public ToolCallParser {
  protected:
   std::optional<std::vector<ToolCall>> ParseBlock(std::string_view body) const override {
-    const nlohmann::ordered_json call =
-        ParseBoundedOrderedOrDiscarded(body);
+    const nlohmann::ordered_json call = ParseBoundedOrderedOrDiscarded(body);
     if (call.is_discarded() || !call.is_object()) return std::nullopt;
     const auto name = call.find("name");
     if (name == call.end() || !name->is_string() || name->get<std::string>().empty()) {

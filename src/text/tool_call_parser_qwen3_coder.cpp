@@ -20,9 +20,7 @@ std::string Lower(std::string s) {
   return s;
 }
 
-bool StartsWith(const std::string& s, std::string_view prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
+bool StartsWith(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -52,8 +50,8 @@ std::string ParamType(const OJson& tools, const std::string& function, const std
 
 OJson ConvertValue(const std::string& value, const std::string& type) {
   if (Lower(value) == "null") return nullptr;
-  if (type.empty() || type == "string" || type == "str" || type == "text" ||
-      type == "varchar" || type == "char" || type == "enum") {
+  if (type.empty() || type == "string" || type == "str" || type == "text" || type == "varchar" ||
+      type == "char" || type == "enum") {
     return value;
   }
   const std::string_view v = Trim(value);
@@ -72,7 +70,8 @@ OJson ConvertValue(const std::string& value, const std::string& type) {
     if (d == std::trunc(d) && std::fabs(d) < 9e15) return static_cast<int64_t>(d);
     return d;
   }
-  if (type == "boolean" || type == "bool" || type == "binary") return Lower(std::string(v)) == "true";
+  if (type == "boolean" || type == "bool" || type == "binary")
+    return Lower(std::string(v)) == "true";
   OJson parsed = ParseBoundedOrderedOrDiscarded(v);
   if (!parsed.is_discarded()) return parsed;
   return value;

@@ -73,8 +73,8 @@ void InputBuilder::AppendRequest(const RequestState& state, const std::vector<in
   const int32_t num_tokens = state.num_tokens();
   TANDEM_CHECK(num_scheduled_tokens > 0 && begin >= 0 &&
                end <= num_tokens + static_cast<int32_t>(drafts.size()))
-      << "scheduled tokens [" << begin << ", " << end << ") outside the request's "
-      << num_tokens << " tokens and " << drafts.size() << " drafts";
+      << "scheduled tokens [" << begin << ", " << end << ") outside the request's " << num_tokens
+      << " tokens and " << drafts.size() << " drafts";
   const int64_t num_block_tokens = static_cast<int64_t>(state.block_ids.size()) * block_size_;
   TANDEM_CHECK(end <= num_block_tokens)
       << "block table of " << state.block_ids.size() << " blocks (" << num_block_tokens

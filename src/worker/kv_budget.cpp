@@ -78,9 +78,9 @@ int32_t NumKvBlocksForBudget(const model::KvCacheSpec& spec, int32_t block_size,
                              std::optional<size_t> kv_cache_memory_bytes,
                              size_t usable_memory_bytes) {
   const size_t bytes_per_block = spec.BytesPerBlock(block_size);
-  TANDEM_CHECK(bytes_per_block > 0) << "KV cache spec with zero bytes per block (layers "
-                                    << spec.num_layers << ", kv heads " << spec.num_kv_heads
-                                    << ", head dim " << spec.head_dim << ")";
+  TANDEM_CHECK(bytes_per_block > 0)
+      << "KV cache spec with zero bytes per block (layers " << spec.num_layers << ", kv heads "
+      << spec.num_kv_heads << ", head dim " << spec.head_dim << ")";
   size_t kv_bytes = 0;
   if (kv_cache_memory_bytes) {
     kv_bytes = *kv_cache_memory_bytes;
@@ -91,13 +91,11 @@ int32_t NumKvBlocksForBudget(const model::KvCacheSpec& spec, int32_t block_size,
     kv_bytes = share > reserved ? share - reserved : 0;
   }
   const size_t num_blocks = kv_bytes / bytes_per_block;
-  return static_cast<int32_t>(
-      std::min<size_t>(num_blocks, std::numeric_limits<int32_t>::max()));
+  return static_cast<int32_t>(std::min<size_t>(num_blocks, std::numeric_limits<int32_t>::max()));
 }
 
-int32_t ComputeNumKvBlocks(const model::KvCacheSpec& spec, int32_t block_size,
-                           size_t weight_bytes, double memory_utilization,
-                           std::optional<size_t> kv_cache_memory_bytes) {
+int32_t ComputeNumKvBlocks(const model::KvCacheSpec& spec, int32_t block_size, size_t weight_bytes,
+                           double memory_utilization, std::optional<size_t> kv_cache_memory_bytes) {
   const size_t usable = kv_cache_memory_bytes ? 0 : ReadUsableMemoryBytes();
   return NumKvBlocksForBudget(spec, block_size, weight_bytes, memory_utilization,
                               kv_cache_memory_bytes, usable);

@@ -38,8 +38,7 @@ int32_t NumKvBlocksForBudget(const model::KvCacheSpec& spec, int32_t block_size,
 
 // NumKvBlocksForBudget with ReadUsableMemoryBytes() (not read when kv_cache_memory_bytes is
 // given). Thread: any; call once at start, after the weights are loaded.
-int32_t ComputeNumKvBlocks(const model::KvCacheSpec& spec, int32_t block_size,
-                           size_t weight_bytes, double memory_utilization,
-                           std::optional<size_t> kv_cache_memory_bytes);
+int32_t ComputeNumKvBlocks(const model::KvCacheSpec& spec, int32_t block_size, size_t weight_bytes,
+                           double memory_utilization, std::optional<size_t> kv_cache_memory_bytes);
 
 }  // namespace tandem::worker

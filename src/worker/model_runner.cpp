@@ -16,8 +16,7 @@ namespace tandem::worker {
 
 ModelRunner::ModelRunner(std::unique_ptr<model::Model> model, int32_t num_blocks,
                          int32_t block_size, uint64_t engine_seed,
-                         const protocol::SpeculativeConfig& speculative,
-                         int32_t num_state_slots)
+                         const protocol::SpeculativeConfig& speculative, int32_t num_state_slots)
     : model_(std::move(model)),
       input_builder_(block_size),
       sampler_(model_ ? model_->info().vocab_size : 1),
@@ -98,8 +97,8 @@ void ModelRunner::AddRequest(const protocol::NewRequestData& data) {
   ++num_requests_added_;
   // A request resumed after preemption already drew once per generated token.
   generator.Skip(data.token_ids.size() - data.num_prompt_tokens);
-  RequestState state{data.token_ids,  data.num_prompt_tokens, data.num_computed_tokens,
-                     data.block_ids,  data.sampling,          generator};
+  RequestState state{data.token_ids, data.num_prompt_tokens, data.num_computed_tokens,
+                     data.block_ids, data.sampling,          generator};
   if (kv_cache_.num_state_slots > 0) {
     // The engine runs at most max_num_seqs requests, and there are that many slots.
     TANDEM_CHECK(!free_state_slots_.empty())
@@ -144,8 +143,8 @@ void ModelRunner::ProposeMtp(const StepInputs& inputs,
   model::ForwardContext pass = ctx;
   pass.logits_indices.clear();
   struct Drafting {
-    size_t request;   // index in inputs
-    int32_t position; // MTP position of its next draft row
+    size_t request;    // index in inputs
+    int32_t position;  // MTP position of its next draft row
   };
   std::vector<Drafting> drafting;
   for (size_t i = 0; i < inputs.requests.size(); ++i) {
@@ -161,8 +160,7 @@ void ModelRunner::ProposeMtp(const StepInputs& inputs,
     pass.logits_indices.push_back(row);
     drafting.push_back({i, p});
   }
-  model_->MtpForward(pass, next.data(), target_hidden_.data(), kv_cache_, mtp_hidden_,
-                     mtp_logits_);
+  model_->MtpForward(pass, next.data(), target_hidden_.data(), kv_cache_, mtp_hidden_, mtp_logits_);
   std::vector<std::vector<int32_t>> drafts(inputs.requests.size());
   std::vector<float> previous_hidden(drafting.size() * h);
   for (size_t d = 0; d < drafting.size(); ++d) {

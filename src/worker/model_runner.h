@@ -101,12 +101,12 @@ class ModelRunner {
   uint64_t engine_seed_;
   int32_t eos_token_id_ = -1;
   StructuredOutputs structured_{nullptr, 1};
-  std::vector<uint32_t> token_bitmask_;  // [BitmaskWords(vocab)] scratch for grammar masks
-  std::unique_ptr<NgramProposer> ngram_;  // null: no ngram speculation
-  int32_t num_mtp_drafts_ = 0;            // > 0: the model's MTP head drafts this many
+  std::vector<uint32_t> token_bitmask_;    // [BitmaskWords(vocab)] scratch for grammar masks
+  std::unique_ptr<NgramProposer> ngram_;   // null: no ngram speculation
+  int32_t num_mtp_drafts_ = 0;             // > 0: the model's MTP head drafts this many
   std::vector<int32_t> free_state_slots_;  // hybrid models: slots no running request holds
-  uint64_t num_requests_added_ = 0;  // counter mixed into unseeded requests' streams
-  std::vector<float> logits_;        // [num_logits, vocab_size] f32 of the last step
+  uint64_t num_requests_added_ = 0;        // counter mixed into unseeded requests' streams
+  std::vector<float> logits_;              // [num_logits, vocab_size] f32 of the last step
   std::vector<float> target_hidden_, mtp_hidden_, mtp_logits_;  // MTP scratch
 };
 

@@ -75,7 +75,8 @@ void ApplyMinTokens(const protocol::SamplingParams& params, int32_t num_output_t
       logits[token_id] = kMinusInf;
     }
   }
-  if (eos_token_id >= 0 && !params.ignore_eos && static_cast<size_t>(eos_token_id) < logits.size()) {
+  if (eos_token_id >= 0 && !params.ignore_eos &&
+      static_cast<size_t>(eos_token_id) < logits.size()) {
     logits[eos_token_id] = kMinusInf;
   }
 }

@@ -60,14 +60,14 @@ Status ValidateStepPlan(const protocol::StepPlan& plan, const RequestTable& requ
                         const PlanLimits& limits) {
   if (!plan.scheduled_spec_decode_tokens.empty() &&
       plan.scheduled_spec_decode_tokens.size() != plan.scheduled_request_ids.size()) {
-    return PlanError(plan, fmt::format("{} scheduled ids but {} draft lists",
-                                       plan.scheduled_request_ids.size(),
-                                       plan.scheduled_spec_decode_tokens.size()));
+    return PlanError(
+        plan, fmt::format("{} scheduled ids but {} draft lists", plan.scheduled_request_ids.size(),
+                          plan.scheduled_spec_decode_tokens.size()));
   }
   if (plan.scheduled_request_ids.size() != plan.num_scheduled_tokens.size()) {
-    return PlanError(plan, fmt::format("{} scheduled ids but {} token counts",
-                                       plan.scheduled_request_ids.size(),
-                                       plan.num_scheduled_tokens.size()));
+    return PlanError(
+        plan, fmt::format("{} scheduled ids but {} token counts", plan.scheduled_request_ids.size(),
+                          plan.num_scheduled_tokens.size()));
   }
   const std::unordered_set<std::string> finished(plan.finished_request_ids.begin(),
                                                  plan.finished_request_ids.end());
@@ -77,8 +77,8 @@ Status ValidateStepPlan(const protocol::StepPlan& plan, const RequestTable& requ
   std::unordered_map<std::string, Extent> extents;
   for (const protocol::NewRequestData& data : plan.new_requests) {
     if (is_running(data.request_id) || extents.contains(data.request_id)) {
-      return PlanError(plan, fmt::format("new request '{}' is already running on this worker",
-                                         data.request_id));
+      return PlanError(
+          plan, fmt::format("new request '{}' is already running on this worker", data.request_id));
     }
     TANDEM_RETURN_IF_ERROR(CheckNewRequest(plan, data, limits));
     extents[data.request_id] = {static_cast<int64_t>(data.token_ids.size()),
@@ -107,8 +107,10 @@ Status ValidateStepPlan(const protocol::StepPlan& plan, const RequestTable& requ
     auto it = extents.find(id);
     if (it == extents.end() && is_running(id)) {
       const RequestState& state = requests.at(id);
-      it = extents.emplace(id, Extent{state.num_tokens(), state.num_computed_tokens,
-                                      static_cast<int64_t>(state.block_ids.size())}).first;
+      it = extents
+               .emplace(id, Extent{state.num_tokens(), state.num_computed_tokens,
+                                   static_cast<int64_t>(state.block_ids.size())})
+               .first;
     }
     if (it == extents.end()) {
       return PlanError(plan, fmt::format("scheduled request '{}' is unknown to this worker", id));
@@ -118,10 +120,10 @@ Status ValidateStepPlan(const protocol::StepPlan& plan, const RequestTable& requ
     const std::vector<int32_t>& drafts = plan.SpecTokens(i);
     const int64_t num_drafts = static_cast<int64_t>(drafts.size());
     if (num_drafts > 0 && end != e.num_tokens + num_drafts) {
-      return PlanError(plan, fmt::format("request '{}' verifies {} drafts but schedules {} tokens "
-                                         "after {} computed of {}; drafts follow all its tokens",
-                                         id, num_drafts, num_scheduled, e.num_computed_tokens,
-                                         e.num_tokens));
+      return PlanError(
+          plan, fmt::format("request '{}' verifies {} drafts but schedules {} tokens "
+                            "after {} computed of {}; drafts follow all its tokens",
+                            id, num_drafts, num_scheduled, e.num_computed_tokens, e.num_tokens));
     }
     for (int32_t token_id : drafts) {
       if (token_id < 0 || token_id >= limits.vocab_size) {
@@ -132,8 +134,7 @@ Status ValidateStepPlan(const protocol::StepPlan& plan, const RequestTable& requ
     if (num_scheduled <= 0 || e.num_computed_tokens < 0 || end > e.num_tokens + num_drafts) {
       return PlanError(plan, fmt::format("request '{}' schedules {} tokens after {} computed; "
                                          "expected > 0 tokens ending at most at its {} tokens",
-                                         id, num_scheduled, e.num_computed_tokens,
-                                         e.num_tokens));
+                                         id, num_scheduled, e.num_computed_tokens, e.num_tokens));
     }
     if (end > e.num_blocks * limits.block_size) {
       return PlanError(plan, fmt::format("request '{}' needs {} tokens of KV but its block table "

@@ -12,9 +12,9 @@
 namespace tandem::worker {
 
 struct PlanLimits {
-  int32_t num_blocks = 0;  // KV blocks in the pool: block ids lie in [0, num_blocks)
-  int32_t block_size = 16; // tokens per block
-  int32_t vocab_size = 0;  // token ids lie in [0, vocab_size)
+  int32_t num_blocks = 0;   // KV blocks in the pool: block ids lie in [0, num_blocks)
+  int32_t block_size = 16;  // tokens per block
+  int32_t vocab_size = 0;   // token ids lie in [0, vocab_size)
 };
 
 // Checks: scheduled ids and token counts are parallel; a new request is not already running

@@ -16,13 +16,13 @@
 namespace tandem::worker {
 
 struct RequestState {
-  std::vector<int32_t> token_ids;    // prompt + every generated token, in order
-  int32_t num_prompt_tokens = 0;     // the prompt's share of token_ids
-  int32_t num_computed_tokens = 0;   // tokens whose KV is in the cache before this step
-  std::vector<int32_t> block_ids;    // block table: KV block ids, in position order
+  std::vector<int32_t> token_ids;   // prompt + every generated token, in order
+  int32_t num_prompt_tokens = 0;    // the prompt's share of token_ids
+  int32_t num_computed_tokens = 0;  // tokens whose KV is in the cache before this step
+  std::vector<int32_t> block_ids;   // block table: KV block ids, in position order
   protocol::SamplingParams sampling;
-  RequestGenerator generator;        // this request's random stream
-  int32_t state_slot = -1;           // its recurrent-state slot (hybrid models); -1 = none
+  RequestGenerator generator;               // this request's random stream
+  int32_t state_slot = -1;                  // its recurrent-state slot (hybrid models); -1 = none
   std::unique_ptr<RequestGrammar> grammar;  // its structured-output constraint; null = none
 
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }

@@ -33,8 +33,8 @@ Sampler::Sampler(int32_t vocab_size, int32_t eos_token_id)
 std::vector<SampledToken> Sampler::Sample(std::span<const float> logits,
                                           std::span<const SamplingRow> rows) {
   TANDEM_CHECK(logits.size() == rows.size() * static_cast<size_t>(vocab_size_))
-      << "sampler got " << logits.size() << " logits for " << rows.size()
-      << " rows of vocabulary " << vocab_size_ << "; expected rows × vocabulary";
+      << "sampler got " << logits.size() << " logits for " << rows.size() << " rows of vocabulary "
+      << vocab_size_ << "; expected rows × vocabulary";
   std::vector<SampledToken> out;
   out.reserve(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -74,9 +74,8 @@ void Sampler::ApplyAllowedTokenIds(std::span<const int32_t> allowed) {
   // Keep the allowed logits aside, mask everything, put them back.
   scratch_values_.clear();
   for (int32_t id : allowed) {
-    scratch_values_.push_back(id >= 0 && id < vocab_size_
-                                  ? processed_[id]
-                                  : -std::numeric_limits<float>::infinity());
+    scratch_values_.push_back(
+        id >= 0 && id < vocab_size_ ? processed_[id] : -std::numeric_limits<float>::infinity());
   }
   std::fill(processed_.begin(), processed_.end(), -std::numeric_limits<float>::infinity());
   for (size_t i = 0; i < allowed.size(); ++i) {
@@ -216,8 +215,8 @@ void Sampler::ApplyTopK(int32_t top_k) {
   // in the tail have larger ids than the tied ones kept, so appending them keeps best-first.
   const double kth = probs_[candidates_[top_k - 1]];
   auto tail_begin = candidates_.begin() + top_k;
-  auto ties_end = std::partition(tail_begin, candidates_.end(),
-                                 [&](int32_t id) { return probs_[id] == kth; });
+  auto ties_end =
+      std::partition(tail_begin, candidates_.end(), [&](int32_t id) { return probs_[id] == kth; });
   std::sort(tail_begin, ties_end);
   candidates_.erase(ties_end, candidates_.end());
   candidates_sorted_ = true;

@@ -69,8 +69,8 @@ class Sampler {
   // P whatever the draft (Leviathan et al. 2023, "Fast Inference from Transformers via
   // Speculative Decoding", for a drafter without probabilities; vLLM rejection_sampler's ngram
   // path). Sets *accepted. Logprobs as SampleRow.
-  SampledToken VerifyRow(std::span<const float> logits, const SamplingRow& row,
-                         int32_t draft_token, bool* accepted);
+  SampledToken VerifyRow(std::span<const float> logits, const SamplingRow& row, int32_t draft_token,
+                         bool* accepted);
 
   void set_eos_token_id(int32_t eos_token_id) { eos_token_id_ = eos_token_id; }
   int32_t vocab_size() const { return vocab_size_; }
@@ -100,10 +100,10 @@ class Sampler {
 
   int32_t vocab_size_;
   int32_t eos_token_id_;
-  bool candidates_sorted_ = false;  // candidates_ are best first (else id order)
-  std::vector<float> processed_;    // [vocab_size] the row after penalties
-  std::vector<double> probs_;       // [vocab_size] exp(logit/T - max)
-  std::vector<int32_t> candidates_; // kept token ids
+  bool candidates_sorted_ = false;   // candidates_ are best first (else id order)
+  std::vector<float> processed_;     // [vocab_size] the row after penalties
+  std::vector<double> probs_;        // [vocab_size] exp(logit/T - max)
+  std::vector<int32_t> candidates_;  // kept token ids
   std::vector<int32_t> scratch_;
   std::vector<float> scratch_values_;
 };

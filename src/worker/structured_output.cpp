@@ -40,13 +40,15 @@ void RequestGrammar::Accept(int32_t token_id) {
     return;  // the sequence ends here
   }
   const structured::TokenVocabulary& vocab = grammar->vocabulary();
-  const bool in_vocab = token_id >= 0 && token_id < vocab.vocab_size() &&
-                        !vocab.bytes(token_id).empty();
+  const bool in_vocab =
+      token_id >= 0 && token_id < vocab.vocab_size() && !vocab.bytes(token_id).empty();
   if (!in_vocab || !matcher->AcceptBytes(vocab.bytes(token_id))) {
     // Only a token the mask allowed can be sampled, so this is a broken invariant; the request
     // goes on unconstrained rather than taking the worker down.
-    TLOG_ERROR("request '{}': token {} is outside its grammar; the rest of its output is "
-               "unconstrained", request_id, token_id);
+    TLOG_ERROR(
+        "request '{}': token {} is outside its grammar; the rest of its output is "
+        "unconstrained",
+        request_id, token_id);
     failed = true;
   }
 }

@@ -39,12 +39,12 @@ using TokenVocabularyLoader =
 struct RequestGrammar {
   std::shared_ptr<const structured::CompiledGrammar> grammar;
   std::unique_ptr<structured::GrammarMatcher> matcher;
-  std::string request_id;             // for messages
-  std::vector<int32_t> end_token_ids; // EOS and the request's stop token ids: allowed when the
-                                      // text may end, and they end it
-  int32_t start_after_token_id = -1;  // unconstrained until this token; -1 = from the start
-  bool active = false;                // the mask applies now
-  bool failed = false;                // a token outside the grammar was emitted; unconstrained
+  std::string request_id;              // for messages
+  std::vector<int32_t> end_token_ids;  // EOS and the request's stop token ids: allowed when the
+                                       // text may end, and they end it
+  int32_t start_after_token_id = -1;   // unconstrained until this token; -1 = from the start
+  bool active = false;                 // the mask applies now
+  bool failed = false;                 // a token outside the grammar was emitted; unconstrained
 
   // Fills *bitmask ([BitmaskWords(vocab_size)] words; bit set = allowed) with the tokens the
   // grammar allows next; false (bitmask untouched) when the constraint is not active now.

@@ -15,10 +15,10 @@
 namespace tandem::worker {
 
 struct WorkerConfig {
-  int32_t num_kv_blocks = 0;   // KV blocks in the pool (ComputeNumKvBlocks, kv_budget.h)
-  int32_t block_size = 16;     // tokens per KV block (--block-size)
-  uint64_t seed = 0;           // engine seed (--seed) for unseeded requests
-  int32_t eos_token_id = -1;   // masked below min_tokens; -1 = unknown
+  int32_t num_kv_blocks = 0;  // KV blocks in the pool (ComputeNumKvBlocks, kv_budget.h)
+  int32_t block_size = 16;    // tokens per KV block (--block-size)
+  uint64_t seed = 0;          // engine seed (--seed) for unseeded requests
+  int32_t eos_token_id = -1;  // masked below min_tokens; -1 = unknown
   protocol::SpeculativeConfig speculative;  // --speculative-config; off by default
   int32_t max_num_seqs = 256;  // running sequences at most: the state slots of a hybrid model
   // The tokenizer's vocabulary for structured outputs, loaded on first use; null = none (a

@@ -57,7 +57,8 @@ int RunWorkerLoop(const WorkerLoopOptions& options,
       auto result = worker->ExecuteStep(plan);
       st = result.ok() ? Status::Ok() : result.status();
     }
-    if (!st.ok()) TLOG_ERROR("TP worker {}: step {} failed: {}", options.tp_rank, plan.step_id, st.message());
+    if (!st.ok())
+      TLOG_ERROR("TP worker {}: step {} failed: {}", options.tp_rank, plan.step_id, st.message());
     send_ack(plan.step_id, st);
   }
 }

@@ -57,8 +57,9 @@ template <typename Json = nlohmann::json>
 Json LoadGoldenJson(const std::string& path) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {
-    internal::Fail(path, "missing or not a regular file; point TANDEM_SHARED_DIR (cmake "
-                         "-DTANDEM_SHARED_DIR=...) at the shared folder that holds models/");
+    internal::Fail(path,
+                   "missing or not a regular file; point TANDEM_SHARED_DIR (cmake "
+                   "-DTANDEM_SHARED_DIR=...) at the shared folder that holds models/");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) internal::Fail(path, std::string("cannot be opened: ") + std::strerror(errno));
@@ -85,8 +86,8 @@ template <typename Json>
 const Json& RequireCases(const Json& golden, const std::string& key, const std::string& path) {
   const Json& cases = internal::Lookup(golden, key, path);
   if (!cases.is_array()) {
-    internal::Fail(path, "'" + key + "' is " + cases.type_name() +
-                             "; expected a non-empty array of cases");
+    internal::Fail(
+        path, "'" + key + "' is " + cases.type_name() + "; expected a non-empty array of cases");
   }
   if (cases.empty()) {
     internal::Fail(path, "'" + key + "' is an empty array: a test over it would check zero cases");
@@ -100,8 +101,8 @@ template <typename Json>
 const Json& RequireCaseMap(const Json& golden, const std::string& key, const std::string& path) {
   const Json& cases = internal::Lookup(golden, key, path);
   if (!cases.is_object()) {
-    internal::Fail(path, "'" + key + "' is " + cases.type_name() +
-                             "; expected a non-empty object of cases");
+    internal::Fail(
+        path, "'" + key + "' is " + cases.type_name() + "; expected a non-empty object of cases");
   }
   if (cases.empty()) {
     internal::Fail(path, "'" + key + "' is an empty object: a test over it would check zero cases");

@@ -19,9 +19,9 @@
 
 #include "comm/process_group.h"
 #include "common/rank_threads.h"
+#include "golden_cases.h"
 #include "model/layers/expert_parallel.h"
 #include "model/model.h"
-#include "golden_cases.h"
 
 namespace tandem::model {
 namespace {
@@ -37,8 +37,8 @@ const std::string kShared = TANDEM_SHARED_DIR;
 const std::string kMoeGguf = kShared + "/models/stories260k-moe-gguf/stories260K-moe8x4.gguf";
 const std::string kQwen3Moe = kShared + "/models/tiny-qwen3-moe";
 const std::string kQwen2Moe = kShared + "/models/stories260k-qwen2moe-hf";
-constexpr int32_t kBos = 1;        // stories: sampling BOS ends a sequence (run.c)
-constexpr int32_t kNoStop = -1;    // Qwen goldens always generate all their ids
+constexpr int32_t kBos = 1;      // stories: sampling BOS ends a sequence (run.c)
+constexpr int32_t kNoStop = -1;  // Qwen goldens always generate all their ids
 constexpr int32_t kNumBlocks = 128;
 constexpr float kStoriesTolerance = 1e-4f;  // issue 5 §4 (as TP)
 constexpr float kQwenTolerance = 1e-3f;     // tiny-qwen3's own fp32 tolerance (as TP)
@@ -156,8 +156,7 @@ std::vector<std::vector<Seq>> RunWorld(const std::string& path, int dp_size, int
 }
 
 // One rank, no parallelism: the reference logits.
-std::vector<Seq> RunOneRank(const std::string& path, std::vector<Seq> seqs,
-                            int32_t stop_token_id) {
+std::vector<Seq> RunOneRank(const std::string& path, std::vector<Seq> seqs, int32_t stop_token_id) {
   LoadOptions options;
   options.num_threads = 1;
   auto model = LoadModel(path, options);

@@ -79,15 +79,15 @@ TEST(GatedDeltaRuleParityTest, RecurrentAndChunkedMatchTheNaiveRecurrence) {
       SCOPED_TRACE("T=" + std::to_string(num_tokens) + (random_state ? " random" : " zero") +
                    " state");
       std::vector<float> state = in.state, got(out_size);
-      GatedDeltaRuleRecurrent(in.q.data(), in.k.data(), in.v.data(), in.g.data(),
-                              in.beta.data(), state.data(), got.data(), d);
+      GatedDeltaRuleRecurrent(in.q.data(), in.k.data(), in.v.data(), in.g.data(), in.beta.data(),
+                              state.data(), got.data(), d);
       ExpectNear(got, want, 1e-4f, "recurrent output");
       ExpectNear(state, want_state, 1e-4f, "recurrent state");
       for (int64_t chunk : {16, 32, 64}) {
         SCOPED_TRACE("chunk " + std::to_string(chunk));
         state = in.state;
-        GatedDeltaRuleChunked(in.q.data(), in.k.data(), in.v.data(), in.g.data(),
-                              in.beta.data(), state.data(), got.data(), d, chunk);
+        GatedDeltaRuleChunked(in.q.data(), in.k.data(), in.v.data(), in.g.data(), in.beta.data(),
+                              state.data(), got.data(), d, chunk);
         ExpectNear(got, want, 1e-4f, "chunked output");
         ExpectNear(state, want_state, 1e-4f, "chunked state");
       }

@@ -45,8 +45,8 @@ TEST(Int8MatmulParity, EveryIsaMatchesTheNaiveSumsBitForBit) {
   ASSERT_FALSE(isas.empty());
   // k: below one vector, not a multiple of 16 or 64, exactly 64, long; n: not a multiple of 4
   // or of the 64-row chunk, and big enough to be split over threads.
-  const std::vector<std::array<int64_t, 2>> shapes = {{5, 3}, {64, 4}, {100, 67}, {77, 130},
-                                                      {1024, 257}, {300, 64}};
+  const std::vector<std::array<int64_t, 2>> shapes = {{5, 3},    {64, 4},     {100, 67},
+                                                      {77, 130}, {1024, 257}, {300, 64}};
   int checked = 0;
   for (const std::string& isa : isas) {
     ASSERT_TRUE(ForceMatmulInt8Isa(isa.c_str()));
@@ -74,8 +74,8 @@ TEST(Int8MatmulParity, EveryIsaMatchesTheNaiveSumsBitForBit) {
           const float* xs = dynamic ? x_scale.data() : nullptr;
           const int32_t* b = dynamic ? nullptr : bias.data();
           std::vector<float> got(static_cast<size_t>(m * n)), want(got.size());
-          MatmulInt8(x.data(), packed.data(), sums.data(), xs, w_scale.data(), b, got.data(), m,
-                     n, k);
+          MatmulInt8(x.data(), packed.data(), sums.data(), xs, w_scale.data(), b, got.data(), m, n,
+                     k);
           MatmulInt8Naive(x.data(), w.data(), xs, w_scale.data(), b, want.data(), m, n, k);
           for (size_t i = 0; i < got.size(); ++i) {
             ASSERT_TRUE(SameBits(got[i], want[i]))
@@ -191,7 +191,7 @@ TEST(Int8Quantize, EveryIsaQuantizesDynamicRowsToTheSameBits) {
     std::vector<float> x(static_cast<size_t>(m * k));
     for (auto& v : x) v = dist(rng);
     for (int64_t p = 0; p < k; p += 7) x[p] = 127.0f * 0.5f * static_cast<float>(p % 5);  // ties
-    for (int64_t p = 0; p < k; ++p) x[k + p] = 0.0f;                                       // row 1
+    for (int64_t p = 0; p < k; ++p) x[k + p] = 0.0f;                                      // row 1
     x[2 * k] = std::nanf("");
     x[3 * k + k / 2] = INFINITY;
     ASSERT_TRUE(ForceMatmulInt8Isa("portable"));
@@ -202,7 +202,8 @@ TEST(Int8Quantize, EveryIsaQuantizesDynamicRowsToTheSameBits) {
       ASSERT_TRUE(ForceMatmulInt8Isa(isa.c_str()));
       QuantizeRowsDynamicInt8(x.data(), m, k, got.data(), got_s.data());
       EXPECT_EQ(got, want) << isa << " k=" << k;
-      for (int64_t i = 0; i < m; ++i) EXPECT_TRUE(SameBits(got_s[i], want_s[i])) << isa << " row " << i;
+      for (int64_t i = 0; i < m; ++i)
+        EXPECT_TRUE(SameBits(got_s[i], want_s[i])) << isa << " row " << i;
     }
   }
   ForceMatmulInt8Isa(isas.front().c_str());

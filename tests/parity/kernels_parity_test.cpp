@@ -139,7 +139,8 @@ TEST(SoftmaxParityTest, MatchesNaiveAndSumsToOne) {
 }
 
 TEST(TopKRoutingParityTest, MatchesNaiveAndRenormalises) {
-  for (auto [experts, k] : std::vector<std::pair<int64_t, int64_t>>{{8, 2}, {8, 4}, {64, 8}, {4, 4}}) {
+  for (auto [experts, k] :
+       std::vector<std::pair<int64_t, int64_t>>{{8, 2}, {8, 4}, {64, 8}, {4, 4}}) {
     const int64_t tokens = 37;
     auto logits = RandomVector(tokens * experts, 9, 4.0f);
     std::vector<int32_t> ids(tokens * k), ids_ref(tokens * k);
@@ -163,7 +164,8 @@ TEST(TopKRoutingParityTest, TiesGoToLowerExpertId) {
 
 // Decode and prefill rows mixed in one batch, GQA, a shuffled block table.
 TEST(PagedAttentionParityTest, MixedBatchMatchesNaive) {
-  for (auto [heads, kv_heads, hd] : std::vector<std::tuple<int, int, int>>{{8, 4, 8}, {4, 4, 16}, {8, 1, 64}}) {
+  for (auto [heads, kv_heads, hd] :
+       std::vector<std::tuple<int, int, int>>{{8, 4, 8}, {4, 4, 16}, {8, 1, 64}}) {
     PagedAttentionParams p;
     p.num_heads = heads;
     p.num_kv_heads = kv_heads;

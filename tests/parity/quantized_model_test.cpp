@@ -37,7 +37,8 @@ tensor::Tensor QuantizeQ8_0(const tensor::Tensor& t) {
     const uint16_t dh = tensor::FloatToHalf(d);
     std::memcpy(dst + b * 34, &dh, 2);
     for (int j = 0; j < 32; ++j) {
-      dst[b * 34 + 2 + j] = static_cast<uint8_t>(static_cast<int8_t>(std::round(x[b * 32 + j] * id)));
+      dst[b * 34 + 2 + j] =
+          static_cast<uint8_t>(static_cast<int8_t>(std::round(x[b * 32 + j] * id)));
     }
   }
   return out;

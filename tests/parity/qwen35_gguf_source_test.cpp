@@ -51,9 +51,8 @@ TEST(Qwen35GgufSourceTest, EveryHfTensorIncludingMtpEqualsTheGgufOne) {
   const std::string text_prefix = "model.language_model.";
   int compared = 0, mtp = 0;
   for (const std::string& name : SafetensorsNames(kDir + "/model.safetensors")) {
-    const std::string as = name.rfind(text_prefix, 0) == 0
-                               ? "model." + name.substr(text_prefix.size())
-                               : name;
+    const std::string as =
+        name.rfind(text_prefix, 0) == 0 ? "model." + name.substr(text_prefix.size()) : name;
     SCOPED_TRACE(name);
     ASSERT_TRUE(source.HasTensor(as)) << "the GGUF source lacks " << as;
     auto want = (*hf)->ReadF32(name);

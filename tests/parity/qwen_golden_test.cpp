@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/model.h"
 #include "golden_cases.h"
+#include "model/model.h"
 #include "testing.h"
 
 namespace tandem::model {
@@ -19,9 +19,9 @@ namespace {
 
 using testing::GreedyRunner;
 using testing::Load;
-using testing::MaxAbsDiff;
 using testing::LoadQwenCases;
 using testing::MakeQwenSeq;
+using testing::MaxAbsDiff;
 using testing::QwenCase;
 using testing::Seq;
 

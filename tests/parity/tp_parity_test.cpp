@@ -17,8 +17,8 @@
 
 #include "comm/process_group.h"
 #include "common/rank_threads.h"
-#include "model/model.h"
 #include "golden_cases.h"
+#include "model/model.h"
 
 namespace tandem::model {
 namespace {
@@ -37,9 +37,9 @@ const std::string kMoeGguf = kShared + "/models/stories260k-moe-gguf/stories260K
 const std::string kQwen3 = kShared + "/models/tiny-qwen3";
 const std::string kQwen3Moe = kShared + "/models/tiny-qwen3-moe";
 const std::string kQwen2Moe = kShared + "/models/stories260k-qwen2moe-hf";
-constexpr int32_t kBos = 1;          // stories: sampling BOS ends a sequence (run.c)
-constexpr int32_t kNoStop = -1;      // Qwen goldens always generate all their ids
-constexpr int32_t kNumBlocks = 128;  // 2048 KV slots: every case of a golden at once
+constexpr int32_t kBos = 1;               // stories: sampling BOS ends a sequence (run.c)
+constexpr int32_t kNoStop = -1;           // Qwen goldens always generate all their ids
+constexpr int32_t kNumBlocks = 128;       // 2048 KV slots: every case of a golden at once
 constexpr float kLogitTolerance = 1e-4f;  // stories: TP=N vs TP=1 (issue 5, section 4)
 // tiny-qwen3: the all-reduce re-orders f32 sums over hidden 16 / 151936 logits; observed
 // 1.3e-4 max vs TP=1 — its golden's own fp32 tolerance (logprob_fp32_engine) is 1e-3.
@@ -58,8 +58,7 @@ std::vector<std::vector<Seq>> RunTp(const std::string& path, int tp_size,
   rank_threads::RunRankThreads(tp_size, [&](int rank, const std::atomic<bool>&) {
     std::unique_ptr<comm::ProcessGroup> group;
     if (tp_size > 1) {
-      auto g =
-          comm::CreateProcessGroup(rank_threads::LocalGroupSpec(group_name, rank, tp_size));
+      auto g = comm::CreateProcessGroup(rank_threads::LocalGroupSpec(group_name, rank, tp_size));
       ASSERT_TRUE(g.ok()) << g.status().ToString();
       group = std::move(g).value();
     }
@@ -78,8 +77,8 @@ std::vector<std::vector<Seq>> RunTp(const std::string& path, int tp_size,
 
 // TP=tp_size gives the golden ids on every rank, and (when `logit_tolerance` >= 0) each
 // sampled step's logits within it of TP=1's.
-void ExpectTpMatchesTp1(const std::string& path, const Golden& golden, int tp_size,
-                        int32_t chunk, int32_t stop_token_id, float logit_tolerance) {
+void ExpectTpMatchesTp1(const std::string& path, const Golden& golden, int tp_size, int32_t chunk,
+                        int32_t stop_token_id, float logit_tolerance) {
   ASSERT_GE(golden.seqs.size(), 4u) << path << ": golden cases not read";
   const auto tp1 = RunTp(path, 1, golden.seqs, chunk, stop_token_id);
   const auto tpn = RunTp(path, tp_size, golden.seqs, chunk, stop_token_id);
@@ -215,9 +214,8 @@ TEST(TpParityTest, MoeExpertsOf43DoNotSplitOverTwoRanks) {
   ExpectMessageHas(LoadWithTp(kQwen2Moe, 2),
                    {"model.layers.0.mlp.experts.0.gate_proj.weight", "[43, 64]",
                     "43 intermediate rows", "--tensor-parallel-size 2"});
-  ExpectMessageHas(LoadWithTp(kMoeGguf, 2),
-                   {"blk.0.ffn_gate_exps.weight", "43 intermediate rows",
-                    "--tensor-parallel-size 2"});
+  ExpectMessageHas(LoadWithTp(kMoeGguf, 2), {"blk.0.ffn_gate_exps.weight", "43 intermediate rows",
+                                             "--tensor-parallel-size 2"});
 }
 
 TEST(TpParityTest, TpSizeWithoutAMatchingGroupIsRejected) {

@@ -19,9 +19,9 @@ namespace {
 using tensor::DType;
 
 struct Weights {
-  std::vector<float> f32;        // the values the kernel must see
-  std::vector<uint16_t> bits;    // F16/BF16 encodings of them
-  std::vector<uint8_t> blocks;   // Q8_0: 34-byte blocks (f16 d, 32 int8 q)
+  std::vector<float> f32;       // the values the kernel must see
+  std::vector<uint16_t> bits;   // F16/BF16 encodings of them
+  std::vector<uint8_t> blocks;  // Q8_0: 34-byte blocks (f16 d, 32 int8 q)
   const void* data(DType d) const {
     if (d == DType::kQ8_0) return blocks.data();
     return d == DType::kF32 ? static_cast<const void*>(f32.data()) : bits.data();
@@ -90,7 +90,7 @@ TEST_F(TypedMatmulParityTest, MatchesNaiveOverShapesDtypesAndIsas) {
   ASSERT_FALSE(isas.empty());
   ASSERT_EQ(isas.back(), "portable");
   const int64_t ms[] = {1, 2, 3, 4, 5, 8, 16, 17, 40};
-  const int64_t shapes[][2] = {{1, 1},   {3, 15},    {4, 16},   {7, 17},  {64, 64},
+  const int64_t shapes[][2] = {{1, 1},     {3, 15},   {4, 16},   {7, 17}, {64, 64},
                                {130, 100}, {96, 768}, {300, 33}, {5, 32}, {33, 96}};
   int cases = 0;
   for (const std::string& isa : isas) {
@@ -100,8 +100,8 @@ TEST_F(TypedMatmulParityTest, MatchesNaiveOverShapesDtypesAndIsas) {
         const int64_t n = s[0], k = s[1];
         if (dtype == DType::kQ8_0 && k % 32 != 0) continue;  // Q8_0 rows are whole blocks
         const uint32_t seed = static_cast<uint32_t>(n * 31 + k);
-        const Weights w = dtype == DType::kQ8_0 ? MakeQ8Weights(n * k, seed)
-                                                : MakeWeights(dtype, n * k, seed);
+        const Weights w =
+            dtype == DType::kQ8_0 ? MakeQ8Weights(n * k, seed) : MakeWeights(dtype, n * k, seed);
         for (int64_t m : ms) {
           if (isa == "portable" && m > 5) continue;  // the slow loop: a few row counts suffice
           const Weights x = MakeWeights(DType::kF32, m * k, static_cast<uint32_t>(m + 7));
@@ -160,7 +160,8 @@ TEST_F(TypedMatmulParityTest, WidenToF32IsExactOnEveryIsa) {
       WidenToF32(all.data() + 3, dtype, got.data(), static_cast<int64_t>(got.size()));
       for (size_t i = 0; i < got.size(); ++i) {
         const uint16_t h = all[i + 3];
-        const float want = dtype == DType::kF16 ? tensor::HalfToFloat(h) : tensor::BFloat16ToFloat(h);
+        const float want =
+            dtype == DType::kF16 ? tensor::HalfToFloat(h) : tensor::BFloat16ToFloat(h);
         if (std::isnan(want)) {
           ASSERT_TRUE(std::isnan(got[i])) << isa << " bits " << h;
         } else {
@@ -209,8 +210,8 @@ TEST_F(TypedMatmulParityTest, PagedAttentionOverKvDtypesAndIsas) {
       p.scale = 1.0f / std::sqrt(float{hd});
       p.kv_dtype = dtype;
       std::vector<float> got(q.f32.size()), want(q.f32.size());
-      PagedAttention(q.f32.data(), kc.data(), vc.data(), qsl.data(), seq_lens.data(), 3, tables,
-                     p, got.data());
+      PagedAttention(q.f32.data(), kc.data(), vc.data(), qsl.data(), seq_lens.data(), 3, tables, p,
+                     got.data());
       PagedAttentionNaive(q.f32.data(), kc.data(), vc.data(), qsl.data(), seq_lens.data(), 3,
                           tables, p, want.data());
       for (size_t i = 0; i < got.size(); ++i) {

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "golden_cases.h"
 #include "kernels/ops.h"
 #include "model/arch/qwen35.h"
 #include "model/config/qwen35_config.h"
@@ -20,7 +21,6 @@
 #include "model/loader/safetensors_reader.h"
 #include "model/loader/w8a8_source.h"
 #include "model/model.h"
-#include "golden_cases.h"
 #include "testing.h"
 
 namespace tandem::model {

@@ -31,8 +31,8 @@ int RunBenchCommand(int argc, char** argv) {
   AddServeBenchFlags(*serve, serve_config, serve_strings);
 
   KernelsBenchConfig kernels_config;
-  CLI::App* kernels = app.add_subcommand(
-      "kernels", "Memory bandwidth and oneDNN GEMM throughput of this machine");
+  CLI::App* kernels =
+      app.add_subcommand("kernels", "Memory bandwidth and oneDNN GEMM throughput of this machine");
   AddKernelsBenchFlags(*kernels, kernels_config);
 
   CommBenchConfig comm_config;
@@ -50,9 +50,10 @@ int RunBenchCommand(int argc, char** argv) {
       "structured", "Cost of structured-output token masks per row and per step of a batch");
   structured->add_option("model", structured_config.model, "Model folder or GGUF (its tokenizer)")
       ->required();
-  structured->add_option("--tokenizer", structured_config.tokenizer, "Tokenizer (default: the model's)");
-  structured->add_option("--schema", structured_config.schema_json,
-                         "JSON Schema text, or @FILE")->required();
+  structured->add_option("--tokenizer", structured_config.tokenizer,
+                         "Tokenizer (default: the model's)");
+  structured->add_option("--schema", structured_config.schema_json, "JSON Schema text, or @FILE")
+      ->required();
   structured->add_option("--rows", structured_config.rows, "Sequences masked per step");
   structured->add_option("--steps", structured_config.steps, "Measured steps");
   structured->add_option("--warmup-steps", structured_config.warmup_steps,

@@ -39,8 +39,7 @@ void AddServeBenchFlags(CLI::App& app, ServeBenchConfig& c, ServeFlagStrings& s)
       ->capture_default_str();
   app.add_option("--host", c.host, "Server host (with --port, instead of --base-url)");
   app.add_option("--port", c.port, "Server port (with --host, instead of --base-url)");
-  app.add_option("--endpoint", c.endpoint,
-                 "API path: /v1/completions or /v1/chat/completions")
+  app.add_option("--endpoint", c.endpoint, "API path: /v1/completions or /v1/chat/completions")
       ->capture_default_str();
   app.add_option("--backend", s.backend,
                  "vLLM compatibility: openai-chat selects /v1/chat/completions");

@@ -119,12 +119,14 @@ std::string HumanBytes(size_t bytes) {
 }  // namespace
 
 Status CommBenchConfig::Validate() const {
-  if (ranks < 2 || ranks > 64) return InvalidArgument("--ranks must be in 2..64, got " + std::to_string(ranks));
+  if (ranks < 2 || ranks > 64)
+    return InvalidArgument("--ranks must be in 2..64, got " + std::to_string(ranks));
   if (min_bytes < 4 || min_bytes % 4 != 0 || max_bytes < min_bytes) {
     return InvalidArgument("--min-bytes must be a multiple of 4 and at most --max-bytes");
   }
   for (const auto& b : backends) {
-    if (b != "shm" && b != "gloo") return InvalidArgument("--backends: unknown backend '" + b + "' (shm, gloo)");
+    if (b != "shm" && b != "gloo")
+      return InvalidArgument("--backends: unknown backend '" + b + "' (shm, gloo)");
   }
   return Status::Ok();
 }
@@ -132,15 +134,16 @@ Status CommBenchConfig::Validate() const {
 Status RunCommBench(const CommBenchConfig& config) {
   TANDEM_RETURN_IF_ERROR(config.Validate());
   std::printf("all-reduce f32 sum, %d ranks (processes on this machine)\n", config.ranks);
-  std::printf("%-8s %10s %14s %14s %14s\n", "backend", "size", "latency_us", "algbw_GB/s", "busbw_GB/s");
+  std::printf("%-8s %10s %14s %14s %14s\n", "backend", "size", "latency_us", "algbw_GB/s",
+              "busbw_GB/s");
   for (const std::string& backend : config.backends) {
     auto rows = RunBackend(backend, config);
     if (!rows.ok()) return rows.status();
     for (const Row& row : *rows) {
       double algbw = row.bytes / (row.latency_us * 1e-6) / 1e9;
       double busbw = algbw * 2.0 * (config.ranks - 1) / config.ranks;
-      std::printf("%-8s %10s %14.2f %14.3f %14.3f\n", backend.c_str(), HumanBytes(row.bytes).c_str(),
-                  row.latency_us, algbw, busbw);
+      std::printf("%-8s %10s %14.2f %14.3f %14.3f\n", backend.c_str(),
+                  HumanBytes(row.bytes).c_str(), row.latency_us, algbw, busbw);
     }
     std::fflush(stdout);
   }

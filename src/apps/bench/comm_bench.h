@@ -13,11 +13,11 @@ namespace tandem::apps::bench {
 
 struct CommBenchConfig {
   std::vector<std::string> backends = {"shm", "gloo"};  // shm | gloo
-  int ranks = 2;                      // processes per group
-  size_t min_bytes = 4;               // smallest message, bytes (multiple of 4)
+  int ranks = 2;                                        // processes per group
+  size_t min_bytes = 4;                                 // smallest message, bytes (multiple of 4)
   size_t max_bytes = size_t{16} << 20;  // largest message; sizes step ×4 from min_bytes
-  double seconds_per_size = 0.3;      // measuring time budget per size (iterations adapt)
-  double timeout_s = 60;              // group timeout
+  double seconds_per_size = 0.3;        // measuring time budget per size (iterations adapt)
+  double timeout_s = 60;                // group timeout
 
   // InvalidArgument naming the flag when a value is out of range.
   Status Validate() const;

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <random>
@@ -139,11 +139,12 @@ GemmResult BenchTandemMatmul(const GemmShape& shape, int repeats) {
   std::vector<float> a = RandomFloats(size_t(shape.m) * shape.k, 1);
   std::vector<float> w = RandomFloats(weight_count, 2);
   std::vector<float> copies(weight_count * num_copies);
-  for (int c = 0; c < num_copies; ++c) std::copy(w.begin(), w.end(), copies.begin() + c * weight_count);
+  for (int c = 0; c < num_copies; ++c)
+    std::copy(w.begin(), w.end(), copies.begin() + c * weight_count);
   std::vector<float> y(size_t(shape.m) * shape.n);
   double best = TimeBest(repeats, [&](size_t call) {
-    kernels::Matmul(a.data(), copies.data() + (call % num_copies) * weight_count, y.data(),
-                    shape.m, shape.n, shape.k);
+    kernels::Matmul(a.data(), copies.data() + (call % num_copies) * weight_count, y.data(), shape.m,
+                    shape.n, shape.k);
   });
   return MakeResult(shape, "tandem", best);
 }
@@ -162,15 +163,16 @@ std::vector<unsigned char> EncodeWeights(const std::vector<float>& w, tensor::DT
       const uint16_t dh = tensor::FloatToHalf(d);
       std::memcpy(&out[b * 34], &dh, 2);
       for (int j = 0; j < 32; ++j) {
-        out[b * 34 + 2 + j] = static_cast<unsigned char>(static_cast<int8_t>(std::round(w[b * 32 + j] * id)));
+        out[b * 34 + 2 + j] =
+            static_cast<unsigned char>(static_cast<int8_t>(std::round(w[b * 32 + j] * id)));
       }
     }
     return out;
   }
   const size_t elem = tensor::DTypeSize(dtype);
   for (size_t i = 0; i < w.size(); ++i) {
-    const uint16_t h = dtype == tensor::DType::kF16 ? tensor::FloatToHalf(w[i])
-                                                    : tensor::FloatToBFloat16(w[i]);
+    const uint16_t h =
+        dtype == tensor::DType::kF16 ? tensor::FloatToHalf(w[i]) : tensor::FloatToBFloat16(w[i]);
     std::memcpy(&out[i * elem], dtype == tensor::DType::kF32 ? static_cast<const void*>(&w[i]) : &h,
                 elem);
   }
@@ -195,7 +197,8 @@ GemmResult BenchTypedMatmul(const GemmShape& shape, tensor::DType dtype, int rep
                          y.data(), shape.m, shape.n, shape.k);
   });
   std::string impl = std::string("typed-") + tensor::DTypeName(dtype);
-  std::transform(impl.begin(), impl.end(), impl.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(impl.begin(), impl.end(), impl.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   GemmResult r = MakeResult(shape, "", best);
   r.impl = impl;
   r.weight_gb_per_s = double(weight_bytes) / best / 1e9;
@@ -237,8 +240,7 @@ GemmResult BenchInt8Matmul(const GemmShape& shape, int repeats) {
                                     static_cast<int8_t*>(base.mutable_raw()),
                                     quant->row_scale.data());
   base.set_int8_quant(quant);
-  return TimePackedWeight(shape, base, a, weight_count + 4 * size_t(shape.n), "w8a8-int8",
-                          repeats);
+  return TimePackedWeight(shape, base, a, weight_count + 4 * size_t(shape.n), "w8a8-int8", repeats);
 }
 
 GemmResult BenchQ8_0Int8Matmul(const GemmShape& shape, int repeats) {
@@ -259,8 +261,8 @@ Result<GemmResult> BenchOnednnPackedMatmul(const GemmShape& shape, int repeats) 
     double best = TimeBest(repeats, [&](size_t call) { mm.Run(call); });
     return MakeResult(shape, "onednn-packed", best);
   } catch (const dnnl::error& e) {
-    return Internal(fmt::format("oneDNN packed matmul M={} K={} N={} failed: {}", shape.m,
-                                shape.k, shape.n, e.what()));
+    return Internal(fmt::format("oneDNN packed matmul M={} K={} N={} failed: {}", shape.m, shape.k,
+                                shape.n, e.what()));
   }
 }
 
@@ -292,8 +294,8 @@ Result<MatmulCheck> CheckMatmulsAgainstNaive(const GemmShape& shape) {
     check.onednn_packed_max_abs_diff =
         MaxAbsDiff(static_cast<const float*>(mm.dst.get_data_handle()), expected);
   } catch (const dnnl::error& e) {
-    return Internal(fmt::format("oneDNN packed matmul M={} K={} N={} failed: {}", shape.m,
-                                shape.k, shape.n, e.what()));
+    return Internal(fmt::format("oneDNN packed matmul M={} K={} N={} failed: {}", shape.m, shape.k,
+                                shape.n, e.what()));
   }
   return check;
 }

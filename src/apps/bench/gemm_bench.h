@@ -22,10 +22,10 @@ struct GemmShape {
 
 struct GemmResult {
   GemmShape shape;
-  std::string impl;           // "tandem", "onednn-packed" or "naive"
-  double seconds = 0;         // best time of one C = A·W
-  double gflop_per_s = 0;     // 2·M·K·N / seconds / 1e9
-  double weight_gb_per_s = 0; // K·N·4 bytes / seconds / 1e9 (weight streaming rate)
+  std::string impl;            // "tandem", "onednn-packed" or "naive"
+  double seconds = 0;          // best time of one C = A·W
+  double gflop_per_s = 0;      // 2·M·K·N / seconds / 1e9
+  double weight_gb_per_s = 0;  // K·N·4 bytes / seconds / 1e9 (weight streaming rate)
 };
 
 // Both timers: one warm-up call, then the best of `repeats` timings, each the mean over enough

@@ -52,9 +52,8 @@ Result<int> HttpExchange(const HttpTarget& target, const HttpRequestSpec& spec,
   ec = RunToCompletion(ioc, [&](auto handler) { stream.async_connect(endpoints, handler); });
   if (ec) return SocketError(target, "connect to", ec);
 
-  http::request<http::string_body> req(
-      spec.method == "GET" ? http::verb::get : http::verb::post, target.path_prefix + spec.path,
-      11);
+  http::request<http::string_body> req(spec.method == "GET" ? http::verb::get : http::verb::post,
+                                       target.path_prefix + spec.path, 11);
   req.set(http::field::host, target.host + ":" + target.port);
   req.set(http::field::user_agent, "tandem-bench");
   req.set(http::field::accept, "application/json, text/event-stream");
@@ -72,8 +71,8 @@ Result<int> HttpExchange(const HttpTarget& target, const HttpRequestSpec& spec,
   http::response_parser<http::buffer_body> parser;
   parser.body_limit(std::numeric_limits<std::uint64_t>::max());
   stream.expires_after(timeout);
-  ec = RunToCompletion(ioc,
-                       [&](auto handler) { http::async_read_header(stream, buffer, parser, handler); });
+  ec = RunToCompletion(
+      ioc, [&](auto handler) { http::async_read_header(stream, buffer, parser, handler); });
   if (ec) return SocketError(target, "read response header from", ec);
 
   char piece[16384];

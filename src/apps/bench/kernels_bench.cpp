@@ -14,9 +14,12 @@ namespace tandem::apps::bench {
 namespace {
 
 nlohmann::json GemmJson(const GemmResult& r) {
-  return {{"impl", r.impl},       {"m", r.shape.m},
-          {"k", r.shape.k},       {"n", r.shape.n},
-          {"seconds", r.seconds}, {"gflop_per_s", r.gflop_per_s},
+  return {{"impl", r.impl},
+          {"m", r.shape.m},
+          {"k", r.shape.k},
+          {"n", r.shape.n},
+          {"seconds", r.seconds},
+          {"gflop_per_s", r.gflop_per_s},
           {"weight_gb_per_s", r.weight_gb_per_s}};
 }
 
@@ -37,14 +40,18 @@ Status KernelsBenchConfig::Validate() const {
   for (int m : gemm_m) {
     if (m < 1) return InvalidArgument(fmt::format("--gemm-m values must be >= 1; found {}", m));
     if (int64_t{m} * gemm_k > (int64_t{1} << 28)) {
-      return InvalidArgument(fmt::format("--gemm-m {} x --gemm-k {} exceeds 2^28 activation "
-                                         "values (1 GiB of f32)", m, gemm_k));
+      return InvalidArgument(
+          fmt::format("--gemm-m {} x --gemm-k {} exceeds 2^28 activation "
+                      "values (1 GiB of f32)",
+                      m, gemm_k));
     }
   }
   // One f32 copy of W must fit in 1 GiB (the timers keep several; K = 2^31 - 1 aborted).
   if (int64_t{gemm_k} * gemm_n > (int64_t{1} << 28)) {
-    return InvalidArgument(fmt::format("--gemm-k {} x --gemm-n {} exceeds 2^28 weights (1 GiB "
-                                       "of f32)", gemm_k, gemm_n));
+    return InvalidArgument(
+        fmt::format("--gemm-k {} x --gemm-n {} exceeds 2^28 weights (1 GiB "
+                    "of f32)",
+                    gemm_k, gemm_n));
   }
   return Status::Ok();
 }
@@ -62,8 +69,10 @@ Status RunKernelsBench(const KernelsBenchConfig& config) {
               bw.repeats);
   std::printf("%-40s %10.2f\n", "Read bandwidth (GB/s):", bw.read_gb_per_s);
   std::printf("%-40s %10.2f\n", "Copy bandwidth (GB/s, read+write):", bw.copy_gb_per_s);
-  out["memory"] = {{"buffer_bytes", bw.buffer_bytes}, {"num_threads", bw.num_threads},
-                   {"repeats", bw.repeats},           {"read_gb_per_s", bw.read_gb_per_s},
+  out["memory"] = {{"buffer_bytes", bw.buffer_bytes},
+                   {"num_threads", bw.num_threads},
+                   {"repeats", bw.repeats},
+                   {"read_gb_per_s", bw.read_gb_per_s},
                    {"copy_gb_per_s", bw.copy_gb_per_s}};
 
   const GemmShape small{config.naive_m, config.naive_k, config.naive_n};
@@ -71,10 +80,11 @@ Status RunKernelsBench(const KernelsBenchConfig& config) {
   GemmResult naive = BenchNaiveMatmul(small, config.repeats);
   TANDEM_ASSIGN_OR_RETURN(MatmulCheck check, CheckMatmulsAgainstNaive(small));
   GemmResult small_tandem = BenchTandemMatmul(small, config.repeats);
-  std::printf("naive baseline (1 thread, i-j-k) M=%d K=%d N=%d: %.2f GFLOP/s; tandem same shape: "
-              "%.2f GFLOP/s (x%.1f)\n",
-              small.m, small.k, small.n, naive.gflop_per_s, small_tandem.gflop_per_s,
-              small_tandem.gflop_per_s / naive.gflop_per_s);
+  std::printf(
+      "naive baseline (1 thread, i-j-k) M=%d K=%d N=%d: %.2f GFLOP/s; tandem same shape: "
+      "%.2f GFLOP/s (x%.1f)\n",
+      small.m, small.k, small.n, naive.gflop_per_s, small_tandem.gflop_per_s,
+      small_tandem.gflop_per_s / naive.gflop_per_s);
   std::printf("max |C - naive C|: tandem %.2e, onednn-packed %.2e\n", check.tandem_max_abs_diff,
               check.onednn_packed_max_abs_diff);
   out["naive_baseline"] = GemmJson(naive);
@@ -84,16 +94,16 @@ Status RunKernelsBench(const KernelsBenchConfig& config) {
 
   std::printf("typed matmul SIMD path: %s; int8 (W8A8) matmul path: %s\n",
               kernels::MatmulTypedIsa(), kernels::MatmulInt8Isa());
-  std::printf("%-6s %-6s %-6s %-14s %10s %9s %9s %9s %9s\n", "M", "K", "N", "impl", "ms",
-              "GFLOP/s", "x naive", "W GB/s", "roofline");
+  std::printf("%-6s %-6s %-6s %-14s %10s %9s %9s %9s %9s\n", "M", "K", "N", "impl", "ms", "GFLOP/s",
+              "x naive", "W GB/s", "roofline");
   nlohmann::json gemms = nlohmann::json::array();
   for (int m : config.gemm_m) {
     const GemmShape shape{m, config.gemm_k, config.gemm_n};
     GemmResult tandem = BenchTandemMatmul(shape, config.repeats);
     TANDEM_ASSIGN_OR_RETURN(GemmResult packed, BenchOnednnPackedMatmul(shape, config.repeats));
     std::vector<GemmResult> rows = {tandem, packed};
-    for (tensor::DType d : {tensor::DType::kF32, tensor::DType::kF16, tensor::DType::kBF16,
-                            tensor::DType::kQ8_0}) {
+    for (tensor::DType d :
+         {tensor::DType::kF32, tensor::DType::kF16, tensor::DType::kBF16, tensor::DType::kQ8_0}) {
       if (d == tensor::DType::kQ8_0 && config.gemm_k % 32 != 0) continue;  // whole blocks only
       rows.push_back(BenchTypedMatmul(shape, d, config.repeats));
     }
@@ -106,8 +116,8 @@ Status RunKernelsBench(const KernelsBenchConfig& config) {
       // Roofline: weight streaming at the read bandwidth for decode sizes, the prepacked oneDNN
       // f32 GEMM of the same shape for prefill sizes.
       const bool decode = m <= kernels::kFusedMatmulMaxRows;
-      const double roofline = decode ? r.weight_gb_per_s / bw.read_gb_per_s
-                                     : r.gflop_per_s / packed.gflop_per_s;
+      const double roofline =
+          decode ? r.weight_gb_per_s / bw.read_gb_per_s : r.gflop_per_s / packed.gflop_per_s;
       std::printf("%-6d %-6d %-6d %-14s %10.3f %9.1f %9.1f %9.2f %8.2f%s\n", m, config.gemm_k,
                   config.gemm_n, r.impl.c_str(), r.seconds * 1e3, r.gflop_per_s, vs_naive,
                   r.weight_gb_per_s, roofline, decode ? "b" : "g");
@@ -118,10 +128,11 @@ Status RunKernelsBench(const KernelsBenchConfig& config) {
     }
   }
   out["gemm"] = std::move(gemms);
-  std::printf("W GB/s = weight bytes (K*N*dtype size) / time. roofline: 'b' = W GB/s over the "
-              "read bandwidth above (decode sizes, M <= %lld; ~1.0 = memory-bound optimum), "
-              "'g' = GFLOP/s over onednn-packed f32 at the same shape (prefill sizes)\n",
-              static_cast<long long>(kernels::kFusedMatmulMaxRows));
+  std::printf(
+      "W GB/s = weight bytes (K*N*dtype size) / time. roofline: 'b' = W GB/s over the "
+      "read bandwidth above (decode sizes, M <= %lld; ~1.0 = memory-bound optimum), "
+      "'g' = GFLOP/s over onednn-packed f32 at the same shape (prefill sizes)\n",
+      static_cast<long long>(kernels::kFusedMatmulMaxRows));
 
   if (!config.json_path.empty()) {
     std::ofstream file(config.json_path);

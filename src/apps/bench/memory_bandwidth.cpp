@@ -69,12 +69,14 @@ BandwidthResult MeasureMemoryBandwidth(size_t buffer_bytes, int num_threads, int
   double best_read_s = 1e30;
   double best_copy_s = 1e30;
   for (int r = 0; r < result.repeats; ++r) {
-    best_read_s = std::min(best_read_s, TimeParallel(n, result.num_threads, [s](size_t b, size_t e) {
-                             g_sink.fetch_add(SumWords(s + b, e - b), std::memory_order_relaxed);
-                           }));
-    best_copy_s = std::min(best_copy_s, TimeParallel(n, result.num_threads, [s, d](size_t b, size_t e) {
-                             std::memcpy(d + b, s + b, (e - b) * sizeof(uint64_t));
-                           }));
+    best_read_s =
+        std::min(best_read_s, TimeParallel(n, result.num_threads, [s](size_t b, size_t e) {
+                   g_sink.fetch_add(SumWords(s + b, e - b), std::memory_order_relaxed);
+                 }));
+    best_copy_s =
+        std::min(best_copy_s, TimeParallel(n, result.num_threads, [s, d](size_t b, size_t e) {
+                   std::memcpy(d + b, s + b, (e - b) * sizeof(uint64_t));
+                 }));
   }
   result.read_gb_per_s = static_cast<double>(result.buffer_bytes) / best_read_s / 1e9;
   result.copy_gb_per_s = 2.0 * static_cast<double>(result.buffer_bytes) / best_copy_s / 1e9;

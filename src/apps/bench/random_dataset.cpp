@@ -13,10 +13,10 @@ namespace {
 constexpr int32_t kFirstOrdinaryTokenId = 3;
 
 constexpr const char* kWords[] = {
-    "time",  "river", "house", "green", "music", "light", "stone", "paper", "quiet", "water",
-    "story", "cloud", "apple", "table", "dream", "north", "small", "bread", "winter", "garden",
+    "time",  "river", "house", "green",  "music",  "light",  "stone",  "paper",  "quiet",  "water",
+    "story", "cloud", "apple", "table",  "dream",  "north",  "small",  "bread",  "winter", "garden",
     "horse", "happy", "ocean", "forest", "window", "yellow", "friend", "summer", "little", "bird",
-    "tree",  "road",  "cat",   "dog",   "sun",   "moon",  "star",  "fish",  "boat",  "sand"};
+    "tree",  "road",  "cat",   "dog",    "sun",    "moon",   "star",   "fish",   "boat",   "sand"};
 
 int SampleLength(std::mt19937_64& rng, int len, double range_ratio) {
   int low = std::max(1, static_cast<int>(std::floor(len * (1.0 - range_ratio))));

@@ -15,12 +15,12 @@
 namespace tandem::apps::bench {
 
 struct BenchRequest {
-  int request_idx = 0;               // position in the run, 0-based
+  int request_idx = 0;                    // position in the run, 0-based
   std::vector<int32_t> prompt_token_ids;  // completions: [input_len] token ids in [3, vocab)
-  std::string prompt_text;           // chat: input_len random words separated by spaces
-  int input_len = 0;                 // tokens (completions) or words (chat) sent
-  int max_tokens = 0;                // requested output length
-  bool is_long = false;              // chosen by --long-request-fraction
+  std::string prompt_text;                // chat: input_len random words separated by spaces
+  int input_len = 0;                      // tokens (completions) or words (chat) sent
+  int max_tokens = 0;                     // requested output length
+  bool is_long = false;                   // chosen by --long-request-fraction
 };
 
 // Draws config.num_prompts requests, deterministic for a given config.seed.

@@ -33,7 +33,8 @@ Result<HttpTarget> ResolveTarget(const ServeBenchConfig& config) {
 // Sends every request with `num_workers` threads; worker k takes the next request in order,
 // sleeps until its arrival offset, sends it and records its output. Returns the wall duration
 // from the first send to the last completion.
-double ReplayWorkload(const StreamRequestOptions& options, const std::vector<BenchRequest>& requests,
+double ReplayWorkload(const StreamRequestOptions& options,
+                      const std::vector<BenchRequest>& requests,
                       const std::vector<double>& arrival_offsets_s, int num_workers,
                       bool show_progress, std::vector<RequestOutput>& outputs) {
   outputs.assign(requests.size(), RequestOutput{});
@@ -47,9 +48,9 @@ double ReplayWorkload(const StreamRequestOptions& options, const std::vector<Ben
 
   auto worker = [&]() {
     for (size_t i = next.fetch_add(1); i < requests.size(); i = next.fetch_add(1)) {
-      std::this_thread::sleep_until(
-          start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                      std::chrono::duration<double>(arrival_offsets_s[i])));
+      std::this_thread::sleep_until(start +
+                                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                        std::chrono::duration<double>(arrival_offsets_s[i])));
       outputs[i] = SendStreamRequest(timed, requests[i]);
       size_t done = num_done.fetch_add(1) + 1;
       if (show_progress && (done % progress_step == 0 || done == requests.size())) {
@@ -120,8 +121,8 @@ Status RunServeBench(const ServeBenchConfig& config) {
       std::isinf(config.request_rate) ? "inf" : fmt::format("{}", config.request_rate);
   const std::string concurrency_text =
       config.max_concurrency > 0 ? std::to_string(config.max_concurrency) : "unlimited";
-  std::printf("Traffic request rate: %s, burstiness: %g, max concurrency: %s\n",
-              rate_text.c_str(), config.burstiness, concurrency_text.c_str());
+  std::printf("Traffic request rate: %s, burstiness: %g, max concurrency: %s\n", rate_text.c_str(),
+              config.burstiness, concurrency_text.c_str());
   std::vector<double> arrivals =
       SampleArrivalOffsets(num_requests, config.request_rate, config.burstiness, config.seed);
   std::vector<RequestOutput> outputs;
@@ -129,14 +130,15 @@ Status RunServeBench(const ServeBenchConfig& config) {
       ReplayWorkload(options, requests, arrivals, num_workers, !config.disable_tqdm, outputs);
 
   ServeMetrics metrics = ComputeServeMetrics(outputs, duration_s, config.metric_percentiles);
-  int num_long = static_cast<int>(
-      std::count_if(requests.begin(), requests.end(), [](const BenchRequest& r) { return r.is_long; }));
+  int num_long = static_cast<int>(std::count_if(requests.begin(), requests.end(),
+                                                [](const BenchRequest& r) { return r.is_long; }));
   std::fputs(FormatServeReport(config, metrics, num_long).c_str(), stdout);
   std::fflush(stdout);
 
   const std::string path = config.ResultPath(options.model);
   if (!path.empty()) {
-    TANDEM_RETURN_IF_ERROR(SaveResult(path, ServeResultJson(config, options.model, metrics, outputs)));
+    TANDEM_RETURN_IF_ERROR(
+        SaveResult(path, ServeResultJson(config, options.model, metrics, outputs)));
     std::printf("Saved result to %s\n", path.c_str());
   }
   return Status::Ok();

@@ -12,9 +12,8 @@ Status ServeBenchConfig::Validate() const {
     return InvalidArgument(fmt::format("--num-prompts must be > 0; found {}", num_prompts));
   }
   if (max_concurrency < 0) {
-    return InvalidArgument(
-        fmt::format("--max-concurrency must be >= 1 (or unset for unlimited); found {}",
-                    max_concurrency));
+    return InvalidArgument(fmt::format(
+        "--max-concurrency must be >= 1 (or unset for unlimited); found {}", max_concurrency));
   }
   if (!(request_rate > 0)) {
     return InvalidArgument(
@@ -28,25 +27,25 @@ Status ServeBenchConfig::Validate() const {
         "--dataset-name '{}' is not supported; only 'random' is implemented", dataset_name));
   }
   if (random_input_len <= 0 || random_output_len <= 0) {
-    return InvalidArgument(fmt::format(
-        "--random-input-len and --random-output-len must be > 0; found {} and {}",
-        random_input_len, random_output_len));
+    return InvalidArgument(
+        fmt::format("--random-input-len and --random-output-len must be > 0; found {} and {}",
+                    random_input_len, random_output_len));
   }
   if (random_range_ratio < 0 || random_range_ratio >= 1) {
-    return InvalidArgument(fmt::format("--random-range-ratio must be in [0, 1); found {}",
-                                       random_range_ratio));
+    return InvalidArgument(
+        fmt::format("--random-range-ratio must be in [0, 1); found {}", random_range_ratio));
   }
   if (random_vocab_size < 4) {
     return InvalidArgument(
         fmt::format("--random-vocab-size must be >= 4; found {}", random_vocab_size));
   }
   if (long_request_fraction < 0 || long_request_fraction > 1) {
-    return InvalidArgument(fmt::format("--long-request-fraction must be in [0, 1]; found {}",
-                                       long_request_fraction));
+    return InvalidArgument(
+        fmt::format("--long-request-fraction must be in [0, 1]; found {}", long_request_fraction));
   }
   if (!(long_request_multiplier >= 1)) {
-    return InvalidArgument(fmt::format("--long-request-multiplier must be >= 1; found {}",
-                                       long_request_multiplier));
+    return InvalidArgument(
+        fmt::format("--long-request-multiplier must be >= 1; found {}", long_request_multiplier));
   }
   if (!(request_timeout_s > 0)) {
     return InvalidArgument(
@@ -67,8 +66,7 @@ Status ServeBenchConfig::Validate() const {
   }
   for (double p : metric_percentiles) {
     if (!(p >= 0 && p <= 100)) {
-      return InvalidArgument(
-          fmt::format("--metric-percentiles: {} is outside [0, 100]", p));
+      return InvalidArgument(fmt::format("--metric-percentiles: {} is outside [0, 100]", p));
     }
   }
   return Status::Ok();
@@ -83,8 +81,8 @@ std::string ServeBenchConfig::ResultPath(const std::string& model_id) const {
     std::time_t now = std::time(nullptr);
     std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", std::localtime(&now));
     std::string rate = std::isinf(request_rate) ? "inf" : fmt::format("{}", request_rate);
-    name = fmt::format("{}-{}qps-{}-{}.json", IsChat() ? "openai-chat" : "openai", rate, base,
-                       stamp);
+    name =
+        fmt::format("{}-{}qps-{}-{}.json", IsChat() ? "openai-chat" : "openai", rate, base, stamp);
   }
   if (result_dir.empty()) return name;
   return result_dir + "/" + name;

@@ -15,11 +15,11 @@ namespace tandem::apps::bench {
 struct ServeBenchConfig {
   // --- target ---
   std::string base_url = "http://127.0.0.1:8000";  // scheme://host:port[/prefix]; http only
-  std::string host;                                 // when set (or port set): overrides base_url
-  int port = 0;                                     // 0 = not given
-  std::string endpoint = "/v1/completions";         // or /v1/chat/completions
-  std::string model;                                // empty = first id of GET /v1/models
-  std::string api_key;                              // Bearer token; env OPENAI_API_KEY
+  std::string host;                                // when set (or port set): overrides base_url
+  int port = 0;                                    // 0 = not given
+  std::string endpoint = "/v1/completions";        // or /v1/chat/completions
+  std::string model;                               // empty = first id of GET /v1/models
+  std::string api_key;                             // Bearer token; env OPENAI_API_KEY
 
   // --- load shape ---
   int num_prompts = 100;
@@ -30,16 +30,16 @@ struct ServeBenchConfig {
 
   // --- dataset (random only) ---
   std::string dataset_name = "random";
-  int random_input_len = 32;     // prompt tokens (completions: exact; chat: words)
-  int random_output_len = 128;   // max_tokens
+  int random_input_len = 32;        // prompt tokens (completions: exact; chat: words)
+  int random_output_len = 128;      // max_tokens
   double random_range_ratio = 0.0;  // lengths uniform in [len*(1-r), len*(1+r)], r in [0, 1)
-  int random_vocab_size = 512;   // prompt token ids uniform in [3, vocab); 512 fits every model here
+  int random_vocab_size = 512;  // prompt token ids uniform in [3, vocab); 512 fits every model here
   bool ignore_eos = false;
   double long_request_fraction = 0.0;  // share of requests whose output length is multiplied
   double long_request_multiplier = 1.0;
 
   // --- client ---
-  double request_timeout_s = 600.0;  // idle-read timeout per request (no byte for this long)
+  double request_timeout_s = 600.0;   // idle-read timeout per request (no byte for this long)
   bool disable_initial_test = false;  // skip the single warm-up request before the run
   bool disable_tqdm = false;          // kept for vLLM compatibility: disables progress lines
 

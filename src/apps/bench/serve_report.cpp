@@ -92,8 +92,7 @@ nlohmann::json ServeResultJson(const ServeBenchConfig& config, const std::string
   j["endpoint"] = config.endpoint;
   j["model_id"] = model_id;
   j["num_prompts"] = config.num_prompts;
-  j["request_rate"] =
-      std::isinf(config.request_rate) ? json("inf") : json(config.request_rate);
+  j["request_rate"] = std::isinf(config.request_rate) ? json("inf") : json(config.request_rate);
   j["burstiness"] = config.burstiness;
   j["max_concurrency"] = config.max_concurrency > 0 ? json(config.max_concurrency) : json();
   j["random_input_len"] = config.random_input_len;

@@ -97,11 +97,11 @@ Status RunStructuredBench(const StructuredBenchConfig& config) {
     (void)step_start;
     if (step >= config.warmup_steps) step_ms.push_back(masked);
   }
-  std::printf("structured masks: vocabulary %d, %d rows, %d steps after %d warm-up steps "
-              "(%lld sequences ended, %d positions built, %.0f ms in all)\n",
-              vocab, config.rows, config.steps, config.warmup_steps,
-              static_cast<long long>(sequences_done), grammar->num_positions_built(),
-              Ms(Clock::now() - start));
+  std::printf(
+      "structured masks: vocabulary %d, %d rows, %d steps after %d warm-up steps "
+      "(%lld sequences ended, %d positions built, %.0f ms in all)\n",
+      vocab, config.rows, config.steps, config.warmup_steps, static_cast<long long>(sequences_done),
+      grammar->num_positions_built(), Ms(Clock::now() - start));
   auto mean = [](const std::vector<double>& v) {
     double sum = 0;
     for (double x : v) sum += x;

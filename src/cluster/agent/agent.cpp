@@ -78,7 +78,8 @@ Agent::~Agent() {
 Status Agent::Start() {
   auto url = http::ParseHttpUrl(config_.server_url);
   if (!url.ok()) return InvalidArgument("--server-url: " + url.status().message());
-  if (config_.token.empty()) return InvalidArgument("--token is required (the manager's DATA_DIR/token)");
+  if (config_.token.empty())
+    return InvalidArgument("--token is required (the manager's DATA_DIR/token)");
   if (config_.data_dir.empty()) return InvalidArgument("--data-dir is required");
   if (config_.port_range_begin == 0 || config_.port_range_end < config_.port_range_begin) {
     return InvalidArgument(fmt::format("--service-port-range {}-{} is empty",
@@ -87,8 +88,8 @@ Status Agent::Start() {
   std::error_code ec;
   std::filesystem::create_directories(config_.data_dir + "/logs", ec);
   if (ec) {
-    return InvalidArgument(fmt::format("--data-dir '{}': cannot create it: {}", config_.data_dir,
-                                       ec.message()));
+    return InvalidArgument(
+        fmt::format("--data-dir '{}': cannot create it: {}", config_.data_dir, ec.message()));
   }
   if (config_.worker_name.empty()) {
     char host[256] = {};
@@ -100,7 +101,8 @@ Status Agent::Start() {
   }
   if (config_.worker_ip.empty()) config_.worker_ip = LocalAddressTowards(url->host, url->port);
   if (config_.worker_ip.empty()) {
-    return InvalidArgument("--worker-ip: cannot tell which local address reaches the manager; give it");
+    return InvalidArgument(
+        "--worker-ip: cannot tell which local address reaches the manager; give it");
   }
   interface_name_ = InterfaceOf(config_.worker_ip);
   if (!config_.devices.empty()) {
@@ -165,8 +167,8 @@ Result<json> Agent::Call(const std::string& method, const std::string& target, c
   if (!response.ok()) return response.status();
   json parsed = json::parse(response->body, nullptr, false);
   if (response->status >= 400) {
-    const std::string message = parsed.is_object() ? parsed.value("message", response->body)
-                                                   : response->body;
+    const std::string message =
+        parsed.is_object() ? parsed.value("message", response->body) : response->body;
     const StatusCode code = response->status == 401   ? StatusCode::kUnauthenticated
                             : response->status == 403 ? StatusCode::kPermissionDenied
                             : response->status == 404 ? StatusCode::kNotFound
@@ -204,8 +206,8 @@ Status Agent::Register() {
     std::ofstream out(key_path, std::ios::trunc);
     out << key << "\n";
   }
-  std::filesystem::permissions(key_path, std::filesystem::perms::owner_read |
-                                             std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      key_path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   std::lock_guard lock(mutex_);
   worker_id_ = reply->value("id", int64_t{0});
   worker_key_ = key;
@@ -266,8 +268,8 @@ void Agent::WatchLoop() {
       } else {
         const json& data = event["data"];
         auto it = instances_.find(id);
-        if (it != instances_.end() &&
-            it->second.value("resource_version", int64_t{0}) > data.value("resource_version", int64_t{0})) {
+        if (it != instances_.end() && it->second.value("resource_version", int64_t{0}) >
+                                          data.value("resource_version", int64_t{0})) {
           return;  // older than what the list gave
         }
         instances_[id] = data;
@@ -318,8 +320,8 @@ void Agent::Reconcile() {
   }
   const auto role = [&](const json& i) -> int {  // -1 main, >= 0 subordinate, -2 none
     if (i.value("worker_id", int64_t{0}) == me) return -1;
-    const json subs = i.value("distributed_servers", json::object())
-                          .value("subordinate_workers", json::array());
+    const json subs =
+        i.value("distributed_servers", json::object()).value("subordinate_workers", json::array());
     for (size_t k = 0; k < subs.size(); ++k) {
       if (subs[k].value("worker_id", int64_t{0}) == me) return static_cast<int>(k);
     }
@@ -328,15 +330,17 @@ void Agent::Reconcile() {
   // Runs whose instance went, restarted, or moved.
   for (auto it = runs_.begin(); it != runs_.end();) {
     auto inst = instances.find(it->first);
-    const bool keep = inst != instances.end() &&
-                      inst->second.value("restart_count", int64_t{0}) == it->second->restart_count &&
-                      role(inst->second) == it->second->subordinate_index;
+    const bool keep =
+        inst != instances.end() &&
+        inst->second.value("restart_count", int64_t{0}) == it->second->restart_count &&
+        role(inst->second) == it->second->subordinate_index;
     if (keep) {
       ++it;
       continue;
     }
     if (it->second->process) {
-      TLOG_INFO("agent: stopping instance '{}' run {}", it->second->name, it->second->restart_count);
+      TLOG_INFO("agent: stopping instance '{}' run {}", it->second->name,
+                it->second->restart_count);
       it->second->process->Stop(config_.stop_grace_s);
     }
     it = runs_.erase(it);
@@ -364,7 +368,8 @@ void Agent::Reconcile() {
     }
     const json sub = instance["distributed_servers"]["subordinate_workers"][r];
     const std::string sub_state = sub.value("state", "");
-    const int64_t rpc_port = instance["distributed_servers"].value("data_parallel_rpc_port", int64_t{0});
+    const int64_t rpc_port =
+        instance["distributed_servers"].value("data_parallel_rpc_port", int64_t{0});
     const bool head_up = state == "INITIALIZING" || state == "STARTING" || state == "RUNNING";
     if (sub_state == "SCHEDULED" && head_up && rpc_port > 0) StartRun(instance, r);
   }

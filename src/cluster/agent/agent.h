@@ -29,20 +29,20 @@
 namespace tandem::cluster::agent {
 
 struct AgentConfig {
-  std::string server_url;        // --server-url http://MANAGER:PORT
-  std::string token;             // --token: the manager's registration token
-  std::string worker_name;       // --worker-name (default: the hostname)
-  std::string worker_ip;         // --worker-ip (default: the address that reaches the manager)
-  uint16_t worker_port = 10150;  // --worker-port: the logs endpoint the manager proxies
+  std::string server_url;             // --server-url http://MANAGER:PORT
+  std::string token;                  // --token: the manager's registration token
+  std::string worker_name;            // --worker-name (default: the hostname)
+  std::string worker_ip;              // --worker-ip (default: the address that reaches the manager)
+  uint16_t worker_port = 10150;       // --worker-port: the logs endpoint the manager proxies
   uint16_t port_range_begin = 40000;  // --service-port-range BEGIN-END (inclusive)
   uint16_t port_range_end = 40063;
-  std::string data_dir;          // --data-dir: logs
-  std::string devices;           // --devices TYPE:INDEX,... ("" = detect)
+  std::string data_dir;  // --data-dir: logs
+  std::string devices;   // --devices TYPE:INDEX,... ("" = detect)
   double heartbeat_interval_s = 10;
   double probe_interval_s = 3;
   double probe_timeout_s = 1;
-  double stop_grace_s = 10;      // SIGTERM → SIGKILL
-  std::string self_exe;          // this binary (the "tandem" entrypoint)
+  double stop_grace_s = 10;  // SIGTERM → SIGKILL
+  std::string self_exe;      // this binary (the "tandem" entrypoint)
 };
 
 class Agent {

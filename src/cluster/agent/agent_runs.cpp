@@ -84,7 +84,8 @@ void Agent::FailRun(InstanceRun& run, const std::string& why) {
   std::string message = why;
   const std::string tail = run.log_path.empty() ? "" : TailOfFile(run.log_path, kLogLinesInMessage);
   if (!tail.empty()) message += "; last log lines:\n" + tail;
-  if (message.size() > 4000) message = message.substr(0, 1000) + "\n…\n" + message.substr(message.size() - 2900);
+  if (message.size() > 4000)
+    message = message.substr(0, 1000) + "\n…\n" + message.substr(message.size() - 2900);
   TLOG_WARN("agent: instance '{}' run {}: {}", run.name, run.restart_count, why);
   json status = {{"state", "ERROR"}, {"state_message", message}};
   if (run.subordinate_index >= 0) status["subordinate"] = true;
@@ -151,7 +152,8 @@ void Agent::StartRun(const json& instance, int subordinate_index) {
   if (r.plan.gpu_type == "cpu") {
     for (int64_t index : r.plan.gpu_indexes) {
       for (const DeviceInfo& d : devices_) {
-        if (d.type == "cpu" && d.index == index) spec.cpus.insert(spec.cpus.end(), d.cpus.begin(), d.cpus.end());
+        if (d.type == "cpu" && d.index == index)
+          spec.cpus.insert(spec.cpus.end(), d.cpus.begin(), d.cpus.end());
       }
     }
   }

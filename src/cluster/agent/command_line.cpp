@@ -79,7 +79,8 @@ Result<std::vector<std::string>> SplitPosixWords(std::string_view text) {
         }
         word += text[j++];
       }
-      if (!closed) return InvalidArgument(fmt::format("unbalanced \" at character {} of: {}", i, text));
+      if (!closed)
+        return InvalidArgument(fmt::format("unbalanced \" at character {} of: {}", i, text));
       in_word = true;
       i = j + 1;
     } else if (c == '\\') {
@@ -105,7 +106,8 @@ namespace {
 
 bool IsNegativeNumber(const std::string& w) {
   if (w.size() < 2 || w[0] != '-') return false;
-  return std::all_of(w.begin() + 1, w.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+  return std::all_of(w.begin() + 1, w.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
 }
 
 bool IsFlag(const std::string& w) { return w.size() > 2 && w[0] == '-' && w[1] == '-'; }
@@ -126,7 +128,8 @@ Result<std::vector<std::string>> BackendParameterWords(const std::vector<std::st
   for (size_t e = 0; e < entries.size(); ++e) {
     auto split = SplitPosixWords(entries[e]);
     if (!split.ok()) {
-      return InvalidArgument(fmt::format("backend_parameters[{}]: {}", e, split.status().message()));
+      return InvalidArgument(
+          fmt::format("backend_parameters[{}]: {}", e, split.status().message()));
     }
     for (std::string& w : *split) words.push_back(std::move(w));
   }
@@ -134,10 +137,9 @@ Result<std::vector<std::string>> BackendParameterWords(const std::vector<std::st
   if (parameter_format == "equal") {
     for (size_t i = 0; i < words.size(); ++i) {
       const std::string& w = words[i];
-      const bool takes_next = IsFlag(w) && w.find('=') == std::string::npos &&
-                              i + 1 < words.size() &&
-                              (words[i + 1].empty() || words[i + 1][0] != '-' ||
-                               IsNegativeNumber(words[i + 1]));
+      const bool takes_next =
+          IsFlag(w) && w.find('=') == std::string::npos && i + 1 < words.size() &&
+          (words[i + 1].empty() || words[i + 1][0] != '-' || IsNegativeNumber(words[i + 1]));
       if (takes_next) {
         out.push_back(w + "=" + words[i + 1]);
         ++i;

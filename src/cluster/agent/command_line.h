@@ -42,9 +42,10 @@ std::string FlagValue(const std::vector<std::string>& words, std::string_view na
 // The child's environment as NAME=VALUE strings: `base` (the agent's, minus TANDEM_AGENT_*),
 // overridden in order by each of `layers` (backend defaults, version env, deployment env),
 // then by `extra` (the device visibility variables). Sorted by name.
-std::vector<std::string> BuildEnvironment(const std::map<std::string, std::string>& base,
-                                          const std::vector<std::map<std::string, std::string>>& layers,
-                                          const std::map<std::string, std::string>& extra);
+std::vector<std::string> BuildEnvironment(
+    const std::map<std::string, std::string>& base,
+    const std::vector<std::map<std::string, std::string>>& layers,
+    const std::map<std::string, std::string>& extra);
 
 // The variable that makes only `indexes` visible for a device type: cuda →
 // CUDA_VISIBLE_DEVICES, cann (Ascend) → ASCEND_RT_VISIBLE_DEVICES, comma-joined; cpu → none

@@ -51,7 +51,8 @@ std::map<int, std::vector<int>> CpusBySocket() {
   std::map<int, std::vector<int>> out;
   const long n = sysconf(_SC_NPROCESSORS_CONF);
   for (int cpu = 0; cpu < n; ++cpu) {
-    std::ifstream in(fmt::format("/sys/devices/system/cpu/cpu{}/topology/physical_package_id", cpu));
+    std::ifstream in(
+        fmt::format("/sys/devices/system/cpu/cpu{}/topology/physical_package_id", cpu));
     int socket = 0;
     if (!(in >> socket)) socket = 0;
     out[socket].push_back(cpu);
@@ -98,7 +99,8 @@ Result<std::vector<DeviceInfo>> ParseDeviceSpec(const std::string& spec) {
     for (char c : index) digits = digits && c >= '0' && c <= '9';
     if ((type != "cpu" && type != "cuda" && type != "cann") || !digits) {
       return InvalidArgument(fmt::format(
-          "--devices: '{}' is not TYPE:INDEX with TYPE cpu, cuda or cann (e.g. cpu:0,cpu:1)", entry));
+          "--devices: '{}' is not TYPE:INDEX with TYPE cpu, cuda or cann (e.g. cpu:0,cpu:1)",
+          entry));
     }
     if (!seen.insert(entry).second) {
       return InvalidArgument(fmt::format("--devices lists '{}' twice", entry));
@@ -183,7 +185,8 @@ json HostStatus::Sample() {
   const uint64_t busy = total - idle;
   double rate = 0;
   if (last_total_ != 0 && total > last_total_) {
-    rate = 100.0 * static_cast<double>(busy - last_busy_) / static_cast<double>(total - last_total_);
+    rate =
+        100.0 * static_cast<double>(busy - last_busy_) / static_cast<double>(total - last_total_);
   }
   last_busy_ = busy;
   last_total_ = total;

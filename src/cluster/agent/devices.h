@@ -19,8 +19,8 @@ struct DeviceInfo {
   std::string name;
   int64_t memory_total = 0;  // bytes
   int64_t memory_used = 0;
-  int64_t core_total = 0;    // CPU cores of a socket, SMs unknown (0) for GPUs
-  std::vector<int> cpus;     // for "cpu": the logical CPUs of the socket (affinity)
+  int64_t core_total = 0;  // CPU cores of a socket, SMs unknown (0) for GPUs
+  std::vector<int> cpus;   // for "cpu": the logical CPUs of the socket (affinity)
 
   // As the heartbeat sends it (MANAGER.md §3 gpu-devices fields).
   nlohmann::json ToJson() const;

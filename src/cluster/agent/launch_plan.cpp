@@ -67,7 +67,8 @@ Result<LaunchPlan> PlanLaunch(const json& instance, const json& model, const jso
   if (run_command.empty()) run_command = backend.value("default_run_command", "");
   plan.health_path = backend.value("health_check_path", "/v1/models");
 
-  const std::map<std::string, std::string> deployment_env = StringMap(model.value("env", json::object()));
+  const std::map<std::string, std::string> deployment_env =
+      StringMap(model.value("env", json::object()));
   std::map<std::string, std::string> values = deployment_env;  // {{ENV_NAME}} first, then ours
   std::string gpu_ids;
   for (int64_t i : plan.gpu_indexes) gpu_ids += (gpu_ids.empty() ? "" : ",") + std::to_string(i);
@@ -81,7 +82,8 @@ Result<LaunchPlan> PlanLaunch(const json& instance, const json& model, const jso
   auto entry_words = SplitPosixWords(entrypoint);
   if (!entry_words.ok()) return InvalidArgument("entrypoint: " + entry_words.status().message());
   if (entry_words->empty()) return InvalidArgument("the backend has no entrypoint");
-  if ((*entry_words)[0] == "tandem" && !worker.self_exe.empty()) (*entry_words)[0] = worker.self_exe;
+  if ((*entry_words)[0] == "tandem" && !worker.self_exe.empty())
+    (*entry_words)[0] = worker.self_exe;
   // Split first, then fill each word: a value with spaces (a path, an env value) stays one
   // argument and cannot add flags.
   auto run_words = SplitPosixWords(run_command);
@@ -133,17 +135,17 @@ Result<LaunchPlan> PlanLaunch(const json& instance, const json& model, const jso
     }
     args = WithoutFlag(args, "--headless", false);
     const std::string head_ip = instance.value("worker_ip", "");
-    args.insert(args.end(), {"--data-parallel-size-local", std::to_string(local),
-                             "--data-parallel-address", head_ip, "--data-parallel-rpc-port",
-                             std::to_string(rpc_port)});
+    args.insert(args.end(),
+                {"--data-parallel-size-local", std::to_string(local), "--data-parallel-address",
+                 head_ip, "--data-parallel-rpc-port", std::to_string(rpc_port)});
     if (subordinate) {
       args = WithoutFlag(args, "--api-server-count", true);
       args.insert(args.end(), {"--headless", "--data-parallel-start-rank",
                                std::to_string(local * (subordinate_index + 1))});
     }
     if (!worker.interface_name.empty()) {
-      for (const char* nic : {"GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME",
-                              "NCCL_SOCKET_IFNAME"}) {
+      for (const char* nic :
+           {"GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"}) {
         plan.env_extra[nic] = worker.interface_name;
       }
     }

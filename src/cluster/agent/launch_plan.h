@@ -39,10 +39,10 @@ struct LaunchPlan {
   std::map<std::string, std::string> env_extra;                // devices, NICs
   std::vector<int64_t> gpu_indexes;
   std::string gpu_type;
-  bool follower = false;          // --headless: no HTTP port to probe
-  int64_t follower_ranks = 0;     // ranks whose "joined the head" lines make it RUNNING
-  std::string head;               // "ADDRESS:RPC_PORT" a follower serves
-  std::string health_path;        // for the main process
+  bool follower = false;       // --headless: no HTTP port to probe
+  int64_t follower_ranks = 0;  // ranks whose "joined the head" lines make it RUNNING
+  std::string head;            // "ADDRESS:RPC_PORT" a follower serves
+  std::string health_path;     // for the main process
   double startup_timeout_s = 1800;
   std::string local_path;
 };

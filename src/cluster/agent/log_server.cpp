@@ -29,7 +29,8 @@ std::string Param(const std::string& query, const std::string& name) {
 bool SafeName(const std::string& name) {
   if (name.empty() || name.size() > 200 || name[0] == '.') return false;
   for (char c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+      return false;
   }
   return true;
 }

@@ -73,7 +73,7 @@ void AuthCache::OnUserEvent(const WatchEvent& event) {
     return;
   }
   users_[event.record.id] = {event.record.name, event.record.data.value("is_admin", false),
-                            event.record.data.value("session_epoch", int64_t{0})};
+                             event.record.data.value("session_epoch", int64_t{0})};
 }
 
 Principal AuthCache::Resolve(const http::HttpRequest& request, int64_t now_unix) const {

@@ -21,11 +21,11 @@ struct Principal {
   int64_t user_id = 0;
   std::string username;
   bool is_admin = false;
-  int64_t api_key_id = 0;              // 0 for a session
-  std::vector<std::string> scopes;     // "*", "management", "inference" ("worker" for agents)
+  int64_t api_key_id = 0;           // 0 for a session
+  std::vector<std::string> scopes;  // "*", "management", "inference" ("worker" for agents)
   std::vector<std::string> allowed_model_names;  // empty = all
-  int64_t worker_id = 0;               // kWorker
-  std::string failure;                 // why a presented credential was refused ("" = none given)
+  int64_t worker_id = 0;                         // kWorker
+  std::string failure;  // why a presented credential was refused ("" = none given)
 
   bool authenticated() const { return kind != Kind::kAnonymous; }
   // A session, or a key with scope "*" or `scope`.

@@ -75,11 +75,14 @@ Status Controller::UpdateWorkerStates(int64_t now_unix) {
       message = fmt::format("no heartbeat for {} s", now_unix - last);
     }
     if (next != state) {
-      TANDEM_RETURN_IF_ERROR(store_.Modify(Table::kWorkers, w.id, [&](json& d) {
-                               d["state"] = next;
-                               d["state_message"] = message;
-                               return Status::Ok();
-                             }).status());
+      TANDEM_RETURN_IF_ERROR(store_
+                                 .Modify(Table::kWorkers, w.id,
+                                         [&](json& d) {
+                                           d["state"] = next;
+                                           d["state_message"] = message;
+                                           return Status::Ok();
+                                         })
+                                 .status());
       if (next == "unreachable") TANDEM_RETURN_IF_ERROR(FailInstancesOn(w, message, now_unix));
     }
   }
@@ -101,13 +104,16 @@ Status Controller::FailInstancesOn(const Record& worker, const std::string& why,
     if (!on_worker || (state != "INITIALIZING" && state != "STARTING" && state != "RUNNING")) {
       continue;
     }
-    TANDEM_RETURN_IF_ERROR(store_.Modify(Table::kModelInstances, i.id, [&](json& d) {
-                             d["state"] = "ERROR";
-                             d["state_message"] =
-                                 fmt::format("worker '{}' is unreachable ({})", worker.name, why);
-                             d["error_unix"] = now_unix;
-                             return Status::Ok();
-                           }).status());
+    TANDEM_RETURN_IF_ERROR(store_
+                               .Modify(Table::kModelInstances, i.id,
+                                       [&](json& d) {
+                                         d["state"] = "ERROR";
+                                         d["state_message"] = fmt::format(
+                                             "worker '{}' is unreachable ({})", worker.name, why);
+                                         d["error_unix"] = now_unix;
+                                         return Status::Ok();
+                                       })
+                               .status());
   }
   return Status::Ok();
 }
@@ -312,10 +318,14 @@ Status Controller::PlacePending() {
     if (placement.empty()) {
       const std::string message = "waiting for devices: " + why;
       if (instance.data.value("state_message", "") != message) {
-        TANDEM_RETURN_IF_ERROR(store_.Modify(Table::kModelInstances, instance.id, [&](json& d) {
-                                 if (d.value("state", "") == "PENDING") d["state_message"] = message;
-                                 return Status::Ok();
-                               }).status());
+        TANDEM_RETURN_IF_ERROR(store_
+                                   .Modify(Table::kModelInstances, instance.id,
+                                           [&](json& d) {
+                                             if (d.value("state", "") == "PENDING")
+                                               d["state_message"] = message;
+                                             return Status::Ok();
+                                           })
+                                   .status());
       }
       continue;
     }
@@ -365,21 +375,26 @@ Status Controller::RestartFailed(int64_t now_unix) {
     if (!model.ok() || !model->data.value("restart_on_error", true)) continue;
     const int64_t restarts = i.data.value("restart_count", int64_t{0});
     if (now_unix < i.data.value("error_unix", int64_t{0}) + RestartDelayS(restarts)) continue;
-    TANDEM_RETURN_IF_ERROR(store_.Modify(Table::kModelInstances, i.id, [&](json& d) {
-                             if (d.value("state", "") != "ERROR") return Status::Ok();
-                             d["state"] = "SCHEDULED";
-                             d["restart_count"] = restarts + 1;
-                             d["state_message"] = fmt::format("restart {} after: {}", restarts + 1,
-                                                              d.value("state_message", ""));
-                             d["pid"] = 0;
-                             json& subs = d["distributed_servers"]["subordinate_workers"];
-                             for (json& s : subs) {
-                               s["state"] = "SCHEDULED";
-                               s["state_message"] = "";
-                               s["pid"] = 0;
-                             }
-                             return Status::Ok();
-                           }).status());
+    TANDEM_RETURN_IF_ERROR(store_
+                               .Modify(Table::kModelInstances, i.id,
+                                       [&](json& d) {
+                                         if (d.value("state", "") != "ERROR") return Status::Ok();
+                                         d["state"] = "SCHEDULED";
+                                         d["restart_count"] = restarts + 1;
+                                         d["state_message"] =
+                                             fmt::format("restart {} after: {}", restarts + 1,
+                                                         d.value("state_message", ""));
+                                         d["pid"] = 0;
+                                         json& subs =
+                                             d["distributed_servers"]["subordinate_workers"];
+                                         for (json& s : subs) {
+                                           s["state"] = "SCHEDULED";
+                                           s["state_message"] = "";
+                                           s["pid"] = 0;
+                                         }
+                                         return Status::Ok();
+                                       })
+                               .status());
   }
   return Status::Ok();
 }
@@ -395,10 +410,13 @@ Status Controller::UpdateReadyReplicas() {
   }
   for (const Record& m : *models) {
     if (m.data.value("ready_replicas", int64_t{0}) == running[m.id]) continue;
-    TANDEM_RETURN_IF_ERROR(store_.Modify(Table::kModels, m.id, [&](json& d) {
-                             d["ready_replicas"] = running[m.id];
-                             return Status::Ok();
-                           }).status());
+    TANDEM_RETURN_IF_ERROR(store_
+                               .Modify(Table::kModels, m.id,
+                                       [&](json& d) {
+                                         d["ready_replicas"] = running[m.id];
+                                         return Status::Ok();
+                                       })
+                               .status());
   }
   return Status::Ok();
 }

@@ -36,8 +36,7 @@ bool DigestsEqual(std::string_view a, std::string_view b);
 // A session cookie value "USER_ID.EPOCH.EXPIRES_UNIX.HMAC_HEX" signed with `key`. EPOCH is
 // the user's session_epoch when it was made: logout and password changes bump it, which
 // revokes every earlier cookie of that user.
-std::string SignSession(int64_t user_id, int64_t epoch, int64_t expires_unix,
-                        std::string_view key);
+std::string SignSession(int64_t user_id, int64_t epoch, int64_t expires_unix, std::string_view key);
 struct SessionClaims {
   int64_t user_id = 0;
   int64_t epoch = 0;

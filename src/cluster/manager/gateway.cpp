@@ -24,7 +24,7 @@ namespace {
 
 constexpr int kMaxAttempts = 3;
 const std::vector<double> kLatencyBounds = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                            1,     2.5,  5,     10,   30,  60,  300};
+                                            1,     2.5,  5,     10,   30,  60,   300};
 
 double WallSeconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -131,7 +131,8 @@ void Gateway::RecordUsage(const Principal& who, const std::string& model, const 
 void Gateway::Observe(const std::string& model, int code, double seconds, double first_byte) {
   std::lock_guard lock(mutex_);
   ++requests_[{model, code}];
-  for (auto [by_model, value] : {std::pair{&latency_, seconds}, std::pair{&first_byte_, first_byte}}) {
+  for (auto [by_model, value] :
+       {std::pair{&latency_, seconds}, std::pair{&first_byte_, first_byte}}) {
     if (value < 0) continue;  // before the lookup: an empty histogram would be exported
     Histogram* histogram = &(*by_model)[model];
     if (histogram->buckets.empty()) histogram->buckets.assign(kLatencyBounds.size(), 0);
@@ -149,8 +150,9 @@ std::string Gateway::MetricsText() const {
       "# HELP tandem_manager_gateway_requests_total Requests through the gateway by deployment "
       "and HTTP status.\n# TYPE tandem_manager_gateway_requests_total counter\n";
   for (const auto& [key, n] : requests_) {
-    out += fmt::format("tandem_manager_gateway_requests_total{{model_name=\"{}\",code=\"{}\"}} {}\n",
-                       key.first, key.second, n);
+    out +=
+        fmt::format("tandem_manager_gateway_requests_total{{model_name=\"{}\",code=\"{}\"}} {}\n",
+                    key.first, key.second, n);
   }
   const auto histograms = [&](const char* name, const char* help,
                               const std::map<std::string, Histogram>& by_model) {
@@ -165,13 +167,15 @@ std::string Gateway::MetricsText() const {
                          model, h.sum, name, model, h.count);
     }
   };
-  out += "# HELP tandem_manager_gateway_instance_load The load least-loaded routing sees per "
-         "RUNNING instance: requests in flight through the gateway plus the instance's own "
-         "running and waiting requests beyond those.\n"
-         "# TYPE tandem_manager_gateway_instance_load gauge\n";
+  out +=
+      "# HELP tandem_manager_gateway_instance_load The load least-loaded routing sees per "
+      "RUNNING instance: requests in flight through the gateway plus the instance's own "
+      "running and waiting requests beyond those.\n"
+      "# TYPE tandem_manager_gateway_instance_load gauge\n";
   for (const auto& [model, id, load] : routes_.Loads()) {
-    out += fmt::format("tandem_manager_gateway_instance_load{{model_name=\"{}\",instance_id=\"{}\"}} {}\n",
-                       model, id, load);
+    out += fmt::format(
+        "tandem_manager_gateway_instance_load{{model_name=\"{}\",instance_id=\"{}\"}} {}\n", model,
+        id, load);
   }
   histograms("tandem_manager_gateway_request_duration_seconds",
              "Gateway request latency, first byte of the request to the last of the response.",
@@ -331,7 +335,8 @@ net::awaitable<void> Gateway::Proxy(http::HttpRequest request, Principal who, st
     up.url = upstream->base_url + request.path;
     up.body = payload;
     up.headers = {{"Content-Type", "application/json"}};
-    if (auto accept = request.Header("accept"); !accept.empty()) up.headers.emplace_back("Accept", std::string(accept));
+    if (auto accept = request.Header("accept"); !accept.empty())
+      up.headers.emplace_back("Accept", std::string(accept));
     up.connect_timeout_s = 3;
     up.idle_timeout_s = 600;  // a long prefill or queue before the first token
     auto call = std::make_shared<http::HttpCall>(up);
@@ -359,9 +364,9 @@ net::awaitable<void> Gateway::Proxy(http::HttpRequest request, Principal who, st
       co_return;
     }
     int status = 0;
-    bool streaming = false;   // the upstream answered with an event stream we relay
+    bool streaming = false;  // the upstream answered with an event stream we relay
     bool retry = false;
-    std::string whole;        // a non-streamed response, relayed at its end
+    std::string whole;  // a non-streamed response, relayed at its end
     std::string content_type;
     json usage;
     http::SseSplitter splitter;
@@ -378,7 +383,8 @@ net::awaitable<void> Gateway::Proxy(http::HttpRequest request, Principal who, st
             return false;
           }
           first_byte = MonotonicSeconds() - start;
-          streaming = stream && code == 200 && content_type.find("text/event-stream") != std::string::npos;
+          streaming =
+              stream && code == 200 && content_type.find("text/event-stream") != std::string::npos;
           if (streaming) sink->StartStream(content_type, 200);
           return true;
         },

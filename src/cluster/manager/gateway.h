@@ -3,9 +3,10 @@
 // instance of the deployment the body's `model` names. A failed connection or a 5xx before the
 // first byte is retried on another instance; streams are proxied event by event, unbuffered;
 // a client that leaves closes the upstream request; a stream whose instance dies, or that the
-// manager's shutdown cuts, ends with an error event in OpenAI's shape and no [DONE]. Usage (prompt and completion tokens, requests) is recorded per API key and
-// deployment from the responses' `usage` (requested with stream_options.include_usage when
-// streaming, and that extra chunk removed when the client did not ask for it).
+// manager's shutdown cuts, ends with an error event in OpenAI's shape and no [DONE]. Usage (prompt
+// and completion tokens, requests) is recorded per API key and deployment from the responses'
+// `usage` (requested with stream_options.include_usage when streaming, and that extra chunk removed
+// when the client did not ask for it).
 #pragma once
 
 #include <utility>  // before awaitable.hpp, which uses std::exchange without including it

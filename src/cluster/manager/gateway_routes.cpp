@@ -34,11 +34,12 @@ GatewayRoutes::~GatewayRoutes() {
 }
 
 Status GatewayRoutes::Start() {
-  auto models = store_.Subscribe(Table::kModels, [this](const WatchEvent& e) { OnModel(e); }, true);
+  auto models = store_.Subscribe(
+      Table::kModels, [this](const WatchEvent& e) { OnModel(e); }, true);
   if (!models.ok()) return models.status();
   subscriptions_.push_back(*models);
-  auto instances =
-      store_.Subscribe(Table::kModelInstances, [this](const WatchEvent& e) { OnInstance(e); }, true);
+  auto instances = store_.Subscribe(
+      Table::kModelInstances, [this](const WatchEvent& e) { OnInstance(e); }, true);
   if (!instances.ok()) return instances.status();
   subscriptions_.push_back(*instances);
   return Status::Ok();
@@ -117,7 +118,8 @@ void GatewayRoutes::PollLoads() {
     const int64_t queued = ParseQueuedRequests(reply->body);
     std::lock_guard lock(mutex_);
     auto it = instances_.find(id);
-    if (it != instances_.end()) it->second.external = std::max<int64_t>(0, queued - it->second.in_flight->load());
+    if (it != instances_.end())
+      it->second.external = std::max<int64_t>(0, queued - it->second.in_flight->load());
   }
 }
 
@@ -130,7 +132,8 @@ std::vector<std::tuple<std::string, int64_t, int64_t>> GatewayRoutes::Loads() co
   std::vector<std::tuple<std::string, int64_t, int64_t>> out;
   for (const auto& [name, model_id] : model_ids_) {
     for (const auto& [id, i] : instances_) {
-      if (i.model_id == model_id && i.running) out.emplace_back(name, id, i.in_flight->load() + i.external);
+      if (i.model_id == model_id && i.running)
+        out.emplace_back(name, id, i.in_flight->load() + i.external);
     }
   }
   return out;

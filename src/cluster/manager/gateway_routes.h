@@ -21,7 +21,7 @@ namespace tandem::cluster::manager {
 
 struct Upstream {
   int64_t instance_id = 0;
-  std::string base_url;  // http://IP:PORT
+  std::string base_url;                             // http://IP:PORT
   std::shared_ptr<std::atomic<int64_t>> in_flight;  // through this gateway
 };
 
@@ -56,7 +56,7 @@ class GatewayRoutes {
     bool running = false;
     std::string base_url;
     std::shared_ptr<std::atomic<int64_t>> in_flight = std::make_shared<std::atomic<int64_t>>(0);
-    int64_t external = 0;     // polled load beyond our in-flight requests
+    int64_t external = 0;  // polled load beyond our in-flight requests
     uint64_t last_picked = 0;
   };
   void OnModel(const store::WatchEvent& event);

@@ -48,12 +48,13 @@ json GatewayTimeline::Snapshot(double now_unix) const {
   for (int64_t index = last - kSteps + 1; index <= last; ++index) {
     while (it != steps_.end() && it->index < index) ++it;
     const Step* step = it != steps_.end() && it->index == index ? &*it : nullptr;
-    json point = {{"time", index * kStepSeconds},
-                  {"requests_per_s", step ? static_cast<double>(step->requests) / kStepSeconds : 0.0},
-                  {"output_tokens_per_s",
-                   step ? static_cast<double>(step->output_tokens) / kStepSeconds : 0.0},
-                  {"ttft_p50_ms", step ? Percentile(step->ttft_ms, 0.5) : json(nullptr)},
-                  {"ttft_p95_ms", step ? Percentile(step->ttft_ms, 0.95) : json(nullptr)}};
+    json point = {
+        {"time", index * kStepSeconds},
+        {"requests_per_s", step ? static_cast<double>(step->requests) / kStepSeconds : 0.0},
+        {"output_tokens_per_s",
+         step ? static_cast<double>(step->output_tokens) / kStepSeconds : 0.0},
+        {"ttft_p50_ms", step ? Percentile(step->ttft_ms, 0.5) : json(nullptr)},
+        {"ttft_p95_ms", step ? Percentile(step->ttft_ms, 0.95) : json(nullptr)}};
     points.push_back(std::move(point));
     if (step) {
       for (const auto& [model, counts] : step->by_model) {
@@ -69,7 +70,8 @@ json GatewayTimeline::Snapshot(double now_unix) const {
   if (busiest.size() > 10) busiest.resize(10);
   json top = json::array();
   for (const auto& [model, counts] : busiest) {
-    top.push_back({{"model_name", model}, {"requests", counts.first}, {"output_tokens", counts.second}});
+    top.push_back(
+        {{"model_name", model}, {"requests", counts.first}, {"output_tokens", counts.second}});
   }
   return {{"step_s", kStepSeconds}, {"points", std::move(points)}, {"busiest", std::move(top)}};
 }

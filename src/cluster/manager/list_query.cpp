@@ -76,7 +76,8 @@ Result<ListQuery> ParseListQuery(std::string_view query_string) {
     const char* end = text.data() + text.size();
     auto [ptr, ec] = std::from_chars(text.data(), end, *out);
     if (ec != std::errc() || ptr != end) {
-      return InvalidArgument(fmt::format("query parameter '{}': '{}' is not an integer", name, text));
+      return InvalidArgument(
+          fmt::format("query parameter '{}': '{}' is not an integer", name, text));
     }
     return Status::Ok();
   };
@@ -103,7 +104,8 @@ Result<ListQuery> ParseListQuery(std::string_view query_string) {
           field.erase(0, 1);
         }
         if (field.empty()) {
-          return InvalidArgument(fmt::format("query parameter 'sort_by': empty field in '{}'", value));
+          return InvalidArgument(
+              fmt::format("query parameter 'sort_by': empty field in '{}'", value));
         }
         query.sort_by.emplace_back(std::move(field), descending);
         start = end + 1;
@@ -170,10 +172,10 @@ json ApplyListQuery(const ListQuery& query, std::vector<json> items,
       }
     }
   }
-  return {{"items", std::move(page_items)},
-          {"pagination",
-           {{"page", query.page}, {"perPage", per_page}, {"total", total},
-            {"totalPage", total_page}}}};
+  return {
+      {"items", std::move(page_items)},
+      {"pagination",
+       {{"page", query.page}, {"perPage", per_page}, {"total", total}, {"totalPage", total_page}}}};
 }
 
 }  // namespace tandem::cluster::manager

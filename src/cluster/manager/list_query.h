@@ -17,9 +17,9 @@
 namespace tandem::cluster::manager {
 
 struct ListQuery {
-  int64_t page = 1;        // -1 = all
+  int64_t page = 1;  // -1 = all
   int64_t per_page = 100;
-  std::vector<std::pair<std::string, bool>> sort_by;  // (field, descending); default id asc
+  std::vector<std::pair<std::string, bool>> sort_by;         // (field, descending); default id asc
   std::vector<std::pair<std::string, std::string>> filters;  // field = value (as text)
   std::string search;  // substring of `search_field`, case-insensitive
   bool watch = false;

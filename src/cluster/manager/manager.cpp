@@ -13,9 +13,9 @@
 #include "cluster/manager/list_query.h"
 #include "cluster/manager/resources.h"
 #include "cluster/manager/rest_api.h"
-#include "ui/assets.h"
 #include "cluster/manager/rest_util.h"
 #include "core/logging.h"
+#include "ui/assets.h"
 
 namespace tandem::cluster::manager {
 
@@ -78,8 +78,8 @@ Status Manager::Start() {
   std::error_code ec;
   std::filesystem::create_directories(config_.data_dir, ec);
   if (ec) {
-    return InvalidArgument(fmt::format("--data-dir '{}': cannot create it: {}", config_.data_dir,
-                                       ec.message()));
+    return InvalidArgument(
+        fmt::format("--data-dir '{}': cannot create it: {}", config_.data_dir, ec.message()));
   }
   const std::string url = config_.database_url.empty()
                               ? "sqlite://" + config_.data_dir + "/manager.db"
@@ -104,7 +104,8 @@ Status Manager::Start() {
   };
   options.answers_without_body = AnswersWithoutBody;
   listener_ = std::make_unique<http::HttpListener>(
-      std::move(options), [this](http::HttpRequest request, std::shared_ptr<http::ResponseSink> sink) {
+      std::move(options),
+      [this](http::HttpRequest request, std::shared_ptr<http::ResponseSink> sink) {
         Handle(std::move(request), std::move(sink));
       });
   return listener_->Open(config_.host, config_.port);
@@ -160,9 +161,9 @@ Status Manager::Bootstrap() {
     TANDEM_RETURN_IF_ERROR(
         store_->Create(Table::kInferenceBackends, kBuiltinBackend, BuiltinBackend()).status());
   } else if ((*builtin)->data != BuiltinBackend()) {
-    TANDEM_RETURN_IF_ERROR(store_->Update(Table::kInferenceBackends, (*builtin)->id,
-                                          kBuiltinBackend, BuiltinBackend())
-                               .status());
+    TANDEM_RETURN_IF_ERROR(
+        store_->Update(Table::kInferenceBackends, (*builtin)->id, kBuiltinBackend, BuiltinBackend())
+            .status());
   }
   auth_ = std::make_unique<AuthCache>(*store_);
   return auth_->Start(*session_key, *token_hash);
@@ -200,9 +201,9 @@ void Manager::ControllerLoop() {
     lock.unlock();
     controller.RunOnce(NowUnix());
     lock.lock();
-    stop_cv_.wait_for(lock, std::chrono::milliseconds(
-                                static_cast<int64_t>(config_.controller_interval_s * 1000)),
-                      [this] { return stopping_; });
+    stop_cv_.wait_for(
+        lock, std::chrono::milliseconds(static_cast<int64_t>(config_.controller_interval_s * 1000)),
+        [this] { return stopping_; });
   }
 }
 
@@ -234,10 +235,10 @@ void Manager::HandleLogin(const http::HttpRequest& request, http::ResponseSink& 
   if (!user.ok()) return SendError(sink, user.status());
   // Verify against a dummy hash when the user does not exist: the same time either way.
   static const std::string kDummy = HashPassword("dummy-password");
-  const bool ok = VerifyPassword(password, user->has_value()
-                                               ? (*user)->data.value("password_hash", "")
-                                               : kDummy) &&
-                  user->has_value();
+  const bool ok =
+      VerifyPassword(password,
+                     user->has_value() ? (*user)->data.value("password_hash", "") : kDummy) &&
+      user->has_value();
   if (!ok) {
     return SendError(sink, Status(StatusCode::kUnauthenticated, "wrong username or password"));
   }
@@ -261,7 +262,8 @@ std::string Manager::MetricsText() {
       for (const store::Record& r : *rows) ++counts[r.data.value("state", "unknown")];
     }
     out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", metric, help, metric);
-    for (const auto& [state, n] : counts) out += fmt::format("{}{{state=\"{}\"}} {}\n", metric, state, n);
+    for (const auto& [state, n] : counts)
+      out += fmt::format("{}{{state=\"{}\"}} {}\n", metric, state, n);
   };
   by_state(Table::kWorkers, "tandem_manager_workers", "Workers by state.",
            {"ready", "not_ready", "unreachable", "maintenance"});
@@ -318,8 +320,8 @@ void Manager::Route(const http::HttpRequest& request,
     }
     sink->SendResponseWithHeaders(
         200, "application/json", "{}",
-        {{"Set-Cookie", fmt::format("{}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0",
-                                    kSessionCookie)}});
+        {{"Set-Cookie",
+          fmt::format("{}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0", kSessionCookie)}});
     return;
   }
   const Principal who = auth_->Resolve(request, NowUnix());
@@ -330,9 +332,9 @@ void Manager::Route(const http::HttpRequest& request,
       return SendError(*sink, Status(StatusCode::kMethodNotAllowed, "GET /auth/session"));
     }
     if (who.kind != Principal::Kind::kUser) return SendJson(*sink, {{"user", nullptr}});
-    return SendJson(*sink, {{"user",
-                             {{"id", who.user_id}, {"username", who.username},
-                              {"is_admin", who.is_admin}}}});
+    return SendJson(
+        *sink,
+        {{"user", {{"id", who.user_id}, {"username", who.username}, {"is_admin", who.is_admin}}}});
   }
   if (path == "/v2" || path.rfind("/v2/", 0) == 0) {
     if (!who.authenticated()) {

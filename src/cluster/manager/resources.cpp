@@ -20,28 +20,38 @@ enum class Kind { kString, kInt, kBool, kStringArray, kStringMap, kObject };
 struct Field {
   const char* name;
   Kind kind;
-  json default_value;  // null = required
+  json default_value;                     // null = required
   std::vector<std::string> allowed = {};  // for kString: the only values accepted
 };
 
 const char* KindName(Kind kind) {
   switch (kind) {
-    case Kind::kString: return "a string";
-    case Kind::kInt: return "an integer";
-    case Kind::kBool: return "a boolean";
-    case Kind::kStringArray: return "an array of strings";
-    case Kind::kStringMap: return "an object of strings";
-    case Kind::kObject: return "an object";
+    case Kind::kString:
+      return "a string";
+    case Kind::kInt:
+      return "an integer";
+    case Kind::kBool:
+      return "a boolean";
+    case Kind::kStringArray:
+      return "an array of strings";
+    case Kind::kStringMap:
+      return "an object of strings";
+    case Kind::kObject:
+      return "an object";
   }
   return "?";
 }
 
 bool HasKind(const json& value, Kind kind) {
   switch (kind) {
-    case Kind::kString: return value.is_string();
-    case Kind::kInt: return value.is_number_integer();
-    case Kind::kBool: return value.is_boolean();
-    case Kind::kObject: return value.is_object();
+    case Kind::kString:
+      return value.is_string();
+    case Kind::kInt:
+      return value.is_number_integer();
+    case Kind::kBool:
+      return value.is_boolean();
+    case Kind::kObject:
+      return value.is_object();
     case Kind::kStringArray:
       if (!value.is_array()) return false;
       for (const json& v : value) {
@@ -83,9 +93,8 @@ Result<json> CheckFields(const json& body, const std::vector<Field>& fields,
       return InvalidArgument(fmt::format("{}: field '{}' must be {}, not {}", what, key,
                                          KindName(field->kind), Shown(value)));
     }
-    if (!field->allowed.empty() &&
-        std::find(field->allowed.begin(), field->allowed.end(), value.get<std::string>()) ==
-            field->allowed.end()) {
+    if (!field->allowed.empty() && std::find(field->allowed.begin(), field->allowed.end(),
+                                             value.get<std::string>()) == field->allowed.end()) {
       std::string allowed;
       for (const std::string& a : field->allowed) allowed += (allowed.empty() ? "" : ", ") + a;
       return InvalidArgument(fmt::format("{}: field '{}' must be one of {}, not {}", what, key,
@@ -107,8 +116,8 @@ Result<json> CheckFields(const json& body, const std::vector<Field>& fields,
 
 Status ValidateName(const std::string& field, const std::string& name) {
   const auto ok_char = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
   };
   bool ok = !name.empty() && name.size() <= 63 && ok_char(name[0]) && name[0] != '.' &&
             name[0] != '_' && name[0] != '-';
@@ -147,8 +156,8 @@ Result<json> ValidateModel(const json& body) {
     return InvalidArgument("model: field 'local_path' must not be empty");
   }
   if (m["replicas"].get<int64_t>() < 0 || m["replicas"].get<int64_t>() > 64) {
-    return InvalidArgument(fmt::format("model: field 'replicas' must be 0..64, not {}",
-                                       Shown(m["replicas"])));
+    return InvalidArgument(
+        fmt::format("model: field 'replicas' must be 0..64, not {}", Shown(m["replicas"])));
   }
   static const std::vector<Field> kSelector = {
       {"gpu_ids", Kind::kStringArray, json::array()},
@@ -167,7 +176,8 @@ Result<json> ValidateModel(const json& body) {
     for (size_t i = b + 1; ok && i < s.size(); ++i) ok = s[i] >= '0' && s[i] <= '9';
     if (!ok) {
       return InvalidArgument(fmt::format(
-          "model: gpu_selector.gpu_ids entry '{}' is not WORKER:TYPE:INDEX (e.g. node-a:cpu:0)", s));
+          "model: gpu_selector.gpu_ids entry '{}' is not WORKER:TYPE:INDEX (e.g. node-a:cpu:0)",
+          s));
     }
     if (!seen.insert(s).second) {
       return InvalidArgument(fmt::format("model: gpu_selector.gpu_ids lists '{}' twice", s));
@@ -192,18 +202,19 @@ Result<json> ValidateModel(const json& body) {
 }
 
 json BuiltinBackend() {
-  return {{"backend_name", kBuiltinBackend},
-          {"description", "tandem's own engine: tandem serve with vLLM's flags"},
-          {"version_configs", json::object()},
-          {"default_version", ""},
-          {"default_run_command",
-           "{{model_path}} --host {{worker_ip}} --port {{port}} --served-model-name {{model_name}}"},
-          {"default_entrypoint", "tandem serve"},
-          {"default_env", json::object()},
-          {"default_backend_param", json::array()},
-          {"health_check_path", "/v1/models"},
-          {"parameter_format", "space"},
-          {"is_built_in", true}};
+  return {
+      {"backend_name", kBuiltinBackend},
+      {"description", "tandem's own engine: tandem serve with vLLM's flags"},
+      {"version_configs", json::object()},
+      {"default_version", ""},
+      {"default_run_command",
+       "{{model_path}} --host {{worker_ip}} --port {{port}} --served-model-name {{model_name}}"},
+      {"default_entrypoint", "tandem serve"},
+      {"default_env", json::object()},
+      {"default_backend_param", json::array()},
+      {"health_check_path", "/v1/models"},
+      {"parameter_format", "space"},
+      {"is_built_in", true}};
 }
 
 Result<json> ValidateBackend(const json& body) {
@@ -225,12 +236,14 @@ Result<json> ValidateBackend(const json& body) {
   const std::string name = b["backend_name"];
   TANDEM_RETURN_IF_ERROR(ValidateName("backend_name", name));
   if (name == kBuiltinBackend) {
-    return InvalidArgument("inference backend: 'tandem' is the built-in backend and cannot be "
-                           "created or replaced; name a custom one '<name>-custom'");
+    return InvalidArgument(
+        "inference backend: 'tandem' is the built-in backend and cannot be "
+        "created or replaced; name a custom one '<name>-custom'");
   }
   if (name.size() < 8 || name.compare(name.size() - 7, 7, "-custom") != 0) {
     return InvalidArgument(fmt::format(
-        "inference backend: custom backend names end in '-custom' (as GPUStack's), not '{}'", name));
+        "inference backend: custom backend names end in '-custom' (as GPUStack's), not '{}'",
+        name));
   }
   static const std::vector<Field> kVersion = {
       {"run_command", Kind::kString, ""},
@@ -246,10 +259,10 @@ Result<json> ValidateBackend(const json& body) {
     if (!checked.ok()) return checked.status();
     if ((*checked)["entrypoint"].get<std::string>().empty() &&
         b["default_entrypoint"].get<std::string>().empty()) {
-      return InvalidArgument(fmt::format(
-          "inference backend: version '{}' has no entrypoint and there is no "
-          "default_entrypoint: the agent would not know what to run",
-          version));
+      return InvalidArgument(
+          fmt::format("inference backend: version '{}' has no entrypoint and there is no "
+                      "default_entrypoint: the agent would not know what to run",
+                      version));
     }
     versions[version] = std::move(checked).value();
   }
@@ -265,8 +278,8 @@ Result<json> ValidateBackend(const json& body) {
   }
   const std::string health = b["health_check_path"];
   if (health.empty() || health[0] != '/') {
-    return InvalidArgument(fmt::format(
-        "inference backend: health_check_path must start with '/', not '{}'", health));
+    return InvalidArgument(
+        fmt::format("inference backend: health_check_path must start with '/', not '{}'", health));
   }
   b["is_built_in"] = false;
   return out;
@@ -280,9 +293,9 @@ Result<json> ValidateApiKeyRequest(const json& body) {
       {"scope", Kind::kStringArray, json::array({"*"})},
       {"allowed_model_names", Kind::kStringArray, json::array()},
   };
-  auto out = CheckFields(body, kFields, {"value", "masked_value", "expires_at", "user_id",
-                                         "access_key", "last_used_at"},
-                         "api key");
+  auto out = CheckFields(
+      body, kFields,
+      {"value", "masked_value", "expires_at", "user_id", "access_key", "last_used_at"}, "api key");
   if (!out.ok()) return out;
   json& k = *out;
   const std::string name = k["name"];
@@ -299,8 +312,8 @@ Result<json> ValidateApiKeyRequest(const json& body) {
   for (const json& s : k["scope"]) {
     const std::string scope = s;
     if (scope != "*" && scope != "management" && scope != "inference") {
-      return InvalidArgument(fmt::format(
-          "api key: scope '{}' is not one of *, management, inference", scope));
+      return InvalidArgument(
+          fmt::format("api key: scope '{}' is not one of *, management, inference", scope));
     }
   }
   return out;
@@ -335,8 +348,8 @@ Result<json> ValidateWorkerUpdate(const json& body, const json& current) {
       {"maintenance", Kind::kBool, false},
   };
   static const std::set<std::string> kReadOnly = {
-      "name", "ip", "port", "state", "state_message", "heartbeat_time", "heartbeat_unix", "status",
-      "gpu_devices", "hostname", "cluster_id"};
+      "name",           "ip",     "port",        "state",    "state_message", "heartbeat_time",
+      "heartbeat_unix", "status", "gpu_devices", "hostname", "cluster_id"};
   auto out = CheckFields(body, kFields, kReadOnly, "worker");
   if (!out.ok()) return out;
   json merged = current;

@@ -23,10 +23,10 @@ Result<json> RestApi::CreateApiKey(const json& body, const Principal& who) {
   auto keys = store_.List(Table::kApiKeys);
   if (!keys.ok()) return keys.status();
   for (const Record& r : *keys) {
-    if (r.data.value("user_id", int64_t{0}) == who.user_id && r.data.value("name", "") == k["name"] &&
-        r.data.value("worker_id", int64_t{0}) == 0) {
-      return Conflict(fmt::format("you already have an API key named '{}'",
-                                  k["name"].get<std::string>()));
+    if (r.data.value("user_id", int64_t{0}) == who.user_id &&
+        r.data.value("name", "") == k["name"] && r.data.value("worker_id", int64_t{0}) == 0) {
+      return Conflict(
+          fmt::format("you already have an API key named '{}'", k["name"].get<std::string>()));
     }
   }
   const ApiKeyParts key = NewApiKey();
@@ -71,7 +71,8 @@ Status RestApi::CheckNotLastAdmin(int64_t id, const char* what) {
   int admins = 0;
   for (const Record& u : *users) admins += u.id != id && u.data.value("is_admin", false) ? 1 : 0;
   if (admins == 0) {
-    return Conflict(fmt::format("the last admin cannot be {}: make another user admin first", what));
+    return Conflict(
+        fmt::format("the last admin cannot be {}: make another user admin first", what));
   }
   return Status::Ok();
 }

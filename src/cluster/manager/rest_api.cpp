@@ -45,9 +45,7 @@ const Resource* FindResource(const std::string& path) {
   return nullptr;
 }
 
-Status Forbidden(const std::string& what) {
-  return PermissionDenied("not allowed: " + what);
-}
+Status Forbidden(const std::string& what) { return PermissionDenied("not allowed: " + what); }
 
 }  // namespace
 
@@ -137,16 +135,18 @@ Status RestApi::DeleteOne(Table table, int64_t id) {
     if (!models.ok()) return models.status();
     for (const Record& m : *models) {
       if (m.data.value("backend", "") == backend->name) {
-        return Conflict(fmt::format("backend '{}' is used by deployment '{}'; delete or change "
-                                    "that first",
-                                    backend->name, m.name));
+        return Conflict(
+            fmt::format("backend '{}' is used by deployment '{}'; delete or change "
+                        "that first",
+                        backend->name, m.name));
       }
     }
   }
   if (table == Table::kUsers) {
     auto user = store_.Get(table, id);
     if (!user.ok()) return user.status();
-    if (user->data.value("is_admin", false)) TANDEM_RETURN_IF_ERROR(CheckNotLastAdmin(id, "deleted"));
+    if (user->data.value("is_admin", false))
+      TANDEM_RETURN_IF_ERROR(CheckNotLastAdmin(id, "deleted"));
     auto keys = store_.List(Table::kApiKeys);  // the user's keys go with them
     if (!keys.ok()) return keys.status();
     for (const Record& k : *keys) {
@@ -268,12 +268,18 @@ void RestApi::Handle(const http::HttpRequest& request, const Principal& who,
     auto parsed = body();
     if (!parsed.ok()) return SendError(*sink, parsed.status());
     switch (table) {
-      case Table::kModels: return reply(CreateModel(*parsed), 201);
-      case Table::kInferenceBackends: return reply(CreateBackend(*parsed), 201);
-      case Table::kApiKeys: return reply(CreateApiKey(*parsed, who), 201);
-      case Table::kUsers: return reply(CreateUser(*parsed), 201);
-      case Table::kWorkers: return reply(RegisterWorker(*parsed, who), 201);
-      default: return method_not_allowed();  // devices and instances are made by the manager
+      case Table::kModels:
+        return reply(CreateModel(*parsed), 201);
+      case Table::kInferenceBackends:
+        return reply(CreateBackend(*parsed), 201);
+      case Table::kApiKeys:
+        return reply(CreateApiKey(*parsed, who), 201);
+      case Table::kUsers:
+        return reply(CreateUser(*parsed), 201);
+      case Table::kWorkers:
+        return reply(RegisterWorker(*parsed, who), 201);
+      default:
+        return method_not_allowed();  // devices and instances are made by the manager
     }
   }
   if (!sub.empty()) {
@@ -316,11 +322,16 @@ void RestApi::Handle(const http::HttpRequest& request, const Principal& who,
     auto parsed = body();
     if (!parsed.ok()) return SendError(*sink, parsed.status());
     switch (table) {
-      case Table::kModels: return reply(UpdateModel(*id, *parsed));
-      case Table::kInferenceBackends: return reply(UpdateBackend(*id, *parsed));
-      case Table::kWorkers: return reply(UpdateWorker(*id, *parsed));
-      case Table::kUsers: return reply(UpdateUser(*id, *parsed));
-      default: return method_not_allowed();
+      case Table::kModels:
+        return reply(UpdateModel(*id, *parsed));
+      case Table::kInferenceBackends:
+        return reply(UpdateBackend(*id, *parsed));
+      case Table::kWorkers:
+        return reply(UpdateWorker(*id, *parsed));
+      case Table::kUsers:
+        return reply(UpdateUser(*id, *parsed));
+      default:
+        return method_not_allowed();
     }
   }
   method_not_allowed();

@@ -32,12 +32,14 @@ Status RestApi::ProxyLogs(int64_t id, const http::HttpRequest& request,
       worker_id = *w;
     } else if (k == "tail") {
       auto n = ParseId(v);
-      if (!n && v != "0") return InvalidArgument("query parameter 'tail' must be a number of lines");
+      if (!n && v != "0")
+        return InvalidArgument("query parameter 'tail' must be a number of lines");
       tail = v;
     } else if (k == "follow") {
       follow = v == "true" || v == "1";
     } else {
-      return InvalidArgument(fmt::format("unknown query parameter '{}' (tail, follow, worker_id)", k));
+      return InvalidArgument(
+          fmt::format("unknown query parameter '{}' (tail, follow, worker_id)", k));
     }
   }
   if (worker_id == 0) {
@@ -45,7 +47,8 @@ Status RestApi::ProxyLogs(int64_t id, const http::HttpRequest& request,
                                        instance->data.value("state", "")));
   }
   bool placed = instance->data.value("worker_id", int64_t{0}) == worker_id;
-  for (const json& s : instance->data["distributed_servers"].value("subordinate_workers", json::array())) {
+  for (const json& s :
+       instance->data["distributed_servers"].value("subordinate_workers", json::array())) {
     placed |= s.value("worker_id", int64_t{0}) == worker_id;
   }
   if (!placed) return NotFound(fmt::format("instance {} does not run on worker {}", id, worker_id));

@@ -18,15 +18,16 @@ Status RestApi::CheckModelReferences(const json& model) {
   auto backend = store_.FindByName(Table::kInferenceBackends, backend_name);
   if (!backend.ok()) return backend.status();
   if (!backend->has_value()) {
-    return InvalidArgument(fmt::format(
-        "model: backend '{}' does not exist (register it at /v2/inference-backends)",
-        backend_name));
+    return InvalidArgument(
+        fmt::format("model: backend '{}' does not exist (register it at /v2/inference-backends)",
+                    backend_name));
   }
   const json& b = (*backend)->data;
   const std::string version = model["backend_version"];
   if (!version.empty() && !b["version_configs"].contains(version)) {
     std::string known;
-    for (const auto& [v, c] : b["version_configs"].items()) known += (known.empty() ? "" : ", ") + v;
+    for (const auto& [v, c] : b["version_configs"].items())
+      known += (known.empty() ? "" : ", ") + v;
     return InvalidArgument(fmt::format("model: backend '{}' has no version '{}' (it has: {})",
                                        backend_name, version, known.empty() ? "none" : known));
   }
@@ -90,7 +91,8 @@ Result<json> RestApi::UpdateModel(int64_t id, const json& body) {
     auto instances = store_.List(Table::kModelInstances);
     if (!instances.ok()) return instances.status();
     for (const Record& i : *instances) {
-      if (i.data.value("model_id", int64_t{0}) == id) (void)store_.Delete(Table::kModelInstances, i.id);
+      if (i.data.value("model_id", int64_t{0}) == id)
+        (void)store_.Delete(Table::kModelInstances, i.id);
     }
   }
   return PublicView(Table::kModels, *record);
@@ -109,8 +111,9 @@ Result<json> RestApi::UpdateBackend(int64_t id, const json& body) {
   auto current = store_.Get(Table::kInferenceBackends, id);
   if (!current.ok()) return current.status();
   if (current->data.value("is_built_in", false)) {
-    return InvalidArgument("the built-in backend 'tandem' cannot be changed; register a custom "
-                           "one ('<name>-custom')");
+    return InvalidArgument(
+        "the built-in backend 'tandem' cannot be changed; register a custom "
+        "one ('<name>-custom')");
   }
   auto backend = ValidateBackend(body);
   if (!backend.ok()) return backend.status();

@@ -33,17 +33,28 @@ namespace {
 // server/errors.cpp ErrorTypeFor, which cluster/ may not include).
 const char* OpenAiErrorType(int http_status) {
   switch (http_status) {
-    case 400: return "BadRequestError";
-    case 401: return "AuthenticationError";
-    case 403: return "PermissionDeniedError";
-    case 404: return "NotFoundError";
-    case 405: return "MethodNotAllowedError";
-    case 408: return "RequestTimeoutError";
-    case 409: return "ConflictError";
-    case 413: return "RequestEntityTooLargeError";
-    case 501: return "NotImplementedError";
-    case 503: return "ServiceUnavailableError";
-    default: return "InternalServerError";
+    case 400:
+      return "BadRequestError";
+    case 401:
+      return "AuthenticationError";
+    case 403:
+      return "PermissionDeniedError";
+    case 404:
+      return "NotFoundError";
+    case 405:
+      return "MethodNotAllowedError";
+    case 408:
+      return "RequestTimeoutError";
+    case 409:
+      return "ConflictError";
+    case 413:
+      return "RequestEntityTooLargeError";
+    case 501:
+      return "NotImplementedError";
+    case 503:
+      return "ServiceUnavailableError";
+    default:
+      return "InternalServerError";
   }
 }
 
@@ -83,9 +94,10 @@ bool JsonNestsDeeperThan(std::string_view text, int max_depth) {
 }
 
 std::string TooDeepMessage() {
-  return fmt::format("request body nests JSON arrays and objects deeper than the limit of {} "
-                     "levels",
-                     kMaxJsonDepth);
+  return fmt::format(
+      "request body nests JSON arrays and objects deeper than the limit of {} "
+      "levels",
+      kMaxJsonDepth);
 }
 
 Result<json> ParseJsonBody(const std::string& body) {

@@ -73,8 +73,7 @@ Result<json> RestApi::RegisterWorker(const json& body, const Principal& who) {
     if (auto parts = ParseApiKey(*previous_key)) {
       auto key = store_.FindByName(Table::kApiKeys, parts->access);
       if (!key.ok()) return key.status();
-      proven |= key->has_value() &&
-                (*key)->data.value("worker_id", int64_t{0}) == current.id &&
+      proven |= key->has_value() && (*key)->data.value("worker_id", int64_t{0}) == current.id &&
                 DigestsEqual(HashSecret((*key)->data.value("salt", ""), parts->secret),
                              (*key)->data.value("hashed_secret", ""));
     }
@@ -117,7 +116,8 @@ Result<json> RestApi::RegisterWorker(const json& body, const Principal& who) {
   if (!key_record.ok()) return key_record.status();
   json out = PublicView(Table::kWorkers, *record);
   out["api_key"] = ApiKeyValue(key);
-  out["log_secret"] = record->data["log_secret"];  // the agent's logs endpoint trusts the manager by it
+  out["log_secret"] =
+      record->data["log_secret"];  // the agent's logs endpoint trusts the manager by it
   return out;
 }
 
@@ -126,7 +126,8 @@ Result<json> RestApi::Heartbeat(int64_t worker_id, const json& body, const Princ
   const json status = body.value("status", json::object());
   if (!status.is_object()) return InvalidArgument("heartbeat: 'status' must be an object");
   const json devices = status.value("gpu_devices", json::array());
-  if (!devices.is_array()) return InvalidArgument("heartbeat: 'status.gpu_devices' must be an array");
+  if (!devices.is_array())
+    return InvalidArgument("heartbeat: 'status.gpu_devices' must be an array");
   auto worker = store_.Modify(Table::kWorkers, worker_id, [&](json& w) {
     w["status"] = status;
     w["heartbeat_time"] = store::NowIso8601();
@@ -151,11 +152,12 @@ Result<json> RestApi::Heartbeat(int64_t worker_id, const json& body, const Princ
   std::set<std::string> reported;
   for (const json& d : devices) {
     if (!d.is_object() || !d.contains("index") || !d["index"].is_number_integer() ||
-        d["index"].get<int64_t>() < 0 || d["index"].get<int64_t>() > 65535 ||
-        !d.contains("type") || !d["type"].is_string() ||
+        d["index"].get<int64_t>() < 0 || d["index"].get<int64_t>() > 65535 || !d.contains("type") ||
+        !d["type"].is_string() ||
         (d["type"] != "cpu" && d["type"] != "cuda" && d["type"] != "cann")) {
-      return InvalidArgument("heartbeat: each gpu_devices entry needs an 'index' 0..65535 and a "
-                             "'type' cpu, cuda or cann");
+      return InvalidArgument(
+          "heartbeat: each gpu_devices entry needs an 'index' 0..65535 and a "
+          "'type' cpu, cuda or cann");
     }
     const std::string name = fmt::format("{}:{}:{}", worker->name, d["type"].get<std::string>(),
                                          d["index"].get<int64_t>());
@@ -192,7 +194,8 @@ Result<json> RestApi::UpdateWorker(int64_t id, const json& body) {
   auto expected_version = ExpectedVersion(body);
   if (!expected_version.ok()) return expected_version.status();
   const int64_t expected = *expected_version;
-  auto record = store_.Update(Table::kWorkers, id, current->name, std::move(merged).value(), expected);
+  auto record =
+      store_.Update(Table::kWorkers, id, current->name, std::move(merged).value(), expected);
   if (!record.ok()) return record.status();
   return PublicView(Table::kWorkers, *record);
 }
@@ -247,9 +250,8 @@ Result<json> RestApi::ReportInstanceStatus(int64_t id, const json& body, const P
         if (state == "ERROR") {
           // A follower that fails fails the instance: the head cannot serve without its ranks.
           i["state"] = "ERROR";
-          i["state_message"] = fmt::format("subordinate worker {}: {}",
-                                           s.value("worker_name", ""),
-                                           *message_field);
+          i["state_message"] =
+              fmt::format("subordinate worker {}: {}", s.value("worker_name", ""), *message_field);
           i["error_unix"] = NowUnix();
         }
         return Status::Ok();

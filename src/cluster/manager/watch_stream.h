@@ -27,8 +27,8 @@ class WatchStream : public std::enable_shared_from_this<WatchStream> {
   // Starts streaming on `sink`. Errors: the store's (nothing was sent then).
   static Status Start(store::Store& store, store::Table table, ListQuery query,
                       std::string search_field, PublicView view,
-                      std::shared_ptr<http::ResponseSink> sink,
-                      boost::asio::io_context& io_context, double heartbeat_s);
+                      std::shared_ptr<http::ResponseSink> sink, boost::asio::io_context& io_context,
+                      double heartbeat_s);
   ~WatchStream();
 
  private:

@@ -11,19 +11,16 @@ namespace {
 // A resource table: the row's identity, bookkeeping and its fields as one JSON document (the
 // handlers validate it), plus `name`, unique per table (the deployment, worker, backend,
 // user, key or device name the API looks rows up by).
-#define TANDEM_RESOURCE_TABLE(t)                                                 \
-  "CREATE TABLE " t " (id {{ID}}, name TEXT NOT NULL, created_at TEXT NOT NULL," \
+#define TANDEM_RESOURCE_TABLE(t)                                                      \
+  "CREATE TABLE " t                                                                   \
+  " (id {{ID}}, name TEXT NOT NULL, created_at TEXT NOT NULL,"                        \
   " updated_at TEXT NOT NULL, resource_version BIGINT NOT NULL, data TEXT NOT NULL);" \
   "CREATE UNIQUE INDEX " t "_name ON " t " (name);"
 
-const char kV1[] =
-    TANDEM_RESOURCE_TABLE("workers")
-    TANDEM_RESOURCE_TABLE("gpu_devices")
-    TANDEM_RESOURCE_TABLE("inference_backends")
-    TANDEM_RESOURCE_TABLE("models")
-    TANDEM_RESOURCE_TABLE("model_instances")
-    TANDEM_RESOURCE_TABLE("api_keys")
-    TANDEM_RESOURCE_TABLE("users")
+const char kV1[] = TANDEM_RESOURCE_TABLE("workers") TANDEM_RESOURCE_TABLE("gpu_devices")
+    TANDEM_RESOURCE_TABLE("inference_backends") TANDEM_RESOURCE_TABLE("models")
+        TANDEM_RESOURCE_TABLE("model_instances") TANDEM_RESOURCE_TABLE("api_keys")
+            TANDEM_RESOURCE_TABLE("users")
     // Token usage per API key (0 = a session login), deployment and UTC day.
     "CREATE TABLE usage (id {{ID}}, api_key_id BIGINT NOT NULL, model_name TEXT NOT NULL,"
     " date TEXT NOT NULL, prompt_tokens BIGINT NOT NULL, completion_tokens BIGINT NOT NULL,"
@@ -55,32 +52,33 @@ const std::vector<Migration>& AllMigrations() {
 int LatestSchemaVersion() { return AllMigrations().back().version; }
 
 Result<int> Migrate(SqlDatabase& db) {
-  TANDEM_RETURN_IF_ERROR(db.Exec(
-      "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY,"
-      " applied_at TEXT NOT NULL)"));
+  TANDEM_RETURN_IF_ERROR(
+      db.Exec("CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY,"
+              " applied_at TEXT NOT NULL)"));
   auto rows = db.Query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
   if (!rows.ok()) return rows.status();
   int current = static_cast<int>(rows->at(0).Int(0));
   if (current > LatestSchemaVersion()) {
-    return InvalidArgument(fmt::format(
-        "the database's schema is version {}, newer than this tandem's {}: use a newer "
-        "tandem, or another --database-url",
-        current, LatestSchemaVersion()));
+    return InvalidArgument(
+        fmt::format("the database's schema is version {}, newer than this tandem's {}: use a newer "
+                    "tandem, or another --database-url",
+                    current, LatestSchemaVersion()));
   }
   for (const Migration& m : AllMigrations()) {
     if (m.version <= current) continue;
     TANDEM_RETURN_IF_ERROR(db.Exec("BEGIN"));
     Status status = db.Exec(Expand(m.sql, db.dialect()));
     if (status.ok()) {
-      status = db.Query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, "
-                        "CAST(CURRENT_TIMESTAMP AS TEXT))",
-                        {int64_t{m.version}})
+      status = db.Query(
+                     "INSERT INTO schema_migrations (version, applied_at) VALUES (?, "
+                     "CAST(CURRENT_TIMESTAMP AS TEXT))",
+                     {int64_t{m.version}})
                    .status();
     }
     if (!status.ok()) {
       (void)db.Exec("ROLLBACK");
-      return Internal(fmt::format("schema migration {} ({}) failed: {}", m.version,
-                                  m.description, status.message()));
+      return Internal(fmt::format("schema migration {} ({}) failed: {}", m.version, m.description,
+                                  status.message()));
     }
     TANDEM_RETURN_IF_ERROR(db.Exec("COMMIT"));
     TLOG_INFO("store: applied schema migration {} ({})", m.version, m.description);

@@ -35,8 +35,8 @@ Result<std::unique_ptr<SqlDatabase>> PostgresDatabase::Open(const std::string& u
     std::string why = conn ? PQerrorMessage(conn) : "out of memory";
     while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
     PQfinish(conn);
-    return Unavailable(fmt::format("cannot connect to PostgreSQL at '{}': {}",
-                                   RedactDatabaseUrl(uri), why));
+    return Unavailable(
+        fmt::format("cannot connect to PostgreSQL at '{}': {}", RedactDatabaseUrl(uri), why));
   }
   std::unique_ptr<SqlDatabase> out(new PostgresDatabase(conn));
   // Quiet the NOTICEs of CREATE ... IF NOT EXISTS.

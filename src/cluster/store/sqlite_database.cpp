@@ -8,8 +8,8 @@ namespace tandem::cluster::store {
 namespace {
 
 Status SqliteError(sqlite3* db, int rc, const std::string& sql) {
-  const std::string message = fmt::format("SQLite: {} (in: {})", sqlite3_errmsg(db),
-                                          sql.substr(0, 200));
+  const std::string message =
+      fmt::format("SQLite: {} (in: {})", sqlite3_errmsg(db), sql.substr(0, 200));
   if ((rc & 0xff) == SQLITE_CONSTRAINT) return Conflict(message);
   if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) return Unavailable(message);
   return Internal(message);
@@ -19,9 +19,8 @@ Status SqliteError(sqlite3* db, int rc, const std::string& sql) {
 
 Result<std::unique_ptr<SqlDatabase>> SqliteDatabase::Open(const std::string& path) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);
@@ -29,12 +28,12 @@ Result<std::unique_ptr<SqlDatabase>> SqliteDatabase::Open(const std::string& pat
   }
   sqlite3_busy_timeout(db, 5000);
   std::unique_ptr<SqlDatabase> out(new SqliteDatabase(db));
-  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA foreign_keys=ON",
-                             "PRAGMA synchronous=NORMAL"}) {
+  for (const char* pragma :
+       {"PRAGMA journal_mode=WAL", "PRAGMA foreign_keys=ON", "PRAGMA synchronous=NORMAL"}) {
     Status status = out->Exec(pragma);
     if (!status.ok()) {
-      return Unavailable(fmt::format("cannot use the SQLite database '{}': {}", path,
-                                     status.message()));
+      return Unavailable(
+          fmt::format("cannot use the SQLite database '{}': {}", path, status.message()));
     }
   }
   return out;

@@ -24,8 +24,8 @@ Result<Record> RecordFromRow(Table table, const SqlRow& row) {
   r.resource_version = row.Int(4);
   r.data = json::parse(row.Text(5), nullptr, /*allow_exceptions=*/false);
   if (!r.data.is_object()) {
-    return DataLoss(fmt::format("{} row {} holds data that is not a JSON object",
-                                TableName(table), r.id));
+    return DataLoss(
+        fmt::format("{} row {} holds data that is not a JSON object", TableName(table), r.id));
   }
   return r;
 }
@@ -48,13 +48,20 @@ json ChangedFields(const json& before, const json& after) {
 
 const char* TableName(Table table) {
   switch (table) {
-    case Table::kWorkers: return "workers";
-    case Table::kGpuDevices: return "gpu_devices";
-    case Table::kInferenceBackends: return "inference_backends";
-    case Table::kModels: return "models";
-    case Table::kModelInstances: return "model_instances";
-    case Table::kApiKeys: return "api_keys";
-    case Table::kUsers: return "users";
+    case Table::kWorkers:
+      return "workers";
+    case Table::kGpuDevices:
+      return "gpu_devices";
+    case Table::kInferenceBackends:
+      return "inference_backends";
+    case Table::kModels:
+      return "models";
+    case Table::kModelInstances:
+      return "model_instances";
+    case Table::kApiKeys:
+      return "api_keys";
+    case Table::kUsers:
+      return "users";
   }
   return "?";
 }
@@ -116,8 +123,8 @@ Result<Record> Store::Create(Table table, const std::string& name, json data) {
 }
 
 Result<Record> Store::GetLocked(Table table, int64_t id) {
-  auto rows = db_->Query(fmt::format("SELECT {} FROM {} WHERE id = ?", kColumns, TableName(table)),
-                         {id});
+  auto rows =
+      db_->Query(fmt::format("SELECT {} FROM {} WHERE id = ?", kColumns, TableName(table)), {id});
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return NotFound(fmt::format("{} {} does not exist", TableName(table), id));
   return RecordFromRow(table, rows->front());
@@ -140,8 +147,7 @@ Result<std::optional<Record>> Store::FindByName(Table table, const std::string& 
 }
 
 Result<std::vector<Record>> Store::ListLocked(Table table) {
-  auto rows =
-      db_->Query(fmt::format("SELECT {} FROM {} ORDER BY id", kColumns, TableName(table)));
+  auto rows = db_->Query(fmt::format("SELECT {} FROM {} ORDER BY id", kColumns, TableName(table)));
   if (!rows.ok()) return rows.status();
   std::vector<Record> out;
   out.reserve(rows->size());
@@ -199,8 +205,7 @@ Result<Record> Store::Update(Table table, int64_t id, const std::string& name, j
   return UpdateLocked(table, *before, name, std::move(data), expected_version);
 }
 
-Result<Record> Store::Modify(Table table, int64_t id,
-                             const std::function<Status(json&)>& mutate) {
+Result<Record> Store::Modify(Table table, int64_t id, const std::function<Status(json&)>& mutate) {
   std::lock_guard lock(mutex_);
   auto before = GetLocked(table, id);
   if (!before.ok()) return before.status();
@@ -226,14 +231,15 @@ Status Store::Delete(Table table, int64_t id) {
 Status Store::AddUsage(const UsageRow& delta) {
   std::lock_guard lock(mutex_);
   return db_
-      ->Query("INSERT INTO usage (api_key_id, model_name, date, prompt_tokens, "
-              "completion_tokens, request_count) VALUES (?, ?, ?, ?, ?, ?) "
-              "ON CONFLICT (api_key_id, model_name, date) DO UPDATE SET "
-              "prompt_tokens = usage.prompt_tokens + excluded.prompt_tokens, "
-              "completion_tokens = usage.completion_tokens + excluded.completion_tokens, "
-              "request_count = usage.request_count + excluded.request_count",
-              {delta.api_key_id, delta.model_name, delta.date, delta.prompt_tokens,
-               delta.completion_tokens, delta.request_count})
+      ->Query(
+          "INSERT INTO usage (api_key_id, model_name, date, prompt_tokens, "
+          "completion_tokens, request_count) VALUES (?, ?, ?, ?, ?, ?) "
+          "ON CONFLICT (api_key_id, model_name, date) DO UPDATE SET "
+          "prompt_tokens = usage.prompt_tokens + excluded.prompt_tokens, "
+          "completion_tokens = usage.completion_tokens + excluded.completion_tokens, "
+          "request_count = usage.request_count + excluded.request_count",
+          {delta.api_key_id, delta.model_name, delta.date, delta.prompt_tokens,
+           delta.completion_tokens, delta.request_count})
       .status();
 }
 
@@ -260,9 +266,10 @@ Result<std::string> Store::GetSetting(const std::string& key) {
 Status Store::SetSetting(const std::string& key, const std::string& value) {
   std::lock_guard lock(mutex_);
   return db_
-      ->Query("INSERT INTO settings (key, value) VALUES (?, ?) "
-              "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-              {key, value})
+      ->Query(
+          "INSERT INTO settings (key, value) VALUES (?, ?) "
+          "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+          {key, value})
       .status();
 }
 

@@ -50,7 +50,8 @@ void CausalConv1dSiluNaive(const float* x, const float* weight, float* conv_stat
       out[t * channels + c] = static_cast<float>(acc / (1.0 + std::exp(-acc)));
     }
     std::vector<float> last(history);
-    for (int64_t i = 0; i < history; ++i) last[i] = static_cast<float>(input(num_tokens - history + i));
+    for (int64_t i = 0; i < history; ++i)
+      last[i] = static_cast<float>(input(num_tokens - history + i));
     for (int64_t i = 0; i < history; ++i) conv_state[c * history + i] = last[i];
   }
 }

@@ -57,8 +57,7 @@ void GatedDeltaRuleRecurrent(const float* q, const float* k, const float* v, con
 }
 
 void GatedDeltaRuleNaive(const float* q, const float* k, const float* v, const float* g,
-                         const float* beta, float* state, float* out,
-                         const GatedDeltaRuleDims& d) {
+                         const float* beta, float* state, float* out, const GatedDeltaRuleDims& d) {
   const int64_t dk = d.key_dim, dv = d.value_dim;
   for (int64_t j = 0; j < d.num_v_heads; ++j) {
     const HeadRows rows{d, j};
@@ -83,8 +82,8 @@ void GatedDeltaRuleNaive(const float* q, const float* k, const float* v, const f
 }
 
 void GatedDeltaRuleChunked(const float* q, const float* k, const float* v, const float* g,
-                           const float* beta, float* state, float* out,
-                           const GatedDeltaRuleDims& d, int64_t chunk_size) {
+                           const float* beta, float* state, float* out, const GatedDeltaRuleDims& d,
+                           int64_t chunk_size) {
   const int64_t dk = d.key_dim, dv = d.value_dim;
 #pragma omp parallel for if (d.num_v_heads * d.num_tokens * dk * dv >= 65536)
   for (int64_t j = 0; j < d.num_v_heads; ++j) {

@@ -73,7 +73,8 @@ void QuantizeRowsDynamicInt8(const float* x, int64_t m, int64_t k, int8_t* x_q, 
   if (Int8IsaSlot().load(std::memory_order_relaxed) == Int8Isa::kAvx512Vnni) {
     // Same operations vectorised (division, round half to even, clamp): the same bits.
 #pragma omp parallel for if (m * k >= kParallelQuantizeValues) schedule(static)
-    for (int64_t i = 0; i < m; ++i) isa::QuantizeRowDynamicAvx512(x + i * k, k, x_q + i * k, x_scale + i);
+    for (int64_t i = 0; i < m; ++i)
+      isa::QuantizeRowDynamicAvx512(x + i * k, k, x_q + i * k, x_scale + i);
     return;
   }
 #pragma omp parallel for if (m * k >= kParallelQuantizeValues) schedule(static)
@@ -174,7 +175,8 @@ void MatmulInt8(const int8_t* x_q, const int8_t* w_packed, const int32_t* w_row_
       float* yi = y + i * n + j0;
       if (x_scale != nullptr) {
         const float sx = x_scale[i];
-        for (int64_t r = 0; r < rows; ++r) yi[r] = (static_cast<float>(a[r]) * sx) * w_scale[j0 + r];
+        for (int64_t r = 0; r < rows; ++r)
+          yi[r] = (static_cast<float>(a[r]) * sx) * w_scale[j0 + r];
       } else {
         for (int64_t r = 0; r < rows; ++r) {
           const int64_t s = int64_t{a[r]} + (bias != nullptr ? bias[j0 + r] : 0);
@@ -195,7 +197,8 @@ void QuantizeRowsQ8_0(const float* x, int64_t m, int64_t k, int8_t* x_q, float* 
       for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(xb[j]));
       const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
       x_d[i * blocks + b] = tensor::HalfToFloat(tensor::FloatToHalf(d));
-      for (int j = 0; j < 32; ++j) x_q[i * k + 32 * b + j] = RoundClamp(xb[j] * id, -127.0f, 127.0f);
+      for (int j = 0; j < 32; ++j)
+        x_q[i * k + 32 * b + j] = RoundClamp(xb[j] * id, -127.0f, 127.0f);
     }
   }
 }
@@ -246,13 +249,13 @@ void MatmulQ8_0Int8(const int8_t* x_q, const float* x_d, const uint8_t* w_packed
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t g0 = c * kChunkGroups, count = std::min(groups - g0, kChunkGroups);
     const int64_t rows = std::min(n, 16 * (g0 + count)) - 16 * g0;
-    isa::Q8_0MatmulAvx512Vnni(xu, x_d, w_packed + g0 * blocks * 576, count, blocks, y + 16 * g0,
-                              n, m, rows);
+    isa::Q8_0MatmulAvx512Vnni(xu, x_d, w_packed + g0 * blocks * 576, count, blocks, y + 16 * g0, n,
+                              m, rows);
   }
 }
 
-void MatmulQ8_0Int8Naive(const int8_t* x_q, const float* x_d, const void* w, float* y,
-                         int64_t m, int64_t n, int64_t k) {
+void MatmulQ8_0Int8Naive(const int8_t* x_q, const float* x_d, const void* w, float* y, int64_t m,
+                         int64_t n, int64_t k) {
   const int64_t blocks = k / 32;
   const auto* src = static_cast<const uint8_t*>(w);
   for (int64_t i = 0; i < m; ++i) {
@@ -263,7 +266,8 @@ void MatmulQ8_0Int8Naive(const int8_t* x_q, const float* x_d, const void* w, flo
         uint16_t dh;
         std::memcpy(&dh, blk, 2);
         int32_t sum = 0;
-        for (int p = 0; p < 32; ++p) sum += x_q[i * k + 32 * b + p] * static_cast<int8_t>(blk[2 + p]);
+        for (int p = 0; p < 32; ++p)
+          sum += x_q[i * k + 32 * b + p] * static_cast<int8_t>(blk[2 + p]);
         acc = std::fma(static_cast<float>(sum), x_d[i * blocks + b] * tensor::HalfToFloat(dh), acc);
       }
       y[i * n + j] = acc;
@@ -289,9 +293,12 @@ void MatmulInt8Naive(const int8_t* x_q, const int8_t* w_q, const float* x_scale,
 
 const char* MatmulInt8Isa() {
   switch (Int8IsaSlot().load(std::memory_order_relaxed)) {
-    case Int8Isa::kAvx512Vnni: return "avx512vnni";
-    case Int8Isa::kAvx2: return "avx2";
-    case Int8Isa::kPortable: return "portable";
+    case Int8Isa::kAvx512Vnni:
+      return "avx512vnni";
+    case Int8Isa::kAvx2:
+      return "avx2";
+    case Int8Isa::kPortable:
+      return "portable";
   }
   return "?";
 }

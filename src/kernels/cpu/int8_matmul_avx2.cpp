@@ -25,14 +25,16 @@ void Int8MatmulAvx2(const int16_t* x16, const int8_t* packed, int64_t groups, in
         const __m256i xq = _mm256_set1_epi64x(quad);
         const int8_t* v = pg + q * 64;
         for (int j = 0; j < 4; ++j) {
-          const __m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 16 * j)));
+          const __m256i w =
+              _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 16 * j)));
           sum[j] = _mm256_add_epi32(sum[j], _mm256_madd_epi16(xq, w));
         }
       }
       for (int j = 0; j < 4; ++j) {
         alignas(32) int32_t lanes[8];
         _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sum[j]);
-        for (int r = 0; r < 4; ++r) acc[i * lda + 16 * g + 4 * j + r] = lanes[2 * r] + lanes[2 * r + 1];
+        for (int r = 0; r < 4; ++r)
+          acc[i * lda + 16 * g + 4 * j + r] = lanes[2 * r] + lanes[2 * r + 1];
       }
     }
   }

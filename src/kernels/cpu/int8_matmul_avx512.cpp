@@ -15,9 +15,9 @@ namespace {
 
 // y[a, 16·g + lane] for a < IR activation rows and g < JG groups of 16 packed rows.
 template <int IR, int JG>
-void Tile(const uint8_t* x, int64_t ldx, const int8_t* packed, int64_t kq,
-          const int32_t* row_sums, const float* x_scale, const float* w_scale,
-          const int32_t* bias, float* y, int64_t ldy, int64_t rows) {
+void Tile(const uint8_t* x, int64_t ldx, const int8_t* packed, int64_t kq, const int32_t* row_sums,
+          const float* x_scale, const float* w_scale, const int32_t* bias, float* y, int64_t ldy,
+          int64_t rows) {
   __m512i acc[IR][JG];
 #pragma GCC unroll 4
   for (int a = 0; a < IR; ++a) {
@@ -46,13 +46,13 @@ void Tile(const uint8_t* x, int64_t ldx, const int8_t* packed, int64_t kq,
   for (int g = 0; g < JG; ++g) {
     const int64_t left = rows - 16 * g;
     if (left <= 0) break;
-    const __mmask16 mask = left >= 16 ? static_cast<__mmask16>(0xffff)
-                                      : static_cast<__mmask16>((1u << left) - 1);
+    const __mmask16 mask =
+        left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
     const __m512i correction =
         _mm512_slli_epi32(_mm512_maskz_loadu_epi32(mask, row_sums + 16 * g), 7);
     const __m512 ws = _mm512_maskz_loadu_ps(mask, w_scale + 16 * g);
-    const __m512i b = bias != nullptr ? _mm512_maskz_loadu_epi32(mask, bias + 16 * g)
-                                      : _mm512_setzero_si512();
+    const __m512i b =
+        bias != nullptr ? _mm512_maskz_loadu_epi32(mask, bias + 16 * g) : _mm512_setzero_si512();
 #pragma GCC unroll 4
     for (int a = 0; a < IR; ++a) {
       const __m512i sum = _mm512_sub_epi32(acc[a][g], correction);
@@ -73,19 +73,27 @@ using TileFn = void (*)(const uint8_t*, int64_t, const int8_t*, int64_t, const i
 template <int IR>
 TileFn TileFor(int jg) {
   switch (jg) {
-    case 1: return &Tile<IR, 1>;
-    case 2: return &Tile<IR, 2>;
-    case 3: return &Tile<IR, 3>;
-    default: return &Tile<IR, 4>;
+    case 1:
+      return &Tile<IR, 1>;
+    case 2:
+      return &Tile<IR, 2>;
+    case 3:
+      return &Tile<IR, 3>;
+    default:
+      return &Tile<IR, 4>;
   }
 }
 
 TileFn TileFor(int ir, int jg) {
   switch (ir) {
-    case 1: return TileFor<1>(jg);
-    case 2: return TileFor<2>(jg);
-    case 3: return TileFor<3>(jg);
-    default: return TileFor<4>(jg);
+    case 1:
+      return TileFor<1>(jg);
+    case 2:
+      return TileFor<2>(jg);
+    case 3:
+      return TileFor<3>(jg);
+    default:
+      return TileFor<4>(jg);
   }
 }
 
@@ -104,7 +112,8 @@ void TileQ8(const uint8_t* x, int64_t ldx, const float* x_d, int64_t blocks, con
     __m512i w[8];
 #pragma GCC unroll 8
     for (int q = 0; q < 8; ++q) w[q] = _mm512_loadu_si512(blk + 64 * q);
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 512)));
+    const __m512 dw =
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 512)));
     const __m512i correction = _mm512_slli_epi32(
         _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 544))), 7);
 #pragma GCC unroll 4
@@ -125,11 +134,12 @@ void TileQ8(const uint8_t* x, int64_t ldx, const float* x_d, int64_t blocks, con
 #pragma GCC unroll 4
       for (int t = 1; t < NS; ++t) sum = _mm512_add_epi32(sum, part[t]);
       const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(x_d[a * blocks + b]), dw);
-      acc[a] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sum, correction)), scale, acc[a]);
+      acc[a] =
+          _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(sum, correction)), scale, acc[a]);
     }
   }
-  const __mmask16 mask = rows >= 16 ? static_cast<__mmask16>(0xffff)
-                                    : static_cast<__mmask16>((1u << rows) - 1);
+  const __mmask16 mask =
+      rows >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << rows) - 1);
 #pragma GCC unroll 4
   for (int a = 0; a < IR; ++a) _mm512_mask_storeu_ps(y + a * ldy, mask, acc[a]);
 }
@@ -150,10 +160,18 @@ void Q8_0MatmulAvx512Vnni(const uint8_t* x_u8, const float* x_d, const uint8_t* 
       const float* di = x_d + i * blocks;
       float* yi = y + i * ldy + 16 * g;
       switch (m - i < 4 ? m - i : 4) {
-        case 1: TileQ8<1>(xi, k, di, blocks, group, yi, ldy, left); break;
-        case 2: TileQ8<2>(xi, k, di, blocks, group, yi, ldy, left); break;
-        case 3: TileQ8<3>(xi, k, di, blocks, group, yi, ldy, left); break;
-        default: TileQ8<4>(xi, k, di, blocks, group, yi, ldy, left); break;
+        case 1:
+          TileQ8<1>(xi, k, di, blocks, group, yi, ldy, left);
+          break;
+        case 2:
+          TileQ8<2>(xi, k, di, blocks, group, yi, ldy, left);
+          break;
+        case 3:
+          TileQ8<3>(xi, k, di, blocks, group, yi, ldy, left);
+          break;
+        default:
+          TileQ8<4>(xi, k, di, blocks, group, yi, ldy, left);
+          break;
       }
     }
   }

@@ -79,7 +79,8 @@ void MatmulStrided(const float* x, const float* w, float* y, int64_t m, int64_t 
   dnnl::memory src(p.src_md, eng, const_cast<float*>(x));
   dnnl::memory weights(p.weights_md, eng, const_cast<float*>(w));
   dnnl::memory dst(p.dst_md, eng, y);
-  p.primitive.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
+  p.primitive.execute(stream,
+                      {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
   stream.wait();
 }
 

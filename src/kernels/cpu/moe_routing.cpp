@@ -11,8 +11,8 @@
 
 namespace tandem::kernels {
 
-void TopKRouting(const float* router_logits, int64_t num_tokens, int64_t num_experts,
-                 int64_t top_k, int32_t* expert_ids, float* weights) {
+void TopKRouting(const float* router_logits, int64_t num_tokens, int64_t num_experts, int64_t top_k,
+                 int32_t* expert_ids, float* weights) {
   TANDEM_CHECK(top_k > 0 && top_k <= num_experts)
       << "top_k " << top_k << " must be in [1, " << num_experts << "]";
 #pragma omp parallel for if (num_tokens >= 64)
@@ -41,7 +41,8 @@ void TopKRoutingNaive(const float* router_logits, int64_t num_tokens, int64_t nu
   for (int64_t t = 0; t < num_tokens; ++t) {
     std::vector<double> probs(num_experts);
     double mx = router_logits[t * num_experts];
-    for (int64_t e = 0; e < num_experts; ++e) mx = std::max(mx, (double)router_logits[t * num_experts + e]);
+    for (int64_t e = 0; e < num_experts; ++e)
+      mx = std::max(mx, (double)router_logits[t * num_experts + e]);
     double sum = 0.0;
     for (int64_t e = 0; e < num_experts; ++e) {
       probs[e] = std::exp(router_logits[t * num_experts + e] - mx);

@@ -28,8 +28,8 @@ void MapRows(const int32_t* query_start_loc, const int32_t* seq_lens, int32_t nu
   for (int32_t s = 0; s < num_seqs; ++s) {
     const int32_t begin = query_start_loc[s];
     const int32_t q_len = query_start_loc[s + 1] - begin;
-    TANDEM_CHECK(q_len <= seq_lens[s]) << "sequence " << s << " has " << q_len
-                                       << " query rows but seq_len " << seq_lens[s];
+    TANDEM_CHECK(q_len <= seq_lens[s])
+        << "sequence " << s << " has " << q_len << " query rows but seq_len " << seq_lens[s];
     for (int32_t j = 0; j < q_len; ++j) {
       row_seq[begin + j] = s;
       row_pos[begin + j] = seq_lens[s] - q_len + j;
@@ -73,8 +73,8 @@ void GatherContext(const unsigned char* kc, const unsigned char* vc,
 // tokens), blocked: per (kv head, block of kQueryBlock rows) S = Q · Kᵀ and O = softmax(S) · V are
 // two matmuls over the block's causal context; tasks run in parallel, each matmul on its thread.
 void AttendBlocked(const float* q, const unsigned char* kc, const unsigned char* vc,
-                   const std::vector<int32_t>& table, int64_t begin, int64_t q_len,
-                   int64_t seq_len, const PagedAttentionParams& p, float* out) {
+                   const std::vector<int32_t>& table, int64_t begin, int64_t q_len, int64_t seq_len,
+                   const PagedAttentionParams& p, float* out) {
   const int64_t hd = p.head_dim, heads = p.num_heads;
   const int64_t group = p.num_heads / p.num_kv_heads;
   const int64_t blocks = (q_len + kQueryBlock - 1) / kQueryBlock;
@@ -169,8 +169,8 @@ void PagedAttention(const float* q, const void* key_cache, const void* value_cac
     const float* qr = q + (t * p.num_heads + h) * hd;
     float mx = -INFINITY;
     for (int64_t pos = 0; pos < ctx_len; ++pos) {
-      const int64_t slot = static_cast<int64_t>(table[pos / p.block_size]) * p.block_size +
-                           pos % p.block_size;
+      const int64_t slot =
+          static_cast<int64_t>(table[pos / p.block_size]) * p.block_size + pos % p.block_size;
       const unsigned char* kr = kc + (slot * kv_stride + kvh * hd) * elem;
       scores[pos] = DotWidened(qr, kr, p.kv_dtype, hd) * p.scale;
       mx = std::max(mx, scores[pos]);
@@ -184,8 +184,8 @@ void PagedAttention(const float* q, const void* key_cache, const void* value_cac
     float* o = out + (t * p.num_heads + h) * hd;
     std::fill(o, o + hd, 0.0f);
     for (int64_t pos = 0; pos < ctx_len; ++pos) {
-      const int64_t slot = static_cast<int64_t>(table[pos / p.block_size]) * p.block_size +
-                           pos % p.block_size;
+      const int64_t slot =
+          static_cast<int64_t>(table[pos / p.block_size]) * p.block_size + pos % p.block_size;
       const unsigned char* vr = vc + (slot * kv_stride + kvh * hd) * elem;
       AxpyWidened(scores[pos] * inv, vr, p.kv_dtype, o, hd);
     }
@@ -193,8 +193,8 @@ void PagedAttention(const float* q, const void* key_cache, const void* value_cac
 }
 
 void PagedAttentionNaive(const float* q, const void* key_cache_raw, const void* value_cache_raw,
-                         const int32_t* query_start_loc, const int32_t* seq_lens,
-                         int32_t num_seqs, const std::vector<std::vector<int32_t>>& block_tables,
+                         const int32_t* query_start_loc, const int32_t* seq_lens, int32_t num_seqs,
+                         const std::vector<std::vector<int32_t>>& block_tables,
                          const PagedAttentionParams& p, float* out) {
   const int64_t hd = p.head_dim;
   // Element i of a cache, widened by the reference conversions of tensor/dtype.h.
@@ -209,8 +209,9 @@ void PagedAttentionNaive(const float* q, const void* key_cache_raw, const void* 
     const int64_t len = seq_lens[s];
     std::vector<double> k(len * kv_stride), v(len * kv_stride);
     for (int64_t pos = 0; pos < len; ++pos) {
-      const int64_t slot = static_cast<int64_t>(block_tables[s][pos / p.block_size]) * p.block_size +
-                           pos % p.block_size;
+      const int64_t slot =
+          static_cast<int64_t>(block_tables[s][pos / p.block_size]) * p.block_size +
+          pos % p.block_size;
       for (int64_t i = 0; i < kv_stride; ++i) {
         k[pos * kv_stride + i] = at(key_cache_raw, slot * kv_stride + i);
         v[pos * kv_stride + i] = at(value_cache_raw, slot * kv_stride + i);
@@ -227,14 +228,16 @@ void PagedAttentionNaive(const float* q, const void* key_cache_raw, const void* 
         double mx = -INFINITY, sum = 0.0;
         for (int64_t pos = 0; pos <= last; ++pos) {
           double dot = 0.0;
-          for (int64_t d = 0; d < hd; ++d) dot += q[(t * p.num_heads + h) * hd + d] * k[pos * kv_stride + kvh * hd + d];
+          for (int64_t d = 0; d < hd; ++d)
+            dot += q[(t * p.num_heads + h) * hd + d] * k[pos * kv_stride + kvh * hd + d];
           w[pos] = dot * p.scale;
           mx = std::max(mx, w[pos]);
         }
         for (double& x : w) sum += (x = std::exp(x - mx));
         for (int64_t d = 0; d < hd; ++d) {
           double acc = 0.0;
-          for (int64_t pos = 0; pos <= last; ++pos) acc += w[pos] / sum * v[pos * kv_stride + kvh * hd + d];
+          for (int64_t pos = 0; pos <= last; ++pos)
+            acc += w[pos] / sum * v[pos * kv_stride + kvh * hd + d];
           out[(t * p.num_heads + h) * hd + d] = static_cast<float>(acc);
         }
       }
@@ -243,8 +246,7 @@ void PagedAttentionNaive(const float* q, const void* key_cache_raw, const void* 
 }
 
 void WriteKvCache(const float* k, const float* v, const int64_t* slot_mapping, int64_t num_tokens,
-                  int64_t kv_row_size, void* key_cache, void* value_cache,
-                  tensor::DType kv_dtype) {
+                  int64_t kv_row_size, void* key_cache, void* value_cache, tensor::DType kv_dtype) {
   for (int64_t t = 0; t < num_tokens; ++t) {
     const int64_t slot = slot_mapping[t];
     if (slot < 0) continue;

@@ -27,7 +27,8 @@ void SoftmaxNaive(float* x, int64_t rows, int64_t n) {
     for (int64_t i = 1; i < n; ++i) mx = std::max(mx, static_cast<double>(x[r * n + i]));
     double sum = 0.0;
     for (int64_t i = 0; i < n; ++i) sum += std::exp(x[r * n + i] - mx);
-    for (int64_t i = 0; i < n; ++i) x[r * n + i] = static_cast<float>(std::exp(x[r * n + i] - mx) / sum);
+    for (int64_t i = 0; i < n; ++i)
+      x[r * n + i] = static_cast<float>(std::exp(x[r * n + i] - mx) / sum);
   }
 }
 

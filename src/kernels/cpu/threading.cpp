@@ -27,8 +27,10 @@ Result<std::vector<int>> BindThreadsToCores(int first, int num_threads) {
   }
   if (num_threads < 1 || first < 0 || first + num_threads > static_cast<int>(cpus.size())) {
     return InvalidArgument("enable_cpu_binding: CPUs [" + std::to_string(first) + ", " +
-                           std::to_string(first + num_threads) + ") asked for, but this process "
-                           "may run on " + std::to_string(cpus.size()) +
+                           std::to_string(first + num_threads) +
+                           ") asked for, but this process "
+                           "may run on " +
+                           std::to_string(cpus.size()) +
                            " CPUs; lower --num-threads so every rank gets its own cores");
   }
   std::vector<int> used(num_threads, -1);

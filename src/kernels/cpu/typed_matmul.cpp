@@ -41,11 +41,16 @@ Isa TheIsa() { return IsaSlot().load(std::memory_order_relaxed); }
 
 int WeightCodeOf(tensor::DType dtype) {
   switch (dtype) {
-    case tensor::DType::kF32: return isa::kWeightF32;
-    case tensor::DType::kF16: return isa::kWeightF16;
-    case tensor::DType::kBF16: return isa::kWeightBF16;
-    case tensor::DType::kQ8_0: return isa::kWeightQ8_0;
-    default: break;
+    case tensor::DType::kF32:
+      return isa::kWeightF32;
+    case tensor::DType::kF16:
+      return isa::kWeightF16;
+    case tensor::DType::kBF16:
+      return isa::kWeightBF16;
+    case tensor::DType::kQ8_0:
+      return isa::kWeightQ8_0;
+    default:
+      break;
   }
   TANDEM_CHECK(false) << "matmul weight dtype " << tensor::DTypeName(dtype)
                       << " has no kernel (F32, F16, BF16, Q8_0)";
@@ -65,8 +70,8 @@ float WidenOne(const void* w, tensor::DType dtype, int64_t i) {
   return dtype == tensor::DType::kF16 ? tensor::HalfToFloat(h) : tensor::BFloat16ToFloat(h);
 }
 
-void FusedRange(const float* x, const void* w, tensor::DType dtype, float* y, int64_t m,
-                int64_t n, int64_t k, int64_t j0, int64_t j1) {
+void FusedRange(const float* x, const void* w, tensor::DType dtype, float* y, int64_t m, int64_t n,
+                int64_t k, int64_t j0, int64_t j1) {
   switch (TheIsa()) {
     case Isa::kAvx512:
       return isa::FusedMatmulAvx512(x, w, WeightCodeOf(dtype), y, m, n, k, j0, j1);
@@ -88,8 +93,8 @@ void FusedRange(const float* x, const void* w, tensor::DType dtype, float* y, in
 // more than it saves on stories260K-sized layers).
 constexpr int64_t kParallelMinElements = 1 << 15;
 
-void FusedMatmul(const float* x, const void* w, tensor::DType dtype, float* y, int64_t m,
-                 int64_t n, int64_t k) {
+void FusedMatmul(const float* x, const void* w, tensor::DType dtype, float* y, int64_t m, int64_t n,
+                 int64_t k) {
   const int threads = n * k < kParallelMinElements ? 1 : omp_get_max_threads();
   if (threads == 1) return FusedRange(x, w, dtype, y, m, n, k, 0, n);
   // Chunks of kChunkRows weight rows (whole 4-row blocks), handed out dynamically: a thread
@@ -104,8 +109,8 @@ void FusedMatmul(const float* x, const void* w, tensor::DType dtype, float* y, i
   }
 }
 
-void TiledMatmul(const float* x, const void* w, tensor::DType dtype, float* y, int64_t m,
-                 int64_t n, int64_t k) {
+void TiledMatmul(const float* x, const void* w, tensor::DType dtype, float* y, int64_t m, int64_t n,
+                 int64_t k) {
   // Rows per tile: about 512 KiB of f32 (in L2 while oneDNN multiplies it), 64 … 256 rows
   // (oneDNN's GEMM loses half its speed below 64 output columns).
   const int64_t tile = std::clamp<int64_t>((int64_t{1} << 17) / k / 16 * 16, 64, 256);
@@ -130,8 +135,10 @@ void TiledMatmul(const float* x, const void* w, tensor::DType dtype, float* y, i
 
 void WidenToF32(const void* src, tensor::DType dtype, float* dst, int64_t count) {
   switch (TheIsa()) {
-    case Isa::kAvx512: return isa::WidenAvx512(src, WeightCodeOf(dtype), dst, count);
-    case Isa::kAvx2: return isa::WidenAvx2(src, WeightCodeOf(dtype), dst, count);
+    case Isa::kAvx512:
+      return isa::WidenAvx512(src, WeightCodeOf(dtype), dst, count);
+    case Isa::kAvx2:
+      return isa::WidenAvx2(src, WeightCodeOf(dtype), dst, count);
     case Isa::kPortable:
       for (int64_t i = 0; i < count; ++i) dst[i] = WidenOne(src, dtype, i);
       return;
@@ -182,9 +189,12 @@ bool ForceMatmulTypedIsa(const char* name) {
 
 float DotWidened(const float* a, const void* b, tensor::DType b_dtype, int64_t n) {
   switch (TheIsa()) {
-    case Isa::kAvx512: return isa::DotAvx512(a, b, WeightCodeOf(b_dtype), n);
-    case Isa::kAvx2: return isa::DotAvx2(a, b, WeightCodeOf(b_dtype), n);
-    case Isa::kPortable: break;
+    case Isa::kAvx512:
+      return isa::DotAvx512(a, b, WeightCodeOf(b_dtype), n);
+    case Isa::kAvx2:
+      return isa::DotAvx2(a, b, WeightCodeOf(b_dtype), n);
+    case Isa::kPortable:
+      break;
   }
   float acc = 0.0f;
   for (int64_t p = 0; p < n; ++p) acc += a[p] * WidenOne(b, b_dtype, p);
@@ -193,18 +203,24 @@ float DotWidened(const float* a, const void* b, tensor::DType b_dtype, int64_t n
 
 void AxpyWidened(float alpha, const void* x, tensor::DType x_dtype, float* y, int64_t n) {
   switch (TheIsa()) {
-    case Isa::kAvx512: return isa::AxpyAvx512(alpha, x, WeightCodeOf(x_dtype), y, n);
-    case Isa::kAvx2: return isa::AxpyAvx2(alpha, x, WeightCodeOf(x_dtype), y, n);
-    case Isa::kPortable: break;
+    case Isa::kAvx512:
+      return isa::AxpyAvx512(alpha, x, WeightCodeOf(x_dtype), y, n);
+    case Isa::kAvx2:
+      return isa::AxpyAvx2(alpha, x, WeightCodeOf(x_dtype), y, n);
+    case Isa::kPortable:
+      break;
   }
   for (int64_t p = 0; p < n; ++p) y[p] += alpha * WidenOne(x, x_dtype, p);
 }
 
 const char* MatmulTypedIsa() {
   switch (TheIsa()) {
-    case Isa::kAvx512: return "avx512";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kPortable: return "portable";
+    case Isa::kAvx512:
+      return "avx512";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kPortable:
+      return "portable";
   }
   return "?";
 }

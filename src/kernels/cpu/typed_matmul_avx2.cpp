@@ -14,7 +14,8 @@ struct Isa {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
   static V LoadBF16(const uint16_t* p) {
-    const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256i wide =
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
   }
   static V Fma(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
@@ -28,7 +29,8 @@ struct Isa {
   static V Set1(float x) { return _mm256_set1_ps(x); }
   static V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
   static V LoadQ8(const int8_t* p) {
-    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+    return _mm256_cvtepi32_ps(
+        _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
   }
   static float HalfToFloat(uint16_t h) { return _cvtsh_ss(h); }
 };

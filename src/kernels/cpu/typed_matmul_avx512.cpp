@@ -14,7 +14,8 @@ struct Isa {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
   static V LoadBF16(const uint16_t* p) {
-    const __m512i wide = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    const __m512i wide =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
     return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
   }
   static V Fma(V a, V b, V acc) { return _mm512_fmadd_ps(a, b, acc); }
@@ -24,7 +25,8 @@ struct Isa {
   static V Set1(float x) { return _mm512_set1_ps(x); }
   static V Mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static V LoadQ8(const int8_t* p) {
-    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+    return _mm512_cvtepi32_ps(
+        _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
   }
   static float HalfToFloat(uint16_t h) { return _cvtsh_ss(h); }
 };

@@ -38,9 +38,7 @@ std::string LayerName(WeightFormat f, int layer, const char* gguf, const char* h
                                   : "model.layers." + n + "." + hf + ".weight";
 }
 
-ModelInfo LlamaInfo(const LlamaConfig& c) {
-  return ModelInfoFromConfig(c);
-}
+ModelInfo LlamaInfo(const LlamaConfig& c) { return ModelInfoFromConfig(c); }
 
 // 2a. Declares every weight with its TP split (vLLM LlamaForCausalLM / MixtralForCausalLM,
 // with or without expert parallel) so that all are checked against the file headers before
@@ -97,8 +95,8 @@ Status LoadLlamaLayer(const LlamaConfig& c, WeightFormat f, int l, const TpConte
   TANDEM_ASSIGN_OR_RETURN(auto wk, r.ReadStored(name("attn_k", "self_attn.k_proj")));
   TANDEM_ASSIGN_OR_RETURN(auto wv, r.ReadStored(name("attn_v", "self_attn.v_proj")));
   TANDEM_ASSIGN_OR_RETURN(auto wo, r.ReadStored(name("attn_output", "self_attn.o_proj")));
-  const AttentionDims dims = LocalAttentionDims(
-      AttentionDims{c.hidden_size, c.num_heads, c.num_kv_heads, c.head_dim}, tp);
+  const AttentionDims dims =
+      LocalAttentionDims(AttentionDims{c.hidden_size, c.num_heads, c.num_kv_heads, c.head_dim}, tp);
   if (f == WeightFormat::kGguf) {  // the permutation is within each head: whole-head shards
     wq = UnpermuteRope(wq, dims.num_heads, hd);
     wk = UnpermuteRope(wk, dims.num_kv_heads, hd);
@@ -117,7 +115,8 @@ Status LoadLlamaLayer(const LlamaConfig& c, WeightFormat f, int l, const TpConte
     std::vector<int64_t> rows;
     for (int64_t x = 0; x < experts; ++x) {
       for (int64_t half = 0; half < 2; ++half) {
-        for (int64_t f = 0; f < local_ff; ++f) rows.push_back(half * experts * local_ff + x * local_ff + f);
+        for (int64_t f = 0; f < local_ff; ++f)
+          rows.push_back(half * experts * local_ff + x * local_ff + f);
       }
     }
     tensor::Tensor gate_up = tensor::GatherRows(tensor::ConcatRows({&gate, &up}), rows);

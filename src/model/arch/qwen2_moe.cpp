@@ -58,13 +58,13 @@ Result<std::unique_ptr<Model>> LoadQwen2Moe(const QwenConfig& c, const WeightSou
     layer.mixer = std::make_unique<Attention>(local, std::move(aw), rope);
     layer.sparse = c.IsSparseLayer(l);
     if (!layer.sparse) {
-      TANDEM_ASSIGN_OR_RETURN(
-          layer.mlp, LoadHfMlp(r, prefix(l) + ".mlp", c.hidden_size, c.intermediate_size));
+      TANDEM_ASSIGN_OR_RETURN(layer.mlp,
+                              LoadHfMlp(r, prefix(l) + ".mlp", c.hidden_size, c.intermediate_size));
       continue;
     }
-    TANDEM_ASSIGN_OR_RETURN(layer.moe, LoadHfMoe(r, prefix(l) + ".mlp", c.num_experts,
-                                                 c.num_experts_per_tok, c.hidden_size,
-                                                 c.moe_intermediate_size, c.norm_topk_prob));
+    TANDEM_ASSIGN_OR_RETURN(layer.moe,
+                            LoadHfMoe(r, prefix(l) + ".mlp", c.num_experts, c.num_experts_per_tok,
+                                      c.hidden_size, c.moe_intermediate_size, c.norm_topk_prob));
     layer.has_shared_expert = shared;
     if (shared) {
       TANDEM_ASSIGN_OR_RETURN(layer.shared_expert,
@@ -73,8 +73,7 @@ Result<std::unique_ptr<Model>> LoadQwen2Moe(const QwenConfig& c, const WeightSou
     }
   }
   // 3. Forward: the shared decoder stack.
-  return std::unique_ptr<Model>(
-      std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w), tp));
+  return std::unique_ptr<Model>(std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w), tp));
 }
 
 }  // namespace tandem::model

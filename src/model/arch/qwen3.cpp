@@ -52,8 +52,7 @@ Result<std::unique_ptr<Model>> LoadQwen3(const QwenConfig& c, const WeightSource
                             LoadHfMlp(r, prefix(l) + ".mlp", c.hidden_size, c.intermediate_size));
   }
   // 3. Forward: the shared decoder stack.
-  return std::unique_ptr<Model>(
-      std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w), tp));
+  return std::unique_ptr<Model>(std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w), tp));
 }
 
 }  // namespace tandem::model

@@ -67,8 +67,7 @@ std::vector<float> Cols(const std::vector<float>& x, int64_t rows, int64_t width
 
 void DeclareAttention(ShardedReader& r, const Qwen35Config& c, const std::string& a) {
   const int64_t h = c.hidden_size, d = c.head_dim;
-  r.Declare(a + "q_proj.weight", {2 * c.num_heads * d, h},
-            ColumnParallel("query heads", 0, 2 * d));
+  r.Declare(a + "q_proj.weight", {2 * c.num_heads * d, h}, ColumnParallel("query heads", 0, 2 * d));
   r.Declare(a + "k_proj.weight", {c.num_kv_heads * d, h}, KvHeadParallel(d));
   r.Declare(a + "v_proj.weight", {c.num_kv_heads * d, h}, KvHeadParallel(d));
   r.Declare(a + "o_proj.weight", {h, c.num_heads * d}, RowParallel("query heads", d));
@@ -145,8 +144,8 @@ Result<std::unique_ptr<TokenMixer>> LoadAttention(const ShardedReader& r, const 
   w.output_gate = true;
   RotaryEmbedding rope{c.head_dim, c.rope_theta, kernels::RopeStyle::kNeox};
   rope.rotary_dim = c.rotary_dim();
-  const AttentionDims dims = LocalAttentionDims(
-      AttentionDims{c.hidden_size, c.num_heads, c.num_kv_heads, c.head_dim}, tp);
+  const AttentionDims dims =
+      LocalAttentionDims(AttentionDims{c.hidden_size, c.num_heads, c.num_kv_heads, c.head_dim}, tp);
   return std::unique_ptr<TokenMixer>(std::make_unique<Attention>(dims, std::move(w), rope));
 }
 
@@ -247,9 +246,11 @@ Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const Weight
   }
   const Names n = NamesOf(src);
   const bool tied = c.tie_word_embeddings && !src.HasTensor(n.lm_head);
-  TLOG_INFO("{}: text model only (vision tower not loaded); {} MTP layer(s) in the checkpoint, "
-            "{}", c.architecture, c.mtp_num_hidden_layers,
-            load_mtp ? "loaded as the drafter" : "not loaded (no MTP speculation asked)");
+  TLOG_INFO(
+      "{}: text model only (vision tower not loaded); {} MTP layer(s) in the checkpoint, "
+      "{}",
+      c.architecture, c.mtp_num_hidden_layers,
+      load_mtp ? "loaded as the drafter" : "not loaded (no MTP speculation asked)");
   // 2. Weights: declare every one, check them all against the file, then read.
   ShardedReader r(src, tp);
   const int64_t h = c.hidden_size;
@@ -305,8 +306,9 @@ Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const Weight
                             LoadMoe(r, c, p + "mlp.", gate_up_names[l], down_names[l], tp));
     layer.has_shared_expert = c.shared_expert_intermediate_size > 0;
     if (layer.has_shared_expert) {
-      TANDEM_ASSIGN_OR_RETURN(layer.shared_expert,
-                              LoadHfSharedExpert(r, p + "mlp", h, c.shared_expert_intermediate_size));
+      TANDEM_ASSIGN_OR_RETURN(
+          layer.shared_expert,
+          LoadHfSharedExpert(r, p + "mlp", h, c.shared_expert_intermediate_size));
     }
   }
   // 3. Forward: the shared decoder stack (+ the MTP head when asked).
@@ -328,8 +330,8 @@ Result<std::unique_ptr<MtpModule>> LoadQwen35Mtp(const Qwen35Config& c, const We
   const std::string p = "mtp.layers.0.";
   ShardedReader r(src, tp);
   r.Declare("mtp.fc.weight", {h, 2 * h}, Replicated());
-  for (const char* norm : {"mtp.pre_fc_norm_embedding.weight", "mtp.pre_fc_norm_hidden.weight",
-                           "mtp.norm.weight"}) {
+  for (const char* norm :
+       {"mtp.pre_fc_norm_embedding.weight", "mtp.pre_fc_norm_hidden.weight", "mtp.norm.weight"}) {
     r.Declare(norm, {h}, Replicated());
   }
   r.Declare(p + "input_layernorm.weight", {h}, Replicated());
@@ -364,9 +366,8 @@ Result<std::unique_ptr<MtpModule>> LoadQwen35Mtp(const Qwen35Config& c, const We
   TANDEM_ASSIGN_OR_RETURN(layer.moe, LoadMoe(r, c, p + "mlp.", gate_up, down, tp));
   layer.has_shared_expert = c.shared_expert_intermediate_size > 0;
   if (layer.has_shared_expert) {
-    TANDEM_ASSIGN_OR_RETURN(
-        layer.shared_expert,
-        LoadHfSharedExpert(r, p + "mlp", h, c.shared_expert_intermediate_size));
+    TANDEM_ASSIGN_OR_RETURN(layer.shared_expert,
+                            LoadHfSharedExpert(r, p + "mlp", h, c.shared_expert_intermediate_size));
   }
   return std::make_unique<MtpModule>(std::move(w), h, tp);
 }

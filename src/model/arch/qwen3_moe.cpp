@@ -55,17 +55,16 @@ Result<std::unique_ptr<Model>> LoadQwen3Moe(const QwenConfig& c, const WeightSou
     layer.mixer = std::make_unique<Attention>(local, std::move(aw), rope);
     layer.sparse = c.IsSparseLayer(l);
     if (layer.sparse) {
-      TANDEM_ASSIGN_OR_RETURN(layer.moe, LoadHfMoe(r, prefix(l) + ".mlp", c.num_experts,
-                                                   c.num_experts_per_tok, c.hidden_size,
-                                                   c.moe_intermediate_size, c.norm_topk_prob));
+      TANDEM_ASSIGN_OR_RETURN(layer.moe,
+                              LoadHfMoe(r, prefix(l) + ".mlp", c.num_experts, c.num_experts_per_tok,
+                                        c.hidden_size, c.moe_intermediate_size, c.norm_topk_prob));
     } else {
-      TANDEM_ASSIGN_OR_RETURN(
-          layer.mlp, LoadHfMlp(r, prefix(l) + ".mlp", c.hidden_size, c.intermediate_size));
+      TANDEM_ASSIGN_OR_RETURN(layer.mlp,
+                              LoadHfMlp(r, prefix(l) + ".mlp", c.hidden_size, c.intermediate_size));
     }
   }
   // 3. Forward: the shared decoder stack.
-  return std::unique_ptr<Model>(
-      std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w), tp));
+  return std::unique_ptr<Model>(std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w), tp));
 }
 
 }  // namespace tandem::model

@@ -43,8 +43,7 @@ int64_t CountCheckpointLayers(const std::vector<std::string>& tensor_names) {
   int64_t count = 0;
   for (const std::string& name : tensor_names) {
     if (name.rfind("mtp.", 0) == 0) continue;
-    for (size_t at = name.find(kLayers); at != std::string::npos;
-         at = name.find(kLayers, at + 1)) {
+    for (size_t at = name.find(kLayers); at != std::string::npos; at = name.find(kLayers, at + 1)) {
       if (at != 0 && name[at - 1] != '.') continue;
       const char* begin = name.data() + at + kLayers.size();
       const char* end = name.data() + name.size();
@@ -70,12 +69,11 @@ Status CheckLayerCount(const std::string& config_path, const nlohmann::json& con
                                   : field->get<int64_t>() == present) {
     return Status::Ok();
   }
-  return InvalidArgument("'" + config_path + "': num_hidden_layers is " + field->dump() +
-                         " but the checkpoint holds tensors for " + std::to_string(present) +
-                         " layers" +
-                         (present > 0 ? " (layers.0 … layers." + std::to_string(present - 1) + ")"
-                                      : "") +
-                         "; the two must agree");
+  return InvalidArgument(
+      "'" + config_path + "': num_hidden_layers is " + field->dump() +
+      " but the checkpoint holds tensors for " + std::to_string(present) + " layers" +
+      (present > 0 ? " (layers.0 … layers." + std::to_string(present - 1) + ")" : "") +
+      "; the two must agree");
 }
 
 Status CheckHfLayerCount(const std::string& dir, const std::vector<std::string>& tensor_names) {

@@ -16,7 +16,9 @@ namespace tandem::model {
 
 Status LlamaConfig::Validate() const {
   auto positive = [](const char* name, int64_t v) -> Status {
-    if (v <= 0) return InvalidArgument(std::string("model config ") + name + " must be > 0, got " + std::to_string(v));
+    if (v <= 0)
+      return InvalidArgument(std::string("model config ") + name + " must be > 0, got " +
+                             std::to_string(v));
     return Status::Ok();
   };
   TANDEM_RETURN_IF_ERROR(positive("vocab_size", vocab_size));
@@ -30,10 +32,13 @@ Status LlamaConfig::Validate() const {
     return InvalidArgument("model config num_heads " + std::to_string(num_heads) +
                            " is not a multiple of num_kv_heads " + std::to_string(num_kv_heads));
   }
-  if (head_dim % 2 != 0) return InvalidArgument("model config head_dim " + std::to_string(head_dim) + " must be even (RoPE)");
+  if (head_dim % 2 != 0)
+    return InvalidArgument("model config head_dim " + std::to_string(head_dim) +
+                           " must be even (RoPE)");
   TANDEM_RETURN_IF_ERROR(CheckNormEpsAndRopeTheta(rms_norm_eps, rope_theta));
   if (num_experts > 0 && (num_experts_per_tok <= 0 || num_experts_per_tok > num_experts)) {
-    return InvalidArgument("model config num_experts_per_tok " + std::to_string(num_experts_per_tok) +
+    return InvalidArgument("model config num_experts_per_tok " +
+                           std::to_string(num_experts_per_tok) +
                            " must be in [1, num_experts=" + std::to_string(num_experts) + "]");
   }
   return Status::Ok();
@@ -52,8 +57,8 @@ Status CheckNormEpsAndRopeTheta(float rms_norm_eps, float rope_theta) {
   return Status::Ok();
 }
 
-Result<float> GgufPositiveFloatOr(const GgufReader& gguf, const std::string& key,
-                                  const char* field, double fallback) {
+Result<float> GgufPositiveFloatOr(const GgufReader& gguf, const std::string& key, const char* field,
+                                  double fallback) {
   TANDEM_ASSIGN_OR_RETURN(const double v, gguf.GetFloatOr(key, fallback));
   if (!(v > 0.0) || !std::isfinite(static_cast<float>(v))) {
     return InvalidArgument("GGUF file '" + gguf.path() + "': " + key + " (" + field + ") is " +
@@ -97,7 +102,8 @@ Result<int32_t> GgufVocabSize(const GgufReader& gguf) {
   // llama.cpp's rule: one token per embedding row. Fewer tokens would leave ids the model
   // samples with no text (a server answering ""); none at all, no tokenizer.
   const auto tokens = gguf.metadata().find("tokenizer.ggml.tokens");
-  if (tokens != gguf.metadata().end() && static_cast<int64_t>(tokens->second.array.size()) != rows) {
+  if (tokens != gguf.metadata().end() &&
+      static_cast<int64_t>(tokens->second.array.size()) != rows) {
     return InvalidArgument("GGUF file '" + gguf.path() + "': tokenizer.ggml.tokens holds " +
                            std::to_string(tokens->second.array.size()) +
                            " tokens but token_embd.weight has " + std::to_string(rows) +
@@ -125,13 +131,14 @@ Result<LlamaConfig> LlamaConfigFromGguf(const GgufReader& gguf) {
   TANDEM_ASSIGN_OR_RETURN(int64_t ff, gguf.GetInt("llama.feed_forward_length"));
   TANDEM_ASSIGN_OR_RETURN(c.rope_theta,
                           GgufPositiveFloatOr(gguf, "llama.rope.freq_base", "rope_theta", 10000.0));
-  TANDEM_ASSIGN_OR_RETURN(c.rms_norm_eps,
-                          GgufPositiveFloatOr(gguf, "llama.attention.layer_norm_rms_epsilon",
-                                              "rms_norm_eps", 1e-5));
+  TANDEM_ASSIGN_OR_RETURN(
+      c.rms_norm_eps,
+      GgufPositiveFloatOr(gguf, "llama.attention.layer_norm_rms_epsilon", "rms_norm_eps", 1e-5));
   TANDEM_ASSIGN_OR_RETURN(int64_t ctx, gguf.GetIntOr("llama.context_length", 2048));
   TANDEM_ASSIGN_OR_RETURN(int64_t experts, gguf.GetIntOr("llama.expert_count", 0));
   TANDEM_ASSIGN_OR_RETURN(int64_t experts_used, gguf.GetIntOr("llama.expert_used_count", 0));
-  TANDEM_ASSIGN_OR_RETURN(int64_t head_dim, gguf.GetIntOr("llama.attention.key_length", heads > 0 ? dim / heads : 0));
+  TANDEM_ASSIGN_OR_RETURN(int64_t head_dim,
+                          gguf.GetIntOr("llama.attention.key_length", heads > 0 ? dim / heads : 0));
   c.hidden_size = static_cast<int32_t>(dim);
   c.num_layers = static_cast<int32_t>(layers);
   c.num_heads = static_cast<int32_t>(heads);

@@ -11,20 +11,20 @@
 namespace tandem::model {
 
 struct LlamaConfig {
-  std::string architecture;           // "llama" (GGUF) or "LlamaForCausalLM" (HF)
+  std::string architecture;  // "llama" (GGUF) or "LlamaForCausalLM" (HF)
   int32_t vocab_size = 0;
-  int32_t hidden_size = 0;            // embedding_length
-  int32_t num_layers = 0;             // block_count
+  int32_t hidden_size = 0;  // embedding_length
+  int32_t num_layers = 0;   // block_count
   int32_t num_heads = 0;
   int32_t num_kv_heads = 0;
   int32_t head_dim = 0;
-  int32_t intermediate_size = 0;      // FFN width (per expert for MoE)
+  int32_t intermediate_size = 0;  // FFN width (per expert for MoE)
   int32_t max_position_embeddings = 0;
-  int32_t num_experts = 0;            // 0 = dense
+  int32_t num_experts = 0;  // 0 = dense
   int32_t num_experts_per_tok = 0;
   float rope_theta = 10000.0f;
   float rms_norm_eps = 1e-5f;
-  bool tie_word_embeddings = false;   // lm_head shares token embeddings
+  bool tie_word_embeddings = false;  // lm_head shares token embeddings
 
   // Checks positivity and divisibility (heads % kv_heads, hidden = heads * head_dim for q).
   // Errors: kInvalidArgument naming the field and the value.
@@ -42,8 +42,8 @@ Status CheckNormEpsAndRopeTheta(float rms_norm_eps, float rope_theta);
 // an epsilon or a RoPE base of NaN, 0 or less makes every logit NaN. `field` is the config name
 // (rms_norm_eps, rope_theta) the message adds. Errors: kInvalidArgument naming the file, the key
 // and the value; the getter's errors for a key of another type.
-Result<float> GgufPositiveFloatOr(const GgufReader& gguf, const std::string& key,
-                                  const char* field, double fallback);
+Result<float> GgufPositiveFloatOr(const GgufReader& gguf, const std::string& key, const char* field,
+                                  double fallback);
 // `status` (e.g. a failed Validate()) with "GGUF file 'PATH': " in front; ok stays ok.
 Status InGgufFile(const GgufReader& gguf, const Status& status);
 // The metadata `key` (e.g. "qwen3.block_count") equals the number of blk.N tensor blocks the

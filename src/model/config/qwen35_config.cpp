@@ -18,7 +18,8 @@ int32_t Qwen35Config::num_full_attention_layers() const {
 Status Qwen35Config::SetLayerTypesByInterval(int32_t interval) {
   if (interval < 1) {
     return InvalidArgument("Qwen3.5 config: full_attention_interval is " +
-                           std::to_string(interval) + "; expected >= 1 (every N-th layer is "
+                           std::to_string(interval) +
+                           "; expected >= 1 (every N-th layer is "
                            "full attention)");
   }
   full_attention.clear();
@@ -33,14 +34,18 @@ Status Qwen35Config::Validate() const {
                            "; expected > 0");
   };
   for (const auto& [field, v] : std::vector<std::pair<const char*, int64_t>>{
-           {"vocab_size", vocab_size}, {"hidden_size", hidden_size},
-           {"num_hidden_layers", num_layers}, {"num_attention_heads", num_heads},
-           {"num_key_value_heads", num_kv_heads}, {"head_dim", head_dim},
+           {"vocab_size", vocab_size},
+           {"hidden_size", hidden_size},
+           {"num_hidden_layers", num_layers},
+           {"num_attention_heads", num_heads},
+           {"num_key_value_heads", num_kv_heads},
+           {"head_dim", head_dim},
            {"linear_num_key_heads", linear_num_key_heads},
            {"linear_num_value_heads", linear_num_value_heads},
            {"linear_key_head_dim", linear_key_head_dim},
            {"linear_value_head_dim", linear_value_head_dim},
-           {"linear_conv_kernel_dim", linear_conv_kernel_dim}, {"num_experts", num_experts},
+           {"linear_conv_kernel_dim", linear_conv_kernel_dim},
+           {"num_experts", num_experts},
            {"num_experts_per_tok", num_experts_per_tok},
            {"moe_intermediate_size", moe_intermediate_size}}) {
     TANDEM_RETURN_IF_ERROR(positive(field, v));
@@ -70,9 +75,7 @@ Status Qwen35Config::Validate() const {
   return Status::Ok();
 }
 
-ModelInfo ModelInfoOf(const Qwen35Config& c) {
-  return ModelInfoFromConfig(c);
-}
+ModelInfo ModelInfoOf(const Qwen35Config& c) { return ModelInfoFromConfig(c); }
 
 bool IsQwen35Architecture(const std::string& architecture) {
   return architecture == "Qwen3_5MoeForConditionalGeneration" ||
@@ -85,7 +88,8 @@ Result<Qwen35Config> Qwen35ConfigFromHf(const std::string& dir) {
   Qwen35Config c;
   const auto& archs = top.value("architectures", nlohmann::json::array());
   c.architecture = archs.is_array() && !archs.empty() && archs[0].is_string()
-                       ? archs[0].get<std::string>() : std::string("?");
+                       ? archs[0].get<std::string>()
+                       : std::string("?");
   if (!IsQwen35Architecture(c.architecture)) {
     return InvalidArgument("'" + path + "' names architecture '" + c.architecture +
                            "'; expected Qwen3_5MoeForConditionalGeneration or "
@@ -94,8 +98,7 @@ Result<Qwen35Config> Qwen35ConfigFromHf(const std::string& dir) {
   // The multimodal checkpoint nests the text model's fields; tie_word_embeddings may sit at
   // either level (the top level wins, as HF's).
   const bool nested = top.contains("text_config") && top["text_config"].is_object();
-  const ConfigJson cj(nested ? path + " text_config" : path,
-                      nested ? top["text_config"] : top);
+  const ConfigJson cj(nested ? path + " text_config" : path, nested ? top["text_config"] : top);
   const auto& j = cj.json();
   if (cj.Has("hidden_act") && j["hidden_act"] != "silu") {
     return Unimplemented("'" + cj.path() + "' sets hidden_act " + j["hidden_act"].dump() +
@@ -107,17 +110,15 @@ Result<Qwen35Config> Qwen35ConfigFromHf(const std::string& dir) {
   TANDEM_RETURN_IF_ERROR(ReadDecoderShape(cj, c));
   TANDEM_RETURN_IF_ERROR(cj.Int("head_dim", &c.head_dim, std::nullopt));
   TANDEM_RETURN_IF_ERROR(cj.Int("linear_num_key_heads", &c.linear_num_key_heads, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(
-      cj.Int("linear_num_value_heads", &c.linear_num_value_heads, std::nullopt));
+  TANDEM_RETURN_IF_ERROR(cj.Int("linear_num_value_heads", &c.linear_num_value_heads, std::nullopt));
   TANDEM_RETURN_IF_ERROR(cj.Int("linear_key_head_dim", &c.linear_key_head_dim, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(
-      cj.Int("linear_value_head_dim", &c.linear_value_head_dim, std::nullopt));
+  TANDEM_RETURN_IF_ERROR(cj.Int("linear_value_head_dim", &c.linear_value_head_dim, std::nullopt));
   TANDEM_RETURN_IF_ERROR(cj.Int("linear_conv_kernel_dim", &c.linear_conv_kernel_dim, 4));
   TANDEM_RETURN_IF_ERROR(cj.Int("num_experts", &c.num_experts, std::nullopt));
   TANDEM_RETURN_IF_ERROR(cj.Int("num_experts_per_tok", &c.num_experts_per_tok, std::nullopt));
   TANDEM_RETURN_IF_ERROR(cj.Int("moe_intermediate_size", &c.moe_intermediate_size, std::nullopt));
-  TANDEM_RETURN_IF_ERROR(cj.Int("shared_expert_intermediate_size",
-                                &c.shared_expert_intermediate_size, 0));
+  TANDEM_RETURN_IF_ERROR(
+      cj.Int("shared_expert_intermediate_size", &c.shared_expert_intermediate_size, 0));
   TANDEM_RETURN_IF_ERROR(cj.Int("max_position_embeddings", &c.max_position_embeddings, 262144));
   TANDEM_RETURN_IF_ERROR(cj.Int("mtp_num_hidden_layers", &c.mtp_num_hidden_layers, 0));
   TANDEM_RETURN_IF_ERROR(cj.PositiveFloat("rms_norm_eps", &c.rms_norm_eps));
@@ -132,8 +133,8 @@ Result<Qwen35Config> Qwen35ConfigFromHf(const std::string& dir) {
   TANDEM_RETURN_IF_ERROR(rope.PositiveFloat("rope_theta", &c.rope_theta));
   TANDEM_RETURN_IF_ERROR(rope.Float("partial_rotary_factor", &c.partial_rotary_factor));
   if (rope.Has("rope_type") && rope.json()["rope_type"] != "default") {
-    return Unimplemented("'" + rope.path() + "' sets rope_type " +
-                         rope.json()["rope_type"].dump() + "; only \"default\" is supported");
+    return Unimplemented("'" + rope.path() + "' sets rope_type " + rope.json()["rope_type"].dump() +
+                         "; only \"default\" is supported");
   }
   // Layer types: explicit, else every full_attention_interval-th layer is full attention.
   if (cj.Has("layer_types")) {

@@ -17,13 +17,13 @@ struct Qwen35Config {
   std::string architecture;
   int32_t vocab_size = 0;
   int32_t hidden_size = 0;
-  int32_t num_layers = 0;                  // num_hidden_layers (the MTP layer not counted)
-  std::vector<bool> full_attention;        // [num_layers]: layer_types == "full_attention"
+  int32_t num_layers = 0;            // num_hidden_layers (the MTP layer not counted)
+  std::vector<bool> full_attention;  // [num_layers]: layer_types == "full_attention"
   // Gated attention (full layers)
   int32_t num_heads = 0;
   int32_t num_kv_heads = 0;
   int32_t head_dim = 0;
-  float partial_rotary_factor = 0.25f;     // rotary dims = head_dim · this
+  float partial_rotary_factor = 0.25f;  // rotary dims = head_dim · this
   float rope_theta = 10000000.0f;
   // Gated DeltaNet (linear layers)
   int32_t linear_num_key_heads = 0;
@@ -39,7 +39,7 @@ struct Qwen35Config {
   float rms_norm_eps = 1e-6f;
   int32_t max_position_embeddings = 0;
   bool tie_word_embeddings = false;
-  int32_t mtp_num_hidden_layers = 0;       // MTP layers in the checkpoint (not loaded yet)
+  int32_t mtp_num_hidden_layers = 0;  // MTP layers in the checkpoint (not loaded yet)
 
   int32_t rotary_dim() const { return static_cast<int32_t>(head_dim * partial_rotary_factor); }
   int32_t num_full_attention_layers() const;

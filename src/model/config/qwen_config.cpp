@@ -102,9 +102,7 @@ Status QwenConfig::Validate() const {
   return Status::Ok();
 }
 
-ModelInfo ModelInfoOf(const QwenConfig& c) {
-  return ModelInfoFromConfig(c);
-}
+ModelInfo ModelInfoOf(const QwenConfig& c) { return ModelInfoFromConfig(c); }
 
 bool IsQwenArchitecture(const std::string& architecture) {
   return std::find(std::begin(kQwenArchitectures), std::end(kQwenArchitectures), architecture) !=

@@ -33,16 +33,16 @@ Attention::Attention(const AttentionDims& dims, const tensor::Tensor& q, const t
   TANDEM_CHECK(qkv_.in_features() == dims.hidden_size &&
                qkv_.out_features() >= q_size + 2 * kv_size && o_.in_features() == q_size &&
                o_.out_features() == dims.hidden_size)
-      << "attention weights qkv [" << qkv_.out_features() << ", " << qkv_.in_features()
-      << "], o [" << o_.out_features() << ", " << o_.in_features() << "] do not fit hidden "
-      << dims.hidden_size << ", " << q_size << " query and " << kv_size << " KV features";
+      << "attention weights qkv [" << qkv_.out_features() << ", " << qkv_.in_features() << "], o ["
+      << o_.out_features() << ", " << o_.in_features() << "] do not fit hidden " << dims.hidden_size
+      << ", " << q_size << " query and " << kv_size << " KV features";
 }
 
 Attention::Attention(const AttentionDims& dims, AttentionWeights w, RotaryEmbedding rope)
     : Attention(dims, w.q, w.k, w.v, std::move(w.o), rope) {
   output_gate_ = w.output_gate;
-  const int64_t q_rows = static_cast<int64_t>(dims.num_heads) * dims.head_dim *
-                         (output_gate_ ? 2 : 1);
+  const int64_t q_rows =
+      static_cast<int64_t>(dims.num_heads) * dims.head_dim * (output_gate_ ? 2 : 1);
   TANDEM_CHECK(qkv_.out_features() == q_rows + 2 * int64_t{dims.num_kv_heads} * dims.head_dim)
       << "attention q has " << w.q.dim(0) << " rows; expected " << q_rows;
   const bool any_bias = !w.q_bias.empty() || !w.k_bias.empty() || !w.v_bias.empty();
@@ -58,15 +58,13 @@ Attention::Attention(const AttentionDims& dims, AttentionWeights w, RotaryEmbedd
   if (!w.o_bias.empty()) o_.set_bias(std::move(w.o_bias));
   for (const auto* norm : {&w.q_norm, &w.k_norm}) {
     TANDEM_CHECK(norm->empty() || static_cast<int32_t>(norm->size()) == dims.head_dim)
-        << "q/k norm weight has " << norm->size() << " values; expected head_dim "
-        << dims.head_dim;
+        << "q/k norm weight has " << norm->size() << " values; expected head_dim " << dims.head_dim;
   }
   q_norm_ = RmsNormLayer{std::move(w.q_norm), w.qk_norm_eps};
   k_norm_ = RmsNormLayer{std::move(w.k_norm), w.qk_norm_eps};
 }
 
-void Attention::Forward(const float* x, const ForwardContext& ctx, LayerCache& cache,
-                        float* out) {
+void Attention::Forward(const float* x, const ForwardContext& ctx, LayerCache& cache, float* out) {
   void* key_cache = cache.key_cache;
   void* value_cache = cache.value_cache;
   const int64_t num_tokens = ctx.num_tokens();

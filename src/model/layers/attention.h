@@ -12,11 +12,11 @@
 
 #include "model/forward_context.h"
 #include "model/layers/linear.h"
-#include "tensor/tensor.h"
 #include "model/layers/rms_norm.h"
 #include "model/layers/rope.h"
 #include "model/layers/tensor_parallel.h"
 #include "model/layers/token_mixer.h"
+#include "tensor/tensor.h"
 
 namespace tandem::model {
 
@@ -48,7 +48,7 @@ struct AttentionWeights {
   std::vector<float> q_norm;  // [head_dim] RMSNorm scale over each q head, or empty (no norm)
   std::vector<float> k_norm;  // [head_dim] RMSNorm scale over each k head, or empty
   float qk_norm_eps = 1e-6f;
-  bool output_gate = false;   // q carries a gate per head: out = attn ⊙ sigmoid(gate)
+  bool output_gate = false;  // q carries a gate per head: out = attn ⊙ sigmoid(gate)
 };
 
 class Attention : public TokenMixer {
@@ -66,8 +66,7 @@ class Attention : public TokenMixer {
   // x: [num_tokens, hidden] (normed input); out: [num_tokens, hidden]; cache: this layer's
   // paged key_cache / value_cache. Scratch is per thread, shared by every Attention of the
   // thread (not one set per layer); Forward must not be re-entered on one thread.
-  void Forward(const float* x, const ForwardContext& ctx, LayerCache& cache,
-               float* out) override;
+  void Forward(const float* x, const ForwardContext& ctx, LayerCache& cache, float* out) override;
   size_t weight_bytes() const override {
     return qkv_.weight_bytes() + o_.weight_bytes() +
            (q_norm_.weight.size() + k_norm_.weight.size()) * sizeof(float);

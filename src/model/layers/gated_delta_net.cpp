@@ -42,8 +42,8 @@ GatedDeltaNet::GatedDeltaNet(const GatedDeltaNetDims& dims, GatedDeltaNetWeights
                static_cast<int64_t>(dt_bias_.size()) == hv &&
                static_cast<int64_t>(a_log_.size()) == hv &&
                static_cast<int64_t>(norm_.size()) == dims.value_dim)
-      << "GatedDeltaNet: conv1d " << conv1d_.size() << ", dt_bias " << dt_bias_.size()
-      << ", A_log " << a_log_.size() << ", norm " << norm_.size() << " values";
+      << "GatedDeltaNet: conv1d " << conv1d_.size() << ", dt_bias " << dt_bias_.size() << ", A_log "
+      << a_log_.size() << ", norm " << norm_.size() << " values";
 }
 
 size_t GatedDeltaNet::weight_bytes() const {
@@ -80,8 +80,8 @@ void GatedDeltaNet::Forward(const float* x, const ForwardContext& ctx, LayerCach
   snapshot_offset_.assign(ctx.num_seqs(), -1);
   int64_t num_snapshot_floats = 0;
   for (int32_t s = 0; s < ctx.num_seqs(); ++s) {
-    const int32_t drafts = s < static_cast<int32_t>(ctx.num_draft_tokens.size())
-                               ? ctx.num_draft_tokens[s] : 0;
+    const int32_t drafts =
+        s < static_cast<int32_t>(ctx.num_draft_tokens.size()) ? ctx.num_draft_tokens[s] : 0;
     if (drafts <= 0) continue;
     snapshot_offset_[s] = num_snapshot_floats;
     num_snapshot_floats += (drafts + 1) * dims_.state_floats();
@@ -166,9 +166,9 @@ void GatedDeltaNet::ForwardSequence(int64_t first, int64_t rows, bool fresh, flo
                                        g_.data() + gr, beta_.data() + gr, recurrent_state,
                                        o_.data() + vr, d);
     } else {
-      kernels::GatedDeltaRuleChunked(q_.data() + kr, k_.data() + kr, v_.data() + vr,
-                                     g_.data() + gr, beta_.data() + gr, recurrent_state,
-                                     o_.data() + vr, d, kChunkSize);
+      kernels::GatedDeltaRuleChunked(q_.data() + kr, k_.data() + kr, v_.data() + vr, g_.data() + gr,
+                                     beta_.data() + gr, recurrent_state, o_.data() + vr, d,
+                                     kChunkSize);
     }
   };
   if (plain_rows > 0) run(0, plain_rows);

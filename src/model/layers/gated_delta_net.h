@@ -58,8 +58,7 @@ class GatedDeltaNet : public TokenMixer {
   // x: [num_tokens, hidden]; out: [num_tokens, hidden]; cache.state: [num_slots,
   // dims.state_floats()] with ctx.state_slots naming each sequence's slot. Sequences whose step
   // starts at position 0 (seq_lens − their rows == 0) start from a zero state.
-  void Forward(const float* x, const ForwardContext& ctx, LayerCache& cache,
-               float* out) override;
+  void Forward(const float* x, const ForwardContext& ctx, LayerCache& cache, float* out) override;
   size_t weight_bytes() const override;
   int64_t state_floats() const override { return dims_.state_floats(); }
   void CommitSpeculativeState(const ForwardContext& ctx, int32_t seq, int32_t num_accepted,

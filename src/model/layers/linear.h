@@ -75,8 +75,7 @@ class Linear {
  private:
   static tensor::Tensor F32Matrix(std::vector<float> values, int64_t rows, int64_t cols) {
     TANDEM_CHECK(static_cast<int64_t>(values.size()) == rows * cols)
-        << "linear weight has " << values.size() << " values; expected " << rows << " x "
-        << cols;
+        << "linear weight has " << values.size() << " values; expected " << rows << " x " << cols;
     return tensor::Tensor::FromF32({rows, cols}, std::move(values));
   }
 

@@ -14,8 +14,8 @@ tensor::Tensor StackGateUp(const std::vector<float>& gate, const std::vector<flo
                            int64_t experts, int64_t dim, int64_t ff) {
   const size_t slice = static_cast<size_t>(ff * dim);
   TANDEM_CHECK(gate.size() == experts * slice && up.size() == gate.size())
-      << "Moe: gate/up hold " << gate.size() << "/" << up.size() << " floats; expected "
-      << experts << " experts × " << slice;
+      << "Moe: gate/up hold " << gate.size() << "/" << up.size() << " floats; expected " << experts
+      << " experts × " << slice;
   std::vector<float> fused(experts * 2 * slice);
   for (int64_t e = 0; e < experts; ++e) {
     std::memcpy(&fused[e * 2 * slice], &gate[e * slice], slice * sizeof(float));
@@ -55,9 +55,8 @@ Moe::Moe(std::vector<float> router, tensor::Tensor gate_up, tensor::Tensor down,
                down_.shape() == tensor::Shape({local_.count, dim, ff}))
       << "Moe: experts gate_up " << tensor::ShapeToString(gate_up_.shape()) << " "
       << tensor::DTypeName(gate_up_.dtype()) << ", down " << tensor::ShapeToString(down_.shape())
-      << " " << tensor::DTypeName(down_.dtype()) << "; expected [" << local_.count << ", "
-      << 2 * ff << ", " << dim << "] and [" << local_.count << ", " << dim << ", " << ff
-      << "]";
+      << " " << tensor::DTypeName(down_.dtype()) << "; expected [" << local_.count << ", " << 2 * ff
+      << ", " << dim << "] and [" << local_.count << ", " << dim << ", " << ff << "]";
   gate_up_plan_ = PlanWeight(gate_up_, 2 * ff);  // one packed segment per expert
   down_plan_ = PlanWeight(down_, dim);
   gate_up_ = DropPackedBytes(std::move(gate_up_), gate_up_plan_);

@@ -29,11 +29,11 @@ class Moe {
   Moe(std::vector<float> router, const std::vector<float>& gate, const std::vector<float>& up,
       std::vector<float> down, int64_t num_experts, int64_t top_k, int64_t dim, int64_t ff,
       bool norm_topk_prob = true, const EpContext& ep = {});
-  // The experts in their stored dtype (F32/F16/BF16/Q8_0, or I8 with W8A8 scales; kept): gate_up [L, 2 * ff, dim] (per
-  // expert its gate rows then its up rows), down [L, dim, ff]; each multiplies in its own dtype.
+  // The experts in their stored dtype (F32/F16/BF16/Q8_0, or I8 with W8A8 scales; kept): gate_up
+  // [L, 2 * ff, dim] (per expert its gate rows then its up rows), down [L, dim, ff]; each
+  // multiplies in its own dtype.
   Moe(std::vector<float> router, tensor::Tensor gate_up, tensor::Tensor down, int64_t num_experts,
-      int64_t top_k, int64_t dim, int64_t ff, bool norm_topk_prob = true,
-      const EpContext& ep = {});
+      int64_t top_k, int64_t dim, int64_t ff, bool norm_topk_prob = true, const EpContext& ep = {});
 
   // x, out: [rows, dim] f32 (must not alias). Without EP: out = the block's output. With EP:
   // out holds the output of this TP rank's DispatchRowsOf rows and zeros elsewhere (the
@@ -58,7 +58,7 @@ class Moe {
   // Int8 experts packed per expert (empty unless I8; then gate_up_ / down_ keep no bytes).
   Int8WeightPlan gate_up_plan_, down_plan_;
   int64_t num_experts_ = 0, top_k_ = 0, dim_ = 0, ff_ = 0;
-  ExpertRange local_;           // the experts held here
+  ExpertRange local_;  // the experts held here
   bool norm_topk_prob_ = true;
   EpContext ep_;
   // scratch

@@ -65,8 +65,7 @@ void Moe::ForwardExpertParallel(const float* x, float* out, int64_t rows) {
     const int64_t p = pair_order_[j];
     const int32_t expert = expert_ids_[p];
     std::memcpy(&send_[j * stride], &expert, sizeof(float));
-    std::memcpy(&send_[j * stride + 1], x + (mine.first + p / top_k_) * dim_,
-                dim_ * sizeof(float));
+    std::memcpy(&send_[j * stride + 1], x + (mine.first + p / top_k_) * dim_, dim_ * sizeof(float));
   }
   recv_.resize(std::max<size_t>(1, num_received * stride));
   std::vector<size_t> send_elems(size), recv_elems(size);
@@ -74,8 +73,7 @@ void Moe::ForwardExpertParallel(const float* x, float* out, int64_t rows) {
     send_elems[r] = pairs_to[r] * stride;
     recv_elems[r] = pairs_from[r] * stride;
   }
-  CheckOk(ep_.group->AllToAll(send_.data(), send_elems, recv_.data(), recv_elems), "dispatch",
-          ep_);
+  CheckOk(ep_.group->AllToAll(send_.data(), send_elems, recv_.data(), recv_elems), "dispatch", ep_);
 
   // Local experts over everything received, grouped per expert.
   answers_.resize(std::max<size_t>(1, num_received * dim_));
@@ -110,8 +108,8 @@ void Moe::ForwardExpertParallel(const float* x, float* out, int64_t rows) {
     send_elems[r] = pairs_from[r] * dim_;
     recv_elems[r] = pairs_to[r] * dim_;
   }
-  CheckOk(ep_.group->AllToAll(answers_.data(), send_elems, returned_.data(), recv_elems),
-          "combine", ep_);
+  CheckOk(ep_.group->AllToAll(answers_.data(), send_elems, returned_.data(), recv_elems), "combine",
+          ep_);
   // Each row adds its experts' outputs in expert order, as the single-rank path does, so the
   // sums round the same way.
   std::vector<int64_t> slot_of_pair(num_pairs);

@@ -32,8 +32,7 @@ LocalVocab LocalVocabOf(int64_t vocab_size, const TpContext& tp) {
 }
 
 LocalHeads LocalHeadsOf(int32_t num_heads, int32_t num_kv_heads, const TpContext& tp) {
-  return LocalHeads{num_heads / tp.size,
-                    num_kv_heads >= tp.size ? num_kv_heads / tp.size : 1};
+  return LocalHeads{num_heads / tp.size, num_kv_heads >= tp.size ? num_kv_heads / tp.size : 1};
 }
 
 void GatherVocabLogits(const TpContext& tp, const std::vector<float>& local, int64_t rows,

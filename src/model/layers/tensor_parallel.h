@@ -54,7 +54,6 @@ LocalHeads LocalHeadsOf(int32_t num_heads, int32_t num_kv_heads, const TpContext
 // every rank's slice and writes the full [rows, vocab_size] f32 row-major logits (padding
 // dropped) into `logits` on every rank. `scratch` is reused between calls.
 void GatherVocabLogits(const TpContext& tp, const std::vector<float>& local, int64_t rows,
-                       int64_t vocab_size, std::vector<float>& scratch,
-                       std::vector<float>& logits);
+                       int64_t vocab_size, std::vector<float>& scratch, std::vector<float>& logits);
 
 }  // namespace tandem::model

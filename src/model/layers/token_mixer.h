@@ -6,8 +6,8 @@
 
 #include <cstddef>
 
-#include "tensor/dtype.h"
 #include "model/forward_context.h"
+#include "tensor/dtype.h"
 
 namespace tandem::model {
 
@@ -16,10 +16,10 @@ namespace tandem::model {
 // through ForwardContext::slot_mapping and block_tables. Linear attention: this layer's state
 // slots, [num_slots, state_floats] f32; sequence s of a batch owns slot ctx.state_slots[s].
 struct LayerCache {
-  void* key_cache = nullptr;    // elements of kv_dtype
+  void* key_cache = nullptr;  // elements of kv_dtype
   void* value_cache = nullptr;
   float* state = nullptr;
-  int64_t state_floats = 0;  // floats per slot
+  int64_t state_floats = 0;                      // floats per slot
   tensor::DType kv_dtype = tensor::DType::kF32;  // --kv-cache-dtype
 };
 
@@ -42,8 +42,8 @@ class TokenMixer {
 
   // Recurrent layers: after a Forward whose ctx had drafts, sets sequence `seq`'s state to the
   // one after its last token and `num_accepted` drafts (see ForwardContext::num_draft_tokens).
-  virtual void CommitSpeculativeState(const ForwardContext& ctx, int32_t seq,
-                                      int32_t num_accepted, LayerCache& cache) {}
+  virtual void CommitSpeculativeState(const ForwardContext& ctx, int32_t seq, int32_t num_accepted,
+                                      LayerCache& cache) {}
 };
 
 }  // namespace tandem::model

@@ -6,8 +6,14 @@ namespace {
 
 bool IsInt(GgufType t) {
   switch (t) {
-    case GgufType::kU8: case GgufType::kI8: case GgufType::kU16: case GgufType::kI16:
-    case GgufType::kU32: case GgufType::kI32: case GgufType::kU64: case GgufType::kI64:
+    case GgufType::kU8:
+    case GgufType::kI8:
+    case GgufType::kU16:
+    case GgufType::kI16:
+    case GgufType::kU32:
+    case GgufType::kI32:
+    case GgufType::kU64:
+    case GgufType::kI64:
       return true;
     default:
       return false;
@@ -16,7 +22,7 @@ bool IsInt(GgufType t) {
 bool IsFloat(GgufType t) { return t == GgufType::kF32 || t == GgufType::kF64; }
 
 const char* TypeName(GgufType t) {
-  static const char* kNames[] = {"u8", "i8", "u16", "i16", "u32", "i32", "f32",
+  static const char* kNames[] = {"u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
                                  "bool", "string", "array", "u64", "i64", "f64"};
   const auto i = static_cast<uint32_t>(t);
   return i < 13 ? kNames[i] : "?";
@@ -33,8 +39,8 @@ Result<const GgufValue*> GgufReader::Lookup(const std::string& key, GgufType typ
   const bool matches = found == type || (type == GgufType::kI64 && IsInt(found)) ||
                        (type == GgufType::kF64 && (IsFloat(found) || IsInt(found)));
   if (!matches) {
-    return InvalidArgument("GGUF metadata '" + key + "' in '" + path() + "' is " +
-                           TypeName(found) + "; expected " + TypeName(type));
+    return InvalidArgument("GGUF metadata '" + key + "' in '" + path() + "' is " + TypeName(found) +
+                           "; expected " + TypeName(type));
   }
   return &it->second;
 }
@@ -72,8 +78,8 @@ Result<double> GgufReader::GetFloatOr(const std::string& key, double fallback) c
 Result<std::vector<std::string>> GgufReader::GetStringArray(const std::string& key) const {
   TANDEM_ASSIGN_OR_RETURN(const GgufValue* v, Lookup(key, GgufType::kArray));
   if (v->array_type != GgufType::kString) {
-    return InvalidArgument("GGUF metadata '" + key + "' is an array of " +
-                           TypeName(v->array_type) + "; expected strings");
+    return InvalidArgument("GGUF metadata '" + key + "' is an array of " + TypeName(v->array_type) +
+                           "; expected strings");
   }
   std::vector<std::string> out;
   out.reserve(v->array.size());
@@ -84,8 +90,8 @@ Result<std::vector<std::string>> GgufReader::GetStringArray(const std::string& k
 Result<std::vector<float>> GgufReader::GetFloatArray(const std::string& key) const {
   TANDEM_ASSIGN_OR_RETURN(const GgufValue* v, Lookup(key, GgufType::kArray));
   if (!IsFloat(v->array_type) && !IsInt(v->array_type)) {
-    return InvalidArgument("GGUF metadata '" + key + "' is an array of " +
-                           TypeName(v->array_type) + "; expected numbers");
+    return InvalidArgument("GGUF metadata '" + key + "' is an array of " + TypeName(v->array_type) +
+                           "; expected numbers");
   }
   std::vector<float> out;
   out.reserve(v->array.size());
@@ -98,8 +104,8 @@ Result<std::vector<float>> GgufReader::GetFloatArray(const std::string& key) con
 Result<std::vector<int64_t>> GgufReader::GetIntArray(const std::string& key) const {
   TANDEM_ASSIGN_OR_RETURN(const GgufValue* v, Lookup(key, GgufType::kArray));
   if (!IsInt(v->array_type) && v->array_type != GgufType::kBool) {
-    return InvalidArgument("GGUF metadata '" + key + "' is an array of " +
-                           TypeName(v->array_type) + "; expected integers");
+    return InvalidArgument("GGUF metadata '" + key + "' is an array of " + TypeName(v->array_type) +
+                           "; expected integers");
   }
   std::vector<int64_t> out;
   out.reserve(v->array.size());

@@ -32,7 +32,9 @@ class Cursor {
     return Status::Ok();
   }
   template <typename T>
-  Status ReadPod(T* out, const char* what) { return Read(out, sizeof(T), what); }
+  Status ReadPod(T* out, const char* what) {
+    return Read(out, sizeof(T), what);
+  }
 
   Status ReadString(std::string* out, const char* what) {
     uint64_t len = 0;
@@ -59,23 +61,79 @@ Status ReadValue(Cursor& c, GgufType type, GgufValue* v, int depth, const std::s
   v->type = type;
   const char* what = "metadata value";
   switch (type) {
-    case GgufType::kU8: { uint8_t x; TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what)); v->i = x; v->u = x; break; }
-    case GgufType::kI8: { int8_t x; TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what)); v->i = x; break; }
-    case GgufType::kU16: { uint16_t x; TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what)); v->i = x; v->u = x; break; }
-    case GgufType::kI16: { int16_t x; TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what)); v->i = x; break; }
-    case GgufType::kU32: { uint32_t x; TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what)); v->i = x; v->u = x; break; }
-    case GgufType::kI32: { int32_t x; TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what)); v->i = x; break; }
-    case GgufType::kU64: { uint64_t x; TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what)); v->u = x; v->i = static_cast<int64_t>(x); break; }
-    case GgufType::kI64: { int64_t x; TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what)); v->i = x; break; }
-    case GgufType::kF32: { float x; TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what)); v->f = x; break; }
-    case GgufType::kF64: { double x; TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what)); v->f = x; break; }
+    case GgufType::kU8: {
+      uint8_t x;
+      TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what));
+      v->i = x;
+      v->u = x;
+      break;
+    }
+    case GgufType::kI8: {
+      int8_t x;
+      TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what));
+      v->i = x;
+      break;
+    }
+    case GgufType::kU16: {
+      uint16_t x;
+      TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what));
+      v->i = x;
+      v->u = x;
+      break;
+    }
+    case GgufType::kI16: {
+      int16_t x;
+      TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what));
+      v->i = x;
+      break;
+    }
+    case GgufType::kU32: {
+      uint32_t x;
+      TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what));
+      v->i = x;
+      v->u = x;
+      break;
+    }
+    case GgufType::kI32: {
+      int32_t x;
+      TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what));
+      v->i = x;
+      break;
+    }
+    case GgufType::kU64: {
+      uint64_t x;
+      TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what));
+      v->u = x;
+      v->i = static_cast<int64_t>(x);
+      break;
+    }
+    case GgufType::kI64: {
+      int64_t x;
+      TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what));
+      v->i = x;
+      break;
+    }
+    case GgufType::kF32: {
+      float x;
+      TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what));
+      v->f = x;
+      break;
+    }
+    case GgufType::kF64: {
+      double x;
+      TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what));
+      v->f = x;
+      break;
+    }
     case GgufType::kBool: {
       uint8_t x;
       TANDEM_RETURN_IF_ERROR(c.ReadPod(&x, what));
       v->b = x != 0;
       break;
     }
-    case GgufType::kString: TANDEM_RETURN_IF_ERROR(c.ReadString(&v->s, "string value")); break;
+    case GgufType::kString:
+      TANDEM_RETURN_IF_ERROR(c.ReadString(&v->s, "string value"));
+      break;
     case GgufType::kArray: {
       if (depth >= kMaxArrayDepth) {
         return DataLoss("GGUF file '" + path + "': key '" + key + "' nests arrays deeper than " +
@@ -112,10 +170,14 @@ Status ReadValue(Cursor& c, GgufType type, GgufValue* v, int depth, const std::s
 // Bytes of a tensor of `numel` elements of `type`; 0 for an unsupported type.
 uint64_t TensorBytes(uint32_t type, uint64_t numel) {
   switch (static_cast<GgmlType>(type)) {
-    case GgmlType::kF32: return numel * 4;
-    case GgmlType::kF16: return numel * 2;
-    case GgmlType::kBF16: return numel * 2;
-    case GgmlType::kQ8_0: return numel / 32 * 34;  // block: f16 scale + 32 int8
+    case GgmlType::kF32:
+      return numel * 4;
+    case GgmlType::kF16:
+      return numel * 2;
+    case GgmlType::kBF16:
+      return numel * 2;
+    case GgmlType::kQ8_0:
+      return numel / 32 * 34;  // block: f16 scale + 32 int8
   }
   return 0;
 }
@@ -174,7 +236,8 @@ Status GgufReader::Parse() {
     TANDEM_RETURN_IF_ERROR(c.ReadPod(&n_dims, "tensor dims"));
     if (n_dims == 0 || n_dims > kMaxDims) {
       return DataLoss("GGUF file '" + p + "': tensor '" + t.name + "' has " +
-                      std::to_string(n_dims) + " dims (expected 1.." + std::to_string(kMaxDims) + ")");
+                      std::to_string(n_dims) + " dims (expected 1.." + std::to_string(kMaxDims) +
+                      ")");
     }
     uint64_t numel = 1;
     for (uint32_t d = 0; d < n_dims; ++d) {
@@ -192,7 +255,8 @@ Status GgufReader::Parse() {
     t.size_bytes = TensorBytes(t.type, numel);
     if (t.size_bytes == 0) {
       return InvalidArgument("GGUF file '" + p + "': tensor '" + t.name + "' has ggml type " +
-                             std::to_string(t.type) + ", unsupported (F32=0, F16=1, Q8_0=8, BF16=30)");
+                             std::to_string(t.type) +
+                             ", unsupported (F32=0, F16=1, Q8_0=8, BF16=30)");
     }
     if (static_cast<GgmlType>(t.type) == GgmlType::kQ8_0 && t.ne[0] % 32 != 0) {
       return DataLoss("GGUF file '" + p + "': Q8_0 tensor '" + t.name + "' row length " +
@@ -225,23 +289,29 @@ const GgufTensorInfo* GgufReader::FindTensor(const std::string& name) const {
 
 Result<tensor::Shape> GgufReader::TensorShape(const std::string& name) const {
   const GgufTensorInfo* t = FindTensor(name);
-  if (t == nullptr) return InvalidArgument("tensor '" + name + "' not in GGUF file '" + path() + "'");
+  if (t == nullptr)
+    return InvalidArgument("tensor '" + name + "' not in GGUF file '" + path() + "'");
   return tensor::Shape(t->ne.rbegin(), t->ne.rend());
 }
 
 Result<tensor::Tensor> GgufReader::TensorView(const std::string& name) const {
   const GgufTensorInfo* t = FindTensor(name);
-  if (t == nullptr) return InvalidArgument("tensor '" + name + "' not in GGUF file '" + path() + "'");
+  if (t == nullptr)
+    return InvalidArgument("tensor '" + name + "' not in GGUF file '" + path() + "'");
   tensor::Shape shape(t->ne.rbegin(), t->ne.rend());
   const uint8_t* bytes = file_->data() + data_offset_ + t->offset;
   switch (static_cast<GgmlType>(t->type)) {
-    case GgmlType::kF32: return tensor::Tensor::View(shape, tensor::DType::kF32, bytes);
-    case GgmlType::kF16: return tensor::Tensor::View(shape, tensor::DType::kF16, bytes);
-    case GgmlType::kBF16: return tensor::Tensor::View(shape, tensor::DType::kBF16, bytes);
+    case GgmlType::kF32:
+      return tensor::Tensor::View(shape, tensor::DType::kF32, bytes);
+    case GgmlType::kF16:
+      return tensor::Tensor::View(shape, tensor::DType::kF16, bytes);
+    case GgmlType::kBF16:
+      return tensor::Tensor::View(shape, tensor::DType::kBF16, bytes);
     case GgmlType::kQ8_0:  // Parse() checked that rows are whole blocks of 32
       return tensor::Tensor::View(shape, tensor::DType::kQ8_0, bytes);
   }
-  return Unimplemented("tensor '" + name + "' has unsupported ggml type " + std::to_string(t->type));
+  return Unimplemented("tensor '" + name + "' has unsupported ggml type " +
+                       std::to_string(t->type));
 }
 
 Result<tensor::Tensor> GgufReader::ReadStored(const std::string& name) const {

@@ -18,8 +18,19 @@ namespace tandem::model {
 
 // GGUF metadata value types (gguf.md: gguf_metadata_value_type).
 enum class GgufType : uint32_t {
-  kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7,
-  kString = 8, kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
+  kU8 = 0,
+  kI8 = 1,
+  kU16 = 2,
+  kI16 = 3,
+  kU32 = 4,
+  kI32 = 5,
+  kF32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kU64 = 10,
+  kI64 = 11,
+  kF64 = 12,
 };
 
 // GGML tensor types this reader converts (ggml.h: ggml_type).
@@ -61,8 +72,8 @@ class GgufReader : public WeightSource {
   bool Has(const std::string& key) const { return metadata_.count(key) > 0; }
   // Typed getters. Errors: kNotFound (no key), kInvalidArgument (other type).
   Result<std::string> GetString(const std::string& key) const;
-  Result<int64_t> GetInt(const std::string& key) const;     // any integer type
-  Result<double> GetFloat(const std::string& key) const;    // f32/f64 (or an integer)
+  Result<int64_t> GetInt(const std::string& key) const;   // any integer type
+  Result<double> GetFloat(const std::string& key) const;  // f32/f64 (or an integer)
   Result<bool> GetBool(const std::string& key) const;
   Result<std::vector<std::string>> GetStringArray(const std::string& key) const;
   Result<std::vector<float>> GetFloatArray(const std::string& key) const;

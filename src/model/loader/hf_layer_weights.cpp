@@ -95,8 +95,8 @@ Status CheckStackable(const std::vector<const tensor::Tensor*>& parts, const std
     const tensor::Int8Quant* q = parts[i]->int8_quant().get();
     if (!tensor::SameInt8Scheme(first, q)) {
       return InvalidArgument(
-          "the experts of " + what + " are stacked into one matmul but part " +
-          std::to_string(i) + " is " + (q ? q->name() : "FLOAT") + " and part 0 is " +
+          "the experts of " + what + " are stacked into one matmul but part " + std::to_string(i) +
+          " is " + (q ? q->name() : "FLOAT") + " and part 0 is " +
           (first ? first->name() : "FLOAT") +
           (q && first ? " (or their static input_scale / input_offset differ)" : "") +
           "; every routed expert of a layer must share one quantization (per-expert static "

@@ -74,17 +74,15 @@ Result<Qwen35Config> Qwen35ConfigFromGguf(const GgufReader& gguf) {
   TANDEM_RETURN_IF_ERROR(get("ssm.group_count", &c.linear_num_key_heads));
   TANDEM_RETURN_IF_ERROR(get("ssm.time_step_rank", &c.linear_num_value_heads));
   TANDEM_RETURN_IF_ERROR(get("ssm.inner_size", &inner));
-  TANDEM_ASSIGN_OR_RETURN(int64_t interval,
-                          gguf.GetIntOr("qwen35moe.full_attention_interval", 4));
+  TANDEM_ASSIGN_OR_RETURN(int64_t interval, gguf.GetIntOr("qwen35moe.full_attention_interval", 4));
   TANDEM_ASSIGN_OR_RETURN(int64_t ctx, gguf.GetIntOr("qwen35moe.context_length", 262144));
   c.max_position_embeddings = static_cast<int32_t>(ctx);
-  TANDEM_ASSIGN_OR_RETURN(c.rope_theta, GgufPositiveFloatOr(gguf, "qwen35moe.rope.freq_base",
-                                                            "rope_theta", 1e7));
+  TANDEM_ASSIGN_OR_RETURN(c.rope_theta,
+                          GgufPositiveFloatOr(gguf, "qwen35moe.rope.freq_base", "rope_theta", 1e7));
   TANDEM_ASSIGN_OR_RETURN(c.rms_norm_eps,
                           GgufPositiveFloatOr(gguf, "qwen35moe.attention.layer_norm_rms_epsilon",
                                               "rms_norm_eps", 1e-6));
-  if (c.linear_num_value_heads <= 0 || inner % c.linear_num_value_heads != 0 ||
-      c.head_dim <= 0) {
+  if (c.linear_num_value_heads <= 0 || inner % c.linear_num_value_heads != 0 || c.head_dim <= 0) {
     return InvalidArgument("GGUF file '" + gguf.path() + "': qwen35moe.ssm.inner_size " +
                            std::to_string(inner) + " is not a multiple of ssm.time_step_rank " +
                            std::to_string(c.linear_num_value_heads));
@@ -92,9 +90,9 @@ Result<Qwen35Config> Qwen35ConfigFromGguf(const GgufReader& gguf) {
   c.linear_value_head_dim = inner / c.linear_num_value_heads;
   c.partial_rotary_factor = static_cast<float>(rope_dims) / static_cast<float>(c.head_dim);
   TANDEM_RETURN_IF_ERROR(InGgufFile(
-      gguf, c.SetLayerTypesByInterval(static_cast<int32_t>(
-                std::clamp<int64_t>(interval, std::numeric_limits<int32_t>::min(),
-                                    std::numeric_limits<int32_t>::max())))));
+      gguf,
+      c.SetLayerTypesByInterval(static_cast<int32_t>(std::clamp<int64_t>(
+          interval, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max())))));
   TANDEM_ASSIGN_OR_RETURN(c.vocab_size, GgufVocabSize(gguf));
   c.tie_word_embeddings = !gguf.HasTensor("output.weight");
   TANDEM_RETURN_IF_ERROR(InGgufFile(gguf, c.Validate()));
@@ -162,15 +160,15 @@ void Qwen35GgufSource::AddLayer(const std::string& hf, int32_t block, bool full_
     auto untiled = [this, hk, hv](std::string name, tensor::Shape shape, int64_t first,
                                   int64_t head_rows) {
       const int64_t width = shape.size() > 1 ? shape.back() : 1;
-      return Entry{shape, [this, name, first, head_rows, width, hk, hv]()
-                              -> Result<std::vector<float>> {
+      return Entry{shape,
+                   [this, name, first, head_rows, width, hk, hv]() -> Result<std::vector<float>> {
                      TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, name));
                      UntileHeadRows(w, width, first, hk, hv, head_rows);
                      return w;
                    }};
     };
-    entries_[p + "in_proj_qkv.weight"] = untiled(g + "attn_qkv.weight", {channels, h},
-                                                 2 * hk * dk, dv);
+    entries_[p + "in_proj_qkv.weight"] =
+        untiled(g + "attn_qkv.weight", {channels, h}, 2 * hk * dk, dv);
     entries_[p + "in_proj_z.weight"] = untiled(g + "attn_gate.weight", {hv * dv, h}, 0, dv);
     entries_[p + "in_proj_b.weight"] = untiled(g + "ssm_beta.weight", {hv, h}, 0, 1);
     entries_[p + "in_proj_a.weight"] = untiled(g + "ssm_alpha.weight", {hv, h}, 0, 1);

@@ -21,11 +21,11 @@ Result<QwenConfig> QwenConfigFromGguf(const GgufReader& gguf) {
   TANDEM_ASSIGN_OR_RETURN(int64_t heads, gguf.GetInt(key("attention.head_count")));
   TANDEM_ASSIGN_OR_RETURN(int64_t kv_heads, gguf.GetIntOr(key("attention.head_count_kv"), heads));
   TANDEM_ASSIGN_OR_RETURN(int64_t ff, gguf.GetIntOr(key("feed_forward_length"), 0));
-  TANDEM_ASSIGN_OR_RETURN(c.rope_theta, GgufPositiveFloatOr(gguf, key("rope.freq_base"),
-                                                            "rope_theta", 1000000.0));
-  TANDEM_ASSIGN_OR_RETURN(c.rms_norm_eps,
-                          GgufPositiveFloatOr(gguf, key("attention.layer_norm_rms_epsilon"),
-                                              "rms_norm_eps", 1e-6));
+  TANDEM_ASSIGN_OR_RETURN(
+      c.rope_theta, GgufPositiveFloatOr(gguf, key("rope.freq_base"), "rope_theta", 1000000.0));
+  TANDEM_ASSIGN_OR_RETURN(
+      c.rms_norm_eps,
+      GgufPositiveFloatOr(gguf, key("attention.layer_norm_rms_epsilon"), "rms_norm_eps", 1e-6));
   TANDEM_ASSIGN_OR_RETURN(int64_t ctx, gguf.GetIntOr(key("context_length"), 40960));
   TANDEM_ASSIGN_OR_RETURN(int64_t head_dim,
                           gguf.GetIntOr(key("attention.key_length"), heads > 0 ? dim / heads : 0));
@@ -123,8 +123,8 @@ Result<tensor::Tensor> Qwen3GgufSource::ReadStored(const std::string& name) cons
   }
   tensor::Tensor out(shape, stacked->dtype());
   const size_t bytes = out.size_bytes();
-  std::memcpy(out.mutable_raw(), static_cast<const unsigned char*>(stacked->raw()) + entry.expert * bytes,
-              bytes);
+  std::memcpy(out.mutable_raw(),
+              static_cast<const unsigned char*>(stacked->raw()) + entry.expert * bytes, bytes);
   return out;
 }
 

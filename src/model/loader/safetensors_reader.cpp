@@ -15,7 +15,7 @@ constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
 // Element size of a safetensors dtype; 0 = unknown.
 uint64_t DTypeBytes(const std::string& dtype) {
   static const std::map<std::string, uint64_t> kSizes = {
-      {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8}, {"I32", 4},
+      {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},     {"I32", 4},
       {"I16", 2}, {"I8", 1},  {"U8", 1},  {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}};
   auto it = kSizes.find(dtype);
   return it == kSizes.end() ? 0 : it->second;
@@ -46,8 +46,8 @@ Status SafetensorsReader::Parse() {
   }
   data_offset_ = 8 + header_len;
   const uint64_t data_size = size - data_offset_;
-  nlohmann::json header = nlohmann::json::parse(
-      file_->data() + 8, file_->data() + 8 + header_len, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json header = nlohmann::json::parse(file_->data() + 8, file_->data() + 8 + header_len,
+                                                nullptr, /*allow_exceptions=*/false);
   if (header.is_discarded() || !header.is_object()) {
     return DataLoss("safetensors file '" + p + "': header is not a JSON object");
   }
@@ -64,9 +64,9 @@ Status SafetensorsReader::Parse() {
     }
     const nlohmann::json& e = it.value();
     const std::string where = "safetensors file '" + p + "': tensor '" + name + "' ";
-    if (!e.is_object() || !e.contains("dtype") || !e["dtype"].is_string() ||
-        !e.contains("shape") || !e["shape"].is_array() || !e.contains("data_offsets") ||
-        !e["data_offsets"].is_array() || e["data_offsets"].size() != 2) {
+    if (!e.is_object() || !e.contains("dtype") || !e["dtype"].is_string() || !e.contains("shape") ||
+        !e["shape"].is_array() || !e.contains("data_offsets") || !e["data_offsets"].is_array() ||
+        e["data_offsets"].size() != 2) {
       return DataLoss(where + "needs dtype (string), shape (array), data_offsets ([begin, end])");
     }
     SafetensorsTensorInfo info;
@@ -115,13 +115,15 @@ Status SafetensorsReader::Parse() {
 
 Result<tensor::Shape> SafetensorsReader::TensorShape(const std::string& name) const {
   auto it = tensors_.find(name);
-  if (it == tensors_.end()) return InvalidArgument("tensor '" + name + "' not in '" + source_name() + "'");
+  if (it == tensors_.end())
+    return InvalidArgument("tensor '" + name + "' not in '" + source_name() + "'");
   return it->second.shape;
 }
 
 Result<tensor::Tensor> SafetensorsReader::ReadStored(const std::string& name) const {
   auto it = tensors_.find(name);
-  if (it == tensors_.end()) return InvalidArgument("tensor '" + name + "' not in '" + source_name() + "'");
+  if (it == tensors_.end())
+    return InvalidArgument("tensor '" + name + "' not in '" + source_name() + "'");
   const SafetensorsTensorInfo& info = it->second;
   const uint8_t* bytes = file_->data() + data_offset_ + info.begin;
   tensor::DType dtype;
@@ -140,7 +142,8 @@ Result<tensor::Tensor> SafetensorsReader::ReadStored(const std::string& name) co
 
 Result<SafetensorsBytes> SafetensorsReader::Bytes(const std::string& name) const {
   auto it = tensors_.find(name);
-  if (it == tensors_.end()) return InvalidArgument("tensor '" + name + "' not in '" + source_name() + "'");
+  if (it == tensors_.end())
+    return InvalidArgument("tensor '" + name + "' not in '" + source_name() + "'");
   return SafetensorsBytes{&it->second, file_->data() + data_offset_ + it->second.begin};
 }
 
@@ -162,7 +165,8 @@ Result<std::unique_ptr<SafetensorsCheckpoint>> SafetensorsCheckpoint::Open(const
     }
   }
   if (stems.size() > 1) {
-    return InvalidArgument("folder '" + dir + "' holds both model.safetensors* and msModelSlim's "
+    return InvalidArgument("folder '" + dir +
+                           "' holds both model.safetensors* and msModelSlim's "
                            "quant_model_weights.safetensors*; keep one checkpoint per folder");
   }
   const std::string stem = stems.empty() ? "model" : stems.front();
@@ -176,7 +180,9 @@ Result<std::unique_ptr<SafetensorsCheckpoint>> SafetensorsCheckpoint::Open(const
       return DataLoss("'" + index_path.string() + "' is not JSON with a \"weight_map\" object");
     }
     for (auto it = index["weight_map"].begin(); it != index["weight_map"].end(); ++it) {
-      if (!it->is_string()) return DataLoss("'" + index_path.string() + "': entry '" + it.key() + "' is not a file name");
+      if (!it->is_string())
+        return DataLoss("'" + index_path.string() + "': entry '" + it.key() +
+                        "' is not a file name");
       const std::string file = it->get<std::string>();
       if (file.empty() || file.find('/') != std::string::npos || file == "." || file == "..") {
         return DataLoss("'" + index_path.string() + "': entry '" + it.key() + "' names '" + file +
@@ -190,7 +196,8 @@ Result<std::unique_ptr<SafetensorsCheckpoint>> SafetensorsCheckpoint::Open(const
   } else if (fs::exists(fs::path(dir) / (stem + ".safetensors"))) {
     files.push_back(stem + ".safetensors");
   } else {
-    return NotFound("folder '" + dir + "' has neither model.safetensors nor "
+    return NotFound("folder '" + dir +
+                    "' has neither model.safetensors nor "
                     "model.safetensors.index.json (nor msModelSlim's quant_model_weights.*)");
   }
   std::map<std::string, const SafetensorsReader*> by_file;
@@ -202,8 +209,8 @@ Result<std::unique_ptr<SafetensorsCheckpoint>> SafetensorsCheckpoint::Open(const
   }
   for (const auto& [name, file] : weight_map) {
     if (!by_file[file]->HasTensor(name)) {
-      return DataLoss("index '" + index_path.string() + "' puts tensor '" + name + "' in '" +
-                      file + "', which does not hold it");
+      return DataLoss("index '" + index_path.string() + "' puts tensor '" + name + "' in '" + file +
+                      "', which does not hold it");
     }
     ckpt->owner_[name] = by_file[file];
   }
@@ -212,25 +219,29 @@ Result<std::unique_ptr<SafetensorsCheckpoint>> SafetensorsCheckpoint::Open(const
 
 Result<tensor::Shape> SafetensorsCheckpoint::TensorShape(const std::string& name) const {
   auto it = owner_.find(name);
-  if (it == owner_.end()) return InvalidArgument("tensor '" + name + "' not in checkpoint '" + dir_ + "'");
+  if (it == owner_.end())
+    return InvalidArgument("tensor '" + name + "' not in checkpoint '" + dir_ + "'");
   return it->second->TensorShape(name);
 }
 
 Result<tensor::Tensor> SafetensorsCheckpoint::ReadF32(const std::string& name) const {
   auto it = owner_.find(name);
-  if (it == owner_.end()) return InvalidArgument("tensor '" + name + "' not in checkpoint '" + dir_ + "'");
+  if (it == owner_.end())
+    return InvalidArgument("tensor '" + name + "' not in checkpoint '" + dir_ + "'");
   return it->second->ReadF32(name);
 }
 
 Result<tensor::Tensor> SafetensorsCheckpoint::ReadStored(const std::string& name) const {
   auto it = owner_.find(name);
-  if (it == owner_.end()) return InvalidArgument("tensor '" + name + "' not in checkpoint '" + dir_ + "'");
+  if (it == owner_.end())
+    return InvalidArgument("tensor '" + name + "' not in checkpoint '" + dir_ + "'");
   return it->second->ReadStored(name);
 }
 
 Result<SafetensorsBytes> SafetensorsCheckpoint::Bytes(const std::string& name) const {
   auto it = owner_.find(name);
-  if (it == owner_.end()) return InvalidArgument("tensor '" + name + "' not in checkpoint '" + dir_ + "'");
+  if (it == owner_.end())
+    return InvalidArgument("tensor '" + name + "' not in checkpoint '" + dir_ + "'");
   return it->second->Bytes(name);
 }
 

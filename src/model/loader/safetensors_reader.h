@@ -19,7 +19,7 @@ namespace tandem::model {
 
 struct SafetensorsTensorInfo {
   std::string name;
-  std::string dtype;   // "F32", "F16", "BF16", "I32", ... as in the header
+  std::string dtype;  // "F32", "F16", "BF16", "I32", ... as in the header
   tensor::Shape shape;
   uint64_t begin = 0;  // byte offsets relative to the data start
   uint64_t end = 0;

@@ -19,7 +19,8 @@ Status WriteShard(const std::string& path, const std::vector<TensorToWrite>& ten
   uint64_t offset = 0;
   for (size_t i : members) {
     const TensorToWrite& t = tensors[i];
-    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes}}};
+    header[t.name] = {
+        {"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes}}};
     offset += t.bytes;
   }
   std::string text = header.dump();
@@ -38,7 +39,8 @@ Status WriteShard(const std::string& path, const std::vector<TensorToWrite>& ten
       return Internal("tensor '" + t.name + "': produced " + std::to_string(bytes.size()) +
                       " bytes for " + std::to_string(t.bytes));
     }
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
     if (!out) return Internal("writing '" + path + "' failed (disk full?)");
     if (on_written) on_written(i);
   }

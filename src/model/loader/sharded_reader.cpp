@@ -26,8 +26,7 @@ void ShardedReader::Declare(const std::string& name, tensor::Shape shape, ShardR
   decls_[name] = Decl{std::move(shape), std::move(rule)};
 }
 
-Result<ShardedReader::Slice> ShardedReader::SliceOf(const std::string& name,
-                                                    const Decl& d) const {
+Result<ShardedReader::Slice> ShardedReader::SliceOf(const std::string& name, const Decl& d) const {
   const ShardRule& r = d.rule;
   Slice s;
   s.axis = r.kind == ShardKind::kRow ? static_cast<int32_t>(d.shape.size()) - 1 : r.axis;
@@ -67,8 +66,7 @@ Result<ShardedReader::Slice> ShardedReader::SliceOf(const std::string& name,
     return s;
   }
   if (units % tp != 0) {
-    return not_divisible("its " + std::to_string(units) + " " + r.unit_name +
-                         " do not divide by");
+    return not_divisible("its " + std::to_string(units) + " " + r.unit_name + " do not divide by");
   }
   s.count = s.padded = units / tp * r.unit;
   s.begin = tp_.rank * s.count;
@@ -84,8 +82,8 @@ Status ShardedReader::CheckAll() const {
     }
     TANDEM_ASSIGN_OR_RETURN(tensor::Shape shape, source_.TensorShape(name));
     if (shape != d.shape) {
-      return InvalidArgument("weight '" + name + "' in " + source_.source_name() +
-                             " has shape " + tensor::ShapeToString(shape) + "; expected " +
+      return InvalidArgument("weight '" + name + "' in " + source_.source_name() + " has shape " +
+                             tensor::ShapeToString(shape) + "; expected " +
                              tensor::ShapeToString(d.shape));
     }
     TANDEM_RETURN_IF_ERROR(SliceOf(name, d).status());

@@ -32,9 +32,9 @@ enum class ShardKind {
 
 struct ShardRule {
   ShardKind kind = ShardKind::kReplicated;
-  int32_t axis = 0;          // kColumn / kKvHeads: the split axis (kRow: always the last)
-  int64_t unit = 1;          // elements of the split axis per indivisible unit (head_dim)
-  std::string unit_name;     // what the units are, for errors: "query heads", "rows", ...
+  int32_t axis = 0;       // kColumn / kKvHeads: the split axis (kRow: always the last)
+  int64_t unit = 1;       // elements of the split axis per indivisible unit (head_dim)
+  std::string unit_name;  // what the units are, for errors: "query heads", "rows", ...
 };
 
 ShardRule Replicated();

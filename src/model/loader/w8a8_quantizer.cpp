@@ -24,7 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 bool StartsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
@@ -87,9 +88,11 @@ class Planner {
           const std::string p = prefix + std::to_string(e) + ".";
           if (gate_up) {
             AddLinear(p + "gate_proj.weight", {name, e * shape[1], half, shape[2]}, b.info->dtype);
-            AddLinear(p + "up_proj.weight", {name, e * shape[1] + half, half, shape[2]}, b.info->dtype);
+            AddLinear(p + "up_proj.weight", {name, e * shape[1] + half, half, shape[2]},
+                      b.info->dtype);
           } else {
-            AddLinear(p + "down_proj.weight", {name, e * shape[1], shape[1], shape[2]}, b.info->dtype);
+            AddLinear(p + "down_proj.weight", {name, e * shape[1], shape[1], shape[2]},
+                      b.info->dtype);
           }
         }
         continue;
@@ -113,7 +116,8 @@ class Planner {
       const size_t dot = module.rfind('.');
       const std::string parent = module.substr(0, dot + 1), leaf = module.substr(dot + 1);
       const size_t experts = module.find(".mlp.experts.");
-      const std::string base = experts != std::string::npos ? module.substr(0, experts + 13) : parent;
+      const std::string base =
+          experts != std::string::npos ? module.substr(0, experts + 13) : parent;
       if (leaf == "q_proj" || leaf == "k_proj" || leaf == "v_proj") return base + "{q,k,v}_proj";
       if (leaf == "gate_proj" || leaf == "up_proj") return base + "{gate,up}_proj";
       if (leaf == "down_proj" && experts != std::string::npos) return base + "down_proj";
@@ -132,7 +136,8 @@ class Planner {
         return InvalidArgument("'" + g.first + "' would be int8 but '" + g.second +
                                "' FLOAT, and a server multiplies " + key +
                                " as one matmul of one type; widen --ignore to the whole group "
-                               "(e.g. '" + key.substr(0, key.rfind('.') + 1) + "*') or narrow it");
+                               "(e.g. '" +
+                               key.substr(0, key.rfind('.') + 1) + "*') or narrow it");
       }
     }
     return Status::Ok();
@@ -177,7 +182,10 @@ class Planner {
       const uint64_t bytes = static_cast<uint64_t>(piece.rows * piece.cols) * elem;
       types_[name] = "FLOAT";
       ++float_tensors_;
-      tensors_.push_back({name, dtype, {piece.rows, piece.cols}, bytes,
+      tensors_.push_back({name,
+                          dtype,
+                          {piece.rows, piece.cols},
+                          bytes,
                           [this, piece, bytes, elem]() -> Result<std::vector<uint8_t>> {
                             TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes b, ckpt_.Bytes(piece.source));
                             const uint8_t* from = b.data + piece.first * piece.cols * elem;
@@ -191,13 +199,14 @@ class Planner {
     auto scales = std::make_shared<std::vector<float>>();
     auto quantize = [this, piece, scales](std::vector<int8_t>* q) -> Status {
       TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes b, ckpt_.Bytes(piece.source));
-      TANDEM_ASSIGN_OR_RETURN(std::vector<float> w, RowsAsF32(b, piece.first, piece.rows, piece.cols));
+      TANDEM_ASSIGN_OR_RETURN(std::vector<float> w,
+                              RowsAsF32(b, piece.first, piece.rows, piece.cols));
       for (size_t i = 0; i < w.size(); ++i) {
         if (!std::isfinite(w[i])) {
-          return InvalidArgument("tensor '" + piece.source + "' has a non-finite value " +
-                                 std::to_string(w[i]) + " in row " +
-                                 std::to_string(piece.first + static_cast<int64_t>(i) / piece.cols) +
-                                 "; it cannot be quantized");
+          return InvalidArgument(
+              "tensor '" + piece.source + "' has a non-finite value " + std::to_string(w[i]) +
+              " in row " + std::to_string(piece.first + static_cast<int64_t>(i) / piece.cols) +
+              "; it cannot be quantized");
         }
       }
       q->resize(w.size());
@@ -206,14 +215,19 @@ class Planner {
       return Status::Ok();
     };
     const uint64_t out = static_cast<uint64_t>(piece.rows);
-    tensors_.push_back({name, "I8", {piece.rows, piece.cols},
+    tensors_.push_back({name,
+                        "I8",
+                        {piece.rows, piece.cols},
                         static_cast<uint64_t>(piece.rows * piece.cols),
                         [quantize]() -> Result<std::vector<uint8_t>> {
                           std::vector<int8_t> q;
                           TANDEM_RETURN_IF_ERROR(quantize(&q));
                           return std::vector<uint8_t>(q.begin(), q.end());
                         }});
-    tensors_.push_back({module + ".weight_scale", "F32", {piece.rows, 1}, out * 4,
+    tensors_.push_back({module + ".weight_scale",
+                        "F32",
+                        {piece.rows, 1},
+                        out * 4,
                         [quantize, scales]() -> Result<std::vector<uint8_t>> {
                           if (scales->empty()) {
                             std::vector<int8_t> q;
@@ -227,10 +241,12 @@ class Planner {
                         }});
     types_[name] = types_[module + ".weight_scale"] = "W8A8_DYNAMIC";
     if (options_.format == QuantFormat::kAscend) {  // symmetric: zero offsets
-      tensors_.push_back({module + ".weight_offset", "F32", {piece.rows, 1}, out * 4,
-                          [out]() -> Result<std::vector<uint8_t>> {
-                            return std::vector<uint8_t>(out * 4, 0);
-                          }});
+      tensors_.push_back(
+          {module + ".weight_offset",
+           "F32",
+           {piece.rows, 1},
+           out * 4,
+           [out]() -> Result<std::vector<uint8_t>> { return std::vector<uint8_t>(out * 4, 0); }});
       types_[module + ".weight_offset"] = "W8A8_DYNAMIC";
     }
   }
@@ -239,12 +255,11 @@ class Planner {
     types_[name] = "FLOAT";
     ++float_tensors_;
     const uint64_t bytes = b.info->end - b.info->begin;
-    tensors_.push_back({name, b.info->dtype, b.info->shape, bytes,
-                        [this, name]() -> Result<std::vector<uint8_t>> {
-                          TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes src, ckpt_.Bytes(name));
-                          return std::vector<uint8_t>(src.data,
-                                                      src.data + (src.info->end - src.info->begin));
-                        }});
+    tensors_.push_back(
+        {name, b.info->dtype, b.info->shape, bytes, [this, name]() -> Result<std::vector<uint8_t>> {
+           TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes src, ckpt_.Bytes(name));
+           return std::vector<uint8_t>(src.data, src.data + (src.info->end - src.info->begin));
+         }});
   }
 
   const SafetensorsCheckpoint& ckpt_;
@@ -259,10 +274,16 @@ class Planner {
 
 // What a server needs beside the weights (copied byte for byte; config.json is rewritten for
 // compressed-tensors).
-const char* const kSideFiles[] = {"config.json", "generation_config.json", "tokenizer.json",
-                                  "tokenizer_config.json", "special_tokens_map.json",
-                                  "vocab.json", "merges.txt", "tokenizer.model",
-                                  "chat_template.jinja", "chat_template.json",
+const char* const kSideFiles[] = {"config.json",
+                                  "generation_config.json",
+                                  "tokenizer.json",
+                                  "tokenizer_config.json",
+                                  "special_tokens_map.json",
+                                  "vocab.json",
+                                  "merges.txt",
+                                  "tokenizer.model",
+                                  "chat_template.jinja",
+                                  "chat_template.json",
                                   "preprocessor_config.json"};
 
 Status WriteText(const fs::path& path, const std::string& text) {
@@ -301,15 +322,16 @@ Result<QuantizeReport> QuantizeCheckpoint(const QuantizeOptions& options,
   TANDEM_ASSIGN_OR_RETURN(const std::string arch, ReadHfArchitecture(options.src_dir));
   TANDEM_ASSIGN_OR_RETURN(const QuantFormat already, DetectQuantFormat(options.src_dir, ""));
   if (already != QuantFormat::kNone) {
-    return InvalidArgument("'" + options.src_dir + "' is already quantized (" +
-                           (already == QuantFormat::kAscend ? "msModelSlim" : "compressed-tensors") +
-                           "); quantize its float original");
+    return InvalidArgument(
+        "'" + options.src_dir + "' is already quantized (" +
+        (already == QuantFormat::kAscend ? "msModelSlim" : "compressed-tensors") +
+        "); quantize its float original");
   }
   std::error_code ec;
   fs::create_directories(options.out_dir, ec);
-  for (const char* existing : {"model.safetensors", "model.safetensors.index.json",
-                               "quant_model_weights.safetensors",
-                               "quant_model_weights.safetensors.index.json"}) {
+  for (const char* existing :
+       {"model.safetensors", "model.safetensors.index.json", "quant_model_weights.safetensors",
+        "quant_model_weights.safetensors.index.json"}) {
     if (fs::exists(fs::path(options.out_dir) / existing)) {
       return InvalidArgument("output folder '" + options.out_dir + "' already holds " + existing +
                              "; give an empty or new folder");
@@ -332,10 +354,10 @@ Result<QuantizeReport> QuantizeCheckpoint(const QuantizeOptions& options,
   const bool ascend = options.format == QuantFormat::kAscend;
   const std::string stem = ascend ? "quant_model_weights" : "model";
   size_t done = 0;
-  TANDEM_RETURN_IF_ERROR(WriteSafetensors(options.out_dir, stem, tensors, options.max_shard_bytes,
-                                          [&](size_t) {
-                                            if (progress) progress(++done, tensors.size());
-                                          }));
+  TANDEM_RETURN_IF_ERROR(
+      WriteSafetensors(options.out_dir, stem, tensors, options.max_shard_bytes, [&](size_t) {
+        if (progress) progress(++done, tensors.size());
+      }));
   for (const auto& entry : fs::directory_iterator(options.out_dir)) {
     const std::string f = entry.path().filename().string();
     if (StartsWith(f, stem) && (EndsWith(f, ".safetensors") || EndsWith(f, ".index.json"))) {
@@ -364,7 +386,8 @@ Result<QuantizeReport> QuantizeCheckpoint(const QuantizeOptions& options,
   } else {
     std::ifstream in(fs::path(options.src_dir) / "config.json");
     nlohmann::ordered_json config = nlohmann::ordered_json::parse(in, nullptr, false);
-    if (config.is_discarded()) return InvalidArgument("'" + options.src_dir + "/config.json' is not JSON");
+    if (config.is_discarded())
+      return InvalidArgument("'" + options.src_dir + "/config.json' is not JSON");
     std::vector<std::string> ignore = {"lm_head"};
     for (const std::string& m : planner.float_linears()) {
       if (m != "lm_head" && !EndsWith(m, "embed_tokens")) ignore.push_back(m);
@@ -381,7 +404,8 @@ Result<QuantizeReport> QuantizeCheckpoint(const QuantizeOptions& options,
         {"format", "int-quantized"},
         {"quantization_status", "compressed"},
         {"config_groups",
-         {{"group_0", {{"targets", {"Linear"}}, {"weights", weights}, {"input_activations", acts}}}}},
+         {{"group_0",
+           {{"targets", {"Linear"}}, {"weights", weights}, {"input_activations", acts}}}}},
         {"ignore", ignore}};
     TANDEM_RETURN_IF_ERROR(WriteText(out / "config.json", config.dump(2) + "\n"));
     report.files.push_back("config.json");

@@ -37,10 +37,10 @@ struct QuantizeOptions {
 };
 
 struct QuantizeReport {
-  int64_t int8_linears = 0;     // Linears written as int8 (+ scales)
-  int64_t float_tensors = 0;    // tensors written as stored
-  uint64_t bytes_in = 0;        // source tensor bytes
-  uint64_t bytes_out = 0;       // written tensor bytes
+  int64_t int8_linears = 0;        // Linears written as int8 (+ scales)
+  int64_t float_tensors = 0;       // tensors written as stored
+  uint64_t bytes_in = 0;           // source tensor bytes
+  uint64_t bytes_out = 0;          // written tensor bytes
   std::vector<std::string> files;  // written, relative to out_dir
 };
 

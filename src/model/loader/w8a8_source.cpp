@@ -32,7 +32,8 @@ Result<nlohmann::json> ReadJsonFile(const fs::path& path) {
 }
 
 // `obj[key]` when it is a string, "" when absent or null, an error naming `where` otherwise.
-Result<std::string> StringField(const nlohmann::json& obj, const char* key, const std::string& where) {
+Result<std::string> StringField(const nlohmann::json& obj, const char* key,
+                                const std::string& where) {
   if (!obj.is_object() || !obj.contains(key) || obj[key].is_null()) return std::string();
   if (!obj[key].is_string()) {
     return InvalidArgument(where + "." + key + " is " + obj[key].dump() + "; expected a string");
@@ -41,7 +42,8 @@ Result<std::string> StringField(const nlohmann::json& obj, const char* key, cons
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The values of a float tensor (F32, BF16, F16) widened exactly.
@@ -97,12 +99,12 @@ Result<QuantFormat> DetectQuantFormat(const std::string& dir, const std::string&
       found_name = "compressed-tensors (config.json quantization_config)";
     }
   }
-  const QuantFormat want = requested.empty()               ? found
-                           : requested == "ascend"         ? QuantFormat::kAscend
-                                                           : QuantFormat::kCompressedTensors;
+  const QuantFormat want = requested.empty()       ? found
+                           : requested == "ascend" ? QuantFormat::kAscend
+                                                   : QuantFormat::kCompressedTensors;
   if (want != found) {
-    return InvalidArgument("--quantization " + requested + " does not match model folder '" +
-                           dir + "', which is " + found_name);
+    return InvalidArgument("--quantization " + requested + " does not match model folder '" + dir +
+                           "', which is " + found_name);
   }
   return found;
 }
@@ -118,8 +120,8 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
     for (auto it = desc.begin(); it != desc.end(); ++it) {
       const std::string& key = it.key();
       if (key == "model_quant_type") {
-        if (!it->is_string() || (*it != "W8A8_DYNAMIC" && *it != "W8A8" && *it != "FLOAT" &&
-                                 *it != "W8A8_MIX")) {
+        if (!it->is_string() ||
+            (*it != "W8A8_DYNAMIC" && *it != "W8A8" && *it != "FLOAT" && *it != "W8A8_MIX")) {
           return InvalidArgument("'" + path.string() + "' model_quant_type is " + it->dump() +
                                  "; tandem serves W8A8_DYNAMIC and W8A8 (static) checkpoints");
         }
@@ -187,7 +189,8 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
       };
       if (!g->is_object() || !g->contains("weights") || !g->contains("input_activations") ||
           (*g)["input_activations"].is_null()) {
-        return InvalidArgument(gw + " needs weights and input_activations (W8A8); weight-only "
+        return InvalidArgument(gw +
+                               " needs weights and input_activations (W8A8); weight-only "
                                "schemes (W8A16, W4A16) are not supported");
       }
       TANDEM_RETURN_IF_ERROR(expect("weights", "num_bits", 8));
@@ -219,10 +222,8 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
     }
   }
   for (const auto& [prefix, activation] : src->linears_) {
-    TANDEM_RETURN_IF_ERROR(src->CheckLinear(prefix, activation,
-                                            activation == Activation::kStaticPerTensor
-                                                ? "W8A8"
-                                                : "W8A8_DYNAMIC"));
+    TANDEM_RETURN_IF_ERROR(src->CheckLinear(
+        prefix, activation, activation == Activation::kStaticPerTensor ? "W8A8" : "W8A8_DYNAMIC"));
   }
   TANDEM_RETURN_IF_ERROR(src->CheckFusedGroups());
   // An int8 tensor nobody declared would otherwise fail later as "dtype I8 is not read".
@@ -240,8 +241,8 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
 Status W8A8WeightSource::CheckFusedGroups() const {
   // The Linears tandem fuses into one matmul (q|k|v, gate|up) must share one scheme, and for the
   // static scheme one input_scale / input_offset (they quantize the same input once).
-  static const std::vector<std::vector<std::string>> kGroups = {
-      {"q_proj", "k_proj", "v_proj"}, {"gate_proj", "up_proj"}};
+  static const std::vector<std::vector<std::string>> kGroups = {{"q_proj", "k_proj", "v_proj"},
+                                                                {"gate_proj", "up_proj"}};
   auto scalar = [&](const std::string& name) -> float {
     auto b = inner_.Bytes(name);
     return b.ok() ? FloatValues(*b)[0] : 0.0f;
@@ -256,14 +257,17 @@ Status W8A8WeightSource::CheckFusedGroups() const {
         if (other == prefix || !inner_.HasTensor(other + ".weight")) continue;
         auto it = linears_.find(other);
         const auto type_of = [](Activation a) {
-          return a == Activation::kStaticPerTensor ? std::string("W8A8") : std::string("W8A8_DYNAMIC");
+          return a == Activation::kStaticPerTensor ? std::string("W8A8")
+                                                   : std::string("W8A8_DYNAMIC");
         };
         if (it == linears_.end() || it->second != activation) {
-          return InvalidArgument(
-              "'" + prefix + "' is " + type_of(activation) + " but '" + other + "' (fused with "
-              "it into one matmul) is " + (it == linears_.end() ? "FLOAT" : type_of(it->second)) +
-              " in " + format_name_ + "; the Linears of one fused module must share one "
-              "quantization type");
+          return InvalidArgument("'" + prefix + "' is " + type_of(activation) + " but '" + other +
+                                 "' (fused with "
+                                 "it into one matmul) is " +
+                                 (it == linears_.end() ? "FLOAT" : type_of(it->second)) + " in " +
+                                 format_name_ +
+                                 "; the Linears of one fused module must share one "
+                                 "quantization type");
         }
         if (activation == Activation::kStaticPerTensor &&
             (scalar(prefix + ".input_scale") != scalar(other + ".input_scale") ||
@@ -295,9 +299,10 @@ Status W8A8WeightSource::CheckLinear(const std::string& prefix, Activation activ
       allowed += (allowed.empty() ? "" : "/") + std::string(d);
     }
     // [out, 1] and [out] are the same per-row vector.
-    const bool shape_ok = b.info->shape == shape ||
-                          (shape.size() == 2 && shape[1] == 1 && b.info->shape == tensor::Shape{shape[0]}) ||
-                          (shape.size() == 1 && b.info->shape == tensor::Shape{shape[0], 1});
+    const bool shape_ok =
+        b.info->shape == shape ||
+        (shape.size() == 2 && shape[1] == 1 && b.info->shape == tensor::Shape{shape[0]}) ||
+        (shape.size() == 1 && b.info->shape == tensor::Shape{shape[0], 1});
     if (!dtype_ok || !shape_ok) {
       return InvalidArgument("tensor '" + name + "' of int8 Linear " + what + " is " +
                              b.info->dtype + " " + tensor::ShapeToString(b.info->shape) +
@@ -317,7 +322,8 @@ Status W8A8WeightSource::CheckLinear(const std::string& prefix, Activation activ
   const int64_t out = w.info->shape[0];
   if (w.info->shape[1] > kernels::kMatmulInt8MaxK) {
     return InvalidArgument("tensor '" + prefix + ".weight' has " +
-                           std::to_string(w.info->shape[1]) + " input channels; the exact int32 "
+                           std::to_string(w.info->shape[1]) +
+                           " input channels; the exact int32 "
                            "accumulation of the int8 path allows at most " +
                            std::to_string(kernels::kMatmulInt8MaxK));
   }
@@ -361,8 +367,10 @@ Status W8A8WeightSource::CheckLinear(const std::string& prefix, Activation activ
       return InvalidArgument("int8 Linear " + what + " is static W8A8 but also has '" + prefix +
                              ".weight_scale'; static W8A8 scales its rows by deq_scale alone");
     }
-    TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes in_scale, need(".input_scale", {"F32", "BF16", "F16"}, {1}));
-    TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes in_off, need(".input_offset", {"F32", "BF16", "F16"}, {1}));
+    TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes in_scale,
+                            need(".input_scale", {"F32", "BF16", "F16"}, {1}));
+    TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes in_off,
+                            need(".input_offset", {"F32", "BF16", "F16"}, {1}));
     TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes deq, need(".deq_scale", {"I64", "F32"}, {out}));
     std::vector<float> deq_values(static_cast<size_t>(out));
     for (int64_t n = 0; n < out; ++n) {
@@ -372,7 +380,8 @@ Status W8A8WeightSource::CheckLinear(const std::string& prefix, Activation activ
         if (v != static_cast<int64_t>(static_cast<int32_t>(v)) &&
             v != static_cast<int64_t>(static_cast<uint32_t>(v))) {
           return InvalidArgument("tensor '" + prefix + ".deq_scale' row " + std::to_string(n) +
-                                 " is " + std::to_string(v) + "; expected an f32 bit pattern in "
+                                 " is " + std::to_string(v) +
+                                 "; expected an f32 bit pattern in "
                                  "the low 32 bits (msModelSlim deqscale2int64)");
         }
         const auto bits = static_cast<uint32_t>(v);

@@ -36,8 +36,7 @@ class W8A8WeightSource : public WeightSource {
   // checks every quantized Linear's tensors (presence, dtypes, shapes, zero offsets) before any
   // weight is read. Errors: kInvalidArgument naming the tensor, its type and what was expected.
   static Result<std::unique_ptr<W8A8WeightSource>> Open(const SafetensorsCheckpoint& checkpoint,
-                                                        const std::string& dir,
-                                                        QuantFormat format);
+                                                        const std::string& dir, QuantFormat format);
 
   const std::string& source_name() const override { return inner_.source_name(); }
   bool HasTensor(const std::string& name) const override { return inner_.HasTensor(name); }

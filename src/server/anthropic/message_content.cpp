@@ -26,9 +26,9 @@ std::string StringField(const OJson& obj, const char* key) {
 
 // The blocks and tool results of one message, on their way to chat messages.
 struct MessageParts {
-  OJson text_parts = OJson::array();     // [{"type": "text", "text"}]
-  OJson tool_calls = OJson::array();     // OpenAI tool_calls, arguments as objects
-  std::string reasoning;                 // thinking blocks, joined
+  OJson text_parts = OJson::array();  // [{"type": "text", "text"}]
+  OJson tool_calls = OJson::array();  // OpenAI tool_calls, arguments as objects
+  std::string reasoning;              // thinking blocks, joined
   bool has_reasoning = false;
   OJson tool_messages = OJson::array();  // tool_result blocks as "tool" messages
 };
@@ -39,8 +39,8 @@ ApiResult<std::string> ToolResultText(const OJson& content, const std::string& w
   if (content.is_string()) return content.get<std::string>();
   if (!content.is_array()) {
     return BadParam("messages", fmt::format("{}.content must be a string or an array of text "
-                                            "blocks; found {}", where,
-                                            JsonTypeWithArticle(content)));
+                                            "blocks; found {}",
+                                            where, JsonTypeWithArticle(content)));
   }
   std::string text;
   for (size_t k = 0; k < content.size(); ++k) {
@@ -49,7 +49,8 @@ ApiResult<std::string> ToolResultText(const OJson& content, const std::string& w
     if (type != "text" || !item.contains("text") || !item["text"].is_string()) {
       return BadParam("messages", fmt::format("{}.content[{}]: only {{\"type\": \"text\", "
                                               "\"text\": string}} blocks are supported in a tool "
-                                              "result; found type '{}'", where, k, type));
+                                              "result; found type '{}'",
+                                              where, k, type));
     }
     if (!text.empty()) text += "\n";
     text += item["text"].get<std::string>();
@@ -66,9 +67,10 @@ ApiResult<bool> ConvertToolUse(const OJson& block, const std::string& where, Mes
     return BadParam("messages", fmt::format("{}.input must be an object; found {}", where,
                                             JsonTypeWithArticle(input)));
   }
-  const std::string id = block.contains("id") && block["id"].is_string()
-                             ? block["id"].get<std::string>() : "";
-  parts->tool_calls.push_back({{"id", id}, {"type", "function"},
+  const std::string id =
+      block.contains("id") && block["id"].is_string() ? block["id"].get<std::string>() : "";
+  parts->tool_calls.push_back({{"id", id},
+                               {"type", "function"},
                                {"function", {{"name", block["name"]}, {"arguments", input}}}});
   return true;
 }
@@ -81,9 +83,9 @@ ApiResult<bool> ConvertToolResult(const OJson& block, const std::string& where,
   if (!Absent(block, "is_error") && !block["is_error"].is_boolean()) {
     return BadParam("messages", where + ".is_error must be a boolean");
   }
-  TANDEM_API_ASSIGN_OR_RETURN(std::string text,
-                              ToolResultText(block.contains("content") ? block["content"] : OJson(),
-                                             where));
+  TANDEM_API_ASSIGN_OR_RETURN(
+      std::string text,
+      ToolResultText(block.contains("content") ? block["content"] : OJson(), where));
   parts->tool_messages.push_back(
       {{"role", "tool"}, {"tool_call_id", block["tool_use_id"]}, {"content", std::move(text)}});
   return true;
@@ -105,8 +107,8 @@ ApiResult<bool> ConvertBlock(const OJson& block, const std::string& role, const 
     }
   } else if (type == "image" || type == "document") {
     return BadParam("messages", fmt::format("{}: {} blocks are not supported: tandem serves "
-                                            "text-only models; send the content as text", where,
-                                            type));
+                                            "text-only models; send the content as text",
+                                            where, type));
   } else if (type == "thinking") {
     if (!block.contains("thinking") || !block["thinking"].is_string()) {
       return BadParam("messages", where + ": a thinking block needs a string 'thinking'");
@@ -121,9 +123,10 @@ ApiResult<bool> ConvertBlock(const OJson& block, const std::string& role, const 
   } else if (type == "tool_result" && role == "user") {
     return ConvertToolResult(block, where, parts);
   } else {
-    return BadParam("messages", fmt::format("{}: a block of type '{}' is not accepted in a {} "
-                                            "message; expected text, thinking, {}", where, type,
-                                            role, role == "user" ? "tool_result" : "tool_use"));
+    return BadParam("messages",
+                    fmt::format("{}: a block of type '{}' is not accepted in a {} "
+                                "message; expected text, thinking, {}",
+                                where, type, role, role == "user" ? "tool_result" : "tool_use"));
   }
   return true;
 }
@@ -135,7 +138,8 @@ ApiResult<std::string> SystemText(const OJson& system, const std::string& where)
   if (system.is_string()) return system.get<std::string>();
   if (!system.is_array()) {
     return BadParam("system", fmt::format("{} must be a string or an array of text blocks; "
-                                          "found {}", where, JsonTypeWithArticle(system)));
+                                          "found {}",
+                                          where, JsonTypeWithArticle(system)));
   }
   std::string text;
   for (size_t k = 0; k < system.size(); ++k) {
@@ -143,7 +147,8 @@ ApiResult<std::string> SystemText(const OJson& system, const std::string& where)
     if (StringField(block, "type") != "text" || !block.contains("text") ||
         !block["text"].is_string()) {
       return BadParam("system", fmt::format("{}[{}] must be {{\"type\": \"text\", \"text\": "
-                                            "string}}", where, k));
+                                            "string}}",
+                                            where, k));
     }
     const std::string piece = block["text"].get<std::string>();
     if (piece.rfind("x-anthropic-billing-header", 0) != 0) text += piece;
@@ -166,7 +171,8 @@ ApiResult<bool> ConvertMessage(const OJson& message, size_t i, OJson* out, std::
   }
   if (role != "user" && role != "assistant") {
     return BadParam("messages", fmt::format("{}.role '{}' is invalid; expected 'user' or "
-                                            "'assistant'", where, role));
+                                            "'assistant'",
+                                            where, role));
   }
   if (content.is_string()) {
     out->push_back({{"role", role}, {"content", content}});
@@ -174,14 +180,13 @@ ApiResult<bool> ConvertMessage(const OJson& message, size_t i, OJson* out, std::
   }
   if (!content.is_array()) {
     return BadParam("messages", fmt::format("{}.content must be a string or an array of content "
-                                            "blocks; found {}", where,
-                                            JsonTypeWithArticle(content)));
+                                            "blocks; found {}",
+                                            where, JsonTypeWithArticle(content)));
   }
   MessageParts parts;
   for (size_t k = 0; k < content.size(); ++k) {
-    TANDEM_API_ASSIGN_OR_RETURN(bool ok, ConvertBlock(content[k], role,
-                                                      fmt::format("{}.content[{}]", where, k),
-                                                      &parts));
+    TANDEM_API_ASSIGN_OR_RETURN(
+        bool ok, ConvertBlock(content[k], role, fmt::format("{}.content[{}]", where, k), &parts));
     (void)ok;
   }
   for (OJson& tool_message : parts.tool_messages) out->push_back(std::move(tool_message));
@@ -202,8 +207,8 @@ ApiResult<OJson> ToChatMessages(const OJson& body) {
   }
   OJson messages = OJson::array();
   std::string system;
-  TANDEM_API_ASSIGN_OR_RETURN(system, SystemText(Absent(body, "system") ? OJson() : body["system"],
-                                                 "system"));
+  TANDEM_API_ASSIGN_OR_RETURN(
+      system, SystemText(Absent(body, "system") ? OJson() : body["system"], "system"));
   for (size_t i = 0; i < it->size(); ++i) {
     TANDEM_API_ASSIGN_OR_RETURN(bool ok, ConvertMessage((*it)[i], i, &messages, &system));
     (void)ok;

@@ -31,7 +31,8 @@ void MessageStream::Open(Block kind, json content_block) {
   Close();
   ++index_;
   open_ = kind;
-  Send("content_block_start", {{"type", "content_block_start"}, {"index", index_},
+  Send("content_block_start", {{"type", "content_block_start"},
+                               {"index", index_},
                                {"content_block", std::move(content_block)}});
   if (!pinged_) {  // Anthropic sends its ping right after the first block starts
     pinged_ = true;
@@ -101,10 +102,10 @@ void MessageStream::Finish(const std::string& finish_reason, const json& stop_re
     Send("ping", {{"type", "ping"}});
   }
   const StopReason stop = ToStopReason(finish_reason, stop_reason, num_tool_use_ > 0);
-  Send("message_delta", {{"type", "message_delta"},
-                         {"delta", {{"stop_reason", stop.reason},
-                                    {"stop_sequence", stop.sequence}}},
-                         {"usage", UsageJson(usage)}});
+  Send("message_delta",
+       {{"type", "message_delta"},
+        {"delta", {{"stop_reason", stop.reason}, {"stop_sequence", stop.sequence}}},
+        {"usage", UsageJson(usage)}});
   Send("message_stop", {{"type", "message_stop"}});
   sink_->EndStream();
 }

@@ -62,9 +62,9 @@ class MessageStream {
 
   std::shared_ptr<ResponseSink> sink_;
   Block open_ = Block::kNone;
-  int32_t index_ = -1;          // the open (or last) block's index
+  int32_t index_ = -1;  // the open (or last) block's index
   bool pinged_ = false;
-  std::string held_space_;      // trailing whitespace of the text so far, not yet sent
+  std::string held_space_;  // trailing whitespace of the text so far, not yet sent
   int32_t num_tool_use_ = 0;
 };
 

@@ -44,9 +44,9 @@ struct MessagesCall {
     json content = ContentBlocks(std::move(parts), &num_tool_use);
     const StopReason stop =
         ToStopReason(result.finish_reason, result.stop_reason, num_tool_use > 0);
-    sink->SendResponse(200, "application/json",
-                       DumpJson(MessageJson(id, request.common.model, std::move(content), &stop,
-                                            usage)));
+    sink->SendResponse(
+        200, "application/json",
+        DumpJson(MessageJson(id, request.common.model, std::move(content), &stop, usage)));
   }
 
   void OnStreamDelta(const openai::ChoiceDelta& delta) {
@@ -114,8 +114,8 @@ void HandleMessages(const ServerContext& context, const HttpRequest& http_reques
     hooks.open_stream = [raw = call.get()] {
       openai::GenerationUsage usage;
       usage.prompt_tokens = static_cast<int32_t>(raw->prompt.token_ids.size());
-      raw->stream->Start(MessageJson(raw->id, raw->request.common.model, json::array(), nullptr,
-                                     usage));
+      raw->stream->Start(
+          MessageJson(raw->id, raw->request.common.model, json::array(), nullptr, usage));
     };
   }
   std::vector<openai::GenerationSpec> generations;

@@ -18,22 +18,30 @@ const char* ErrorTypeFor(int http_status) {
   switch (http_status) {
     case 400:
     case 405:
-    case 409: return "invalid_request_error";
-    case 401: return "authentication_error";
-    case 403: return "permission_error";
-    case 404: return "not_found_error";
-    case 413: return "request_too_large";
-    case 429: return "rate_limit_error";
-    case 503: return "overloaded_error";
-    default: return "api_error";
+    case 409:
+      return "invalid_request_error";
+    case 401:
+      return "authentication_error";
+    case 403:
+      return "permission_error";
+    case 404:
+      return "not_found_error";
+    case 413:
+      return "request_too_large";
+    case 429:
+      return "rate_limit_error";
+    case 503:
+      return "overloaded_error";
+    default:
+      return "api_error";
   }
 }
 
 std::string AnthropicErrorBody(const ApiError& error) {
   const int http_status = HttpStatusFor(error.status.code());
-  return DumpJson({{"type", "error"},
-                   {"error", {{"type", ErrorTypeFor(http_status)},
-                              {"message", error.status.message()}}}});
+  return DumpJson(
+      {{"type", "error"},
+       {"error", {{"type", ErrorTypeFor(http_status)}, {"message", error.status.message()}}}});
 }
 
 void SendError(ResponseSink& sink, const ApiError& error) {
@@ -41,8 +49,7 @@ void SendError(ResponseSink& sink, const ApiError& error) {
                     AnthropicErrorBody(error));
 }
 
-StopReason ToStopReason(const std::string& finish_reason, const json& stop_reason,
-                        bool tool_used) {
+StopReason ToStopReason(const std::string& finish_reason, const json& stop_reason, bool tool_used) {
   if (tool_used) return {"tool_use", nullptr};
   if (finish_reason == "length") return {"max_tokens", nullptr};
   if (stop_reason.is_string()) return {"stop_sequence", stop_reason};
@@ -52,13 +59,15 @@ StopReason ToStopReason(const std::string& finish_reason, const json& stop_reaso
 json ToolUseBlock(const text::ToolCall& call) {
   const nlohmann::ordered_json input = openai::ParseOrderedOrDiscarded(call.arguments);
   if (input.is_discarded() || !input.is_object()) return nullptr;
-  return {{"type", "tool_use"}, {"id", RandomRequestId("toolu_")}, {"name", call.name},
+  return {{"type", "tool_use"},
+          {"id", RandomRequestId("toolu_")},
+          {"name", call.name},
           {"input", input}};
 }
 
 json ThinkingBlock(std::string thinking) {
-  return {{"type", "thinking"}, {"thinking", std::move(thinking)},
-          {"signature", RandomRequestId("")}};
+  return {
+      {"type", "thinking"}, {"thinking", std::move(thinking)}, {"signature", RandomRequestId("")}};
 }
 
 json ContentBlocks(openai::ChatOutputParts parts, int32_t* num_tool_use) {
@@ -89,7 +98,10 @@ json UsageJson(const openai::GenerationUsage& usage) {
 
 json MessageJson(const std::string& id, const std::string& model, json content,
                  const StopReason* stop, const openai::GenerationUsage& usage) {
-  json message = {{"id", id}, {"type", "message"}, {"role", "assistant"}, {"model", model},
+  json message = {{"id", id},
+                  {"type", "message"},
+                  {"role", "assistant"},
+                  {"model", model},
                   {"content", std::move(content)}};
   message["stop_reason"] = stop ? json(stop->reason) : json(nullptr);
   message["stop_sequence"] = stop ? stop->sequence : json(nullptr);

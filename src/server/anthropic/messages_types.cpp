@@ -18,9 +18,9 @@ namespace {
 
 // Top-level fields the Messages endpoints read; others are ignored with a warning.
 const std::set<std::string> kKnownFields = {
-    "model", "messages", "max_tokens", "system", "stop_sequences", "temperature", "top_p",
-    "top_k", "stream", "tools", "tool_choice", "metadata", "thinking", "output_config",
-    "chat_template_kwargs"};
+    "model",       "messages", "max_tokens", "system",        "stop_sequences",
+    "temperature", "top_p",    "top_k",      "stream",        "tools",
+    "tool_choice", "metadata", "thinking",   "output_config", "chat_template_kwargs"};
 
 bool Absent(const OJson& body, const char* field) {
   auto it = body.find(field);
@@ -36,17 +36,20 @@ ApiResult<OJson> ConvertTools(const OJson& tools) {
     const OJson& tool = tools[k];
     if (!tool.is_object() || !tool.contains("name") || !tool["name"].is_string()) {
       return BadParam("tools", fmt::format("tools[{}] must be {{\"name\": string, \"description\": "
-                                           "string, \"input_schema\": object}}", k));
+                                           "string, \"input_schema\": object}}",
+                                           k));
     }
     const std::string type = tool.contains("type") && tool["type"].is_string()
-                                 ? tool["type"].get<std::string>() : "custom";
+                                 ? tool["type"].get<std::string>()
+                                 : "custom";
     if (type != "custom") {
       return BadParam("tools", fmt::format("tools[{}]: server tools (type '{}') are not supported; "
-                                           "only custom tools with an input_schema", k, type));
+                                           "only custom tools with an input_schema",
+                                           k, type));
     }
     if (!tool.contains("input_schema") || !tool["input_schema"].is_object()) {
-      return BadParam("tools", fmt::format("tools[{}] ('{}') needs an 'input_schema' object",
-                                           k, tool["name"].get<std::string>()));
+      return BadParam("tools", fmt::format("tools[{}] ('{}') needs an 'input_schema' object", k,
+                                           tool["name"].get<std::string>()));
     }
     OJson schema = tool["input_schema"];
     if (!schema.contains("type")) schema["type"] = "object";
@@ -64,9 +67,10 @@ ApiResult<OJson> ConvertTools(const OJson& tools) {
 ApiResult<bool> ConvertToolChoice(const OJson& body, OJson* chat) {
   if (Absent(body, "tool_choice")) return true;  // with tools, chat's default: "auto"
   const OJson& choice = body["tool_choice"];
-  const std::string type = choice.is_object() && choice.contains("type") &&
-                                   choice["type"].is_string()
-                               ? choice["type"].get<std::string>() : "";
+  const std::string type =
+      choice.is_object() && choice.contains("type") && choice["type"].is_string()
+          ? choice["type"].get<std::string>()
+          : "";
   if (type == "auto" || type == "none") {
     (*chat)["tool_choice"] = type;
   } else if (type == "any") {
@@ -74,8 +78,9 @@ ApiResult<bool> ConvertToolChoice(const OJson& body, OJson* chat) {
   } else if (type == "tool" && choice.contains("name") && choice["name"].is_string()) {
     (*chat)["tool_choice"] = {{"type", "function"}, {"function", {{"name", choice["name"]}}}};
   } else {
-    return BadParam("tool_choice", "'tool_choice' must be {\"type\": \"auto\" | \"any\" | "
-                                   "\"none\"} or {\"type\": \"tool\", \"name\": string}");
+    return BadParam("tool_choice",
+                    "'tool_choice' must be {\"type\": \"auto\" | \"any\" | "
+                    "\"none\"} or {\"type\": \"tool\", \"name\": string}");
   }
   if (!Absent(choice, "disable_parallel_tool_use")) {
     if (!choice["disable_parallel_tool_use"].is_boolean()) {
@@ -91,12 +96,14 @@ ApiResult<bool> ConvertToolChoice(const OJson& body, OJson* chat) {
 ApiResult<bool> ConvertThinking(const OJson& body, OJson* chat) {
   if (Absent(body, "thinking")) return true;
   const OJson& thinking = body["thinking"];
-  const std::string type = thinking.is_object() && thinking.contains("type") &&
-                                   thinking["type"].is_string()
-                               ? thinking["type"].get<std::string>() : "";
+  const std::string type =
+      thinking.is_object() && thinking.contains("type") && thinking["type"].is_string()
+          ? thinking["type"].get<std::string>()
+          : "";
   if (type != "enabled" && type != "adaptive" && type != "disabled") {
-    return BadParam("thinking", "'thinking' must be {\"type\": \"enabled\", \"budget_tokens\": "
-                                "integer}, {\"type\": \"adaptive\"} or {\"type\": \"disabled\"}");
+    return BadParam("thinking",
+                    "'thinking' must be {\"type\": \"enabled\", \"budget_tokens\": "
+                    "integer}, {\"type\": \"adaptive\"} or {\"type\": \"disabled\"}");
   }
   if (!Absent(thinking, "budget_tokens") && !thinking["budget_tokens"].is_number_integer()) {
     return BadParam("thinking", "'thinking.budget_tokens' must be an integer");
@@ -135,8 +142,9 @@ ApiResult<bool> ConvertGenerationFields(const OJson& body, OJson* chat) {
     const OJson& format = config["format"];
     if (!format.is_object() || !format.contains("type") || format["type"] != "json_schema" ||
         !format.contains("schema") || !format["schema"].is_object()) {
-      return BadParam("output_config", "'output_config.format' must be {\"type\": "
-                                       "\"json_schema\", \"schema\": object}");
+      return BadParam("output_config",
+                      "'output_config.format' must be {\"type\": "
+                      "\"json_schema\", \"schema\": object}");
     }
     (*chat)["response_format"] = {
         {"type", "json_schema"},

@@ -79,9 +79,9 @@ struct ChatCall {
     if (first && request.common.return_token_ids) chunk["prompt_token_ids"] = prompt_token_ids;
     // stream_options.continuous_usage_stats: every chunk carries the usage so far (vLLM).
     if (request.common.include_usage && request.common.continuous_usage_stats) {
-      chunk["usage"] = UsageJson({static_cast<int32_t>(prompt_token_ids.size()),
-                                  choices[choice["index"].get<int32_t>()].num_completion_tokens,
-                                  0});
+      chunk["usage"] =
+          UsageJson({static_cast<int32_t>(prompt_token_ids.size()),
+                     choices[choice["index"].get<int32_t>()].num_completion_tokens, 0});
     }
     chunk["choices"] = json::array({std::move(choice)});
     sink->SendStreamData(SseEvent(DumpJson(chunk)));
@@ -95,8 +95,10 @@ struct ChatCall {
     state.num_completion_tokens += static_cast<int32_t>(d.token_ids.size());
     if (!state.role_sent) {  // OpenAI: the first chunk of each choice carries the role
       state.role_sent = true;
-      SendChunk({{"index", d.index}, {"delta", {{"role", "assistant"}, {"content", ""}}},
-                 {"logprobs", nullptr}, {"finish_reason", nullptr}},
+      SendChunk({{"index", d.index},
+                 {"delta", {{"role", "assistant"}, {"content", ""}}},
+                 {"logprobs", nullptr},
+                 {"finish_reason", nullptr}},
                 true);
     }
     ChatOutputParser& parser = state.parser;
@@ -125,13 +127,17 @@ struct ChatCall {
     for (size_t k = 0; k < parts.calls.size(); ++k) {
       json call = ToolCallJson(parts.calls[k]);
       const int32_t index = calls_before + static_cast<int32_t>(k);
-      deltas.push_back({{"tool_calls", json::array({{{"index", index}, {"id", call["id"]},
-                                                     {"type", "function"},
-                                                     {"function", {{"name", call["function"]["name"]},
-                                                                   {"arguments", ""}}}}})}});
-      deltas.push_back({{"tool_calls", json::array({{{"index", index},
-                                                     {"function", {{"arguments",
-                                                                    call["function"]["arguments"]}}}}})}});
+      deltas.push_back(
+          {{"tool_calls",
+            json::array(
+                {{{"index", index},
+                  {"id", call["id"]},
+                  {"type", "function"},
+                  {"function", {{"name", call["function"]["name"]}, {"arguments", ""}}}}})}});
+      deltas.push_back(
+          {{"tool_calls",
+            json::array({{{"index", index},
+                          {"function", {{"arguments", call["function"]["arguments"]}}}}})}});
     }
     if (deltas.empty()) {
       if (!finished && !request.logprobs && !request.common.return_token_ids) return;
@@ -139,11 +145,11 @@ struct ChatCall {
     }
     for (size_t k = 0; k < deltas.size(); ++k) {
       const bool last = k + 1 == deltas.size();
-      json choice = {{"index", d.index}, {"delta", std::move(deltas[k])},
+      json choice = {{"index", d.index},
+                     {"delta", std::move(deltas[k])},
                      {"logprobs", k == 0 ? Logprobs(d.token_ids, d.logprobs) : json(nullptr)},
-                     {"finish_reason", last ? Finish(d.finish_reason,
-                                                     parser.num_tool_calls() > 0)
-                                            : json(nullptr)}};
+                     {"finish_reason",
+                      last ? Finish(d.finish_reason, parser.num_tool_calls() > 0) : json(nullptr)}};
       if (last && finished) choice["stop_reason"] = d.stop_reason;
       if (request.common.return_token_ids) {
         choice["token_ids"] = k == 0 ? d.token_ids : std::vector<int32_t>();
@@ -174,12 +180,14 @@ struct ChatCall {
       parts.content.resize(end == std::string::npos ? 0 : end + 1);
     }
     message["content"] = null_content || (!parts.calls.empty() && parts.content.empty())
-                             ? json(nullptr) : json(parts.content);
+                             ? json(nullptr)
+                             : json(parts.content);
     if (parser.reasoning_enabled()) {
       PutReasoning(message, parts.reasoning.empty() ? json(nullptr) : json(parts.reasoning));
     }
     message["tool_calls"] = json::array();
-    for (const text::ToolCall& call : parts.calls) message["tool_calls"].push_back(ToolCallJson(call));
+    for (const text::ToolCall& call : parts.calls)
+      message["tool_calls"].push_back(ToolCallJson(call));
     *tool_called = !parts.calls.empty();
     return message;
   }
@@ -205,10 +213,9 @@ struct ChatCall {
     body["prompt_logprobs"] = nullptr;
     body["system_fingerprint"] = nullptr;
     if (request.common.sampling.prompt_logprobs >= 0 && !choices.empty()) {
-      body["prompt_logprobs"] =
-          PromptLogprobsJson(*context->tokenizer, prompt_token_ids,
-                             choices[0].result.prompt_logprobs,
-                             request.common.return_tokens_as_token_ids);
+      body["prompt_logprobs"] = PromptLogprobsJson(*context->tokenizer, prompt_token_ids,
+                                                   choices[0].result.prompt_logprobs,
+                                                   request.common.return_tokens_as_token_ids);
     }
     sink->SendResponse(200, "application/json", DumpJson(body));
   }

@@ -23,19 +23,53 @@ namespace {
 
 // Top-level fields chat requests read (besides request_fields.h's); others are ignored and named
 // in one warning (vLLM's default).
-const std::set<std::string> kKnownFields = {
-    "messages", "model", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
-    "min_p", "presence_penalty", "frequency_penalty", "repetition_penalty", "seed", "n", "stop",
-    "stop_token_ids", "ignore_eos", "min_tokens", "stream", "stream_options",
-    "skip_special_tokens", "include_stop_str_in_output", "return_token_ids", "user", "logprobs",
-    "top_logprobs", "add_generation_prompt", "continue_final_message", "chat_template_kwargs",
-    "tools", "tool_choice", "logit_bias", "response_format", "parallel_tool_calls",
-    "documents", "reasoning_effort", "chat_template", "include_reasoning",
-    "structured_outputs", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
-    "guided_decoding_backend", "guided_whitespace_pattern"};
+const std::set<std::string> kKnownFields = {"messages",
+                                            "model",
+                                            "max_tokens",
+                                            "max_completion_tokens",
+                                            "temperature",
+                                            "top_p",
+                                            "top_k",
+                                            "min_p",
+                                            "presence_penalty",
+                                            "frequency_penalty",
+                                            "repetition_penalty",
+                                            "seed",
+                                            "n",
+                                            "stop",
+                                            "stop_token_ids",
+                                            "ignore_eos",
+                                            "min_tokens",
+                                            "stream",
+                                            "stream_options",
+                                            "skip_special_tokens",
+                                            "include_stop_str_in_output",
+                                            "return_token_ids",
+                                            "user",
+                                            "logprobs",
+                                            "top_logprobs",
+                                            "add_generation_prompt",
+                                            "continue_final_message",
+                                            "chat_template_kwargs",
+                                            "tools",
+                                            "tool_choice",
+                                            "logit_bias",
+                                            "response_format",
+                                            "parallel_tool_calls",
+                                            "documents",
+                                            "reasoning_effort",
+                                            "chat_template",
+                                            "include_reasoning",
+                                            "structured_outputs",
+                                            "guided_json",
+                                            "guided_regex",
+                                            "guided_choice",
+                                            "guided_grammar",
+                                            "guided_decoding_backend",
+                                            "guided_whitespace_pattern"};
 
-const std::set<std::string> kRoles = {"system", "developer", "user", "assistant", "tool",
-                                      "function"};
+const std::set<std::string> kRoles = {"system",    "developer", "user",
+                                      "assistant", "tool",      "function"};
 
 // Content as one string: a string as is; text parts joined with "\n"; null → "".
 ApiResult<std::string> ContentText(const OJson& content, size_t message_index) {
@@ -43,8 +77,8 @@ ApiResult<std::string> ContentText(const OJson& content, size_t message_index) {
   if (content.is_string()) return content.get<std::string>();
   if (!content.is_array()) {
     return BadParam("messages", fmt::format("messages[{}].content must be a string or an array "
-                                            "of content parts; found {}", message_index,
-                                            JsonTypeWithArticle(content)));
+                                            "of content parts; found {}",
+                                            message_index, JsonTypeWithArticle(content)));
   }
   std::string text;
   for (size_t p = 0; p < content.size(); ++p) {
@@ -53,7 +87,8 @@ ApiResult<std::string> ContentText(const OJson& content, size_t message_index) {
         !part["text"].is_string()) {
       return BadParam("messages", fmt::format("messages[{}].content[{}]: only parts "
                                               "{{\"type\": \"text\", \"text\": string}} are "
-                                              "supported", message_index, p));
+                                              "supported",
+                                              message_index, p));
     }
     if (!text.empty()) text += "\n";
     text += part["text"].get<std::string>();
@@ -75,7 +110,8 @@ ApiResult<OJson> NormalizeToolCalls(const OJson& tool_calls, size_t index) {
         !call["function"].contains("name") || !call["function"]["name"].is_string()) {
       return BadParam("messages", fmt::format("messages[{}].tool_calls[{}] must be "
                                               "{{\"type\": \"function\", \"function\": {{\"name\","
-                                              " \"arguments\"}}}}", index, k));
+                                              " \"arguments\"}}}}",
+                                              index, k));
     }
     OJson& arguments = call["function"]["arguments"];
     if (arguments.is_string()) {
@@ -105,7 +141,8 @@ ApiResult<OJson> ParseMessages(const OJson& body, int32_t max_messages) {
     const OJson& m = (*it)[i];
     if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) {
       return BadParam("messages", fmt::format("messages[{}] must be an object with a string "
-                                              "'role'", i));
+                                              "'role'",
+                                              i));
     }
     const std::string role = m["role"].get<std::string>();
     if (!kRoles.count(role)) {
@@ -136,7 +173,8 @@ ApiResult<OJson> ParseTools(const OJson& body, int32_t max_tools) {
   if (!it->is_array()) return BadParam("tools", "'tools' must be an array of tools");
   if (it->size() > static_cast<size_t>(max_tools)) {
     return BadParam("tools", fmt::format("'tools' holds {} tools, more than the limit of {} per "
-                                         "request (--max-chat-tools)", it->size(), max_tools));
+                                         "request (--max-chat-tools)",
+                                         it->size(), max_tools));
   }
   for (size_t k = 0; k < it->size(); ++k) {
     const OJson& tool = (*it)[k];
@@ -144,7 +182,8 @@ ApiResult<OJson> ParseTools(const OJson& body, int32_t max_tools) {
         !tool.contains("function") || !tool["function"].is_object() ||
         !tool["function"].contains("name") || !tool["function"]["name"].is_string()) {
       return BadParam("tools", fmt::format("tools[{}] must be {{\"type\": \"function\", "
-                                           "\"function\": {{\"name\": string, ...}}}}", k));
+                                           "\"function\": {{\"name\": string, ...}}}}",
+                                           k));
     }
   }
   return *it;
@@ -160,21 +199,26 @@ ApiResult<bool> ParseToolChoice(const OJson& body, ChatInput* input) {
   }
   if (it->is_string()) {
     const std::string value = it->get<std::string>();
-    if (value == "none") input->tool_choice = ToolChoice::kNone;
-    else if (value == "auto") input->tool_choice = ToolChoice::kAuto;
-    else if (value == "required") input->tool_choice = ToolChoice::kRequired;
+    if (value == "none")
+      input->tool_choice = ToolChoice::kNone;
+    else if (value == "auto")
+      input->tool_choice = ToolChoice::kAuto;
+    else if (value == "required")
+      input->tool_choice = ToolChoice::kRequired;
     else {
       return BadParam("tool_choice", fmt::format("Invalid value for `tool_choice`: {}! Only "
                                                  "named tools, \"none\", \"auto\" or \"required\" "
-                                                 "are supported.", value));
+                                                 "are supported.",
+                                                 value));
     }
   } else if (it->is_object() && it->contains("function") && (*it)["function"].is_object() &&
              (*it)["function"].contains("name") && (*it)["function"]["name"].is_string()) {
     input->tool_choice = ToolChoice::kNamed;
     input->tool_choice_name = (*it)["function"]["name"].get<std::string>();
   } else {
-    return BadParam("tool_choice", "'tool_choice' must be \"none\", \"auto\", \"required\" or "
-                                   "{\"type\": \"function\", \"function\": {\"name\": string}}");
+    return BadParam("tool_choice",
+                    "'tool_choice' must be \"none\", \"auto\", \"required\" or "
+                    "{\"type\": \"function\", \"function\": {\"name\": string}}");
   }
   if (input->tool_choice != ToolChoice::kNone && !has_tools) {
     return BadParam("tool_choice", "When using `tool_choice`, `tools` must be set.");
@@ -216,7 +260,9 @@ ApiResult<bool> ParseTemplateExtras(const OJson& body, ChatInput* input) {
   it = body.find("reasoning_effort");
   if (it != body.end() && !it->is_null()) {
     const bool ok = it->is_string() && (*it == "low" || *it == "medium" || *it == "high");
-    if (!ok) return BadParam("reasoning_effort", "'reasoning_effort' must be \"low\", \"medium\" or \"high\"");
+    if (!ok)
+      return BadParam("reasoning_effort",
+                      "'reasoning_effort' must be \"low\", \"medium\" or \"high\"");
     input->reasoning_effort = it->get<std::string>();
   }
   it = body.find("chat_template");
@@ -244,8 +290,9 @@ ApiResult<ChatInput> ParseChatInput(const OJson& body, const ServerConfig& confi
   TANDEM_API_ASSIGN_OR_RETURN(input.add_generation_prompt,
                               GetOrderedBool(body, "add_generation_prompt", default_agp));
   if (input.add_generation_prompt && input.continue_final_message) {
-    return BadParam("continue_final_message", "Cannot set both `continue_final_message` and "
-                                              "`add_generation_prompt` to True.");
+    return BadParam("continue_final_message",
+                    "Cannot set both `continue_final_message` and "
+                    "`add_generation_prompt` to True.");
   }
   TANDEM_API_ASSIGN_OR_RETURN(bool extras_ok, ParseTemplateExtras(body, &input));
   (void)extras_ok;
@@ -260,7 +307,8 @@ ApiResult<ChatInput> ParseChatInput(const OJson& body, const ServerConfig& confi
       if (kwargs->contains(reserved)) {
         return BadParam("chat_template_kwargs",
                         fmt::format("'chat_template_kwargs' must not set '{}'; send it as the "
-                                    "request's own '{}' field", reserved, reserved));
+                                    "request's own '{}' field",
+                                    reserved, reserved));
       }
     }
     input.chat_template_kwargs = *kwargs;
@@ -268,21 +316,20 @@ ApiResult<ChatInput> ParseChatInput(const OJson& body, const ServerConfig& confi
   return input;
 }
 
-
 ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(const OJson& body,
                                                             const ServerContext& context) {
   const ServerConfig& config = context.config;
   ChatCompletionRequest request;
   const json plain = body;
-  TANDEM_API_ASSIGN_OR_RETURN(request.common,
-                              ParseGenerationRequest(plain, Endpoint::kChatCompletions, config,
-                                                     &body));
+  TANDEM_API_ASSIGN_OR_RETURN(
+      request.common, ParseGenerationRequest(plain, Endpoint::kChatCompletions, config, &body));
   TANDEM_API_ASSIGN_OR_RETURN(request.input, ParseChatInput(body, config));
   const ToolChoice choice = request.input.tool_choice;
   if (choice == ToolChoice::kRequired || choice == ToolChoice::kNamed) {
     if (!request.common.sampling.structured_grammar.empty()) {
-      return BadParam("tool_choice", "tool_choice \"required\" or a named function cannot be "
-                                     "combined with response_format or structured outputs");
+      return BadParam("tool_choice",
+                      "tool_choice \"required\" or a named function cannot be "
+                      "combined with response_format or structured outputs");
     }
     TANDEM_API_ASSIGN_OR_RETURN(
         request.common.sampling.structured_grammar,

@@ -30,10 +30,10 @@ struct ChatInput {
   bool add_generation_prompt = true;
   bool continue_final_message = false;
   nlohmann::ordered_json chat_template_kwargs = nlohmann::ordered_json::object();
-  nlohmann::ordered_json documents;      // vLLM `documents` (RAG): a template variable; null = none
-  std::string reasoning_effort;          // "low" | "medium" | "high": a template variable
+  nlohmann::ordered_json documents;  // vLLM `documents` (RAG): a template variable; null = none
+  std::string reasoning_effort;      // "low" | "medium" | "high": a template variable
   std::optional<std::string> chat_template;  // the request's own (--trust-request-chat-template)
-  bool include_reasoning = true;         // false: the reasoning is parsed out and dropped
+  bool include_reasoning = true;             // false: the reasoning is parsed out and dropped
 };
 
 struct ChatCompletionRequest {

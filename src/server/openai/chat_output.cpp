@@ -23,8 +23,8 @@ ChatOutputParser::ChatOutputParser(const ServerConfig& config, const ChatInput& 
   const bool has_tools = input.tools.is_array() && !input.tools.empty();
   if (input.tool_choice == ToolChoice::kRequired || input.tool_choice == ToolChoice::kNamed) {
     // The grammar forced the output into vLLM's shapes; no tag parser is involved.
-    forced_ = ForcedToolCalls{input.tool_choice == ToolChoice::kRequired,
-                              input.tool_choice_name, ""};
+    forced_ =
+        ForcedToolCalls{input.tool_choice == ToolChoice::kRequired, input.tool_choice_name, ""};
   } else if (has_tools && input.tool_choice != ToolChoice::kNone &&
              !config.tool_call_parser.empty()) {
     auto parser = text::ToolCallParser::Create(config.tool_call_parser, input.tools);
@@ -63,8 +63,8 @@ ChatOutputParts ChatOutputParser::ToForcedCalls(text::ReasoningDelta delta, bool
     return out;
   }
   for (const nlohmann::ordered_json& call : calls) {
-    out.calls.push_back({call["name"].get<std::string>(),
-                         text::jinja::ToJsonText(call["parameters"], -1)});
+    out.calls.push_back(
+        {call["name"].get<std::string>(), text::jinja::ToJsonText(call["parameters"], -1)});
     ++num_forced_calls_;
   }
   return out;
@@ -124,8 +124,9 @@ ApiResult<bool> CheckToolChoice(const ChatInput& input, const ServerConfig& conf
       return true;
     case ToolChoice::kAuto:
       if (!config.enable_auto_tool_choice || config.tool_call_parser.empty()) {
-        return BadParam("tool_choice", "\"auto\" tool choice requires --enable-auto-tool-choice "
-                                       "and --tool-call-parser to be set");
+        return BadParam("tool_choice",
+                        "\"auto\" tool choice requires --enable-auto-tool-choice "
+                        "and --tool-call-parser to be set");
       }
       return true;
     case ToolChoice::kRequired:

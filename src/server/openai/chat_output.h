@@ -54,7 +54,7 @@ class ChatOutputParser {
   struct ForcedToolCalls {
     bool required = false;  // else the named function `name`
     std::string name;
-    std::string text;       // the output so far
+    std::string text;  // the output so far
   };
   ChatOutputParts ToTools(text::ReasoningDelta delta, bool finish);
   ChatOutputParts ToForcedCalls(text::ReasoningDelta delta, bool finish);

@@ -37,8 +37,10 @@ Result<std::shared_ptr<const text::ChatTemplate>> LoadChatTemplate(
     const ServerConfig& config, const text::Tokenizer& tokenizer) {
   auto parsed = text::ChatTemplate::Parse(*config.chat_template);
   if (!parsed.ok()) {
-    return InvalidArgument("cannot parse the chat template (--chat-template, or the model's "
-                           "own): " + parsed.status().message());
+    return InvalidArgument(
+        "cannot parse the chat template (--chat-template, or the model's "
+        "own): " +
+        parsed.status().message());
   }
   auto chat_template = std::make_shared<const text::ChatTemplate>(std::move(parsed).value());
   ChatInput minimal;
@@ -46,9 +48,11 @@ Result<std::shared_ptr<const text::ChatTemplate>> LoadChatTemplate(
   auto rendered = chat_template->Render(ChatTemplateContext(minimal, config, tokenizer),
                                         config.chat_template_limits);
   if (!rendered.ok()) {
-    return InvalidArgument("the chat template (--chat-template, or the model's own) cannot "
-                           "render a minimal conversation [{\"role\": \"user\", \"content\": "
-                           "\"Hello\"}]: " + rendered.status().message());
+    return InvalidArgument(
+        "the chat template (--chat-template, or the model's own) cannot "
+        "render a minimal conversation [{\"role\": \"user\", \"content\": "
+        "\"Hello\"}]: " +
+        rendered.status().message());
   }
   return std::shared_ptr<const text::ChatTemplate>(std::move(chat_template));
 }
@@ -58,8 +62,9 @@ ApiResult<std::string> CutAfterFinalMessage(const std::string& rendered,
   const std::string_view stripped = Strip(final_content, true, true);
   const size_t at = text::FindLast(rendered, stripped);  // linear: rfind is O(n·m)
   if (stripped.empty() || at == std::string::npos) {
-    return BadParam("messages", "continue_final_message is set but the final message's content "
-                                "does not appear in the prompt the chat template rendered");
+    return BadParam("messages",
+                    "continue_final_message is set but the final message's content "
+                    "does not appear in the prompt the chat template rendered");
   }
   const std::string_view lstripped = Strip(final_content, true, false);
   if (std::string_view(rendered).substr(at, lstripped.size()) == lstripped) {
@@ -72,22 +77,24 @@ ApiResult<std::string> RenderChatPrompt(const ServerContext& context, const Chat
   std::shared_ptr<const text::ChatTemplate> request_template;
   if (input.chat_template) {
     if (!context.config.trust_request_chat_template) {
-      return BadParam("chat_template", "Chat template is passed with request, but "
-                                       "--trust-request-chat-template is not set. Refused "
-                                       "request with untrusted chat template.");
+      return BadParam("chat_template",
+                      "Chat template is passed with request, but "
+                      "--trust-request-chat-template is not set. Refused "
+                      "request with untrusted chat template.");
     }
     auto parsed = text::ChatTemplate::Parse(*input.chat_template);
     if (!parsed.ok()) {
-      return BadParam("chat_template", "cannot parse the request's chat_template: " +
-                                           parsed.status().message());
+      return BadParam("chat_template",
+                      "cannot parse the request's chat_template: " + parsed.status().message());
     }
     request_template = std::make_shared<const text::ChatTemplate>(std::move(parsed).value());
   }
   const text::ChatTemplate* chat_template =
       request_template ? request_template.get() : context.chat_template.get();
   if (chat_template == nullptr) {
-    return BadParam("messages", "the model has no chat template; start the server with "
-                                "--chat-template FILE, or use /v1/completions");
+    return BadParam("messages",
+                    "the model has no chat template; start the server with "
+                    "--chat-template FILE, or use /v1/completions");
   }
   const nlohmann::ordered_json template_context =
       ChatTemplateContext(input, context.config, *context.tokenizer);
@@ -129,8 +136,7 @@ ApiResult<ChatPrompt> PrepareChatPrompt(const ServerContext& context,
     if (think_end.size() == 1) sampling.structured_after_token_id = think_end[0];
   }
   TANDEM_API_ASSIGN_OR_RETURN(
-      bool unused, ResolveMaxTokens(&request->common,
-                                    static_cast<int32_t>(prompt.token_ids.size()),
+      bool unused, ResolveMaxTokens(&request->common, static_cast<int32_t>(prompt.token_ids.size()),
                                     Endpoint::kChatCompletions, context.config));
   (void)unused;
   return prompt;

@@ -37,10 +37,10 @@ struct CompletionCall {
   std::vector<std::string> echo_text;  // per prompt: its text when echo
   std::shared_ptr<ResponseSink> sink;
   std::mutex mutex;
-  std::vector<ChoiceState> choices;    // [P * n]
-  GenerationUsage usage;               // summed over the prompts that are done
+  std::vector<ChoiceState> choices;  // [P * n]
+  GenerationUsage usage;             // summed over the prompts that are done
   int32_t prompts_done = 0;
-  bool failed = false;                 // an error was sent: nothing more goes out
+  bool failed = false;  // an error was sent: nothing more goes out
 
   int32_t n() const { return request.common.n; }
   int32_t PromptOf(int32_t index) const { return index / n(); }
@@ -52,7 +52,9 @@ struct CompletionCall {
                   const std::vector<protocol::PositionLogprobs>& logprobs,
                   const std::vector<protocol::PositionLogprobs>& prompt_logprobs,
                   const std::string& finish_reason, const json& stop_reason, bool first) {
-    json choice = {{"index", index}, {"text", text}, {"logprobs", nullptr},
+    json choice = {{"index", index},
+                   {"text", text},
+                   {"logprobs", nullptr},
                    {"finish_reason", finish_reason.empty() ? json(nullptr) : json(finish_reason)},
                    {"stop_reason", stop_reason}};
     const std::vector<int32_t>& prompt = request.prompts[PromptOf(index)];
@@ -80,7 +82,9 @@ struct CompletionCall {
   }
 
   json Envelope() const {
-    return {{"id", id}, {"object", "text_completion"}, {"created", created},
+    return {{"id", id},
+            {"object", "text_completion"},
+            {"created", created},
             {"model", request.common.model}};
   }
 
@@ -113,16 +117,16 @@ struct CompletionCall {
     state.text_offset += static_cast<int32_t>(text.size());
     // stream_options.continuous_usage_stats: every chunk carries the usage so far (vLLM).
     if (request.common.include_usage && request.common.continuous_usage_stats) {
-      chunk["usage"] = UsageJson(
-          {static_cast<int32_t>(request.prompts[PromptOf(delta.index)].size()),
-           state.num_completion_tokens, 0});
+      chunk["usage"] =
+          UsageJson({static_cast<int32_t>(request.prompts[PromptOf(delta.index)].size()),
+                     state.num_completion_tokens, 0});
     }
     sink->SendStreamData(SseEvent(DumpJson(chunk)));
   }
 
   void OnStreamDone() {
-    EndSseStream(*sink, request.common.include_usage ? UsageChunk(Envelope(), usage)
-                                                     : json(nullptr));
+    EndSseStream(*sink,
+                 request.common.include_usage ? UsageChunk(Envelope(), usage) : json(nullptr));
   }
 
   void OnDelta(const ChoiceDelta& delta) { choices[delta.index].result.Append(delta); }
@@ -222,10 +226,10 @@ void HandleCompletions(const ServerContext& context, const HttpRequest& http_req
   const int32_t num_prompts = static_cast<int32_t>(call->request.prompts.size());
   call->choices.resize(num_prompts * call->request.common.n);
   for (const std::vector<int32_t>& prompt : call->request.prompts) {
-    call->echo_text.push_back(call->request.echo
-                                  ? context.tokenizer->Decode(
-                                        prompt, call->request.common.skip_special_tokens)
-                                  : std::string());
+    call->echo_text.push_back(
+        call->request.echo
+            ? context.tokenizer->Decode(prompt, call->request.common.skip_special_tokens)
+            : std::string());
   }
   const std::string engine_id = EngineIdBase(call->id, header_id, call->request.common);
   std::vector<GenerationSpec> generations;

@@ -16,14 +16,39 @@ namespace {
 
 // Top-level fields completions requests read (besides request_fields.h's): others are named in
 // one warning (vLLM's behaviour).
-const std::set<std::string> kKnownFields = {
-    "prompt", "model", "max_tokens", "temperature", "top_p", "top_k", "min_p",
-    "presence_penalty", "frequency_penalty", "repetition_penalty", "seed", "n", "stop",
-    "stop_token_ids", "ignore_eos", "min_tokens", "stream", "stream_options",
-    "skip_special_tokens", "include_stop_str_in_output", "return_token_ids", "user", "logprobs",
-    "echo", "logit_bias", "response_format", "structured_outputs", "guided_json",
-    "guided_regex", "guided_choice", "guided_grammar", "guided_decoding_backend",
-    "guided_whitespace_pattern"};
+const std::set<std::string> kKnownFields = {"prompt",
+                                            "model",
+                                            "max_tokens",
+                                            "temperature",
+                                            "top_p",
+                                            "top_k",
+                                            "min_p",
+                                            "presence_penalty",
+                                            "frequency_penalty",
+                                            "repetition_penalty",
+                                            "seed",
+                                            "n",
+                                            "stop",
+                                            "stop_token_ids",
+                                            "ignore_eos",
+                                            "min_tokens",
+                                            "stream",
+                                            "stream_options",
+                                            "skip_special_tokens",
+                                            "include_stop_str_in_output",
+                                            "return_token_ids",
+                                            "user",
+                                            "logprobs",
+                                            "echo",
+                                            "logit_bias",
+                                            "response_format",
+                                            "structured_outputs",
+                                            "guided_json",
+                                            "guided_regex",
+                                            "guided_choice",
+                                            "guided_grammar",
+                                            "guided_decoding_backend",
+                                            "guided_whitespace_pattern"};
 
 constexpr size_t kMaxPrompts = 1024;  // prompts per request (each × n choices)
 
@@ -41,7 +66,8 @@ ApiResult<std::vector<int32_t>> ParseTokenIds(const json& ids, const text::Token
                           id.get<int64_t>() >= 0 && id.get<int64_t>() < tokenizer.vocab_size();
     if (!in_vocab) {
       return BadParam("prompt", fmt::format("token id {} in 'prompt' is out of vocabulary "
-                                            "[0, {})", id.dump(), tokenizer.vocab_size()));
+                                            "[0, {})",
+                                            id.dump(), tokenizer.vocab_size()));
     }
     const int64_t value = id.get<int64_t>();
     out.push_back(static_cast<int32_t>(value));
@@ -55,8 +81,9 @@ ApiResult<std::vector<int32_t>> EncodeText(const json& text, const text::Tokeniz
                                            bool add_special_tokens) {
   std::vector<int32_t> ids = tokenizer.Encode(text.get<std::string>(), add_special_tokens);
   if (ids.empty()) {
-    return BadParam("prompt", "'prompt' must not be empty: it encodes to no tokens (vLLM: the "
-                              "decoder prompt cannot be empty)");
+    return BadParam("prompt",
+                    "'prompt' must not be empty: it encodes to no tokens (vLLM: the "
+                    "decoder prompt cannot be empty)");
   }
   return ids;
 }
@@ -78,11 +105,11 @@ ApiResult<std::vector<std::vector<int32_t>>> ParsePrompts(const json& body,
     return prompts;
   }
   if (!prompt.is_array() || prompt.empty()) {
-    return BadParam("prompt", fmt::format("'prompt' must be a string, an array of strings, an "
-                                          "array of token ids or an array of arrays of token "
-                                          "ids; found {}",
-                                          prompt.is_array() ? "an empty array"
-                                                            : JsonTypeWithArticle(prompt)));
+    return BadParam(
+        "prompt", fmt::format("'prompt' must be a string, an array of strings, an "
+                              "array of token ids or an array of arrays of token "
+                              "ids; found {}",
+                              prompt.is_array() ? "an empty array" : JsonTypeWithArticle(prompt)));
   }
   if (prompt.size() > kMaxPrompts) {
     return BadParam("prompt", fmt::format("at most {} prompts per request; got {}", kMaxPrompts,
@@ -95,12 +122,13 @@ ApiResult<std::vector<std::vector<int32_t>>> ParsePrompts(const json& body,
   }
   for (const json& p : prompt) {
     if (p.is_string() != prompt[0].is_string() || (!p.is_string() && !p.is_array())) {
-      return BadParam("prompt", "a list of prompts must hold only strings or only arrays of "
-                                "token ids");
+      return BadParam("prompt",
+                      "a list of prompts must hold only strings or only arrays of "
+                      "token ids");
     }
-    TANDEM_API_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
-                                p.is_string() ? EncodeText(p, tokenizer, add_special_tokens)
-                                              : ParseTokenIds(p, tokenizer));
+    TANDEM_API_ASSIGN_OR_RETURN(
+        std::vector<int32_t> ids,
+        p.is_string() ? EncodeText(p, tokenizer, add_special_tokens) : ParseTokenIds(p, tokenizer));
     prompts.push_back(std::move(ids));
   }
   return prompts;
@@ -112,9 +140,9 @@ ApiResult<CompletionRequest> ParseCompletionRequest(const OrderedJson& ordered_b
                                                     const ServerContext& context) {
   const json body = ordered_body;
   CompletionRequest request;
-  TANDEM_API_ASSIGN_OR_RETURN(request.common,
-                              ParseGenerationRequest(body, Endpoint::kCompletions, context.config,
-                                                     &ordered_body));
+  TANDEM_API_ASSIGN_OR_RETURN(
+      request.common,
+      ParseGenerationRequest(body, Endpoint::kCompletions, context.config, &ordered_body));
   TANDEM_API_ASSIGN_OR_RETURN(
       bool ids_ok, CheckTokenIdsInVocabulary(request.common, context.tokenizer->vocab_size()));
   (void)ids_ok;
@@ -133,8 +161,9 @@ ApiResult<CompletionRequest> ParseCompletionRequest(const OrderedJson& ordered_b
   }
   if (request.common.max_tokens_given && request.common.sampling.max_tokens == 0) {
     if (!request.echo) {
-      return BadParam("max_tokens", "'max_tokens' 0 is only allowed with 'echo' (the prompt "
-                                    "alone); otherwise it must be at least 1");
+      return BadParam("max_tokens",
+                      "'max_tokens' 0 is only allowed with 'echo' (the prompt "
+                      "alone); otherwise it must be at least 1");
     }
     // The engine generates one token, which the response leaves out.
     request.prompt_only = true;
@@ -153,9 +182,9 @@ ApiResult<CompletionRequest> ParseCompletionRequest(const OrderedJson& ordered_b
                               ResolveTokenFields(&request.common, *context.tokenizer));
   (void)tokens_ok;
   WarnIgnoredFields(body, kKnownFields);
-  TANDEM_API_ASSIGN_OR_RETURN(
-      bool fits, ResolveMaxTokens(&request.common, static_cast<int32_t>(longest),
-                                  Endpoint::kCompletions, context.config));
+  TANDEM_API_ASSIGN_OR_RETURN(bool fits,
+                              ResolveMaxTokens(&request.common, static_cast<int32_t>(longest),
+                                               Endpoint::kCompletions, context.config));
   (void)fits;
   return request;
 }

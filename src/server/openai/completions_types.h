@@ -20,17 +20,18 @@ struct CompletionRequest {
   // Tokenized prompts (BOS as add_special_tokens says), one or more: prompt p's choice j is
   // the response's choice p * n + j (vLLM's indexing).
   std::vector<std::vector<int32_t>> prompts;
-  bool echo = false;                      // prepend the prompt text to the completion
-  bool prompt_only = false;               // echo with max_tokens 0: the prompt alone
-  int32_t logprobs = -1;                  // -1: none; k in [0, max_logprobs]: top-k per token
+  bool echo = false;         // prepend the prompt text to the completion
+  bool prompt_only = false;  // echo with max_tokens 0: the prompt alone
+  int32_t logprobs = -1;     // -1: none; k in [0, max_logprobs]: top-k per token
 };
 
 // Parses and validates a /v1/completions body: the one call that turns it into the request
 // (sampling fields, token ids checked against the vocabulary, prompts tokenized and truncated,
 // max_tokens resolved). `prompt` may be a string, an array of strings, an array of token ids
-// or an array of arrays of token ids (at most 1024 prompts). Errors: 400 naming the field (prompt missing, empty, mixed, token id outside the vocab, logprobs out of
-// range, context too long, ...), 404 for an unknown model.
-// `body` keeps the request's key order (structured-output schemas keep their property order).
+// or an array of arrays of token ids (at most 1024 prompts). Errors: 400 naming the field (prompt
+// missing, empty, mixed, token id outside the vocab, logprobs out of range, context too long, ...),
+// 404 for an unknown model. `body` keeps the request's key order (structured-output schemas keep
+// their property order).
 ApiResult<CompletionRequest> ParseCompletionRequest(const OrderedJson& body,
                                                     const ServerContext& context);
 

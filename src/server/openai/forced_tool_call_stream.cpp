@@ -46,8 +46,7 @@ std::vector<ToolCallStreamDelta> ForcedToolCallStream::Feed(std::string_view tex
   return out;
 }
 
-void ForcedToolCallStream::Emit(std::string_view arguments,
-                                std::vector<ToolCallStreamDelta>* out) {
+void ForcedToolCallStream::Emit(std::string_view arguments, std::vector<ToolCallStreamDelta>* out) {
   if (arguments.empty()) return;
   if (name_.empty()) {
     pending_ += arguments;  // "parameters" before "name": held until the call can start

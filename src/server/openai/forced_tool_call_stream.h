@@ -19,7 +19,7 @@ namespace tandem::server::openai {
 // New output of one call since the last Feed. `name` non-empty: the call starts here (send its
 // id, type and name with these arguments).
 struct ToolCallStreamDelta {
-  int32_t index = 0;      // the call's index in the choice's tool_calls
+  int32_t index = 0;  // the call's index in the choice's tool_calls
   std::string name;
   std::string arguments;  // text to append to the call's arguments
 };
@@ -48,17 +48,17 @@ class ForcedToolCallStream {
   int32_t num_calls_ = 0;
 
   // "required" shape: a small JSON scanner over the array of call objects.
-  int32_t depth_ = 0;           // 1 in the array, 2 in a call object, more inside a value
+  int32_t depth_ = 0;  // 1 in the array, 2 in a call object, more inside a value
   bool in_string_ = false;
   bool escape_ = false;
   Phase phase_ = Phase::kKey;
   ValueKind value_kind_ = ValueKind::kLiteral;
-  std::string key_;             // the call object's key whose value is being read
-  std::string collected_;       // raw JSON text of the key or name string being read
+  std::string key_;        // the call object's key whose value is being read
+  std::string collected_;  // raw JSON text of the key or name string being read
   bool collecting_ = false;
-  bool streaming_ = false;      // inside the "parameters" value
-  std::string name_;            // the current call's name, once known
-  std::string pending_;         // arguments that came before the name
+  bool streaming_ = false;  // inside the "parameters" value
+  std::string name_;        // the current call's name, once known
+  std::string pending_;     // arguments that came before the name
 };
 
 }  // namespace tandem::server::openai

@@ -186,7 +186,8 @@ void Generation::OnOutput(int32_t index, const protocol::EngineOutput& output) {
   for (const std::string& id : to_abort) context_.engine->AbortRequest(id);
 }
 
-void Generation::FinishChoice(Choice& choice, ChoiceDelta& delta, const std::string& finish_reason) {
+void Generation::FinishChoice(Choice& choice, ChoiceDelta& delta,
+                              const std::string& finish_reason) {
   choice.finished = true;
   delta.finish_reason = finish_reason;
   choice.metrics->OnFinished(finish_reason, MonotonicSeconds());

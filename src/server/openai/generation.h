@@ -31,8 +31,8 @@ struct ChoiceDelta {
   std::vector<protocol::PositionLogprobs> logprobs;  // parallel to token_ids when requested
   // prompt_logprobs: prompt tokens 1..P-1's logprobs, in the choice's first delta only.
   std::vector<protocol::PositionLogprobs> prompt_logprobs;
-  std::string finish_reason;                         // "" while running; "stop" / "length"
-  nlohmann::json stop_reason = nullptr;              // matched stop string or stop token id
+  std::string finish_reason;             // "" while running; "stop" / "length"
+  nlohmann::json stop_reason = nullptr;  // matched stop string or stop token id
 };
 
 // What one choice has produced so far, for non-streaming responses: the deltas of one choice

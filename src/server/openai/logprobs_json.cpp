@@ -59,7 +59,9 @@ json CompletionLogprobsJson(const text::Tokenizer& tokenizer, const std::vector<
       top.push_back(nullptr);
     }
   }
-  return {{"text_offset", offsets}, {"token_logprobs", token_logprobs}, {"tokens", tokens},
+  return {{"text_offset", offsets},
+          {"token_logprobs", token_logprobs},
+          {"tokens", tokens},
           {"top_logprobs", top}};
 }
 
@@ -67,7 +69,7 @@ namespace {
 
 // One chat logprobs entry: the token's name, its logprob and the name's bytes.
 json TokenEntry(const text::Tokenizer& tokenizer, const protocol::TokenLogprob& t,
-               bool tokens_as_ids) {
+                bool tokens_as_ids) {
   const std::string piece = LogprobTokenName(tokenizer, t.token_id, tokens_as_ids);
   json bytes = json::array();
   for (unsigned char c : piece) bytes.push_back(static_cast<int>(c));
@@ -77,8 +79,7 @@ json TokenEntry(const text::Tokenizer& tokenizer, const protocol::TokenLogprob& 
 }  // namespace
 
 json ChatLogprobsJson(const text::Tokenizer& tokenizer, const std::vector<int32_t>& token_ids,
-                      const std::vector<protocol::PositionLogprobs>& logprobs,
-                      bool tokens_as_ids) {
+                      const std::vector<protocol::PositionLogprobs>& logprobs, bool tokens_as_ids) {
   json content = json::array();
   for (size_t i = 0; i < token_ids.size(); ++i) {
     protocol::TokenLogprob sampled{token_ids[i], 0.0f};

@@ -19,8 +19,8 @@ bool Given(const json& body, const char* field) {
 }
 
 ApiError WrongType(const char* field, const char* expected, const json& found) {
-  return BadParam(field, fmt::format("'{}' must be {}; found {}", field, expected,
-                                     JsonTypeWithArticle(found)));
+  return BadParam(
+      field, fmt::format("'{}' must be {}; found {}", field, expected, JsonTypeWithArticle(found)));
 }
 
 // Fields vLLM refuses, or that tandem has not built: a 400 naming them.
@@ -32,7 +32,8 @@ ApiResult<bool> RefuseUnbuilt(const json& body, int32_t n) {
     TANDEM_API_ASSIGN_OR_RETURN(const int64_t best_of, GetInt(body, "best_of", 1));
     if (best_of != 1 && best_of != n) {
       return BadParam("best_of", fmt::format("'best_of' {} is not supported (vLLM V1 does not "
-                                             "support it either); leave it out", best_of));
+                                             "support it either); leave it out",
+                                             best_of));
     }
   }
   TANDEM_API_ASSIGN_OR_RETURN(const bool beam, GetBool(body, "use_beam_search", false));
@@ -46,7 +47,8 @@ ApiResult<bool> ParseTokenList(const json& body, const char* field, std::vector<
   if (!ids.is_array()) return WrongType(field, "a non-empty array of token ids", ids);
   if (ids.empty()) {
     return BadParam(field, fmt::format("'{}' must be a non-empty array of token ids; found an "
-                                       "empty array", field));
+                                       "empty array",
+                                       field));
   }
   for (const json& id : ids) {
     if (!id.is_number_integer()) return WrongType(field, "an array of integers", id);
@@ -81,10 +83,19 @@ ApiResult<bool> ParseStringField(const json& body, const char* field, std::strin
 }  // namespace
 
 const std::set<std::string>& RequestFieldNames() {
-  static const std::set<std::string> kNames = {
-      "suffix", "best_of", "use_beam_search", "prompt_logprobs", "priority", "request_id",
-      "allowed_token_ids", "bad_words", "truncate_prompt_tokens", "add_special_tokens",
-      "spaces_between_special_tokens", "return_tokens_as_token_ids", "cache_salt"};
+  static const std::set<std::string> kNames = {"suffix",
+                                               "best_of",
+                                               "use_beam_search",
+                                               "prompt_logprobs",
+                                               "priority",
+                                               "request_id",
+                                               "allowed_token_ids",
+                                               "bad_words",
+                                               "truncate_prompt_tokens",
+                                               "add_special_tokens",
+                                               "spaces_between_special_tokens",
+                                               "return_tokens_as_token_ids",
+                                               "cache_salt"};
   return kNames;
 }
 
@@ -99,7 +110,8 @@ ApiResult<bool> ParseRequestFields(const json& body, const ServerConfig& config,
   if (request->priority != 0 && !config.priority_scheduling) {  // vLLM's words, then ours
     return BadParam("priority", fmt::format("Got priority {} but Priority scheduling is not "
                                             "enabled (start the server with "
-                                            "--scheduling-policy priority)", request->priority));
+                                            "--scheduling-policy priority)",
+                                            request->priority));
   }
   if (Given(body, "prompt_logprobs")) {
     TANDEM_API_ASSIGN_OR_RETURN(const int64_t k, GetInt(body, "prompt_logprobs", -1));
@@ -132,7 +144,8 @@ ApiResult<bool> ParseRequestFields(const json& body, const ServerConfig& config,
       (truncate < -1 || truncate == 0 || truncate > config.max_model_len)) {
     return BadParam("truncate_prompt_tokens",
                     fmt::format("'truncate_prompt_tokens' must be -1 or in [1, {}] "
-                                "(max_model_len); got {}", config.max_model_len, truncate));
+                                "(max_model_len); got {}",
+                                config.max_model_len, truncate));
   }
   request->truncate_prompt_tokens = static_cast<int32_t>(truncate);
   if (Given(body, "stream_options") && body["stream_options"].is_object()) {
@@ -151,7 +164,8 @@ ApiResult<bool> ResolveTokenFields(GenerationRequest* request, const text::Token
     if (id >= tokenizer.vocab_size()) {
       return BadParam("allowed_token_ids",
                       fmt::format("'allowed_token_ids' names token {}, outside the vocabulary "
-                                  "[0, {})", id, tokenizer.vocab_size()));
+                                  "[0, {})",
+                                  id, tokenizer.vocab_size()));
     }
   }
   auto& out = request->sampling.bad_words_token_ids;

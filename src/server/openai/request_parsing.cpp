@@ -23,10 +23,9 @@ bool Absent(const json& body, const char* field) {
   return it == body.end() || it->is_null();
 }
 
-
 ApiError WrongType(const char* field, const char* expected, const json& found) {
-  return BadParam(field, fmt::format("'{}' must be {}; found {}", field, expected,
-                                     JsonTypeWithArticle(found)));
+  return BadParam(
+      field, fmt::format("'{}' must be {}; found {}", field, expected, JsonTypeWithArticle(found)));
 }
 
 // Fills request->stop from a string or an array of strings.
@@ -52,7 +51,8 @@ ApiResult<bool> ParseStop(const json& body, GenerationRequest* request) {
 // A token id as written (any integer, unsigned ones beyond int64 included) clamped into
 // int32 range so that range checks see it as out of the vocabulary, never wrapped.
 int32_t ClampedTokenId(const json& id) {
-  if (id.is_number_unsigned()) return static_cast<int32_t>(std::min<uint64_t>(id.get<uint64_t>(), INT32_MAX));
+  if (id.is_number_unsigned())
+    return static_cast<int32_t>(std::min<uint64_t>(id.get<uint64_t>(), INT32_MAX));
   return static_cast<int32_t>(std::clamp<int64_t>(id.get<int64_t>(), INT32_MIN, INT32_MAX));
 }
 
@@ -64,7 +64,8 @@ ApiResult<bool> ParseStopTokenIds(const json& body, protocol::SamplingParams* sa
     if (!id.is_number_integer()) {
       return BadParam("stop_token_ids",
                       fmt::format("'stop_token_ids' must be an array of integers; found {} "
-                                  "in it", JsonTypeWithArticle(id)));
+                                  "in it",
+                                  JsonTypeWithArticle(id)));
     }
     sampling->stop_token_ids.push_back(ClampedTokenId(id));
   }
@@ -83,11 +84,13 @@ ApiResult<bool> ParseLogitBias(const json& body, protocol::SamplingParams* sampl
     const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
     if (ec != std::errc() || end != key.data() + key.size() || key.empty()) {
       return BadParam("logit_bias", fmt::format("'logit_bias' keys must be token ids (integers "
-                                                "as strings); found \"{}\"", key));
+                                                "as strings); found \"{}\"",
+                                                key));
     }
     if (!value.is_number() || !(value.get<double>() >= -100 && value.get<double>() <= 100)) {
       return BadParam("logit_bias", fmt::format("'logit_bias' values must be numbers in "
-                                                "[-100, 100]; token {} has {}", key, value.dump()));
+                                                "[-100, 100]; token {} has {}",
+                                                key, value.dump()));
     }
     sampling->logit_bias_ids.push_back(
         static_cast<int32_t>(std::clamp<int64_t>(id, INT32_MIN, INT32_MAX)));
@@ -137,8 +140,8 @@ ApiResult<int64_t> GetInt(const json& body, const char* field, int64_t fallback)
   // JSON integers past int64 (up to 2^64 - 1) parse as unsigned: refuse them as written, never
   // wrapped into negative numbers.
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
-    return BadParam(field, fmt::format("'{}' must be at most {}; got {}", field, INT64_MAX,
-                                       v.get<uint64_t>()));
+    return BadParam(
+        field, fmt::format("'{}' must be at most {}; got {}", field, INT64_MAX, v.get<uint64_t>()));
   }
   if (v.is_number_integer()) return v.get<int64_t>();
   // pydantic accepts 5.0 for an int field; so do we.
@@ -180,15 +183,17 @@ namespace {
 template <typename J>
 ApiResult<J> ParseBody(std::string_view body) {
   if (body.empty()) {
-    return BadParam("", "request body is empty; send a JSON object with a Content-Length or "
-                        "Transfer-Encoding: chunked header");
+    return BadParam("",
+                    "request body is empty; send a JSON object with a Content-Length or "
+                    "Transfer-Encoding: chunked header");
   }
   J parsed;
   text::BoundedJsonError error;
   if (!text::ParseBoundedJson(body, kMaxJsonDepth, &parsed, &error)) {
     if (error.too_deep) {
       return BadParam("", fmt::format("request body nests JSON arrays and objects deeper than "
-                                      "the limit of {} levels", kMaxJsonDepth));
+                                      "the limit of {} levels",
+                                      kMaxJsonDepth));
     }
     return BadParam("", fmt::format("request body is not valid JSON: {}", error.message));
   }
@@ -217,8 +222,8 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
   r.n = static_cast<int32_t>(n);
 
   // max_completion_tokens (the newer OpenAI name) wins over max_tokens, as in vLLM chat.
-  const char* max_field = !Absent(body, "max_completion_tokens") ? "max_completion_tokens"
-                                                                  : "max_tokens";
+  const char* max_field =
+      !Absent(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
   r.max_tokens_given = !Absent(body, max_field);
   TANDEM_API_ASSIGN_OR_RETURN(const int64_t max_tokens, GetInt(body, max_field, 0));
   // 0 passes here for completions only, where it needs echo (vLLM: the prompt alone, e.g. for
@@ -231,8 +236,9 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
   }
   s.max_tokens = static_cast<int32_t>(max_tokens);
 
-  TANDEM_API_ASSIGN_OR_RETURN(const double temperature,
-                              GetNumber(body, "temperature", config.default_temperature.value_or(1.0)));
+  TANDEM_API_ASSIGN_OR_RETURN(
+      const double temperature,
+      GetNumber(body, "temperature", config.default_temperature.value_or(1.0)));
   if (!(temperature >= 0) || temperature > 1e4) {
     return BadParam("temperature",
                     fmt::format("'temperature' must be in [0, 10000]; got {}", temperature));
@@ -267,9 +273,9 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
       const double repetition_penalty,
       GetNumber(body, "repetition_penalty", config.default_repetition_penalty.value_or(1.0)));
   if (!(repetition_penalty > 0) || repetition_penalty > 1e4) {
-    return BadParam("repetition_penalty",
-                    fmt::format("'repetition_penalty' must be in (0, 10000]; got {}",
-                                repetition_penalty));
+    return BadParam(
+        "repetition_penalty",
+        fmt::format("'repetition_penalty' must be in (0, 10000]; got {}", repetition_penalty));
   }
   s.repetition_penalty = static_cast<float>(repetition_penalty);
 
@@ -284,8 +290,8 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
   }
   TANDEM_API_ASSIGN_OR_RETURN(const int64_t min_tokens, GetInt(body, "min_tokens", 0));
   if (min_tokens < 0 || (r.max_tokens_given && min_tokens > max_tokens)) {
-    return BadParam("min_tokens", fmt::format("'min_tokens' must be in [0, max_tokens]; got {}",
-                                              min_tokens));
+    return BadParam("min_tokens",
+                    fmt::format("'min_tokens' must be in [0, max_tokens]; got {}", min_tokens));
   }
   s.min_tokens = static_cast<int32_t>(min_tokens);
   TANDEM_API_ASSIGN_OR_RETURN(s.ignore_eos, GetBool(body, "ignore_eos", false));
@@ -301,7 +307,8 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
       return BadParam("stream_options", "'stream_options' is only allowed when 'stream' is true");
     }
     auto include_usage = GetBool(options, "include_usage", false);
-    if (!include_usage.ok()) return BadParam("stream_options", include_usage.error().status.message());
+    if (!include_usage.ok())
+      return BadParam("stream_options", include_usage.error().status.message());
     r.include_usage = include_usage.value();
   }
   TANDEM_API_ASSIGN_OR_RETURN(bool stop_ok, ParseStop(body, &r));
@@ -376,15 +383,15 @@ ApiResult<bool> CheckTokenIdsInVocabulary(const GenerationRequest& request, int3
   for (int32_t id : request.sampling.stop_token_ids) {
     if (id < 0 || id >= vocab_size) {
       return BadParam("stop_token_ids", fmt::format("'stop_token_ids' holds {}, outside the "
-                                                    "vocabulary [0, {})", DescribeTokenId(id),
-                                                    vocab_size));
+                                                    "vocabulary [0, {})",
+                                                    DescribeTokenId(id), vocab_size));
     }
   }
   for (int32_t id : request.sampling.logit_bias_ids) {
     if (id < 0 || id >= vocab_size) {
       return BadParam("logit_bias", fmt::format("'logit_bias' names token {}, outside the "
-                                                "vocabulary [0, {})", DescribeTokenId(id),
-                                                vocab_size));
+                                                "vocabulary [0, {})",
+                                                DescribeTokenId(id), vocab_size));
     }
   }
   return true;

@@ -28,17 +28,17 @@ struct GenerationRequest {
   bool max_tokens_given = false;      // max_tokens / max_completion_tokens was in the body
   int32_t n = 1;                      // choices; each is its own engine request
   bool stream = false;
-  bool include_usage = false;         // stream_options.include_usage
-  std::vector<std::string> stop;      // stop strings
+  bool include_usage = false;     // stream_options.include_usage
+  std::vector<std::string> stop;  // stop strings
   bool include_stop_str_in_output = false;
   bool skip_special_tokens = true;
-  bool return_token_ids = false;      // vLLM extension: prompt_token_ids + choice token_ids
-  int32_t data_parallel_rank = -1;    // X-data-parallel-rank header: pin a DP rank; -1 = any
+  bool return_token_ids = false;    // vLLM extension: prompt_token_ids + choice token_ids
+  int32_t data_parallel_rank = -1;  // X-data-parallel-rank header: pin a DP rank; -1 = any
   // vLLM's extra fields (request_fields.h).
-  std::string request_id;             // the body's request_id ("" = none)
-  std::optional<bool> add_special_tokens;  // absent: completions true, chat false (vLLM)
-  int32_t truncate_prompt_tokens = 0;  // 0 = keep the prompt; k > 0: its last k tokens;
-                                       // -1: its last max_model_len tokens
+  std::string request_id;                   // the body's request_id ("" = none)
+  std::optional<bool> add_special_tokens;   // absent: completions true, chat false (vLLM)
+  int32_t truncate_prompt_tokens = 0;       // 0 = keep the prompt; k > 0: its last k tokens;
+                                            // -1: its last max_model_len tokens
   bool return_tokens_as_token_ids = false;  // logprobs name tokens "token_id:<id>"
   bool continuous_usage_stats = false;      // streamed chunks each carry usage so far
   std::vector<std::string> bad_words;       // tokenized into sampling.bad_words_token_ids

@@ -13,7 +13,9 @@ bool IsSpace(std::string_view text) {
 }
 
 json OutputTextPart(const std::string& text) {
-  return {{"type", "output_text"}, {"text", text}, {"annotations", json::array()},
+  return {{"type", "output_text"},
+          {"text", text},
+          {"annotations", json::array()},
           {"logprobs", json::array()}};
 }
 
@@ -86,15 +88,19 @@ void ResponseOutputBuilder::AddContent(const std::string& text) {
 void ResponseOutputBuilder::AddCall(const text::ToolCall& call) {
   CloseItem("completed");
   pending_space_.clear();
-  json item = {{"type", "function_call"}, {"id", RandomRequestId("fc_")},
-               {"call_id", RandomRequestId("call_")}, {"name", call.name},
-               {"arguments", ""}, {"status", "in_progress"}};
+  json item = {{"type", "function_call"},
+               {"id", RandomRequestId("fc_")},
+               {"call_id", RandomRequestId("call_")},
+               {"name", call.name},
+               {"arguments", ""},
+               {"status", "in_progress"}};
   items_.push_back(item);
   const int32_t index = open_index();
   Emit("response.output_item.added", {{"output_index", index}, {"item", item}});
   Emit("response.function_call_arguments.delta",
        {{"item_id", item["id"]}, {"output_index", index}, {"delta", call.arguments}});
-  Emit("response.function_call_arguments.done", {{"item_id", item["id"]}, {"output_index", index},
+  Emit("response.function_call_arguments.done", {{"item_id", item["id"]},
+                                                 {"output_index", index},
                                                  {"name", call.name},
                                                  {"arguments", call.arguments}});
   item["arguments"] = call.arguments;
@@ -105,20 +111,25 @@ void ResponseOutputBuilder::AddCall(const text::ToolCall& call) {
 
 void ResponseOutputBuilder::OpenItem(Open kind) {
   const bool reasoning = kind == Open::kReasoning;
-  json item = reasoning
-                  ? json{{"type", "reasoning"}, {"id", RandomRequestId("rs_")},
-                         {"summary", json::array()}, {"content", json::array()},
-                         {"status", "in_progress"}}
-                  : json{{"type", "message"}, {"id", RandomRequestId("msg_")},
-                         {"role", "assistant"}, {"status", "in_progress"},
-                         {"content", json::array()}};
+  json item = reasoning ? json{{"type", "reasoning"},
+                               {"id", RandomRequestId("rs_")},
+                               {"summary", json::array()},
+                               {"content", json::array()},
+                               {"status", "in_progress"}}
+                        : json{{"type", "message"},
+                               {"id", RandomRequestId("msg_")},
+                               {"role", "assistant"},
+                               {"status", "in_progress"},
+                               {"content", json::array()}};
   items_.push_back(item);
   open_ = kind;
   open_text_.clear();
   const int32_t index = open_index();
   Emit("response.output_item.added", {{"output_index", index}, {"item", item}});
   Emit("response.content_part.added",
-       {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0},
+       {{"item_id", item["id"]},
+        {"output_index", index},
+        {"content_index", 0},
         {"part", reasoning ? ReasoningTextPart("") : OutputTextPart("")}});
 }
 
@@ -127,8 +138,8 @@ void ResponseOutputBuilder::CloseItem(const char* status) {
   const bool reasoning = open_ == Open::kReasoning;
   json& item = items_.back();
   const int32_t index = open_index();
-  json done = {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0},
-               {"text", open_text_}};
+  json done = {
+      {"item_id", item["id"]}, {"output_index", index}, {"content_index", 0}, {"text", open_text_}};
   if (!reasoning) done["logprobs"] = json::array();
   Emit(reasoning ? "response.reasoning_text.done" : "response.output_text.done", std::move(done));
   json part = reasoning ? ReasoningTextPart(open_text_) : OutputTextPart(open_text_);
@@ -155,7 +166,8 @@ nlohmann::ordered_json ResponseOutputBuilder::AssistantMessage() const {
       content += item["content"][0]["text"].get<std::string>();
     } else if (item["type"] == "function_call") {
       tool_calls.push_back(
-          {{"id", item["call_id"]}, {"type", "function"},
+          {{"id", item["call_id"]},
+           {"type", "function"},
            {"function", {{"name", item["name"]}, {"arguments", item["arguments"]}}}});
     }
   }

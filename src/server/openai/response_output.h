@@ -69,8 +69,8 @@ class ResponseOutputBuilder {
   EventSink on_event_;
   nlohmann::json items_ = nlohmann::json::array();
   Open open_ = Open::kNone;
-  std::string open_text_;          // the open item's text so far
-  std::string pending_space_;      // whitespace-only content not yet given a message
+  std::string open_text_;      // the open item's text so far
+  std::string pending_space_;  // whitespace-only content not yet given a message
   int32_t num_reasoning_tokens_ = 0;
 };
 

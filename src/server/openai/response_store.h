@@ -22,10 +22,10 @@ namespace tandem::server::openai {
 
 // One stored response.
 struct StoredResponse {
-  nlohmann::json response;               // the response object as it was returned
-  nlohmann::ordered_json conversation;   // chat messages of the whole conversation so far: the
-                                         // earlier turns, this request's input and its output
-                                         // as an assistant message; never the instructions
+  nlohmann::json response;              // the response object as it was returned
+  nlohmann::ordered_json conversation;  // chat messages of the whole conversation so far: the
+                                        // earlier turns, this request's input and its output
+                                        // as an assistant message; never the instructions
 };
 
 class ResponseStore {
@@ -52,7 +52,7 @@ class ResponseStore {
 
   const size_t capacity_;
   mutable std::mutex mutex_;
-  std::list<Entry> entries_;  // most recently used first
+  std::list<Entry> entries_;                                           // most recently used first
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;  // id → its entry
 };
 

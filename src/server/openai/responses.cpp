@@ -51,8 +51,7 @@ struct ResponseCall {
   int64_t sequence_number = 0;  // of the next streamed event
 
   json Object(const char* status, json usage) const {
-    return ResponseObject(request, chat, id, created_at, status, output->items(),
-                          std::move(usage));
+    return ResponseObject(request, chat, id, created_at, status, output->items(), std::move(usage));
   }
 
   void Emit(json event) {
@@ -85,7 +84,8 @@ struct ResponseCall {
   // OpenAI's error event (ResponseErrorEvent); the stream ends after it.
   void OnStreamError(const ApiError& error) {
     const int http_status = HttpStatusFor(error.status.code());
-    Emit({{"type", "error"}, {"code", ErrorTypeFor(http_status)},
+    Emit({{"type", "error"},
+          {"code", ErrorTypeFor(http_status)},
           {"message", error.status.message()},
           {"param", error.param.empty() ? json(nullptr) : json(error.param)}});
     sink->EndStream();
@@ -164,8 +164,8 @@ void HandleCreateResponse(const ServerContext& context, ResponseStore* store,
     raw->Emit({{"type", "response.created"}, {"response", initial}});
     raw->Emit({{"type", "response.in_progress"}, {"response", initial}});
   };
-  ServeGeneration(context, call->chat.common, http_request.arrival_time_s,
-                  std::move(generations), sink, hooks);
+  ServeGeneration(context, call->chat.common, http_request.arrival_time_s, std::move(generations),
+                  sink, hooks);
 }
 
 void HandleGetResponse(ResponseStore* store, const HttpRequest& request,

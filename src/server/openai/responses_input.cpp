@@ -36,7 +36,8 @@ ApiResult<std::string> ContentText(const OJson& content, size_t index) {
   if (content.is_string()) return content.get<std::string>();
   if (!content.is_array()) {
     return BadItem(index, fmt::format("'content' must be a string or an array of content parts; "
-                                      "found {}", JsonTypeWithArticle(content)));
+                                      "found {}",
+                                      JsonTypeWithArticle(content)));
   }
   std::string text;
   for (size_t p = 0; p < content.size(); ++p) {
@@ -46,7 +47,8 @@ ApiResult<std::string> ContentText(const OJson& content, size_t index) {
         !part.contains("text") || !part["text"].is_string()) {
       return BadItem(index, fmt::format("content[{}]: only text parts ({{\"type\": \"input_text\" "
                                         "or \"output_text\", \"text\": string}}) are supported; "
-                                        "found type '{}'", p, type));
+                                        "found type '{}'",
+                                        p, type));
     }
     if (!text.empty()) text += "\n";
     text += part["text"].get<std::string>();
@@ -58,7 +60,8 @@ ApiResult<OJson> Message(const OJson& item, size_t index) {
   TANDEM_API_ASSIGN_OR_RETURN(const std::string role, ItemString(item, "role", index));
   if (!kRoles.count(role)) {
     return BadItem(index, fmt::format("role '{}' is unknown; expected user, system, developer or "
-                                      "assistant", role));
+                                      "assistant",
+                                      role));
   }
   auto content = item.find("content");
   if (content == item.end()) return BadItem(index, "'content' is required");
@@ -99,14 +102,15 @@ ApiResult<OJson> ParseResponsesInput(const OJson& input) {
   if (input.is_string()) return OJson::array({{{"role", "user"}, {"content", input}}});
   if (!input.is_array()) {
     return BadParam("input", fmt::format("'input' must be a string or an array of input items; "
-                                         "found {}", JsonTypeWithArticle(input)));
+                                         "found {}",
+                                         JsonTypeWithArticle(input)));
   }
   OJson messages = OJson::array();
   for (size_t i = 0; i < input.size(); ++i) {
     const OJson& item = input[i];
     if (!item.is_object()) {
-      return BadItem(i, fmt::format("an input item must be an object; found {}",
-                                    JsonTypeWithArticle(item)));
+      return BadItem(
+          i, fmt::format("an input item must be an object; found {}", JsonTypeWithArticle(item)));
     }
     const std::string type = item.contains("type") && item["type"].is_string()
                                  ? item["type"].get<std::string>()

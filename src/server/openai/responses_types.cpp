@@ -21,18 +21,47 @@ namespace {
 
 // Top-level fields a Responses request reads (the chat pass-through ones included); others are
 // named in one warning, as vLLM logs them.
-const std::set<std::string> kKnownFields = {
-    "model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream",
-    "store", "previous_response_id", "tools", "tool_choice", "parallel_tool_calls", "text",
-    "reasoning", "metadata", "user", "background", "include", "truncation", "service_tier",
-    "top_logprobs", "max_tool_calls", "prompt", "conversation", "stream_options"};
+const std::set<std::string> kKnownFields = {"model",
+                                            "input",
+                                            "instructions",
+                                            "max_output_tokens",
+                                            "temperature",
+                                            "top_p",
+                                            "stream",
+                                            "store",
+                                            "previous_response_id",
+                                            "tools",
+                                            "tool_choice",
+                                            "parallel_tool_calls",
+                                            "text",
+                                            "reasoning",
+                                            "metadata",
+                                            "user",
+                                            "background",
+                                            "include",
+                                            "truncation",
+                                            "service_tier",
+                                            "top_logprobs",
+                                            "max_tool_calls",
+                                            "prompt",
+                                            "conversation",
+                                            "stream_options"};
 
 // Fields with the same name and meaning in chat (vLLM's ResponsesRequest has top_k, logit_bias,
 // skip_special_tokens and priority; the others are tandem's).
-const char* const kPassThrough[] = {
-    "top_k", "min_p", "seed", "presence_penalty", "frequency_penalty", "repetition_penalty",
-    "stop", "stop_token_ids", "logit_bias", "skip_special_tokens", "ignore_eos",
-    "chat_template_kwargs", "priority"};
+const char* const kPassThrough[] = {"top_k",
+                                    "min_p",
+                                    "seed",
+                                    "presence_penalty",
+                                    "frequency_penalty",
+                                    "repetition_penalty",
+                                    "stop",
+                                    "stop_token_ids",
+                                    "logit_bias",
+                                    "skip_special_tokens",
+                                    "ignore_eos",
+                                    "chat_template_kwargs",
+                                    "priority"};
 
 bool Given(const OJson& body, const char* field) {
   auto it = body.find(field);
@@ -45,8 +74,8 @@ ApiResult<OJson> Optional(const OJson& body, const char* field, const char* type
   if (!Given(body, field)) return OJson();
   const OJson& value = body[field];
   if (!ok(value)) {
-    return BadParam(field, fmt::format("'{}' must be {}; found {}", field, type,
-                                       JsonTypeWithArticle(value)));
+    return BadParam(
+        field, fmt::format("'{}' must be {}; found {}", field, type, JsonTypeWithArticle(value)));
   }
   return value;
 }
@@ -58,31 +87,36 @@ bool IsString(const OJson& v) { return v.is_string(); }
 
 // Fields whose feature tandem does not have: a 400 naming them, never a silent 200.
 ApiResult<bool> RefuseUnbuilt(const OJson& body) {
-  TANDEM_API_ASSIGN_OR_RETURN(OJson background,
-                              Optional(body, "background", "a boolean", IsBool));
+  TANDEM_API_ASSIGN_OR_RETURN(OJson background, Optional(body, "background", "a boolean", IsBool));
   if (background.is_boolean() && background.get<bool>()) {
-    return BadParam("background", "background mode is not supported by tandem; leave "
-                                  "'background' out and keep the connection open");
+    return BadParam("background",
+                    "background mode is not supported by tandem; leave "
+                    "'background' out and keep the connection open");
   }
   for (const char* field : {"conversation", "prompt"}) {
     if (Given(body, field)) {
       return BadParam(field, fmt::format("'{}' is not supported by tandem (no Conversations "
-                                         "API, no stored prompt templates)", field));
+                                         "API, no stored prompt templates)",
+                                         field));
     }
   }
   if (Given(body, "truncation") && body["truncation"] != "disabled") {
-    return BadParam("truncation", "only truncation \"disabled\" is supported: a conversation "
-                                  "longer than --max-model-len is a 400, never cut");
+    return BadParam("truncation",
+                    "only truncation \"disabled\" is supported: a conversation "
+                    "longer than --max-model-len is a 400, never cut");
   }
   TANDEM_API_ASSIGN_OR_RETURN(OJson include,
                               Optional(body, "include", "an array of strings", IsArray));
   for (const OJson& entry : include.is_array() ? include : OJson::array()) {
     if (entry == "message.output_text.logprobs") {
-      return BadParam("include", "'include' \"message.output_text.logprobs\" is not supported "
-                                 "by tandem's Responses API yet; use /v1/chat/completions");
+      return BadParam("include",
+                      "'include' \"message.output_text.logprobs\" is not supported "
+                      "by tandem's Responses API yet; use /v1/chat/completions");
     }
-    TLOG_WARN("include entry {} has no effect: tandem returns no encrypted or hosted-tool "
-              "content", entry.dump());
+    TLOG_WARN(
+        "include entry {} has no effect: tandem returns no encrypted or hosted-tool "
+        "content",
+        entry.dump());
   }
   return true;
 }
@@ -96,7 +130,8 @@ ApiResult<OJson> ChatTools(const OJson& tools) {
         !tool["name"].is_string()) {
       return BadParam("tools", fmt::format("tools[{}] must be {{\"type\": \"function\", \"name\": "
                                            "string, \"parameters\": {{...}}}}; tandem serves no "
-                                           "hosted tools", k));
+                                           "hosted tools",
+                                           k));
     }
     OJson function = {{"name", tool["name"]}};
     for (const char* key : {"description", "parameters", "strict"}) {
@@ -114,21 +149,23 @@ ApiResult<OJson> ChatToolChoice(const OJson& choice) {
       choice["name"].is_string()) {
     return OJson{{"type", "function"}, {"function", {{"name", choice["name"]}}}};
   }
-  return BadParam("tool_choice", "'tool_choice' must be \"none\", \"auto\", \"required\" or "
-                                 "{\"type\": \"function\", \"name\": string}");
+  return BadParam("tool_choice",
+                  "'tool_choice' must be \"none\", \"auto\", \"required\" or "
+                  "{\"type\": \"function\", \"name\": string}");
 }
 
 // text.format → chat's response_format.
 ApiResult<OJson> ResponseFormat(const OJson& text) {
   if (!text.is_object()) {
-    return BadParam("text", fmt::format("'text' must be an object; found {}",
-                                        JsonTypeWithArticle(text)));
+    return BadParam("text",
+                    fmt::format("'text' must be an object; found {}", JsonTypeWithArticle(text)));
   }
   if (!Given(text, "format")) return OJson();
   const OJson& format = text["format"];
   if (!format.is_object() || !format.contains("type") || !format["type"].is_string()) {
-    return BadParam("text.format", "'text.format' must be {\"type\": \"text\" | \"json_object\" "
-                                   "| \"json_schema\", ...}");
+    return BadParam("text.format",
+                    "'text.format' must be {\"type\": \"text\" | \"json_object\" "
+                    "| \"json_schema\", ...}");
   }
   if (format["type"] != "json_schema") return OJson{{"type", format["type"]}};
   OJson spec = OJson::object();
@@ -148,15 +185,17 @@ ApiResult<json> Echo(const OJson& body) {
       Optional(body, "top_logprobs", "an integer in [0, 20]", [](const OJson& v) {
         return v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= 20;
       }));
-  return json{
-      {"metadata", metadata}, {"reasoning", reasoning}, {"user", user},
-      {"top_logprobs", top_logprobs.is_null() ? OJson(0) : top_logprobs},
-      {"tools", Given(body, "tools") ? body["tools"] : OJson::array()},
-      {"tool_choice", Given(body, "tool_choice") ? body["tool_choice"] : OJson("auto")},
-      {"text", Given(body, "text") ? body["text"] : OJson{{"format", {{"type", "text"}}}}},
-      {"service_tier", Given(body, "service_tier") ? body["service_tier"] : OJson("auto")},
-      {"max_tool_calls", Given(body, "max_tool_calls") ? body["max_tool_calls"] : OJson()},
-      {"truncation", "disabled"}, {"background", false}};
+  return json{{"metadata", metadata},
+              {"reasoning", reasoning},
+              {"user", user},
+              {"top_logprobs", top_logprobs.is_null() ? OJson(0) : top_logprobs},
+              {"tools", Given(body, "tools") ? body["tools"] : OJson::array()},
+              {"tool_choice", Given(body, "tool_choice") ? body["tool_choice"] : OJson("auto")},
+              {"text", Given(body, "text") ? body["text"] : OJson{{"format", {{"type", "text"}}}}},
+              {"service_tier", Given(body, "service_tier") ? body["service_tier"] : OJson("auto")},
+              {"max_tool_calls", Given(body, "max_tool_calls") ? body["max_tool_calls"] : OJson()},
+              {"truncation", "disabled"},
+              {"background", false}};
 }
 
 ApiResult<bool> ParseFlags(const OJson& body, ResponsesRequest* request) {
@@ -208,8 +247,7 @@ ApiResult<ResponsesRequest> ParseResponsesRequest(const OJson& body) {
 }
 
 ApiResult<ChatCompletionRequest> ToChatRequest(const ResponsesRequest& request,
-                                               const OJson& history,
-                                               const ServerContext& context) {
+                                               const OJson& history, const ServerContext& context) {
   const OJson& body = request.body;
   OJson chat = OJson::object();
   OJson& messages = chat["messages"] = OJson::array();
@@ -241,8 +279,9 @@ ApiResult<ChatCompletionRequest> ToChatRequest(const ResponsesRequest& request,
   if (Given(body, "reasoning") && Given(body["reasoning"], "effort")) {
     const OJson& effort = body["reasoning"]["effort"];
     if (!effort.is_string()) {
-      return BadParam("reasoning", "'reasoning.effort' must be a string (\"low\", \"medium\", "
-                                   "\"high\", ...)");
+      return BadParam("reasoning",
+                      "'reasoning.effort' must be a string (\"low\", \"medium\", "
+                      "\"high\", ...)");
     }
     // As vLLM's chat: the template variable reasoning_effort (gpt-oss and others read it).
     OJson& kwargs = chat["chat_template_kwargs"];  // null or the request's own (pass-through)
@@ -250,8 +289,8 @@ ApiResult<ChatCompletionRequest> ToChatRequest(const ResponsesRequest& request,
   }
   auto parsed = ParseChatCompletionRequest(chat, context);
   if (parsed.ok()) return parsed;
-  static const std::map<std::string, std::string> kRenamed = {
-      {"messages", "input"}, {"response_format", "text.format"}};
+  static const std::map<std::string, std::string> kRenamed = {{"messages", "input"},
+                                                              {"response_format", "text.format"}};
   ApiError error = parsed.error();
   if (auto it = kRenamed.find(error.param); it != kRenamed.end()) error.param = it->second;
   return error;

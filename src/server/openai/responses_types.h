@@ -38,8 +38,8 @@ struct ResponsesRequest {
   std::string previous_response_id;       // "" = a new conversation
   std::optional<int32_t> max_output_tokens;
   bool stream = false;
-  bool store = true;                      // keep the response for GET and previous_response_id
-  nlohmann::json echo;                    // the request fields the response object echoes
+  bool store = true;    // keep the response for GET and previous_response_id
+  nlohmann::json echo;  // the request fields the response object echoes
 };
 
 // Parses and validates `body`. Errors: 400 naming the field (a wrong type, an input item that
@@ -67,9 +67,8 @@ ApiResult<ChatCompletionRequest> ToChatRequest(const ResponsesRequest& request,
 // or "incomplete" with incomplete_details {reason: "max_output_tokens"}), output, usage (null
 // when `usage` is null), the sampling values used and the echoed request fields.
 nlohmann::json ResponseObject(const ResponsesRequest& request, const ChatCompletionRequest& chat,
-                              const std::string& id, int64_t created_at,
-                              const std::string& status, nlohmann::json output,
-                              nlohmann::json usage);
+                              const std::string& id, int64_t created_at, const std::string& status,
+                              nlohmann::json output, nlohmann::json usage);
 
 // usage: {input_tokens, input_tokens_details {cached_tokens}, output_tokens,
 // output_tokens_details {reasoning_tokens}, total_tokens}.

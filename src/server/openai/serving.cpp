@@ -26,12 +26,12 @@ void EndSseStream(ResponseSink& sink, const json& final_chunk) {
 
 json UsageJson(const GenerationUsage& usage) {
   // vLLM: null unless --enable-prompt-tokens-details.
-  return {{"prompt_tokens", usage.prompt_tokens},
-          {"completion_tokens", usage.completion_tokens},
-          {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
-          {"prompt_tokens_details", usage.prompt_tokens_details
-                                        ? json{{"cached_tokens", usage.cached_tokens}}
-                                        : json(nullptr)}};
+  return {
+      {"prompt_tokens", usage.prompt_tokens},
+      {"completion_tokens", usage.completion_tokens},
+      {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
+      {"prompt_tokens_details",
+       usage.prompt_tokens_details ? json{{"cached_tokens", usage.cached_tokens}} : json(nullptr)}};
 }
 
 json UsageChunk(json envelope, const GenerationUsage& usage) {
@@ -71,8 +71,8 @@ void ServeGeneration(const ServerContext& context, const GenerationRequest& requ
   for (size_t k = 0; k < generations.size(); ++k) {
     GenerationSpec& spec = generations[k];
     // An error of one Generation ends the call: the others are aborted before it is answered.
-    spec.callbacks.on_error = [all, failed, k, answer = std::move(spec.callbacks.on_error)](
-                                  const ApiError& error) {
+    spec.callbacks.on_error = [all, failed, k,
+                               answer = std::move(spec.callbacks.on_error)](const ApiError& error) {
       if (failed->exchange(true)) return;
       for (size_t j = 0; j < all->size(); ++j) {
         if (auto other = (*all)[j].lock(); other && j != k) other->Abort();
@@ -80,9 +80,9 @@ void ServeGeneration(const ServerContext& context, const GenerationRequest& requ
       answer(error);
     };
     on_errors.push_back(spec.callbacks.on_error);
-    started.push_back(std::make_shared<Generation>(
-        context, std::move(spec.engine_request_id), std::move(spec.prompt_token_ids), request,
-        arrival_time_s, std::move(spec.callbacks)));
+    started.push_back(std::make_shared<Generation>(context, std::move(spec.engine_request_id),
+                                                   std::move(spec.prompt_token_ids), request,
+                                                   arrival_time_s, std::move(spec.callbacks)));
     all->push_back(started.back());
   }
   sink->SetOnDisconnect([all] {

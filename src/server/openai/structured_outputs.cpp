@@ -89,8 +89,8 @@ ApiResult<std::string> Compile(const Constraint& c, bool any_whitespace) {
 
 ApiResult<bool> CheckString(const json& value, const std::string& field) {
   if (!value.is_string()) {
-    return BadParam(field, fmt::format("'{}' must be a string; found {}", field,
-                                       JsonTypeWithArticle(value)));
+    return BadParam(
+        field, fmt::format("'{}' must be a string; found {}", field, JsonTypeWithArticle(value)));
   }
   return true;
 }
@@ -102,7 +102,8 @@ ApiResult<bool> CheckChoices(const json& value, const std::string& field) {
   for (const json& v : value) {
     if (!v.is_string()) {
       return BadParam(field, fmt::format("'{}' must be a non-empty array of strings; found {} "
-                                         "in it", field, JsonTypeWithArticle(v)));
+                                         "in it",
+                                         field, JsonTypeWithArticle(v)));
     }
   }
   return true;
@@ -148,17 +149,20 @@ ApiResult<bool> ParseResponseFormat(const json& body, std::vector<Constraint>* o
     return true;
   }
   if (type == "structural_tag") {
-    return BadParam("response_format", "'response_format' type 'structural_tag' is not "
-                                       "supported by tandem; use json_schema");
+    return BadParam("response_format",
+                    "'response_format' type 'structural_tag' is not "
+                    "supported by tandem; use json_schema");
   }
   if (type != "json_schema") {
     return BadParam("response_format",
                     fmt::format("unknown 'response_format' type '{}'; expected text, json_object "
-                                "or json_schema", type));
+                                "or json_schema",
+                                type));
   }
   if (!Present(format, "json_schema") || !format["json_schema"].is_object()) {
-    return BadParam("response_format", "'response_format.json_schema' must be an object with "
-                                       "the schema under 'schema'");
+    return BadParam("response_format",
+                    "'response_format.json_schema' must be an object with "
+                    "the schema under 'schema'");
   }
   const json& spec = format["json_schema"];
   // OpenAI names the field "schema"; vLLM also reads "json_schema" (older clients).
@@ -179,7 +183,8 @@ ApiResult<bool> ParseStructuredOutputsField(const json& body, std::vector<Constr
   const json& so = body["structured_outputs"];
   if (!so.is_object()) {
     return BadParam("structured_outputs", fmt::format("'structured_outputs' must be an object; "
-                                                      "found {}", JsonTypeWithArticle(so)));
+                                                      "found {}",
+                                                      JsonTypeWithArticle(so)));
   }
   for (const char* refused : {"structural_tag", "whitespace_pattern"}) {
     if (Present(so, refused)) {
@@ -202,8 +207,8 @@ ApiResult<bool> ParseStructuredOutputsField(const json& body, std::vector<Constr
       out->push_back({"structured_outputs.json_object", K::kJsonObject, nullptr});
     }
   }
-  for (const char* flag : {"disable_any_whitespace", "disable_fallback",
-                           "disable_additional_properties"}) {
+  for (const char* flag :
+       {"disable_any_whitespace", "disable_fallback", "disable_additional_properties"}) {
     if (Present(so, flag) && !so[flag].is_boolean()) {
       return BadParam("structured_outputs",
                       fmt::format("'structured_outputs.{}' must be a boolean", flag));
@@ -213,8 +218,9 @@ ApiResult<bool> ParseStructuredOutputsField(const json& body, std::vector<Constr
     options->any_whitespace = !so["disable_any_whitespace"].get<bool>();
   }
   if (Present(so, "backend")) {
-    TLOG_WARN("request field 'structured_outputs.backend' has no effect: tandem has one "
-              "structured-output backend");
+    TLOG_WARN(
+        "request field 'structured_outputs.backend' has no effect: tandem has one "
+        "structured-output backend");
   }
   return true;
 }
@@ -227,10 +233,9 @@ ApiResult<std::string> ParseStructuredOutputs(const nlohmann::ordered_json& body
   TANDEM_API_ASSIGN_OR_RETURN(bool ok, ParseResponseFormat(body, &constraints));
   TANDEM_API_ASSIGN_OR_RETURN(ok, ParseStructuredOutputsField(body, &constraints, &options));
   using K = Constraint::Kind;
-  for (auto [key, kind] : {std::pair{"guided_json", K::kJsonSchema},
-                           std::pair{"guided_regex", K::kRegex},
-                           std::pair{"guided_choice", K::kChoice},
-                           std::pair{"guided_grammar", K::kGrammar}}) {
+  for (auto [key, kind] :
+       {std::pair{"guided_json", K::kJsonSchema}, std::pair{"guided_regex", K::kRegex},
+        std::pair{"guided_choice", K::kChoice}, std::pair{"guided_grammar", K::kGrammar}}) {
     TANDEM_API_ASSIGN_OR_RETURN(ok, AddField(body, key, key, kind, &constraints));
   }
   (void)ok;
@@ -239,23 +244,24 @@ ApiResult<std::string> ParseStructuredOutputs(const nlohmann::ordered_json& body
                     "'guided_whitespace_pattern' is not supported by tandem");
   }
   if (Present(body, "guided_decoding_backend")) {
-    TLOG_WARN("request field 'guided_decoding_backend' has no effect: tandem has one "
-              "structured-output backend");
+    TLOG_WARN(
+        "request field 'guided_decoding_backend' has no effect: tandem has one "
+        "structured-output backend");
   }
   if (constraints.empty()) return std::string();
   if (constraints.size() > 1) {
     std::string fields;
-    for (const Constraint& c : constraints) fields += (fields.empty() ? "'" : ", '") + c.field + "'";
-    return BadParam(constraints[1].field,
-                    fmt::format("only one kind of structured output may be requested; found {}",
-                                fields));
+    for (const Constraint& c : constraints)
+      fields += (fields.empty() ? "'" : ", '") + c.field + "'";
+    return BadParam(
+        constraints[1].field,
+        fmt::format("only one kind of structured output may be requested; found {}", fields));
   }
   return Compile(constraints.front(), options.any_whitespace);
 }
 
 ApiResult<std::string> ForcedToolCallGrammar(const nlohmann::ordered_json& tools, bool required,
-                                             const std::string& named_function,
-                                             int32_t max_calls) {
+                                             const std::string& named_function, int32_t max_calls) {
   json alternatives = json::array();
   json named_parameters;  // ordered: the tool's own property order
   for (const auto& tool : tools) {
@@ -265,24 +271,27 @@ ApiResult<std::string> ForcedToolCallGrammar(const nlohmann::ordered_json& tools
                           ? json(function["parameters"])
                           : json{{"type", "object"}, {"properties", json::object()}};
     if (name == named_function) named_parameters = parameters;
-    alternatives.push_back({{"type", "object"},
-                            {"properties", {{"name", {{"type", "string"}, {"enum", {name}}}},
-                                            {"parameters", parameters}}},
-                            {"required", {"name", "parameters"}}});
+    alternatives.push_back(
+        {{"type", "object"},
+         {"properties",
+          {{"name", {{"type", "string"}, {"enum", {name}}}}, {"parameters", parameters}}},
+         {"required", {"name", "parameters"}}});
   }
   if (!required && named_function.empty()) return std::string();
   json schema = named_parameters;
   if (required) {
-    schema = {{"type", "array"}, {"minItems", 1},
-              {"items", alternatives.size() == 1 ? alternatives[0]
-                                                 : json{{"anyOf", alternatives}}}};
+    schema = {
+        {"type", "array"},
+        {"minItems", 1},
+        {"items", alternatives.size() == 1 ? alternatives[0] : json{{"anyOf", alternatives}}}};
     if (max_calls > 0) schema["maxItems"] = max_calls;
   }
   auto gbnf = Compile({"tools", Constraint::Kind::kJsonSchema, schema}, true);
   if (!gbnf.ok()) {
-    return BadParam("tools", "tool_choice \"required\" or a named function compiles the tools' "
-                             "parameters into a grammar, which failed: " +
-                                 gbnf.error().status.message());
+    return BadParam("tools",
+                    "tool_choice \"required\" or a named function compiles the tools' "
+                    "parameters into a grammar, which failed: " +
+                        gbnf.error().status.message());
   }
   return gbnf;
 }

@@ -40,7 +40,6 @@ ApiResult<std::string> ParseStructuredOutputs(const nlohmann::ordered_json& body
 // "auto"/"none". `tools`: the request's OpenAI tools array. Errors: 400 (param "tools") when a
 // tool's parameters schema does not compile.
 ApiResult<std::string> ForcedToolCallGrammar(const nlohmann::ordered_json& tools, bool required,
-                                             const std::string& named_function,
-                                             int32_t max_calls);
+                                             const std::string& named_function, int32_t max_calls);
 
 }  // namespace tandem::server::openai

@@ -22,8 +22,9 @@ ApiResult<bool> CheckModel(const json& body, const ServerConfig& config) {
   for (const std::string& name : config.served_model_names) {
     if (name == body["model"].get<std::string>()) return true;
   }
-  return ApiError{NotFound(fmt::format("The model `{}` does not exist.",
-                                       body["model"].get<std::string>())), "model"};
+  return ApiError{
+      NotFound(fmt::format("The model `{}` does not exist.", body["model"].get<std::string>())),
+      "model"};
 }
 
 struct Tokenized {
@@ -97,8 +98,8 @@ void HandleDetokenize(const ServerContext& context, const HttpRequest& request,
   for (const json& t : tokens) {
     if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= vocab) {
       return SendError(*sink, BadParam("tokens", fmt::format("'tokens' must hold token ids in "
-                                                             "[0, {}); found {}", vocab,
-                                                             t.dump())));
+                                                             "[0, {}); found {}",
+                                                             vocab, t.dump())));
     }
     ids.push_back(t.get<int32_t>());
   }

@@ -53,14 +53,14 @@ using Body = std::vector<NodePtr>;
 
 struct Node {
   enum class Kind {
-    kText,      // text
-    kOutput,    // {{ expr }}
-    kIf,        // branches (cond, body)...; else_body
-    kFor,       // {% for targets in expr [if filter] %} body [else else_body]
-    kSet,       // {% set targets[0][.targets[1]] = expr %}, or body: {% set x %}body{% endset %}
+    kText,    // text
+    kOutput,  // {{ expr }}
+    kIf,      // branches (cond, body)...; else_body
+    kFor,     // {% for targets in expr [if filter] %} body [else else_body]
+    kSet,     // {% set targets[0][.targets[1]] = expr %}, or body: {% set x %}body{% endset %}
     kBreak,
     kContinue,
-    kMacro,     // {% macro text(targets[i]=defaults[i]...) %} body {% endmacro %}
+    kMacro,  // {% macro text(targets[i]=defaults[i]...) %} body {% endmacro %}
   };
   Kind kind;
   int line = 0;

@@ -40,7 +40,7 @@ std::string ExpectString(const Value& value, const std::string& what, const Expr
 // byte, with a table lookup so a long set costs nothing per character.
 std::string Strip(const std::string& s, const Value* chars, bool left, bool right) {
   const std::string set = chars && chars->data().is_string() ? chars->data().get<std::string>()
-                                                              : std::string(" \t\n\r\f\v");
+                                                             : std::string(" \t\n\r\f\v");
   bool in_set[256] = {};
   for (unsigned char c : set) in_set[c] = true;
   size_t begin = 0;
@@ -53,9 +53,8 @@ std::string Strip(const std::string& s, const Value* chars, bool left, bool righ
 // Python str.split; refused (at `at`) once it would make more parts than a render may iterate.
 Json Split(const std::string& s, const Value* sep, const Value* max_split,
            const RenderLimits& limits, const Expr& at) {
-  int64_t limit = max_split && max_split->data().is_number_integer()
-                      ? max_split->data().get<int64_t>()
-                      : -1;
+  int64_t limit =
+      max_split && max_split->data().is_number_integer() ? max_split->data().get<int64_t>() : -1;
   Json parts = Json::array();
   auto add = [&](std::string part) {
     if (static_cast<int64_t>(parts.size()) >= limits.max_loop_iterations) {
@@ -116,14 +115,15 @@ std::string Replace(const std::string& s, const std::string& from, const std::st
 }
 
 bool AffixMatches(const std::string& s, const Value& affix, bool prefix) {
-  std::vector<Json> candidates = affix.data().is_array() ? std::vector<Json>(affix.data().begin(),
-                                                                           affix.data().end())
-                                                       : std::vector<Json>{affix.data()};
+  std::vector<Json> candidates = affix.data().is_array()
+                                     ? std::vector<Json>(affix.data().begin(), affix.data().end())
+                                     : std::vector<Json>{affix.data()};
   for (const Json& c : candidates) {
     if (!c.is_string()) continue;
     const std::string& a = c.get_ref<const std::string&>();
     if (a.size() > s.size()) continue;
-    if (prefix ? s.compare(0, a.size(), a) == 0 : s.compare(s.size() - a.size(), a.size(), a) == 0) {
+    if (prefix ? s.compare(0, a.size(), a) == 0
+               : s.compare(s.size() - a.size(), a.size(), a) == 0) {
       return true;
     }
   }
@@ -131,8 +131,9 @@ bool AffixMatches(const std::string& s, const Value& affix, bool prefix) {
 }
 
 std::string ChangeCase(std::string s, bool upper) {
-  for (char& c : s) c = static_cast<char>(upper ? std::toupper(static_cast<unsigned char>(c))
-                                                 : std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : s)
+    c = static_cast<char>(upper ? std::toupper(static_cast<unsigned char>(c))
+                                : std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -165,8 +166,8 @@ Value ApplyFilter(const std::string& name, const std::vector<Value>& args, const
   }
   if (name == "tojson") {
     const Value* indent = Arg(args, 1, kwargs, "indent");
-    int64_t spaces = indent && indent->data().is_number_integer()
-                         ? indent->data().get<int64_t>() : -1;
+    int64_t spaces =
+        indent && indent->data().is_number_integer() ? indent->data().get<int64_t>() : -1;
     CheckStringSize(spaces, limits, at);  // one level's indent alone
     std::optional<std::string> text =
         ToJsonText(d, static_cast<int>(spaces), limits.max_output_bytes);
@@ -237,7 +238,10 @@ Value ApplyFilter(const std::string& name, const std::vector<Value>& args, const
       return Value::Of(static_cast<int64_t>(v));
     }
     if (d.is_string()) {
-      try { return Value::Of(std::stoll(d.get<std::string>())); } catch (...) {}
+      try {
+        return Value::Of(std::stoll(d.get<std::string>()));
+      } catch (...) {
+      }
     }
     return Value::Of(0);
   }
@@ -287,8 +291,8 @@ Value CallMethod(const Value& object, const std::string& method, const std::vect
       return Value::Of(AffixMatches(s, args[0], method == "startswith"));
     }
     if (method == "split") {
-      return Value::Of(Split(s, Arg(args, 0, kwargs, "sep"), Arg(args, 1, kwargs, "maxsplit"),
-                             limits, at));
+      return Value::Of(
+          Split(s, Arg(args, 0, kwargs, "sep"), Arg(args, 1, kwargs, "maxsplit"), limits, at));
     }
     if (method == "replace" && args.size() >= 2) {
       return Value::Of(Replace(s, ExpectString(args[0], method, at),
@@ -358,8 +362,8 @@ Value CallFunction(const std::string& name, const std::vector<Value>& args, cons
   if (step == 0) Fail("range() step must not be zero", at);
   // Its exact length before building it (jinja2's sandbox has MAX_RANGE for the same reason),
   // in 128 bits: start + k·step then stays inside [start, stop) and never wraps.
-  const __int128 span = step > 0 ? static_cast<__int128>(stop) - start
-                                 : static_cast<__int128>(start) - stop;
+  const __int128 span =
+      step > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
   const __int128 stride = step > 0 ? static_cast<__int128>(step) : -static_cast<__int128>(step);
   const __int128 length = span <= 0 ? 0 : (span - 1) / stride + 1;
   if (length > limits.max_loop_iterations) {

@@ -282,8 +282,7 @@ Value Interpreter::Eval(const Expr& expr) {
     CheckOutput(d.get_ref<const std::string&>(), expr.line, expr.column);
   } else if (d.is_array() && static_cast<int64_t>(d.size()) > limits_.max_loop_iterations) {
     Fail("a list of " + std::to_string(d.size()) + " items is longer than the limit of " +
-             std::to_string(limits_.max_loop_iterations) +
-             " (--chat-template-max-loop-iterations)",
+             std::to_string(limits_.max_loop_iterations) + " (--chat-template-max-loop-iterations)",
          expr);
   }
   return value;
@@ -338,8 +337,8 @@ Value Interpreter::EvalValue(const Expr& expr) {
     case Expr::Kind::kUnary: {
       Value operand = Eval(*expr.args[0]);
       if (expr.name == "not") return Value::Of(!IsTruthy(operand));
-      if (!operand.data().is_number()) Fail("bad operand type for unary " + expr.name + ": '" +
-                                          TypeName(operand) + "'", expr);
+      if (!operand.data().is_number())
+        Fail("bad operand type for unary " + expr.name + ": '" + TypeName(operand) + "'", expr);
       if (expr.name == "+") return operand;
       if (operand.data().is_number_float()) return Value::Of(-operand.data().get<double>());
       if (operand.data().get<int64_t>() == INT64_MIN) Fail("integer overflow in unary -", expr);
@@ -375,8 +374,8 @@ Value Interpreter::EvalSlice(const Expr& expr) {
   Value target = Eval(*expr.args[0]);
   const Json& d = target.data();
   if (!d.is_array() && !d.is_string()) Fail("cannot slice '" + TypeName(target) + "'", expr);
-  auto size = static_cast<int64_t>(d.is_array() ? d.size()
-                                                : d.get_ref<const std::string&>().size());
+  auto size =
+      static_cast<int64_t>(d.is_array() ? d.size() : d.get_ref<const std::string&>().size());
   auto part = [&](int k, int64_t fallback) {
     if (!expr.args[k]) return fallback;
     Value v = Eval(*expr.args[k]);
@@ -397,8 +396,8 @@ Value Interpreter::EvalSlice(const Expr& expr) {
   Json result = d.is_array() ? Json::array() : Json("");
   // Count first, in 128 bits: `i += step` with a step near INT64_MAX wrapped and indexed
   // outside the value.
-  const __int128 span = step > 0 ? static_cast<__int128>(stop) - start
-                                 : static_cast<__int128>(start) - stop;
+  const __int128 span =
+      step > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
   const __int128 stride = step > 0 ? static_cast<__int128>(step) : -static_cast<__int128>(step);
   const int64_t count = span <= 0 ? 0 : static_cast<int64_t>((span - 1) / stride + 1);
   for (int64_t k = 0; k < count; ++k) {
@@ -429,7 +428,8 @@ Value Interpreter::EvalCall(const Expr& expr) {
     return result;
   }
   Fail("'" + (callee.kind == Expr::Kind::kName ? callee.name : std::string("expression")) +
-           "' is not callable", expr);
+           "' is not callable",
+       expr);
 }
 
 Value Interpreter::CallMacro(const Node& macro, std::vector<Value> args,
@@ -437,7 +437,8 @@ Value Interpreter::CallMacro(const Node& macro, std::vector<Value> args,
                              const Expr& at) {
   if (args.size() > macro.targets.size()) {
     Fail("macro '" + macro.text + "' takes " + std::to_string(macro.targets.size()) +
-             " arguments, got " + std::to_string(args.size()), at);
+             " arguments, got " + std::to_string(args.size()),
+         at);
   }
   std::map<std::string, Value> scope;
   for (size_t i = 0; i < macro.targets.size(); ++i) {

@@ -69,11 +69,11 @@ class Interpreter {
   std::map<std::string, const Node*> macros_;         // defined so far, by name
 
   const RenderLimits limits_;
-  double deadline_s_ = 0;            // MonotonicSeconds() past which the render stops; 0 = none
+  double deadline_s_ = 0;             // MonotonicSeconds() past which the render stops; 0 = none
   const char* stack_base_ = nullptr;  // an address near the top of Render's frame
-  int64_t iterations_ = 0;           // loop iterations so far
+  int64_t iterations_ = 0;            // loop iterations so far
   uint32_t ticks_ = 0;
-  int32_t call_depth_ = 0;           // macro calls in progress
+  int32_t call_depth_ = 0;  // macro calls in progress
 };
 
 }  // namespace tandem::text::jinja

@@ -6,8 +6,8 @@
 
 #include "text/jinja/builtins.h"
 #include "text/jinja/error.h"
-#include "text/string_search.h"
 #include "text/jinja/interpreter.h"
+#include "text/string_search.h"
 
 namespace tandem::text::jinja {
 namespace {
@@ -75,8 +75,9 @@ Value Arithmetic(const std::string& op, const Value& a, const Value& b, const Ex
     return Value::Of(std::move(repeated));
   }
   if (!x.is_number() || !y.is_number() || x.is_boolean() || y.is_boolean()) {
-    Fail("unsupported operand types for " + op + ": '" + TypeName(a) + "' and '" + TypeName(b) +
-             "'", at);
+    Fail(
+        "unsupported operand types for " + op + ": '" + TypeName(a) + "' and '" + TypeName(b) + "'",
+        at);
   }
   bool integers = x.is_number_integer() && y.is_number_integer();
   if (integers && op != "/") {

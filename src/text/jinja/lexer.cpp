@@ -12,8 +12,7 @@ bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 class Lexer {
  public:
-  Lexer(std::string_view source, const LexerOptions& options)
-      : source_(source), options_(options) {
+  Lexer(std::string_view source, const LexerOptions& options) : source_(source), options_(options) {
     line_starts_.push_back(0);
     for (size_t i = 0; i < source.size(); ++i) {
       if (source[i] == '\n') line_starts_.push_back(i + 1);
@@ -81,7 +80,8 @@ class Lexer {
     Push(kind == '{' ? Token::Kind::kVarBegin : Token::Kind::kBlockBegin, "", tag);
     while (true) {
       while (pos < source_.size() && IsSpace(source_[pos])) ++pos;
-      if (pos >= source_.size()) Fail("unterminated tag, expected '" + std::string(close) + "'", tag);
+      if (pos >= source_.size())
+        Fail("unterminated tag, expected '" + std::string(close) + "'", tag);
       bool dash = source_[pos] == '-' && source_.substr(pos + 1, 2) == close;
       if (dash || source_.substr(pos, 2) == close) {
         size_t end = pos + (dash ? 3 : 2);
@@ -154,11 +154,20 @@ class Lexer {
       }
       char e = source_[++i];
       switch (e) {
-        case 'n': value += '\n'; break;
-        case 't': value += '\t'; break;
-        case 'r': value += '\r'; break;
-        case '0': value += '\0'; break;
-        default: value += e;  // \\ \' \" and unknown escapes keep the character
+        case 'n':
+          value += '\n';
+          break;
+        case 't':
+          value += '\t';
+          break;
+        case 'r':
+          value += '\r';
+          break;
+        case '0':
+          value += '\0';
+          break;
+        default:
+          value += e;  // \\ \' \" and unknown escapes keep the character
       }
     }
     if (i >= source_.size()) Fail("unterminated string literal", pos);

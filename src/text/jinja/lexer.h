@@ -21,8 +21,8 @@ struct Token {
     kString,      // string literal, unescaped
     kInteger,
     kFloat,
-    kOperator,    // punctuation: == != <= >= // ** + - * / % ~ < > = ( ) [ ] { } , . : |
-    kEnd,         // end of source
+    kOperator,  // punctuation: == != <= >= // ** + - * / % ~ < > = ( ) [ ] { } , . : |
+    kEnd,       // end of source
   };
   Kind kind;
   std::string text;

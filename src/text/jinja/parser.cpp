@@ -67,8 +67,8 @@ class Parser {
     if (keyword.text == "set") return ParseSet(keyword);
     if (keyword.text == "macro") return ParseMacro(keyword);
     if (keyword.text == "break" || keyword.text == "continue") {
-      auto node = MakeNode(keyword.text == "break" ? Node::Kind::kBreak : Node::Kind::kContinue,
-                           keyword);
+      auto node =
+          MakeNode(keyword.text == "break" ? Node::Kind::kBreak : Node::Kind::kContinue, keyword);
       Expect(TK::kBlockEnd, "'%}'");
       return node;
     }
@@ -167,7 +167,12 @@ class Parser {
   // Levels 0..5: or, and, (not), comparisons, + -, ~, * / // %.
   ExprPtr ParseBinaryLevel(int level) {
     static const std::vector<std::vector<std::string>> kLevels = {
-        {"or"}, {"and"}, {}, {"==", "!=", "<", ">", "<=", ">=", "in", "not"}, {"+", "-"}, {"~"},
+        {"or"},
+        {"and"},
+        {},
+        {"==", "!=", "<", ">", "<=", ">=", "in", "not"},
+        {"+", "-"},
+        {"~"},
         {"*", "/", "//", "%"}};
     if (level == 2) {  // "not" is a prefix operator between "and" and comparisons
       if (Peek().kind == TK::kName && Peek().text == "not") {
@@ -187,8 +192,8 @@ class Parser {
       bool matches = false;
       for (const std::string& candidate : kLevels[level]) matches |= is_op && op.text == candidate;
       if (!matches) return left;
-      if (op.text == "not" && !(tokens_[pos_ + 1].kind == TK::kName &&
-                                tokens_[pos_ + 1].text == "in")) {
+      if (op.text == "not" &&
+          !(tokens_[pos_ + 1].kind == TK::kName && tokens_[pos_ + 1].text == "in")) {
         return left;
       }
       auto node = MakeExpr(Expr::Kind::kBinary, Next());
@@ -433,14 +438,22 @@ class Parser {
   }
   static std::string Describe(const Token& token) {
     switch (token.kind) {
-      case TK::kEnd: return "end of template";
-      case TK::kText: return "template text";
-      case TK::kVarBegin: return "'{{'";
-      case TK::kVarEnd: return "'}}'";
-      case TK::kBlockBegin: return "'{%'";
-      case TK::kBlockEnd: return "'%}'";
-      case TK::kString: return "string '" + token.text + "'";
-      default: return "'" + token.text + "'";
+      case TK::kEnd:
+        return "end of template";
+      case TK::kText:
+        return "template text";
+      case TK::kVarBegin:
+        return "'{{'";
+      case TK::kVarEnd:
+        return "'}}'";
+      case TK::kBlockBegin:
+        return "'{%'";
+      case TK::kBlockEnd:
+        return "'%}'";
+      case TK::kString:
+        return "string '" + token.text + "'";
+      default:
+        return "'" + token.text + "'";
     }
   }
   ExprPtr Literal(const Token& token, Json value) {

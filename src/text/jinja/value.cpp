@@ -114,16 +114,23 @@ bool IsTruthy(const Value& value) {
   if (value.undefined()) return false;
   const Json& d = value.data();
   switch (d.type()) {
-    case Json::value_t::null: return false;
-    case Json::value_t::boolean: return d.get<bool>();
+    case Json::value_t::null:
+      return false;
+    case Json::value_t::boolean:
+      return d.get<bool>();
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return d.get<int64_t>() != 0;
-    case Json::value_t::number_float: return d.get<double>() != 0.0;
+    case Json::value_t::number_unsigned:
+      return d.get<int64_t>() != 0;
+    case Json::value_t::number_float:
+      return d.get<double>() != 0.0;
     // json::empty() is false for every string, so strings are checked by their size.
-    case Json::value_t::string: return !d.get_ref<const std::string&>().empty();
+    case Json::value_t::string:
+      return !d.get_ref<const std::string&>().empty();
     case Json::value_t::array:
-    case Json::value_t::object: return !d.empty();
-    default: return false;
+    case Json::value_t::object:
+      return !d.empty();
+    default:
+      return false;
   }
 }
 
@@ -131,13 +138,19 @@ std::string ToOutputString(const Value& value) {
   if (value.undefined()) return "";
   const Json& d = value.data();
   switch (d.type()) {
-    case Json::value_t::null: return "None";
-    case Json::value_t::boolean: return d.get<bool>() ? "True" : "False";
-    case Json::value_t::number_float: return FloatRepr(d.get<double>());
-    case Json::value_t::string: return d.get<std::string>();
+    case Json::value_t::null:
+      return "None";
+    case Json::value_t::boolean:
+      return d.get<bool>() ? "True" : "False";
+    case Json::value_t::number_float:
+      return FloatRepr(d.get<double>());
+    case Json::value_t::string:
+      return d.get<std::string>();
     case Json::value_t::array:
-    case Json::value_t::object: return PythonRepr(d);
-    default: return d.dump();
+    case Json::value_t::object:
+      return PythonRepr(d);
+    default:
+      return d.dump();
   }
 }
 
@@ -167,15 +180,23 @@ std::optional<std::string> ToJsonText(const Json& value, int indent, int64_t max
 std::string TypeName(const Value& value) {
   if (value.undefined()) return "undefined";
   switch (value.data().type()) {
-    case Json::value_t::null: return "NoneType";
-    case Json::value_t::boolean: return "bool";
+    case Json::value_t::null:
+      return "NoneType";
+    case Json::value_t::boolean:
+      return "bool";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "int";
-    case Json::value_t::number_float: return "float";
-    case Json::value_t::string: return "str";
-    case Json::value_t::array: return "list";
-    case Json::value_t::object: return "dict";
-    default: return "unknown";
+    case Json::value_t::number_unsigned:
+      return "int";
+    case Json::value_t::number_float:
+      return "float";
+    case Json::value_t::string:
+      return "str";
+    case Json::value_t::array:
+      return "list";
+    case Json::value_t::object:
+      return "dict";
+    default:
+      return "unknown";
   }
 }
 

@@ -26,8 +26,10 @@ class Value {
   static Value Of(Json data) { return Value(std::make_shared<const Json>(std::move(data))); }
 
   const Json& data() const { return *data_; }  // null = Python None (and for undefined)
-  bool undefined() const { return undefined_; }  // a missing variable/attribute: falsy, prints
-                                                  // as "", iterates empty
+  bool undefined() const {
+    return undefined_;
+  }  // a missing variable/attribute: falsy, prints
+     // as "", iterates empty
   // The data for in-place assignment; copied first unless this Value is its only owner.
   Json& MutableData();
 

@@ -11,9 +11,11 @@ namespace {
 using Words = std::vector<std::string>;
 
 TEST(RenderPlaceholdersTest, Table) {
-  const std::map<std::string, std::string> values = {
-      {"model_path", "/models/qwen"}, {"port", "40000"}, {"worker_ip", "10.0.0.1"},
-      {"model_name", "qwen3.5-397b-1"}, {"HCCL_IF_IP", "192.168.13.33"}};
+  const std::map<std::string, std::string> values = {{"model_path", "/models/qwen"},
+                                                     {"port", "40000"},
+                                                     {"worker_ip", "10.0.0.1"},
+                                                     {"model_name", "qwen3.5-397b-1"},
+                                                     {"HCCL_IF_IP", "192.168.13.33"}};
   auto out = RenderPlaceholders(
       "{{model_path}} --host {{worker_ip}} --port {{ port }} --served-model-name {{model_name}}",
       values);
@@ -57,8 +59,9 @@ TEST(SplitPosixWordsTest, Table) {
     EXPECT_FALSE(words.ok()) << bad;
     EXPECT_EQ(words.status().code(), StatusCode::kInvalidArgument);
   }
-  EXPECT_NE(SplitPosixWords("--x 'unbalanced").status().message().find("unbalanced ' at character 4"),
-            std::string::npos);
+  EXPECT_NE(
+      SplitPosixWords("--x 'unbalanced").status().message().find("unbalanced ' at character 4"),
+      std::string::npos);
 }
 
 // The seed's primary parameters as a user pastes them: one entry per line, mixed spellings,
@@ -78,9 +81,11 @@ const std::vector<std::string> kSeedPrimary = {
     "--trust-remote-code",
     "--async-scheduling   # overlap CPU scheduling with device compute",
     "--no-enable-prefix-caching",
-    "--speculative_config '{\"method\":\"qwen3_5_mtp\",\"num_speculative_tokens\":3,\"enforce_eager\":true}'",
+    "--speculative_config "
+    "'{\"method\":\"qwen3_5_mtp\",\"num_speculative_tokens\":3,\"enforce_eager\":true}'",
     "--compilation-config '{\"cudagraph_mode\":\"FULL_DECODE_ONLY\"}'",
-    "--additional-config '{\"enable_cpu_binding\":true,\"multistream_overlap_shared_expert\":true}'",
+    "--additional-config "
+    "'{\"enable_cpu_binding\":true,\"multistream_overlap_shared_expert\":true}'",
     "--disable-access-log-for-endpoints /health,/metrics,/ping",
     "# a line that is only a comment",
 };
@@ -89,24 +94,40 @@ TEST(BackendParameterWordsTest, TheSeedsTextInSpaceFormat) {
   auto words = BackendParameterWords(kSeedPrimary, "space");
   ASSERT_TRUE(words.ok()) << words.status().message();
   const Words expected = {
-      "--data-parallel-size", "2", "--tensor-parallel-size", "8",
-      "--data-parallel-size-local", "1",
-      "--api-server-count", "2",
-      "--data-parallel-address", "192.168.13.33",
-      "--data-parallel-rpc-port", "13389",
-      "--seed", "1024",
+      "--data-parallel-size",
+      "2",
+      "--tensor-parallel-size",
+      "8",
+      "--data-parallel-size-local",
+      "1",
+      "--api-server-count",
+      "2",
+      "--data-parallel-address",
+      "192.168.13.33",
+      "--data-parallel-rpc-port",
+      "13389",
+      "--seed",
+      "1024",
       "--enable-expert-parallel",
-      "--max-num-seqs", "16",
-      "--max-model-len", "32768",
-      "--max-num-batched-tokens", "8192",
-      "--gpu-memory-utilization", "0.90",
+      "--max-num-seqs",
+      "16",
+      "--max-model-len",
+      "32768",
+      "--max-num-batched-tokens",
+      "8192",
+      "--gpu-memory-utilization",
+      "0.90",
       "--trust-remote-code",
       "--async-scheduling",
       "--no-enable-prefix-caching",
-      "--speculative_config", "{\"method\":\"qwen3_5_mtp\",\"num_speculative_tokens\":3,\"enforce_eager\":true}",
-      "--compilation-config", "{\"cudagraph_mode\":\"FULL_DECODE_ONLY\"}",
-      "--additional-config", "{\"enable_cpu_binding\":true,\"multistream_overlap_shared_expert\":true}",
-      "--disable-access-log-for-endpoints", "/health,/metrics,/ping"};
+      "--speculative_config",
+      "{\"method\":\"qwen3_5_mtp\",\"num_speculative_tokens\":3,\"enforce_eager\":true}",
+      "--compilation-config",
+      "{\"cudagraph_mode\":\"FULL_DECODE_ONLY\"}",
+      "--additional-config",
+      "{\"enable_cpu_binding\":true,\"multistream_overlap_shared_expert\":true}",
+      "--disable-access-log-for-endpoints",
+      "/health,/metrics,/ping"};
   EXPECT_EQ(*words, expected);
   EXPECT_TRUE(HasFlag(*words, "--speculative-config"));
   EXPECT_EQ(FlagValue(*words, "--data-parallel-size"), "2");
@@ -116,7 +137,8 @@ TEST(BackendParameterWordsTest, TheSeedsTextInSpaceFormat) {
 
 TEST(BackendParameterWordsTest, EqualFormatJoinsFlagsAndValues) {
   auto words = BackendParameterWords(
-      {"--ctx-size 8192 --flash-attn", "--temp -0.5 --threads=4", "--headless --port 8000"}, "equal");
+      {"--ctx-size 8192 --flash-attn", "--temp -0.5 --threads=4", "--headless --port 8000"},
+      "equal");
   ASSERT_TRUE(words.ok());
   EXPECT_EQ(*words, (Words{"--ctx-size=8192", "--flash-attn", "--temp=-0.5", "--threads=4",
                            "--headless", "--port=8000"}));
@@ -128,7 +150,9 @@ TEST(BackendParameterWordsTest, EqualFormatJoinsFlagsAndValues) {
 TEST(BuildEnvironmentTest, LaterLayersWinAndAgentSecretsStayBehind) {
   auto env = BuildEnvironment(
       {{"PATH", "/bin"}, {"OMP_NUM_THREADS", "8"}, {"TANDEM_AGENT_TOKEN", "secret"}},
-      {{{"OMP_NUM_THREADS", "4"}, {"A", "backend"}}, {{"A", "version"}}, {{"OMP_NUM_THREADS", "1"}}},
+      {{{"OMP_NUM_THREADS", "4"}, {"A", "backend"}},
+       {{"A", "version"}},
+       {{"OMP_NUM_THREADS", "1"}}},
       {{"CUDA_VISIBLE_DEVICES", "2,3"}});
   EXPECT_EQ(env, (std::vector<std::string>{"A=version", "CUDA_VISIBLE_DEVICES=2,3",
                                            "OMP_NUM_THREADS=1", "PATH=/bin"}));

@@ -22,10 +22,12 @@ using testing::ManagerHarness;
 // A fake instance: answers with `behaviour` and counts its requests.
 class FakeInstance {
  public:
-  using Behaviour = std::function<void(const http::HttpRequest&, std::shared_ptr<http::ResponseSink>)>;
+  using Behaviour =
+      std::function<void(const http::HttpRequest&, std::shared_ptr<http::ResponseSink>)>;
   explicit FakeInstance(Behaviour behaviour) : behaviour_(std::move(behaviour)) {
     listener_ = std::make_unique<http::HttpListener>(
-        http::SessionOptions{}, [this](http::HttpRequest request, std::shared_ptr<http::ResponseSink> sink) {
+        http::SessionOptions{},
+        [this](http::HttpRequest request, std::shared_ptr<http::ResponseSink> sink) {
           ++requests;
           behaviour_(request, std::move(sink));
         });
@@ -54,17 +56,25 @@ class FakeInstance {
 // given ports; returns the admin session.
 std::string DeployOnFakes(ManagerHarness& h, const std::vector<uint16_t>& ports) {
   const std::string admin = h.AdminSession();
-  JsonReply w = h.Json("POST", "/v2/workers", {{"name", "node-a"}, {"ip", "127.0.0.1"}, {"port", 1}},
-                       "Bearer registration-token");
+  JsonReply w =
+      h.Json("POST", "/v2/workers", {{"name", "node-a"}, {"ip", "127.0.0.1"}, {"port", 1}},
+             "Bearer registration-token");
   const std::string key = "Bearer " + w.body["api_key"].get<std::string>();
   json devices = json::array();
   for (size_t i = 0; i < ports.size(); ++i) devices.push_back({{"index", i}, {"type", "cpu"}});
-  EXPECT_EQ(h.Json("POST", "/v2/workers/" + std::to_string(w.body["id"].get<int64_t>()) + "/heartbeat",
-                   {{"status", {{"gpu_devices", devices}}}}, key).status, 200);
+  EXPECT_EQ(
+      h.Json("POST", "/v2/workers/" + std::to_string(w.body["id"].get<int64_t>()) + "/heartbeat",
+             {{"status", {{"gpu_devices", devices}}}}, key)
+          .status,
+      200);
   EXPECT_EQ(h.Json("POST", "/v2/models",
-                   {{"name", "m"}, {"local_path", "/m"}, {"replicas", ports.size()},
+                   {{"name", "m"},
+                    {"local_path", "/m"},
+                    {"replicas", ports.size()},
                     {"gpu_selector", {{"gpus_per_replica", 1}}}},
-                   admin).status, 201);
+                   admin)
+                .status,
+            201);
   std::vector<int64_t> ids;
   EXPECT_TRUE(h.WaitFor("the instances scheduled", [&] {
     JsonReply r = h.Call("GET", "/v2/model-instances?state=SCHEDULED", "", admin);
@@ -75,7 +85,9 @@ std::string DeployOnFakes(ManagerHarness& h, const std::vector<uint16_t>& ports)
   }));
   for (size_t i = 0; i < ids.size(); ++i) {
     EXPECT_EQ(h.Json("POST", "/v2/model-instances/" + std::to_string(ids[i]) + "/status",
-                     {{"state", "RUNNING"}, {"restart_count", 0}, {"port", ports[i]}}, key).status, 200);
+                     {{"state", "RUNNING"}, {"restart_count", 0}, {"port", ports[i]}}, key)
+                  .status,
+              200);
   }
   return admin;
 }
@@ -122,19 +134,21 @@ TEST(GatewayTest, AStreamWhoseInstanceDiesEndsWithAnErrorEvent) {
   std::string received;
   std::thread stopper;
   http::HttpCall call(request);
-  Status status = call.Run([](int code, const http::HeaderList&) { return code == 200; },
-                           [&](std::string_view bytes) {
-                             received.append(bytes);
-                             if (!stopper.joinable() && received.find("first") != std::string::npos) {
-                               stopper = std::thread([&] { dying.Stop(); });
-                             }
-                             return true;
-                           });
+  Status status =
+      call.Run([](int code, const http::HeaderList&) { return code == 200; },
+               [&](std::string_view bytes) {
+                 received.append(bytes);
+                 if (!stopper.joinable() && received.find("first") != std::string::npos) {
+                   stopper = std::thread([&] { dying.Stop(); });
+                 }
+                 return true;
+               });
   if (stopper.joinable()) stopper.join();
   ASSERT_TRUE(status.ok()) << status.ToString();
   EXPECT_NE(received.find("\"text\":\"first\""), std::string::npos) << received;
   EXPECT_NE(received.find("data: {\"error\":"), std::string::npos) << received;
-  EXPECT_NE(received.find("the instance serving this stream failed"), std::string::npos) << received;
+  EXPECT_NE(received.find("the instance serving this stream failed"), std::string::npos)
+      << received;
 }
 
 TEST(GatewayTest, StoppingTheManagerWithAStreamInFlightEnds) {
@@ -238,20 +252,28 @@ TEST(GatewayTest, NoRunningInstanceIs503) {
   ManagerHarness h;
   ASSERT_TRUE(h.start_status().ok());
   const std::string admin = h.AdminSession();
-  ASSERT_EQ(h.Json("POST", "/v2/models", {{"name", "idle"}, {"local_path", "/m"}, {"replicas", 0}}, admin).status, 201);
-  JsonReply r = h.Json("POST", "/v1/chat/completions",
-                       {{"model", "idle"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}}, admin);
+  ASSERT_EQ(
+      h.Json("POST", "/v2/models", {{"name", "idle"}, {"local_path", "/m"}, {"replicas", 0}}, admin)
+          .status,
+      201);
+  JsonReply r =
+      h.Json("POST", "/v1/chat/completions",
+             {{"model", "idle"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}}, admin);
   EXPECT_EQ(r.status, 503);
   EXPECT_EQ(r.body["error"]["message"], "No running instances available");
   // The 503 is counted, and /metrics still answers (it once exported an empty histogram).
   JsonReply metrics = h.Call("GET", "/metrics", "", "");
   ASSERT_EQ(metrics.status, 200) << metrics.raw;
-  EXPECT_NE(metrics.raw.find("tandem_manager_gateway_requests_total{model_name=\"idle\",code=\"503\"} 1"),
-            std::string::npos) << metrics.raw;
+  EXPECT_NE(
+      metrics.raw.find("tandem_manager_gateway_requests_total{model_name=\"idle\",code=\"503\"} 1"),
+      std::string::npos)
+      << metrics.raw;
   // The dashboard shows every deployment's traffic: not to an inference key.
   JsonReply key = h.Json("POST", "/v2/api-keys", {{"name", "k"}, {"scope", {"inference"}}}, admin);
   ASSERT_EQ(key.status, 201) << key.raw;
-  EXPECT_EQ(h.Call("GET", "/v2/dashboard", "", "Bearer " + key.body["value"].get<std::string>()).status, 403);
+  EXPECT_EQ(
+      h.Call("GET", "/v2/dashboard", "", "Bearer " + key.body["value"].get<std::string>()).status,
+      403);
   JsonReply dashboard = h.Call("GET", "/v2/dashboard", "", admin);
   ASSERT_EQ(dashboard.status, 200) << dashboard.raw;
   EXPECT_EQ(dashboard.body["busiest"][0]["model_name"], "idle");

@@ -17,25 +17,29 @@ using nlohmann::json;
 using testing::JsonReply;
 using testing::ManagerHarness;
 
-const json kSeedBackend = {
-    {"backend_name", "vllm-ascend-custom"},
-    {"version_configs",
-     {{"0.18.0rc1",
-       {{"entrypoint", "tandem serve"},
-        {"run_command",
-         "{{model_path}} --host {{worker_ip}} --port {{port}} --served-model-name {{model_name}}"}}}}},
-    {"default_version", "0.18.0rc1"}};
+const json kSeedBackend = {{"backend_name", "vllm-ascend-custom"},
+                           {"version_configs",
+                            {{"0.18.0rc1",
+                              {{"entrypoint", "tandem serve"},
+                               {"run_command",
+                                "{{model_path}} --host {{worker_ip}} --port {{port}} "
+                                "--served-model-name {{model_name}}"}}}}},
+                           {"default_version", "0.18.0rc1"}};
 
 // Registers worker `name` with two CPU devices; returns (worker id, its key header).
 std::pair<int64_t, std::string> RegisterWorker(ManagerHarness& h, const std::string& name) {
-  JsonReply r = h.Json("POST", "/v2/workers", {{"name", name}, {"ip", "127.0.0.1"}, {"port", 10150}},
-                       "Bearer registration-token");
+  JsonReply r =
+      h.Json("POST", "/v2/workers", {{"name", name}, {"ip", "127.0.0.1"}, {"port", 10150}},
+             "Bearer registration-token");
   EXPECT_EQ(r.status, 201) << r.raw;
   const int64_t id = r.body.value("id", int64_t{0});
   const std::string key = "Bearer " + r.body.value("api_key", "");
   json devices = json::array();
   for (int i = 0; i < 2; ++i) {
-    devices.push_back({{"index", i}, {"type", "cpu"}, {"vendor", "cpu"}, {"name", "cpu socket"},
+    devices.push_back({{"index", i},
+                       {"type", "cpu"},
+                       {"vendor", "cpu"},
+                       {"name", "cpu socket"},
                        {"memory", {{"total", 1000}, {"used", 0}}}});
   }
   JsonReply hb = h.Json("POST", "/v2/workers/" + std::to_string(id) + "/heartbeat",
@@ -67,8 +71,12 @@ TEST(ManagerApiTest, BootstrapLoginAndAuthentication) {
   ASSERT_EQ(me.status, 200) << me.raw;
   EXPECT_EQ(me.body["username"], "admin");
   EXPECT_FALSE(me.body.contains("password_hash"));
-  EXPECT_EQ(h.Call("GET", "/v2/models", "", "cookie:tandem_session=1.9999999999.forged").status, 401);
-  EXPECT_EQ(h.Call("GET", "/v2/models", "", "Bearer tandem_0123456789abcdef_0123456789abcdef0123456789abcdef").status, 401);
+  EXPECT_EQ(h.Call("GET", "/v2/models", "", "cookie:tandem_session=1.9999999999.forged").status,
+            401);
+  EXPECT_EQ(h.Call("GET", "/v2/models", "",
+                   "Bearer tandem_0123456789abcdef_0123456789abcdef0123456789abcdef")
+                .status,
+            401);
   // The registration token registers workers and nothing else.
   EXPECT_EQ(h.Call("GET", "/v2/models", "", "Bearer registration-token").status, 403);
 }
@@ -109,15 +117,20 @@ TEST(ManagerApiTest, BackendsAndModelsAreValidatedByName) {
   bad["backend_name"] = "vllm-ascend";
   JsonReply not_custom = h.Json("POST", "/v2/inference-backends", bad, admin);
   EXPECT_EQ(not_custom.status, 400);
-  EXPECT_NE(not_custom.body["message"].get<std::string>().find("end in '-custom'"), std::string::npos);
+  EXPECT_NE(not_custom.body["message"].get<std::string>().find("end in '-custom'"),
+            std::string::npos);
 
-  json model = {{"name", "qwen3.5-397b-1"}, {"local_path", "/models/x"}, {"replicas", 0},
-                {"backend", "vllm-ascend-custom"}, {"backend_version", "0.18.0rc1"}};
+  json model = {{"name", "qwen3.5-397b-1"},
+                {"local_path", "/models/x"},
+                {"replicas", 0},
+                {"backend", "vllm-ascend-custom"},
+                {"backend_version", "0.18.0rc1"}};
   json unknown = model;
   unknown["replica"] = 1;
   JsonReply typo = h.Json("POST", "/v2/models", unknown, admin);
   EXPECT_EQ(typo.status, 400);
-  EXPECT_NE(typo.body["message"].get<std::string>().find("unknown field 'replica'"), std::string::npos)
+  EXPECT_NE(typo.body["message"].get<std::string>().find("unknown field 'replica'"),
+            std::string::npos)
       << typo.raw;
   json wrong_version = model;
   wrong_version["backend_version"] = "9.9";
@@ -191,7 +204,9 @@ TEST(ManagerApiTest, WorkersRegisterHeartbeatAndAreLimitedToTheirOwnRoutes) {
   // Registering again (a restarted agent, with its previous key) keeps the row and replaces
   // the key.
   JsonReply again = h.Json("POST", "/v2/workers",
-                           {{"name", "node-a"}, {"ip", "127.0.0.1"}, {"port", 10150},
+                           {{"name", "node-a"},
+                            {"ip", "127.0.0.1"},
+                            {"port", 10150},
                             {"previous_api_key", key.substr(7)}},
                            "Bearer registration-token");
   ASSERT_EQ(again.status, 201);
@@ -203,8 +218,9 @@ TEST(ManagerApiTest, ApiKeysAreShownOnceScopedAndRevokedAtOnce) {
   ManagerHarness h;
   ASSERT_TRUE(h.start_status().ok());
   const std::string admin = h.AdminSession();
-  JsonReply created = h.Json("POST", "/v2/api-keys",
-                             {{"name", "ci"}, {"scope", {"inference"}}, {"expires_in", 3600}}, admin);
+  JsonReply created =
+      h.Json("POST", "/v2/api-keys",
+             {{"name", "ci"}, {"scope", {"inference"}}, {"expires_in", 3600}}, admin);
   ASSERT_EQ(created.status, 201) << created.raw;
   const std::string value = created.body["value"];
   EXPECT_EQ(value.size(), 7u + 16 + 1 + 32);
@@ -216,9 +232,11 @@ TEST(ManagerApiTest, ApiKeysAreShownOnceScopedAndRevokedAtOnce) {
   EXPECT_EQ(listed.body["items"][0]["masked_value"], "tandem_" + value.substr(7, 16) + "_********");
   // An inference key does not reach /v2.
   EXPECT_EQ(h.Call("GET", "/v2/models", "", "Bearer " + value).status, 403);
-  JsonReply bad_scope = h.Json("POST", "/v2/api-keys", {{"name", "x"}, {"scope", {"admin"}}}, admin);
+  JsonReply bad_scope =
+      h.Json("POST", "/v2/api-keys", {{"name", "x"}, {"scope", {"admin"}}}, admin);
   EXPECT_EQ(bad_scope.status, 400);
-  JsonReply management = h.Json("POST", "/v2/api-keys", {{"name", "ops"}, {"scope", {"management"}}}, admin);
+  JsonReply management =
+      h.Json("POST", "/v2/api-keys", {{"name", "ops"}, {"scope", {"management"}}}, admin);
   const std::string ops = "Bearer " + management.body["value"].get<std::string>();
   EXPECT_EQ(h.Call("GET", "/v2/models", "", ops).status, 200);
   const std::string path = "/v2/api-keys/" + std::to_string(management.body["id"].get<int64_t>());
@@ -230,9 +248,13 @@ TEST(ManagerApiTest, NonAdminUsersSeeOnlyTheirOwnKeysAndCannotManage) {
   ManagerHarness h;
   ASSERT_TRUE(h.start_status().ok());
   const std::string admin = h.AdminSession();
-  ASSERT_EQ(h.Json("POST", "/v2/users", {{"username", "alice"}, {"password", "alice-pw"}}, admin).status, 201);
-  EXPECT_EQ(h.Json("POST", "/v2/users", {{"username", "bob"}, {"password", "x"}}, admin).status, 400);
-  JsonReply login = h.Call("POST", "/auth/login", "{\"username\": \"alice\", \"password\": \"alice-pw\"}");
+  ASSERT_EQ(
+      h.Json("POST", "/v2/users", {{"username", "alice"}, {"password", "alice-pw"}}, admin).status,
+      201);
+  EXPECT_EQ(h.Json("POST", "/v2/users", {{"username", "bob"}, {"password", "x"}}, admin).status,
+            400);
+  JsonReply login =
+      h.Call("POST", "/auth/login", "{\"username\": \"alice\", \"password\": \"alice-pw\"}");
   ASSERT_EQ(login.status, 200);
   const std::string alice = "cookie:" + login.set_cookie.substr(0, login.set_cookie.find(';'));
   EXPECT_EQ(h.Json("POST", "/v2/api-keys", {{"name", "admin-key"}}, admin).status, 201);
@@ -283,11 +305,13 @@ TEST(ManagerApiTest, WatchReplaysRowsThenStreamsChanges) {
   json updated = kSeedBackend;
   updated["description"] = "the seed's";
   const int64_t id = events()[1]["id"];
-  ASSERT_EQ(h.Json("PUT", "/v2/inference-backends/" + std::to_string(id), updated, admin).status, 200);
+  ASSERT_EQ(h.Json("PUT", "/v2/inference-backends/" + std::to_string(id), updated, admin).status,
+            200);
   ASSERT_TRUE(h.WaitFor("the update event", [&] { return events().size() == 3; }));
   EXPECT_EQ(events()[2]["type"], 2);
   EXPECT_EQ(events()[2]["changed_fields"]["description"]["new"], "the seed's");
-  ASSERT_EQ(h.Call("DELETE", "/v2/inference-backends/" + std::to_string(id), "", admin).status, 204);
+  ASSERT_EQ(h.Call("DELETE", "/v2/inference-backends/" + std::to_string(id), "", admin).status,
+            204);
   ASSERT_TRUE(h.WaitFor("the delete event", [&] { return events().size() == 4; }));
   EXPECT_EQ(events()[3]["type"], 3);
   call.Cancel();
@@ -300,7 +324,9 @@ TEST(ManagerApiTest, ReplicasBecomeInstancesPlacedOnTheSelectedDevices) {
   const std::string admin = h.AdminSession();
   auto [a_id, a_key] = RegisterWorker(h, "node-a");
   auto [b_id, b_key] = RegisterWorker(h, "node-b");
-  json model = {{"name", "pinned"}, {"local_path", "/m"}, {"replicas", 1},
+  json model = {{"name", "pinned"},
+                {"local_path", "/m"},
+                {"replicas", 1},
                 {"gpu_selector", {{"gpu_ids", {"node-b:cpu:0", "node-b:cpu:1"}}}}};
   JsonReply created = h.Json("POST", "/v2/models", model, admin);
   ASSERT_EQ(created.status, 201) << created.raw;
@@ -316,13 +342,21 @@ TEST(ManagerApiTest, ReplicasBecomeInstancesPlacedOnTheSelectedDevices) {
   EXPECT_EQ(instance["model_name"], "pinned");
 
   // The agent's reports: only the placed worker may report, for the current run.
-  const std::string status_path = "/v2/model-instances/" + std::to_string(instance["id"].get<int64_t>()) + "/status";
-  EXPECT_EQ(h.Json("POST", status_path, {{"state", "RUNNING"}, {"restart_count", 0}}, a_key).status, 403);
-  EXPECT_EQ(h.Json("POST", status_path, {{"state", "RUNNING"}, {"restart_count", 3}}, b_key).status, 409);
-  EXPECT_EQ(h.Json("POST", status_path, {{"state", "BOGUS"}, {"restart_count", 0}}, b_key).status, 400);
-  ASSERT_EQ(h.Json("POST", status_path, {{"state", "RUNNING"}, {"restart_count", 0}, {"port", 40000}}, b_key).status, 200);
+  const std::string status_path =
+      "/v2/model-instances/" + std::to_string(instance["id"].get<int64_t>()) + "/status";
+  EXPECT_EQ(h.Json("POST", status_path, {{"state", "RUNNING"}, {"restart_count", 0}}, a_key).status,
+            403);
+  EXPECT_EQ(h.Json("POST", status_path, {{"state", "RUNNING"}, {"restart_count", 3}}, b_key).status,
+            409);
+  EXPECT_EQ(h.Json("POST", status_path, {{"state", "BOGUS"}, {"restart_count", 0}}, b_key).status,
+            400);
+  ASSERT_EQ(h.Json("POST", status_path,
+                   {{"state", "RUNNING"}, {"restart_count", 0}, {"port", 40000}}, b_key)
+                .status,
+            200);
   ASSERT_TRUE(h.WaitFor("ready_replicas = 1", [&] {
-    return h.Call("GET", "/v2/models/" + std::to_string(created.body["id"].get<int64_t>()), "", admin)
+    return h.Call("GET", "/v2/models/" + std::to_string(created.body["id"].get<int64_t>()), "",
+                  admin)
                .body["ready_replicas"] == 1;
   }));
 
@@ -337,9 +371,13 @@ TEST(ManagerApiTest, ReplicasBecomeInstancesPlacedOnTheSelectedDevices) {
   }));
 
   // Replicas 0: the instance goes.
-  json edit = h.Call("GET", "/v2/models/" + std::to_string(created.body["id"].get<int64_t>()), "", admin).body;
+  json edit =
+      h.Call("GET", "/v2/models/" + std::to_string(created.body["id"].get<int64_t>()), "", admin)
+          .body;
   edit["replicas"] = 0;
-  ASSERT_EQ(h.Json("PUT", "/v2/models/" + std::to_string(edit["id"].get<int64_t>()), edit, admin).status, 200);
+  ASSERT_EQ(
+      h.Json("PUT", "/v2/models/" + std::to_string(edit["id"].get<int64_t>()), edit, admin).status,
+      200);
   ASSERT_TRUE(h.WaitFor("the instance to go", [&] {
     return h.Call("GET", "/v2/model-instances?model_name=pinned", "", admin).body["items"].empty();
   }));
@@ -354,10 +392,13 @@ TEST(ManagerApiTest, AnExpiredKeyIsRefused) {
   const std::string bearer = "Bearer " + key.body["value"].get<std::string>();
   EXPECT_EQ(h.Call("GET", "/v2/models", "", bearer).status, 200);
   // Expiry is a wall-clock instant: wait until it has passed, then the key is refused.
-  ASSERT_TRUE(h.WaitFor("the key to expire", [&] {
-    JsonReply r = h.Call("GET", "/v2/models", "", bearer);
-    return r.status == 401 && r.body["message"] == "the API key has expired";
-  }, 10));
+  ASSERT_TRUE(h.WaitFor(
+      "the key to expire",
+      [&] {
+        JsonReply r = h.Call("GET", "/v2/models", "", bearer);
+        return r.status == 401 && r.body["message"] == "the API key has expired";
+      },
+      10));
 }
 
 TEST(ManagerApiTest, AWorkerWithoutHeartbeatsBecomesNotReadyThenUnreachable) {
@@ -370,9 +411,8 @@ TEST(ManagerApiTest, AWorkerWithoutHeartbeatsBecomesNotReadyThenUnreachable) {
   const std::string admin = h.AdminSession();
   auto [id, key] = RegisterWorker(h, "node-a");  // one heartbeat, then silence
   const std::string path = "/v2/workers/" + std::to_string(id);
-  ASSERT_TRUE(h.WaitFor("not_ready", [&] {
-    return h.Call("GET", path, "", admin).body["state"] == "not_ready";
-  }));
+  ASSERT_TRUE(h.WaitFor(
+      "not_ready", [&] { return h.Call("GET", path, "", admin).body["state"] == "not_ready"; }));
   ASSERT_TRUE(h.WaitFor("unreachable", [&] {
     JsonReply r = h.Call("GET", path, "", admin);
     return r.body["state"] == "unreachable" &&
@@ -403,7 +443,9 @@ TEST(ManagerApiTest, OnPostgresTheSameFlowsWork) {
   EXPECT_EQ(h.Json("POST", "/v2/inference-backends", kSeedBackend, admin).status, 409);
   auto [worker_id, worker_key] = RegisterWorker(h, "node-a");
   JsonReply model = h.Json("POST", "/v2/models",
-                           {{"name", "pg"}, {"local_path", "/m"}, {"replicas", 1},
+                           {{"name", "pg"},
+                            {"local_path", "/m"},
+                            {"replicas", 1},
                             {"gpu_selector", {{"gpu_ids", {"node-a:cpu:1"}}}}},
                            admin);
   ASSERT_EQ(model.status, 201) << model.raw;
@@ -419,7 +461,9 @@ TEST(ManagerApiTest, OnPostgresTheSameFlowsWork) {
   EXPECT_EQ(h.Json("PUT", path, edit, admin).status, 409);  // the same version again
   JsonReply key = h.Json("POST", "/v2/api-keys", {{"name", "k"}}, admin);
   ASSERT_EQ(key.status, 201);
-  EXPECT_EQ(h.Call("GET", "/v2/models", "", "Bearer " + key.body["value"].get<std::string>()).status, 200);
+  EXPECT_EQ(
+      h.Call("GET", "/v2/models", "", "Bearer " + key.body["value"].get<std::string>()).status,
+      200);
 }
 
 // Found by a hostile pass: each used to crash the manager, lock it out, or answer 500/200.
@@ -428,8 +472,8 @@ TEST(ManagerApiTest, HostileInputsAreRefusedAndTheManagerStaysUp) {
   ASSERT_TRUE(h.start_status().ok());
   const std::string admin = h.AdminSession();
   // Deep nesting (dump and destruction recurse per level): a 400, on every route.
-  const std::string deep = "{\"name\": \"n\", \"env\": " + std::string(50000, '[') +
-                           std::string(50000, ']') + "}";
+  const std::string deep =
+      "{\"name\": \"n\", \"env\": " + std::string(50000, '[') + std::string(50000, ']') + "}";
   JsonReply r = h.Call("POST", "/v2/models", deep, admin);
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(r.body["message"],
@@ -447,28 +491,43 @@ TEST(ManagerApiTest, HostileInputsAreRefusedAndTheManagerStaysUp) {
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body["message"].get<std::string>().find("field 'username' must be a string"),
             std::string::npos);
-  EXPECT_EQ(h.Json("POST", "/v2/workers", {{"name", "w"}, {"ip", "1.2.3.4"}, {"port", 1}, {"hostname", 5}},
-                   "Bearer registration-token").status, 400);
-  EXPECT_EQ(h.Json("POST", "/v1/completions", {{"model", "m"}, {"prompt", "x"}, {"stream", "yes"}},
-                   admin).status, 400);
+  EXPECT_EQ(h.Json("POST", "/v2/workers",
+                   {{"name", "w"}, {"ip", "1.2.3.4"}, {"port", 1}, {"hostname", 5}},
+                   "Bearer registration-token")
+                .status,
+            400);
+  EXPECT_EQ(
+      h.Json("POST", "/v1/completions", {{"model", "m"}, {"prompt", "x"}, {"stream", "yes"}}, admin)
+          .status,
+      400);
   JsonReply get405 = h.Call("GET", "/v1/completions", "", admin);
   EXPECT_EQ(get405.status, 405);
   EXPECT_EQ(get405.body["error"]["type"], "MethodNotAllowedError");
   // resource_version must be the positive integer read, not a way around the check.
-  JsonReply model = h.Json("POST", "/v2/models", {{"name", "m"}, {"local_path", "/m"}, {"replicas", 0}}, admin);
+  JsonReply model =
+      h.Json("POST", "/v2/models", {{"name", "m"}, {"local_path", "/m"}, {"replicas", 0}}, admin);
   ASSERT_EQ(model.status, 201);
   json edit = model.body;
   for (json bad : {json(-1), json("abc"), json(0)}) {
     edit["resource_version"] = bad;
-    EXPECT_EQ(h.Json("PUT", "/v2/models/" + std::to_string(edit["id"].get<int64_t>()), edit, admin).status, 400)
+    EXPECT_EQ(h.Json("PUT", "/v2/models/" + std::to_string(edit["id"].get<int64_t>()), edit, admin)
+                  .status,
+              400)
         << bad;
   }
-  EXPECT_EQ(h.Json("POST", "/v2/api-keys", {{"name", "k"}, {"expires_in", INT64_MAX}}, admin).status, 400);
-  EXPECT_EQ(h.Json("POST", "/v2/models", {{"name", "e"}, {"local_path", "/m"}, {"env", {{std::string("B\0", 2), "x"}}}},
-                   admin).status, 400);
+  EXPECT_EQ(
+      h.Json("POST", "/v2/api-keys", {{"name", "k"}, {"expires_in", INT64_MAX}}, admin).status,
+      400);
+  EXPECT_EQ(
+      h.Json("POST", "/v2/models",
+             {{"name", "e"}, {"local_path", "/m"}, {"env", {{std::string("B\0", 2), "x"}}}}, admin)
+          .status,
+      400);
   auto [id, key] = RegisterWorker(h, "node-a");
   EXPECT_EQ(h.Json("POST", "/v2/workers/" + std::to_string(id) + "/heartbeat",
-                   {{"status", {{"gpu_devices", {{{"index", -1}, {"type", "../../x"}}}}}}}, key).status, 400);
+                   {{"status", {{"gpu_devices", {{{"index", -1}, {"type", "../../x"}}}}}}}, key)
+                .status,
+            400);
   EXPECT_EQ(h.Call("GET", "/v2/users/me", "", key).status, 403);
   EXPECT_EQ(h.Call("GET", "/healthz").status, 200);
 }
@@ -483,27 +542,35 @@ TEST(ManagerApiTest, TheLastAdminStaysAndSessionsEndAtLogoutAndPasswordChange) {
   JsonReply r = h.Json("PUT", path, demote, admin);
   EXPECT_EQ(r.status, 409);
   EXPECT_EQ(r.body["message"], "the last admin cannot be demoted: make another user admin first");
-  JsonReply other = h.Json("POST", "/v2/users", {{"username", "root2"}, {"password", "secret-2"}, {"is_admin", true}}, admin);
+  JsonReply other =
+      h.Json("POST", "/v2/users",
+             {{"username", "root2"}, {"password", "secret-2"}, {"is_admin", true}}, admin);
   ASSERT_EQ(other.status, 201);
   EXPECT_EQ(h.Json("PUT", path, demote, admin).status, 200);  // another admin exists now
   const std::string other_path = "/v2/users/" + std::to_string(other.body["id"].get<int64_t>());
-  JsonReply login = h.Call("POST", "/auth/login", R"({"username": "root2", "password": "secret-2"})");
+  JsonReply login =
+      h.Call("POST", "/auth/login", R"({"username": "root2", "password": "secret-2"})");
   const std::string root2 = "cookie:" + login.set_cookie.substr(0, login.set_cookie.find(';'));
   EXPECT_EQ(h.Call("DELETE", other_path, "", root2).status, 400);  // yourself
-  EXPECT_EQ(h.Json("PUT", other_path, {{"username", "root2"}, {"is_admin", false}}, root2).status, 409);
+  EXPECT_EQ(h.Json("PUT", other_path, {{"username", "root2"}, {"is_admin", false}}, root2).status,
+            409);
 
   // Logout revokes the cookie (and the user's other sessions); so does a password change.
-  JsonReply second = h.Call("POST", "/auth/login", R"({"username": "root2", "password": "secret-2"})");
+  JsonReply second =
+      h.Call("POST", "/auth/login", R"({"username": "root2", "password": "secret-2"})");
   const std::string root2_b = "cookie:" + second.set_cookie.substr(0, second.set_cookie.find(';'));
   EXPECT_EQ(h.Call("GET", "/v2/users/me", "", root2).status, 200);
   EXPECT_EQ(h.Call("POST", "/auth/logout", "", root2).status, 200);
   EXPECT_EQ(h.Call("GET", "/v2/users/me", "", root2).status, 401);
   EXPECT_EQ(h.Call("GET", "/v2/users/me", "", root2_b).status, 401);
-  JsonReply third = h.Call("POST", "/auth/login", R"({"username": "root2", "password": "secret-2"})");
+  JsonReply third =
+      h.Call("POST", "/auth/login", R"({"username": "root2", "password": "secret-2"})");
   const std::string root2_c = "cookie:" + third.set_cookie.substr(0, third.set_cookie.find(';'));
   ASSERT_EQ(h.Call("GET", "/v2/users/me", "", root2_c).status, 200);
-  ASSERT_EQ(h.Json("PUT", other_path, {{"username", "root2"}, {"password", "secret-3"}, {"is_admin", true}},
-                   root2_c).status, 200);
+  ASSERT_EQ(h.Json("PUT", other_path,
+                   {{"username", "root2"}, {"password", "secret-3"}, {"is_admin", true}}, root2_c)
+                .status,
+            200);
   EXPECT_EQ(h.Call("GET", "/v2/users/me", "", root2_c).status, 401);
 }
 
@@ -511,14 +578,17 @@ TEST(ManagerApiTest, TheRegistrationTokenAloneCannotTakeOverALiveWorker) {
   ManagerHarness h;
   ASSERT_TRUE(h.start_status().ok());
   auto [id, key] = RegisterWorker(h, "node-a");  // heartbeats: alive
-  JsonReply takeover = h.Json("POST", "/v2/workers", {{"name", "node-a"}, {"ip", "10.6.6.6"}, {"port", 1}},
-                              "Bearer registration-token");
+  JsonReply takeover =
+      h.Json("POST", "/v2/workers", {{"name", "node-a"}, {"ip", "10.6.6.6"}, {"port", 1}},
+             "Bearer registration-token");
   EXPECT_EQ(takeover.status, 409);
   EXPECT_NE(takeover.body["message"].get<std::string>().find("presents its previous key"),
             std::string::npos);
   EXPECT_EQ(h.Call("GET", "/v2/model-instances", "", key).status, 200);  // the real key still works
   JsonReply restart = h.Json("POST", "/v2/workers",
-                             {{"name", "node-a"}, {"ip", "127.0.0.1"}, {"port", 10150},
+                             {{"name", "node-a"},
+                              {"ip", "127.0.0.1"},
+                              {"port", 10150},
                               {"previous_api_key", key.substr(7)}},
                              "Bearer registration-token");
   EXPECT_EQ(restart.status, 201) << restart.raw;
@@ -539,7 +609,9 @@ TEST(ControllerTest, AnUnreachableWorkersRunningInstancesGoError) {
                         {{"name", "m"}, {"replicas", 1}, {"restart_on_error", false}});
   ASSERT_TRUE(model.ok());
   auto running = s.Create(store::Table::kModelInstances, "m-1",
-                          {{"model_id", model->id}, {"worker_id", worker->id}, {"state", "RUNNING"},
+                          {{"model_id", model->id},
+                           {"worker_id", worker->id},
+                           {"state", "RUNNING"},
                            {"distributed_servers", {{"subordinate_workers", json::array()}}}});
   ASSERT_TRUE(running.ok());
   ManagerConfig config;
@@ -553,8 +625,7 @@ TEST(ControllerTest, AnUnreachableWorkersRunningInstancesGoError) {
   EXPECT_EQ(s.Get(store::Table::kWorkers, worker->id)->data["state"], "unreachable");
   auto after = s.Get(store::Table::kModelInstances, running->id);
   EXPECT_EQ(after->data["state"], "ERROR");
-  EXPECT_EQ(after->data["state_message"],
-            "worker 'node-a' is unreachable (no heartbeat for 91 s)");
+  EXPECT_EQ(after->data["state_message"], "worker 'node-a' is unreachable (no heartbeat for 91 s)");
   std::filesystem::remove_all(dir);
 }
 

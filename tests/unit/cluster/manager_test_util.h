@@ -3,8 +3,8 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -53,8 +53,8 @@ class ManagerHarness {
   }
 
   // One request; `auth` is "Bearer ..." or "cookie:..." ("" = none).
-  JsonReply Call(const std::string& method, const std::string& target,
-                 const std::string& body = "", const std::string& auth = "",
+  JsonReply Call(const std::string& method, const std::string& target, const std::string& body = "",
+                 const std::string& auth = "",
                  const std::string& content_type = "application/json") {
     http::ClientRequest request;
     request.method = method;

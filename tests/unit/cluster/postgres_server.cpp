@@ -50,8 +50,9 @@ PostgresServer::PostgresServer() {
     if (fs::exists(entry.path() / "bin" / "initdb")) bin_ = (entry.path() / "bin").string();
   }
   if (bin_.empty()) {
-    error_ = "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb; "
-             "scripts/setup.sh installs Debian's postgresql package)";
+    error_ =
+        "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb; "
+        "scripts/setup.sh installs Debian's postgresql package)";
     return;
   }
   char tmpl[] = "/tmp/tandem-pg-XXXXXX";

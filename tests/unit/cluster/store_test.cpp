@@ -61,8 +61,9 @@ TEST_P(StoreTest, MigrationsRunFromAnEmptyDatabaseOnceAndRefuseANewerSchema) {
   auto rows = (*db)->Query("SELECT COUNT(*) FROM schema_migrations");
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   EXPECT_EQ(rows->at(0).Int(0), LatestSchemaVersion());
-  ASSERT_TRUE((*db)->Query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, 'x')",
-                           {int64_t{LatestSchemaVersion() + 7}})
+  ASSERT_TRUE((*db)
+                  ->Query("INSERT INTO schema_migrations (version, applied_at) VALUES (?, 'x')",
+                          {int64_t{LatestSchemaVersion() + 7}})
                   .ok());
   db->reset();
   auto newer = Store::Open(url_);
@@ -125,8 +126,7 @@ TEST_P(StoreTest, UpdateChecksTheResourceVersionAndAStaleOneChangesNothing) {
   auto stale = store_->Update(Table::kModels, a->id, "m", {{"replicas", 5}}, 1);
   ASSERT_FALSE(stale.ok());
   EXPECT_EQ(stale.status().code(), StatusCode::kConflict);
-  EXPECT_NE(stale.status().message().find("resource_version 1 given, 2 stored"),
-            std::string::npos);
+  EXPECT_NE(stale.status().message().find("resource_version 1 given, 2 stored"), std::string::npos);
   auto now = store_->Get(Table::kModels, a->id);
   ASSERT_TRUE(now.ok());
   EXPECT_EQ(now->data["replicas"], 1);
@@ -147,8 +147,7 @@ TEST_P(StoreTest, UpdateChecksTheResourceVersionAndAStaleOneChangesNothing) {
   ASSERT_TRUE(modified.ok());
   EXPECT_EQ(modified->data["replicas"], 4);
   EXPECT_EQ(modified->resource_version, 4);
-  auto refused = store_->Modify(Table::kModels, a->id,
-                                [](json&) { return InvalidArgument("no"); });
+  auto refused = store_->Modify(Table::kModels, a->id, [](json&) { return InvalidArgument("no"); });
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
 }
 
@@ -168,8 +167,8 @@ TEST_P(StoreTest, WatchReplaysThenFeedsEveryCommittedChangeInOrder) {
   ASSERT_TRUE(store_->Create(Table::kWorkers, "w1", {{"state", "ready"}}).ok());
   ASSERT_TRUE(store_->Create(Table::kModels, "not-watched", json::object()).ok());
   std::vector<WatchEvent> events;
-  auto handle = store_->Subscribe(Table::kWorkers,
-                                  [&](const WatchEvent& e) { events.push_back(e); }, true);
+  auto handle = store_->Subscribe(
+      Table::kWorkers, [&](const WatchEvent& e) { events.push_back(e); }, true);
   ASSERT_TRUE(handle.ok());
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].type, WatchEvent::kCreated);
@@ -177,7 +176,8 @@ TEST_P(StoreTest, WatchReplaysThenFeedsEveryCommittedChangeInOrder) {
 
   auto w2 = store_->Create(Table::kWorkers, "w2", {{"state", "not_ready"}, {"ip", "10.0.0.2"}});
   ASSERT_TRUE(w2.ok());
-  ASSERT_TRUE(store_->Update(Table::kWorkers, w2->id, "w2", {{"state", "ready"}, {"ip", "10.0.0.2"}}).ok());
+  ASSERT_TRUE(
+      store_->Update(Table::kWorkers, w2->id, "w2", {{"state", "ready"}, {"ip", "10.0.0.2"}}).ok());
   // A failed write publishes nothing.
   EXPECT_FALSE(store_->Update(Table::kWorkers, w2->id, "w2", json::object(), 1).ok());
   ASSERT_TRUE(store_->Create(Table::kModels, "still-not-watched", json::object()).ok());
@@ -188,8 +188,7 @@ TEST_P(StoreTest, WatchReplaysThenFeedsEveryCommittedChangeInOrder) {
   EXPECT_EQ(events[1].record.id, w2->id);
   EXPECT_EQ(events[2].type, WatchEvent::kUpdated);
   EXPECT_EQ(events[2].record.resource_version, 2);
-  EXPECT_EQ(events[2].changed_fields,
-            json({{"state", {{"old", "not_ready"}, {"new", "ready"}}}}));
+  EXPECT_EQ(events[2].changed_fields, json({{"state", {{"old", "not_ready"}, {"new", "ready"}}}}));
   EXPECT_EQ(events[3].type, WatchEvent::kDeleted);
   EXPECT_EQ(events[3].record.id, w2->id);
 
@@ -222,8 +221,9 @@ TEST_P(StoreTest, SettingsRoundTrip) {
 TEST_P(StoreTest, ListQueryFiltersSortsAndPagesStoredRows) {
   for (int i = 0; i < 5; ++i) {
     const std::string name = "model-" + std::to_string(i);
-    ASSERT_TRUE(store_->Create(Table::kModels, name,
-                               {{"name", name}, {"replicas", i % 2}, {"backend", "tandem"}})
+    ASSERT_TRUE(store_
+                    ->Create(Table::kModels, name,
+                             {{"name", name}, {"replicas", i % 2}, {"backend", "tandem"}})
                     .ok());
   }
   auto rows = store_->List(Table::kModels);
@@ -236,7 +236,8 @@ TEST_P(StoreTest, ListQueryFiltersSortsAndPagesStoredRows) {
   json page = manager::ApplyListQuery(*query, items, "name");
   ASSERT_EQ(page["items"].size(), 1u);
   EXPECT_EQ(page["items"][0]["name"], "model-1");  // model-3, then model-1
-  EXPECT_EQ(page["pagination"], json({{"page", 2}, {"perPage", 1}, {"total", 2}, {"totalPage", 2}}));
+  EXPECT_EQ(page["pagination"],
+            json({{"page", 2}, {"perPage", 1}, {"total", 2}, {"totalPage", 2}}));
 
   auto all = manager::ParseListQuery("page=-1&search=MODEL-4");
   ASSERT_TRUE(all.ok());

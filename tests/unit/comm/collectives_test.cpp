@@ -85,7 +85,8 @@ std::string ParamName(const ::testing::TestParamInfo<std::tuple<std::string, int
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CollectivesTest,
-                         ::testing::Combine(::testing::Values("local", "shm", "gloo"), ::testing::Values(2, 4)),
+                         ::testing::Combine(::testing::Values("local", "shm", "gloo"),
+                                            ::testing::Values(2, 4)),
                          ParamName);
 
 }  // namespace

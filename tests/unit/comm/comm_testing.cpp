@@ -83,7 +83,8 @@ std::string CheckAllGather(ProcessGroup& pg, size_t count) {
   for (int r = 0; r < pg.size(); ++r) {
     for (size_t i = 0; i < count; ++i) {
       float want = IntValue(r, i, 2);
-      if (out[r * count + i] != want) return Mismatch("AllGather", count, r * count + i, out[r * count + i], want);
+      if (out[r * count + i] != want)
+        return Mismatch("AllGather", count, r * count + i, out[r * count + i], want);
     }
   }
   return "";
@@ -106,7 +107,9 @@ std::string CheckReduceScatterSum(ProcessGroup& pg, size_t count) {
 // Uneven counts: rank s sends (s + 2d) % 3 · max_count / 2 elements to rank d (some zero).
 std::string CheckAllToAll(ProcessGroup& pg, size_t max_count) {
   int n = pg.size(), me = pg.rank();
-  auto count_of = [&](int s, int d) { return static_cast<size_t>((s + 2 * d) % 3) * max_count / 2; };
+  auto count_of = [&](int s, int d) {
+    return static_cast<size_t>((s + 2 * d) % 3) * max_count / 2;
+  };
   std::vector<size_t> send_counts(n), recv_counts(n);
   size_t send_total = 0, recv_total = 0;
   for (int r = 0; r < n; ++r) {
@@ -140,7 +143,8 @@ std::string CheckBroadcast(ProcessGroup& pg, size_t count) {
     Status st = pg.Broadcast(data.data(), count, root);
     if (!st.ok()) return StatusText("Broadcast", count, st);
     for (size_t i = 0; i < count; ++i) {
-      if (data[i] != IntValue(root, i, 5)) return Mismatch("Broadcast", count, i, data[i], IntValue(root, i, 5));
+      if (data[i] != IntValue(root, i, 5))
+        return Mismatch("Broadcast", count, i, data[i], IntValue(root, i, 5));
     }
   }
   return "";
@@ -166,15 +170,14 @@ std::string RunRank(const GroupSpec& spec, const RankFn& fn) {
 // fails the test naming it and exits the test process.
 std::string RunThreads(const GroupSpec& base, int size, const RankFn& fn, double deadline_s) {
   std::vector<std::string> errors(size);
-  rank_threads::RunRankThreads(
-      size,
-      [&](int r, const std::atomic<bool>&) {
-        GroupSpec spec = base;
-        spec.rank = r;
-        spec.size = size;
-        errors[r] = RunRank(spec, fn);
-      },
-      {/*timeout_s=*/deadline_s, /*straggler_timeout_s=*/deadline_s});
+  rank_threads::RunRankThreads(size,
+                               [&](int r, const std::atomic<bool>&) {
+                                 GroupSpec spec = base;
+                                 spec.rank = r;
+                                 spec.size = size;
+                                 errors[r] = RunRank(spec, fn);
+                               },
+                               {/*timeout_s=*/deadline_s, /*straggler_timeout_s=*/deadline_s});
   std::string all;
   for (int r = 0; r < size; ++r) {
     if (!errors[r].empty()) all += "rank " + std::to_string(r) + ": " + errors[r] + "\n";

@@ -60,7 +60,8 @@ TEST_P(MissingPeerTest, JoinWithoutPeerIsUnavailableWithinTimeout) {
   GroupSpec spec = MakeSpec(GetParam(), testing::UniqueGroupName("lonely"), 0, 2, 1.0);
   auto start = std::chrono::steady_clock::now();
   auto pg = CreateProcessGroup(spec);
-  double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_FALSE(pg.ok());
   EXPECT_EQ(pg.status().code(), StatusCode::kUnavailable) << pg.status().ToString();
   EXPECT_NE(pg.status().message().find(spec.name), std::string::npos) << pg.status().ToString();
@@ -71,16 +72,21 @@ TEST_P(MissingPeerTest, JoinWithoutPeerIsUnavailableWithinTimeout) {
 // kUnavailable within the timeout.
 TEST_P(MissingPeerTest, PeerThatStopsCallingGivesUnavailableInCollective) {
   GroupSpec spec = MakeSpec(GetParam(), testing::UniqueGroupName("quitter"), 0, 2, 2.0);
-  std::string errors = testing::RunGroup(spec, 2, [](ProcessGroup& pg) -> std::string {
-    if (pg.rank() == 1) return "";
-    float x = 1;
-    auto start = std::chrono::steady_clock::now();
-    Status st = pg.AllReduceSum(&x, 1);
-    double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (st.code() != StatusCode::kUnavailable) return "expected kUnavailable, got " + st.ToString();
-    if (elapsed_s > 10) return "took " + std::to_string(elapsed_s) + " s";
-    return "";
-  }, 30);
+  std::string errors = testing::RunGroup(
+      spec, 2,
+      [](ProcessGroup& pg) -> std::string {
+        if (pg.rank() == 1) return "";
+        float x = 1;
+        auto start = std::chrono::steady_clock::now();
+        Status st = pg.AllReduceSum(&x, 1);
+        double elapsed_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (st.code() != StatusCode::kUnavailable)
+          return "expected kUnavailable, got " + st.ToString();
+        if (elapsed_s > 10) return "took " + std::to_string(elapsed_s) + " s";
+        return "";
+      },
+      30);
   EXPECT_EQ(errors, "");
 }
 
@@ -90,19 +96,25 @@ class CrashedPeerTest : public ::testing::TestWithParam<std::string> {};
 // kUnavailable naming the group after the timeout, not hang.
 TEST_P(CrashedPeerTest, PeerThatVanishesWithoutCleanupGivesUnavailableAfterTimeout) {
   GroupSpec spec = MakeSpec(GetParam(), testing::UniqueGroupName("crash"), 0, 2, 1.5);
-  std::string errors = testing::RunGroup(spec, 2, [&](ProcessGroup& pg) -> std::string {
-    if (pg.rank() == 1) _exit(0);  // no destructor runs
-    float x = 1;
-    auto start = std::chrono::steady_clock::now();
-    Status st = pg.AllReduceSum(&x, 1);
-    double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (st.code() != StatusCode::kUnavailable) return "expected kUnavailable, got " + st.ToString();
-    if (st.message().find(spec.name) == std::string::npos) return "message lacks the group name: " + st.message();
-    if (elapsed_s > 10) return "took " + std::to_string(elapsed_s) + " s";
-    // The group stays failed: a later call fails fast too.
-    if (pg.Barrier().code() != StatusCode::kUnavailable) return "barrier after failure passed";
-    return "";
-  }, 30);
+  std::string errors = testing::RunGroup(
+      spec, 2,
+      [&](ProcessGroup& pg) -> std::string {
+        if (pg.rank() == 1) _exit(0);  // no destructor runs
+        float x = 1;
+        auto start = std::chrono::steady_clock::now();
+        Status st = pg.AllReduceSum(&x, 1);
+        double elapsed_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (st.code() != StatusCode::kUnavailable)
+          return "expected kUnavailable, got " + st.ToString();
+        if (st.message().find(spec.name) == std::string::npos)
+          return "message lacks the group name: " + st.message();
+        if (elapsed_s > 10) return "took " + std::to_string(elapsed_s) + " s";
+        // The group stays failed: a later call fails fast too.
+        if (pg.Barrier().code() != StatusCode::kUnavailable) return "barrier after failure passed";
+        return "";
+      },
+      30);
   EXPECT_EQ(errors, "");
 }
 
@@ -123,7 +135,9 @@ TEST(ShmSegmentTest, StaleSegmentFromCrashedRunDoesNotBlockNextRun) {
   munmap(p, 64 << 10);
   close(fd);
   GroupSpec spec = MakeSpec("shm", name, 0, 2, 20);
-  EXPECT_EQ(testing::RunGroup(spec, 2, [](ProcessGroup& pg) { return testing::CheckAllReduceSum(pg, 7); }), "");
+  EXPECT_EQ(testing::RunGroup(spec, 2,
+                              [](ProcessGroup& pg) { return testing::CheckAllReduceSum(pg, 7); }),
+            "");
   // Rank 0 removed the name at the end.
   EXPECT_LT(shm_open(shm_name.c_str(), O_RDWR, 0600), 0);
 }

@@ -49,8 +49,8 @@ TEST(ValueRangeTest, TypeLimitsAsBoundsReadAsPowersOfTwo) {
 }
 
 TEST(ValueRangeTest, BeyondInt64AndNonIntegersAreRefusedWithTheSameMessage) {
-  for (const std::string text : {"100000000000000000000000000000", "1e3", "2.5", "0x10", "", " ",
-                                 "12abc", "nan"}) {
+  for (const std::string text :
+       {"100000000000000000000000000000", "1e3", "2.5", "0x10", "", " ", "12abc", "nan"}) {
     EXPECT_EQ(IntError(text, 1, 4096), "must be an integer in [1, 4096], got '" + text + "'");
   }
 }
@@ -73,8 +73,9 @@ TEST(ValueRangeTest, ExclusiveLowerBoundRefusesTheBoundItself) {
   EXPECT_EQ(NumberError("0", 0, 86400, true), "must be a finite number in (0, 86400], got '0'");
   EXPECT_EQ(NumberError("86400.5", 0, 86400, true),
             "must be a finite number in (0, 86400], got '86400.5'");
-  EXPECT_EQ(NumberError("1e400", 0, 86400, true), "must be a finite number in (0, 86400], got "
-                                                  "'1e400'");
+  EXPECT_EQ(NumberError("1e400", 0, 86400, true),
+            "must be a finite number in (0, 86400], got "
+            "'1e400'");
   EXPECT_EQ(NumberError("fast", 0.1, 86400, false),
             "must be a finite number in [0.1, 86400], got 'fast'");
 }

@@ -100,8 +100,7 @@ TEST(EngineCoreTest, PreemptedRequestsFinishWithTheSameTokens) {
   FakeExecutor* fake;
   auto core = MakeCore(MakeConfig(/*num_gpu_blocks=*/10, 32, 16, /*max_model_len=*/32), &fake);
   for (int i = 0; i < 4; ++i) {
-    ASSERT_TRUE(
-        core->AddRequest(MakeRequest("r" + std::to_string(i), Iota(8, 100 * i), 16)).ok());
+    ASSERT_TRUE(core->AddRequest(MakeRequest("r" + std::to_string(i), Iota(8, 100 * i), 16)).ok());
   }
   std::map<std::string, Collected> out = RunToCompletion(*core);
   EXPECT_GT(core->Stats().num_preemptions, 0);

@@ -42,11 +42,13 @@ TEST(EngineProcessTest, ServesRequestsOverZeroMqUntilShutdown) {
   std::string frame = RecvFrame(from_engine);
   ASSERT_EQ(*protocol::PeekType(frame), MessageType::kReady);
 
-  ASSERT_TRUE(to_engine.Send(protocol::Encode(MessageType::kAddRequest,
-                                              MakeRequest("a", Iota(6), 3))).ok());
+  ASSERT_TRUE(
+      to_engine.Send(protocol::Encode(MessageType::kAddRequest, MakeRequest("a", Iota(6), 3)))
+          .ok());
   // Too long for max_model_len 64: answered at once with kError.
-  ASSERT_TRUE(to_engine.Send(protocol::Encode(MessageType::kAddRequest,
-                                              MakeRequest("bad", Iota(60), 10))).ok());
+  ASSERT_TRUE(
+      to_engine.Send(protocol::Encode(MessageType::kAddRequest, MakeRequest("bad", Iota(60), 10)))
+          .ok());
   std::vector<int32_t> tokens;
   bool finished = false, rejected = false;
   while (!(finished && rejected)) {
@@ -143,7 +145,8 @@ TEST(EngineProcessTest, CoordinatorHearsOfEachArrivalAndFinishAtOnceCountedByApi
   ASSERT_EQ(*protocol::PeekType(RecvFrame(api1)), MessageType::kReady);
 
   // From API server 1: one request the engine refuses (too long), one it serves.
-  protocol::EngineRequest bad = MakeRequest("bad", Iota(60), 10), good = MakeRequest("a", Iota(6), 3);
+  protocol::EngineRequest bad = MakeRequest("bad", Iota(60), 10),
+                          good = MakeRequest("a", Iota(6), 3);
   bad.client_index = good.client_index = 1;
   ASSERT_TRUE(to_engine.Send(protocol::Encode(MessageType::kAddRequest, bad)).ok());
   ASSERT_TRUE(to_engine.Send(protocol::Encode(MessageType::kAddRequest, good)).ok());

@@ -53,8 +53,8 @@ TEST(SpeculativeSchedulerTest, DraftsFollowTheLastTokenAndRejectedOnesRollBack) 
   ASSERT_EQ(outputs.size(), 1u);
   EXPECT_EQ(outputs[0].new_token_ids, (std::vector<int32_t>{101, 102, 55}));
   const Request* a = scheduler.FindRequest("a");
-  EXPECT_EQ(a->num_tokens(), 10);           // 6 + 100, 101, 102, 55
-  EXPECT_EQ(a->num_computed_tokens, 9);     // 103's KV rolled back; 55 not computed yet
+  EXPECT_EQ(a->num_tokens(), 10);        // 6 + 100, 101, 102, 55
+  EXPECT_EQ(a->num_computed_tokens, 9);  // 103's KV rolled back; 55 not computed yet
   EXPECT_EQ(a->spec_token_ids, std::vector<int32_t>{56});
   const protocol::EngineStats stats = scheduler.MakeStats();
   EXPECT_EQ(stats.spec_num_drafts, 1);

@@ -36,8 +36,8 @@ class ListenerFixture : public ::testing::Test {
 TEST_F(ListenerFixture, RequestPartsReachTheHandlerAndTheResponseComesBack) {
   Start([](HttpRequest request, std::shared_ptr<ResponseSink> sink) {
     const std::string echo = request.method + " " + request.path + " ? " + request.query + " | " +
-                             std::string(request.Header("X-Thing")) + " | " + request.body +
-                             " | " + request.peer_address;
+                             std::string(request.Header("X-Thing")) + " | " + request.body + " | " +
+                             request.peer_address;
     sink->SendResponseWithHeaders(201, "text/plain", echo, {{"X-Reply", "yes"}});
   });
   ClientRequest request;
@@ -82,14 +82,18 @@ TEST_F(ListenerFixture, StreamedPiecesArriveOneByOneBeforeTheStreamEnds) {
   std::vector<std::string> pieces;
   int status = 0;
   HttpCall call(request);
-  Status result = call.Run([&](int code, const HeaderList&) { status = code; return true; },
-                           [&](std::string_view bytes) {
-                             pieces.emplace_back(bytes);
-                             std::lock_guard lock(mutex);
-                             ++acknowledged;
-                             cv.notify_all();
-                             return true;
-                           });
+  Status result = call.Run(
+      [&](int code, const HeaderList&) {
+        status = code;
+        return true;
+      },
+      [&](std::string_view bytes) {
+        pieces.emplace_back(bytes);
+        std::lock_guard lock(mutex);
+        ++acknowledged;
+        cv.notify_all();
+        return true;
+      });
   writer.join();
   ASSERT_TRUE(result.ok()) << result.ToString();
   EXPECT_EQ(status, 200);
@@ -135,8 +139,8 @@ TEST(HttpClientTest, ARefusedConnectionFailsBeforeTheHead) {
   ClientRequest request;
   request.url = "http://127.0.0.1:" + std::to_string(port) + "/";
   HttpCall call(request);
-  Status result = call.Run([](int, const HeaderList&) { return true; },
-                           [](std::string_view) { return true; });
+  Status result =
+      call.Run([](int, const HeaderList&) { return true; }, [](std::string_view) { return true; });
   EXPECT_EQ(result.code(), StatusCode::kUnavailable);
   EXPECT_NE(result.message().find("cannot connect to 127.0.0.1:"), std::string::npos)
       << result.ToString();
@@ -169,7 +173,8 @@ TEST_F(ListenerFixture, ABodyOverTheLimitIsRefusedWith413InTheConfiguredShape) {
   options.error_body = [](int status, const std::string& message, const std::string& path) {
     return "{\"code\": " + std::to_string(status) + ", \"path\": \"" + path + "\"}";
   };
-  Start([](HttpRequest, std::shared_ptr<ResponseSink> sink) { sink->SendResponse(200, "text/plain", "ok"); },
+  Start([](HttpRequest,
+           std::shared_ptr<ResponseSink> sink) { sink->SendResponse(200, "text/plain", "ok"); },
         options);
   ClientRequest request;
   request.method = "POST";

@@ -45,9 +45,10 @@ HttpRequest Get(std::string path, std::vector<std::pair<std::string, std::string
 }
 
 StaticSite Site() {
-  return StaticSite({{"/index.html", "text/html; charset=utf-8", "<html>", "GZ-HTML", "\"e1\"", false},
-                     {"/assets/app-1a2b.js", "text/javascript; charset=utf-8", "js();", "", "\"e2\"", true}},
-                    "/index.html");
+  return StaticSite(
+      {{"/index.html", "text/html; charset=utf-8", "<html>", "GZ-HTML", "\"e1\"", false},
+       {"/assets/app-1a2b.js", "text/javascript; charset=utf-8", "js();", "", "\"e2\"", true}},
+      "/index.html");
 }
 
 TEST(StaticSiteTest, ServesFilesWithTypeValidatorAndCachePolicy) {
@@ -76,13 +77,15 @@ TEST(StaticSiteTest, GzipOnlyWhenAcceptedAnd304OnAMatchingValidator) {
   EXPECT_EQ(gz.response->Header("Content-Encoding"), "gzip");
 
   RecordingSink refused;
-  ASSERT_TRUE(site.Serve(Get("/index.html", {{"accept-encoding", "gzip;q=0, deflate"}}), refused, true));
+  ASSERT_TRUE(
+      site.Serve(Get("/index.html", {{"accept-encoding", "gzip;q=0, deflate"}}), refused, true));
   EXPECT_EQ(refused.response->body, "<html>");
 
   EXPECT_EQ(gz.response->Header("ETag"), "\"e1-gzip\"");  // another representation
 
   RecordingSink refused_upper;
-  ASSERT_TRUE(site.Serve(Get("/index.html", {{"accept-encoding", "gzip;Q=0"}}), refused_upper, true));
+  ASSERT_TRUE(
+      site.Serve(Get("/index.html", {{"accept-encoding", "gzip;Q=0"}}), refused_upper, true));
   EXPECT_EQ(refused_upper.response->body, "<html>");
 
   RecordingSink cached;

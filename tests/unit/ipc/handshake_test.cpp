@@ -61,8 +61,8 @@ TEST(HandshakeTest, AllRanksHelloThenReadyCompletesAndDeliversEndpoints) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
-  Status st = server.RunUntilAllReady(MonotonicSeconds() + 10,
-                                      [&](const protocol::EngineHello& h) { ready.push_back(h.dp_rank); });
+  Status st = server.RunUntilAllReady(
+      MonotonicSeconds() + 10, [&](const protocol::EngineHello& h) { ready.push_back(h.dp_rank); });
   engines.join();
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(ready, (std::vector<int>{1, 0}));
@@ -109,7 +109,8 @@ TEST(HandshakeTest, ApiMachineGetsTheCoordinatorFeedOrIsRefusedWithoutStoppingTh
   EXPECT_TRUE(st.ok()) << st.message();
   ASSERT_EQ(errors.size(), 3u);
   EXPECT_NE(errors[0].find("DP ranks 0..0 of the API machine 10.0.0.3 (pid 77) are out of range"),
-            std::string::npos) << errors[0];
+            std::string::npos)
+      << errors[0];
   EXPECT_NE(errors[1].find("DP ranks 1..2"), std::string::npos) << errors[1];
   EXPECT_NE(errors[2].find("--seed 7"), std::string::npos) << errors[2];
   EXPECT_EQ(publish, "tcp://127.0.0.1:3");
@@ -181,7 +182,8 @@ TEST(HandshakeTest, DeadlineNamesMissingRanksAndTheAddress) {
   const int port = *PickFreeTcpPort("127.0.0.1");
   HandshakeServer server(Options(port, 2));
   ASSERT_TRUE(server.Bind().ok());
-  Status st = server.RunUntilAllReady(MonotonicSeconds() + 0.3, [](const protocol::EngineHello&) {});
+  Status st =
+      server.RunUntilAllReady(MonotonicSeconds() + 0.3, [](const protocol::EngineHello&) {});
   EXPECT_EQ(st.code(), StatusCode::kUnavailable);
   EXPECT_NE(st.message().find("0, 1"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("127.0.0.1:" + std::to_string(port)), std::string::npos);

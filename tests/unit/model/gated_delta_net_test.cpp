@@ -92,8 +92,7 @@ TEST(GatedDeltaNetTest, OneStepChunkThenDecodeAndBatchedSequencesAgree) {
   std::vector<float> split(kTokens * kHidden);
   layer.Forward(x.data(), Context({{0, 70, 1}}), cache, split.data());
   for (int32_t t = 70; t < kTokens; ++t) {
-    layer.Forward(x.data() + t * kHidden, Context({{t, 1, 1}}), cache,
-                  split.data() + t * kHidden);
+    layer.Forward(x.data() + t * kHidden, Context({{t, 1, 1}}), cache, split.data() + t * kHidden);
   }
   ExpectNear(split.data(), whole.data(), whole.size());
 

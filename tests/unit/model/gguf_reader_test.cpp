@@ -20,10 +20,12 @@ std::vector<uint8_t> ReadBytes(const std::string& path) {
 }
 
 std::string WriteTemp(const std::string& name, const std::vector<uint8_t>& bytes) {
-  const auto dir = std::filesystem::temp_directory_path() / ("tandem_gguf_test_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tandem_gguf_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / name).string();
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   return path;
 }
 
@@ -75,7 +77,8 @@ TEST(GgufReaderTest, TypedGettersReportMissingAndMistypedKeys) {
   auto wrong = (*r)->GetInt("general.architecture");
   EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(wrong.status().message().find("general.architecture"), std::string::npos);
-  EXPECT_EQ((*r)->GetStringArray("tokenizer.ggml.scores").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*r)->GetStringArray("tokenizer.ggml.scores").status().code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(*(*r)->GetFloatOr("llama.rope.freq_base", 10000.0), 10000.0);
 }
 
@@ -93,8 +96,8 @@ TEST(GgufReaderTest, TruncatedFileIsDataLossNamingFile) {
     EXPECT_NE(r.status().message().find(path), std::string::npos) << r.status().message();
   }
   // Header intact, tensor data cut: the error names a tensor.
-  const std::string path = WriteTemp("trunc_data.gguf",
-                                     std::vector<uint8_t>(bytes.begin(), bytes.end() - 100));
+  const std::string path =
+      WriteTemp("trunc_data.gguf", std::vector<uint8_t>(bytes.begin(), bytes.end() - 100));
   auto r = GgufReader::Open(path);
   EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(r.status().message().find("tensor '"), std::string::npos) << r.status().message();
@@ -168,33 +171,71 @@ TEST(GgufReaderTest, ReadsEveryMetadataTypeAndF16Bf16Q8_0TensorsInV2) {
   w.Pod<uint32_t>(2);   // version 2
   w.Pod<uint64_t>(3);   // tensors
   w.Pod<uint64_t>(15);  // kv pairs
-  w.Key("u8", GgufType::kU8); w.Pod<uint8_t>(200);
-  w.Key("i8", GgufType::kI8); w.Pod<int8_t>(-5);
-  w.Key("u16", GgufType::kU16); w.Pod<uint16_t>(60000);
-  w.Key("i16", GgufType::kI16); w.Pod<int16_t>(-30000);
-  w.Key("u32", GgufType::kU32); w.Pod<uint32_t>(4000000000u);
-  w.Key("i32", GgufType::kI32); w.Pod<int32_t>(-7);
-  w.Key("f32", GgufType::kF32); w.Pod<float>(1.5f);
-  w.Key("bool", GgufType::kBool); w.Pod<uint8_t>(1);
-  w.Key("str", GgufType::kString); w.Str("héllo");
-  w.Key("u64", GgufType::kU64); w.Pod<uint64_t>(1ull << 40);
-  w.Key("i64", GgufType::kI64); w.Pod<int64_t>(-(1ll << 40));
-  w.Key("f64", GgufType::kF64); w.Pod<double>(0.25);
-  w.Key("ints", GgufType::kArray); w.Pod<uint32_t>(5); w.Pod<uint64_t>(2); w.Pod<int32_t>(3); w.Pod<int32_t>(-4);
-  w.Key("nested", GgufType::kArray); w.Pod<uint32_t>(9); w.Pod<uint64_t>(2);
-  w.Pod<uint32_t>(8); w.Pod<uint64_t>(1); w.Str("a");
-  w.Pod<uint32_t>(6); w.Pod<uint64_t>(2); w.Pod<float>(1.0f); w.Pod<float>(2.0f);
-  w.Key("general.alignment", GgufType::kU32); w.Pod<uint32_t>(64);
+  w.Key("u8", GgufType::kU8);
+  w.Pod<uint8_t>(200);
+  w.Key("i8", GgufType::kI8);
+  w.Pod<int8_t>(-5);
+  w.Key("u16", GgufType::kU16);
+  w.Pod<uint16_t>(60000);
+  w.Key("i16", GgufType::kI16);
+  w.Pod<int16_t>(-30000);
+  w.Key("u32", GgufType::kU32);
+  w.Pod<uint32_t>(4000000000u);
+  w.Key("i32", GgufType::kI32);
+  w.Pod<int32_t>(-7);
+  w.Key("f32", GgufType::kF32);
+  w.Pod<float>(1.5f);
+  w.Key("bool", GgufType::kBool);
+  w.Pod<uint8_t>(1);
+  w.Key("str", GgufType::kString);
+  w.Str("héllo");
+  w.Key("u64", GgufType::kU64);
+  w.Pod<uint64_t>(1ull << 40);
+  w.Key("i64", GgufType::kI64);
+  w.Pod<int64_t>(-(1ll << 40));
+  w.Key("f64", GgufType::kF64);
+  w.Pod<double>(0.25);
+  w.Key("ints", GgufType::kArray);
+  w.Pod<uint32_t>(5);
+  w.Pod<uint64_t>(2);
+  w.Pod<int32_t>(3);
+  w.Pod<int32_t>(-4);
+  w.Key("nested", GgufType::kArray);
+  w.Pod<uint32_t>(9);
+  w.Pod<uint64_t>(2);
+  w.Pod<uint32_t>(8);
+  w.Pod<uint64_t>(1);
+  w.Str("a");
+  w.Pod<uint32_t>(6);
+  w.Pod<uint64_t>(2);
+  w.Pod<float>(1.0f);
+  w.Pod<float>(2.0f);
+  w.Key("general.alignment", GgufType::kU32);
+  w.Pod<uint32_t>(64);
   // tensors: f16 [2], bf16 [2], q8_0 [32]
-  w.Str("h"); w.Pod<uint32_t>(1); w.Pod<uint64_t>(2); w.Pod<uint32_t>(1); w.Pod<uint64_t>(0);
-  w.Str("b"); w.Pod<uint32_t>(1); w.Pod<uint64_t>(2); w.Pod<uint32_t>(30); w.Pod<uint64_t>(64);
-  w.Str("q"); w.Pod<uint32_t>(1); w.Pod<uint64_t>(32); w.Pod<uint32_t>(8); w.Pod<uint64_t>(128);
+  w.Str("h");
+  w.Pod<uint32_t>(1);
+  w.Pod<uint64_t>(2);
+  w.Pod<uint32_t>(1);
+  w.Pod<uint64_t>(0);
+  w.Str("b");
+  w.Pod<uint32_t>(1);
+  w.Pod<uint64_t>(2);
+  w.Pod<uint32_t>(30);
+  w.Pod<uint64_t>(64);
+  w.Str("q");
+  w.Pod<uint32_t>(1);
+  w.Pod<uint64_t>(32);
+  w.Pod<uint32_t>(8);
+  w.Pod<uint64_t>(128);
   w.Align(64);
-  w.Pod<uint16_t>(0x3c00); w.Pod<uint16_t>(0xc000);  // f16 1.0, -2.0
+  w.Pod<uint16_t>(0x3c00);
+  w.Pod<uint16_t>(0xc000);  // f16 1.0, -2.0
   w.Align(64);
-  w.Pod<uint16_t>(0x3fc0); w.Pod<uint16_t>(0x4040);  // bf16 1.5, 3.0
+  w.Pod<uint16_t>(0x3fc0);
+  w.Pod<uint16_t>(0x4040);  // bf16 1.5, 3.0
   w.Align(64);
-  w.Pod<uint16_t>(0x3800);                           // q8_0 scale 0.5
+  w.Pod<uint16_t>(0x3800);  // q8_0 scale 0.5
   for (int i = 0; i < 32; ++i) w.Pod<int8_t>(static_cast<int8_t>(i - 16));
   auto r = GgufReader::Open(WriteTemp("all_types.gguf", w.bytes));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -238,16 +279,19 @@ TEST(GgufReaderTest, Qwen35ConfigRefusesMtpLayersOutsideTheBlockCount) {
     w.Pod<uint32_t>(3);
     w.Pod<uint64_t>(0);  // tensors
     w.Pod<uint64_t>(3);  // kv pairs
-    w.Key("general.architecture", GgufType::kString); w.Str("qwen35moe");
-    w.Key("qwen35moe.block_count", GgufType::kU32); w.Pod<uint32_t>(5);
-    w.Key("qwen35moe.nextn_predict_layers", GgufType::kI64); w.Pod<int64_t>(nextn);
+    w.Key("general.architecture", GgufType::kString);
+    w.Str("qwen35moe");
+    w.Key("qwen35moe.block_count", GgufType::kU32);
+    w.Pod<uint32_t>(5);
+    w.Key("qwen35moe.nextn_predict_layers", GgufType::kI64);
+    w.Pod<int64_t>(nextn);
     auto r = GgufReader::Open(WriteTemp("nextn.gguf", w.bytes));
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     auto config = Qwen35ConfigFromGguf(**r);
     ASSERT_FALSE(config.ok()) << nextn;
-    EXPECT_NE(config.status().message().find("qwen35moe.nextn_predict_layers " +
-                                             std::to_string(nextn)),
-              std::string::npos)
+    EXPECT_NE(
+        config.status().message().find("qwen35moe.nextn_predict_layers " + std::to_string(nextn)),
+        std::string::npos)
         << config.status().message();
   }
 }

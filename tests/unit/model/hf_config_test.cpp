@@ -40,8 +40,8 @@ TEST(HfConfigTest, LayerCountThatContradictsTheTensorsNamesTheFileAndBothCounts)
   EXPECT_EQ(st.message(),
             "'/m/config.json': num_hidden_layers is 1000000000 but the checkpoint holds tensors "
             "for 5 layers (layers.0 … layers.4); the two must agree");
-  EXPECT_TRUE(CheckLayerCount("/m/config.json", nlohmann::json::parse(R"({"num_hidden_layers": 5})"),
-                              kFiveLayers)
+  EXPECT_TRUE(CheckLayerCount("/m/config.json",
+                              nlohmann::json::parse(R"({"num_hidden_layers": 5})"), kFiveLayers)
                   .ok());
 }
 
@@ -64,8 +64,10 @@ TEST(ConfigJsonTest, IntegerBeyondInt32IsRefusedInsteadOfWrapping) {
 }
 
 TEST(ConfigJsonTest, PositiveFloatRefusesZeroNegativeBeyondFloatAndNonNumbers) {
-  const ConfigJson cj("/m/config.json", nlohmann::json::parse(
-      R"({"zero": 0, "negative": -1e-6, "huge": 1e300, "text": "1e-6", "ok": 1e-6})"));
+  const ConfigJson cj(
+      "/m/config.json",
+      nlohmann::json::parse(
+          R"({"zero": 0, "negative": -1e-6, "huge": 1e300, "text": "1e-6", "ok": 1e-6})"));
   float out = 1.0f;
   EXPECT_EQ(cj.PositiveFloat("zero", &out).message(),
             "'/m/config.json': field 'zero' is 0; expected a finite number > 0");
@@ -85,8 +87,8 @@ TEST(Qwen35ConfigTest, FullAttentionIntervalBelowOneIsRefusedNotADivisionByZero)
             "Qwen3.5 config: full_attention_interval is 0; expected >= 1 (every N-th layer is "
             "full attention)");
   ASSERT_TRUE(c.SetLayerTypesByInterval(4).ok());
-  EXPECT_EQ(c.full_attention, std::vector<bool>({false, false, false, true, false, false, false,
-                                                 true}));
+  EXPECT_EQ(c.full_attention,
+            std::vector<bool>({false, false, false, true, false, false, false, true}));
 }
 
 TEST(HfConfigTest, ConfigJsonThatIsAFifoIsRefusedWithoutBlocking) {

@@ -18,8 +18,7 @@
 namespace tandem::model {
 namespace {
 
-const std::string kGguf =
-    std::string(TANDEM_SHARED_DIR) + "/models/tiny-qwen3/tiny-qwen3-f16.gguf";
+const std::string kGguf = std::string(TANDEM_SHARED_DIR) + "/models/tiny-qwen3/tiny-qwen3-f16.gguf";
 
 // A copy of the file with the scalar value of metadata `key` replaced by the bytes of `value`.
 template <typename T>
@@ -56,8 +55,9 @@ TEST(Qwen3GgufTest, ShippedFileLoadsAsQwen3) {
 TEST(Qwen3GgufTest, BlockCountThatContradictsTheTensorsIsRefusedAtOnce) {
   for (uint32_t count : {2u, 1000000u}) {
     const std::string msg = LoadError(Patched("qwen3.block_count", count));
-    EXPECT_NE(msg.find("qwen3.block_count = " + std::to_string(count) + " but tensors for 3 blocks"),
-              std::string::npos)
+    EXPECT_NE(
+        msg.find("qwen3.block_count = " + std::to_string(count) + " but tensors for 3 blocks"),
+        std::string::npos)
         << msg;
   }
 }

@@ -112,12 +112,13 @@ TEST(SafetensorsReaderTest, CorruptHeadersAreDataLossNamingFileAndTensor) {
       {"fields", R"({"w":{"dtype":"F32","shape":[1]}})", 4, 0, "'w'"},
   };
   for (const auto& c : cases) {
-    const std::string path = WriteSafetensors(dir / (std::string(c.what) + ".safetensors"),
-                                              c.header, std::vector<uint8_t>(c.data_bytes),
-                                              c.header_len_override);
+    const std::string path =
+        WriteSafetensors(dir / (std::string(c.what) + ".safetensors"), c.header,
+                         std::vector<uint8_t>(c.data_bytes), c.header_len_override);
     auto r = SafetensorsReader::Open(path);
     EXPECT_EQ(r.status().code(), StatusCode::kDataLoss) << c.what;
-    EXPECT_NE(r.status().message().find(path), std::string::npos) << c.what << ": " << r.status().message();
+    EXPECT_NE(r.status().message().find(path), std::string::npos)
+        << c.what << ": " << r.status().message();
     EXPECT_NE(r.status().message().find(c.expect_in_message), std::string::npos)
         << c.what << ": " << r.status().message();
   }

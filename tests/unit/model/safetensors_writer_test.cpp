@@ -62,11 +62,11 @@ TEST(SafetensorsWriterTest, OneFileReadsBack) {
 
 TEST(SafetensorsWriterTest, ShardsAndIndexReadBack) {
   const auto dir = FreshDir("shards");
-  ASSERT_TRUE(WriteSafetensors(dir.string(), "quant_model_weights",
-                               {Bytes("a.weight", "I8", {3, 5}, 15, 7),
-                                Bytes("b.weight", "F32", {4}, 16, 50),
-                                Bytes("c.weight_scale", "F32", {3, 1}, 12, 100)},
-                               /*max_shard_bytes=*/20, nullptr)
+  ASSERT_TRUE(WriteSafetensors(
+                  dir.string(), "quant_model_weights",
+                  {Bytes("a.weight", "I8", {3, 5}, 15, 7), Bytes("b.weight", "F32", {4}, 16, 50),
+                   Bytes("c.weight_scale", "F32", {3, 1}, 12, 100)},
+                  /*max_shard_bytes=*/20, nullptr)
                   .ok());
   EXPECT_TRUE(std::filesystem::exists(dir / "quant_model_weights-00001-of-00003.safetensors"));
   EXPECT_TRUE(std::filesystem::exists(dir / "quant_model_weights.safetensors.index.json"));

@@ -26,7 +26,8 @@ protocol::EngineStats Stats(int32_t rank, int64_t held, int64_t received, int64_
 }
 
 bool WaitFor(const std::function<bool()>& done) {
-  for (int i = 0; i < 300 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 300 && !done(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   return done();
 }
 

@@ -65,23 +65,34 @@ TEST(MpEngineClientTest, RoutesOutputsToTheirRequestInOrderAndStopsAfterFinish) 
   protocol::EngineRequest req;
   req.request_id = "r1";
   req.prompt_token_ids = {1, 2, 3};
-  ASSERT_TRUE(client.AddRequest(req, [&](const EngineOutput& out) {
-    got.insert(got.end(), out.new_token_ids.begin(), out.new_token_ids.end());
-    if (out.finish_reason != 0) finished = true;
-  }).ok());
+  ASSERT_TRUE(client
+                  .AddRequest(req,
+                              [&](const EngineOutput& out) {
+                                got.insert(got.end(), out.new_token_ids.begin(),
+                                           out.new_token_ids.end());
+                                if (out.finish_reason != 0) finished = true;
+                              })
+                  .ok());
   auto frame = fake.input.Recv(2000);
   ASSERT_TRUE(frame.ok() && frame->has_value());
   protocol::EngineRequest seen;
   ASSERT_TRUE(protocol::Decode(**frame, &seen).ok());
   EXPECT_EQ(seen.prompt_token_ids, (std::vector<int32_t>{1, 2, 3}));
 
-  ASSERT_TRUE(fake.output.Send(protocol::Encode(MessageType::kOutputs,
-                                                OneOutput("r1", 7, FinishReason::kNone))).ok());
-  ASSERT_TRUE(fake.output.Send(protocol::Encode(MessageType::kOutputs,
-                                                OneOutput("r1", 8, FinishReason::kLength))).ok());
-  ASSERT_TRUE(fake.output.Send(protocol::Encode(MessageType::kOutputs,
-                                                OneOutput("r1", 9, FinishReason::kNone))).ok());
-  for (int i = 0; i < 200 && !finished; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(
+      fake.output
+          .Send(protocol::Encode(MessageType::kOutputs, OneOutput("r1", 7, FinishReason::kNone)))
+          .ok());
+  ASSERT_TRUE(
+      fake.output
+          .Send(protocol::Encode(MessageType::kOutputs, OneOutput("r1", 8, FinishReason::kLength)))
+          .ok());
+  ASSERT_TRUE(
+      fake.output
+          .Send(protocol::Encode(MessageType::kOutputs, OneOutput("r1", 9, FinishReason::kNone)))
+          .ok());
+  for (int i = 0; i < 200 && !finished; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(got, (std::vector<int32_t>{7, 8}));  // nothing after the finishing output
 }
@@ -132,8 +143,10 @@ TEST(MpEngineClientTest, AbortSendsAbortAndDropsLateOutputs) {
   protocol::AbortRequests ids;
   ASSERT_TRUE(protocol::Decode(**abort, &ids).ok());
   EXPECT_EQ(ids.request_ids, std::vector<std::string>{"r2"});
-  ASSERT_TRUE(fake.output.Send(protocol::Encode(MessageType::kOutputs,
-                                                OneOutput("r2", 5, FinishReason::kNone))).ok());
+  ASSERT_TRUE(
+      fake.output
+          .Send(protocol::Encode(MessageType::kOutputs, OneOutput("r2", 5, FinishReason::kNone)))
+          .ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(calls.load(), 0);
 }
@@ -149,11 +162,15 @@ TEST(MpEngineClientTest, SilentEngineIsDeclaredDeadAndInFlightRequestsFail) {
   std::string error;
   protocol::EngineRequest req;
   req.request_id = "r3";
-  ASSERT_TRUE(client.AddRequest(req, [&](const EngineOutput& out) {
-    error = out.error;
-    reason = out.finish_reason;
-  }).ok());
-  for (int i = 0; i < 200 && reason == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(client
+                  .AddRequest(req,
+                              [&](const EngineOutput& out) {
+                                error = out.error;
+                                reason = out.finish_reason;
+                              })
+                  .ok());
+  for (int i = 0; i < 200 && reason == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(reason.load(), static_cast<uint8_t>(FinishReason::kError));
   EXPECT_NE(error.find("died"), std::string::npos) << error;
   EXPECT_FALSE(client.IsReady());
@@ -248,8 +265,8 @@ TEST(MpEngineClientTest, ServesOnlyItsOwnRanksWithHybridLoadBalancing) {
   dp.Publish({dp.Load(0, 0, 0), dp.Load(1, 0, 0), dp.Load(2, 0, 0)});  // rank 0 ready: ignored
   std::vector<int32_t> reached;
   for (int i = 0; i < 4; ++i) {
-    ASSERT_TRUE(client.AddRequest(Request("s" + std::to_string(i), 4),
-                                  [](const EngineOutput&) {}).ok());
+    ASSERT_TRUE(
+        client.AddRequest(Request("s" + std::to_string(i), 4), [](const EngineOutput&) {}).ok());
     reached.push_back(dp.Arrived());
   }
   std::sort(reached.begin(), reached.end());
@@ -259,7 +276,8 @@ TEST(MpEngineClientTest, ServesOnlyItsOwnRanksWithHybridLoadBalancing) {
   const Status st = client.AddRequest(pinned, [](const EngineOutput&) {});
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("X-data-parallel-rank 0 is not served by this API server"),
-            std::string::npos) << st.message();
+            std::string::npos)
+      << st.message();
   EXPECT_NE(st.message().find("serves DP rank(s) 1..2"), std::string::npos) << st.message();
   EXPECT_FALSE(client.ServesRank(0));
   EXPECT_TRUE(client.ServesRank(2));
@@ -280,7 +298,7 @@ TEST(MpEngineClientTest, ASnapshotOlderThanASendDoesNotDropItFromTheLoad) {
   auto ignore = [](const EngineOutput&) {};
   ASSERT_TRUE(client.AddRequest(Request("long", 100), ignore).ok());  // 103 tokens
   EXPECT_EQ(dp.Arrived(), 0);
-  ASSERT_TRUE(client.AddRequest(Request("short", 1), ignore).ok());   // 4 tokens
+  ASSERT_TRUE(client.AddRequest(Request("short", 1), ignore).ok());  // 4 tokens
   EXPECT_EQ(dp.Arrived(), 1);
   // Taken after rank 1 received "short" but before rank 0 received "long".
   dp.Publish({dp.Load(0, 0, 0), dp.Load(1, 4, 1), dp.Load(2, 1'000'000, 0)});

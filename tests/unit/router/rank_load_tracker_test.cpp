@@ -47,7 +47,7 @@ TEST(RankLoadTrackerTest, AFailedSendIsForgottenAndLaterSendsStillMatchTheRanksC
   t.OnSend(9);
   t.OnSendFailed();  // the 9 never left
   EXPECT_EQ(t.unreported_tokens(), 5);
-  t.OnSend(3);       // the rank will count this one as our 2nd
+  t.OnSend(3);  // the rank will count this one as our 2nd
   t.OnSnapshot(8, 2);
   EXPECT_EQ(t.unreported_tokens(), 0);
 }

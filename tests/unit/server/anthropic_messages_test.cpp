@@ -17,8 +17,7 @@ using OJson = nlohmann::ordered_json;
 
 OJson Body(const char* text) { return OJson::parse(text); }
 
-OJson Chat(const char* anthropic_body,
-           MessagesEndpoint endpoint = MessagesEndpoint::kMessages) {
+OJson Chat(const char* anthropic_body, MessagesEndpoint endpoint = MessagesEndpoint::kMessages) {
   auto chat = ToChatCompletionBody(Body(anthropic_body), endpoint);
   EXPECT_TRUE(chat.ok()) << chat.error().status.message();
   return chat.ok() ? chat.value() : OJson();
@@ -74,16 +73,18 @@ TEST(AnthropicRequestTest, ToolsAndToolChoiceMapOntoChatsFunctions) {
 TEST(AnthropicRequestTest, ThinkingSetsEnableThinkingUnlessTheKwargsDo) {
   EXPECT_EQ(Chat(R"({"max_tokens": 1, "messages": [{"role": "user", "content": "q"}],
                      "thinking": {"type": "enabled", "budget_tokens": 2048}})")
-                ["chat_template_kwargs"], Body(R"({"enable_thinking": true})"));
+                ["chat_template_kwargs"],
+            Body(R"({"enable_thinking": true})"));
   EXPECT_EQ(Chat(R"({"max_tokens": 1, "messages": [{"role": "user", "content": "q"}],
                      "thinking": {"type": "disabled"},
-                     "chat_template_kwargs": {"enable_thinking": true}})")
-                ["chat_template_kwargs"], Body(R"({"enable_thinking": true})"));
+                     "chat_template_kwargs": {"enable_thinking": true}})")["chat_template_kwargs"],
+            Body(R"({"enable_thinking": true})"));
 }
 
 TEST(AnthropicRequestTest, CountTokensNeedsNoMaxTokensAndCarriesNoSampling) {
   const OJson chat = Chat(R"({"model": "m", "messages": [{"role": "user", "content": "q"}],
-                              "temperature": 0})", MessagesEndpoint::kCountTokens);
+                              "temperature": 0})",
+                          MessagesEndpoint::kCountTokens);
   EXPECT_EQ(chat, Body(R"({"model": "m", "messages": [{"role": "user", "content": "q"}]})"));
 }
 
@@ -91,20 +92,28 @@ TEST(AnthropicRequestTest, RefusesWhatItCannotServeNamingIt) {
   EXPECT_NE(Error(R"({"messages": [{"role": "user", "content": "q"}]})").find("max_tokens"),
             std::string::npos);
   EXPECT_NE(Error(R"({"max_tokens": 1, "messages": [{"role": "tool", "content": "q"}]})")
-                .find("'tool' is invalid"), std::string::npos);
-  EXPECT_NE(Error(R"({"max_tokens": 1, "messages": [{"role": "user", "content": [
-                {"type": "image", "source": {}}]}]})").find("image blocks are not supported"),
+                .find("'tool' is invalid"),
             std::string::npos);
   EXPECT_NE(Error(R"({"max_tokens": 1, "messages": [{"role": "user", "content": [
-                {"type": "tool_use", "name": "f", "input": {}}]}]})").find("tool_use"),
+                {"type": "image", "source": {}}]}]})")
+                .find("image blocks are not supported"),
+            std::string::npos);
+  EXPECT_NE(Error(R"({"max_tokens": 1, "messages": [{"role": "user", "content": [
+                {"type": "tool_use", "name": "f", "input": {}}]}]})")
+                .find("tool_use"),
             std::string::npos);
   EXPECT_NE(Error(R"({"max_tokens": 1, "messages": [{"role": "user", "content": "q"}],
                       "tools": [{"type": "web_search_20250305", "name": "w"}]})")
-                .find("server tools"), std::string::npos);
+                .find("server tools"),
+            std::string::npos);
   EXPECT_NE(Error(R"({"max_tokens": 1, "messages": [{"role": "user", "content": "q"}],
-                      "tool_choice": {"type": "tool"}})").find("tool_choice"), std::string::npos);
+                      "tool_choice": {"type": "tool"}})")
+                .find("tool_choice"),
+            std::string::npos);
   EXPECT_NE(Error(R"({"max_tokens": 1, "messages": [{"role": "user", "content": [
-                {"type": 7}]}]})").find("content[0]"), std::string::npos);
+                {"type": 7}]}]})")
+                .find("content[0]"),
+            std::string::npos);
 }
 
 TEST(AnthropicResponseTest, StopReasonsAndErrorTypes) {
@@ -188,12 +197,12 @@ TEST(MessageStreamTest, EventsFollowAnthropicsOrderAndHoldBackSpaceBeforeACall) 
     EXPECT_EQ(name, data["type"]);
     names.push_back(name);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "message_start", "content_block_start", "ping", "content_block_delta",
-                       "content_block_delta", "content_block_stop", "content_block_start",
-                       "content_block_delta", "content_block_stop", "content_block_start",
-                       "content_block_delta", "content_block_stop", "message_delta",
-                       "message_stop"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{
+                "message_start", "content_block_start", "ping", "content_block_delta",
+                "content_block_delta", "content_block_stop", "content_block_start",
+                "content_block_delta", "content_block_stop", "content_block_start",
+                "content_block_delta", "content_block_stop", "message_delta", "message_stop"}));
   EXPECT_EQ(sink->events[4].second["delta"]["type"], "signature_delta");
   EXPECT_EQ(sink->events[7].second["delta"],
             json::parse(R"({"type": "text_delta", "text": "Hi"})"));

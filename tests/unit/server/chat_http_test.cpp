@@ -1,8 +1,8 @@
 // /v1/chat/completions over real HTTP with a small chat template and the fake engine.
+#include <gtest/gtest.h>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <thread>
@@ -33,7 +33,8 @@ class ChatHttpTest : public ::testing::Test {
     config.served_model_names = {"tiny"};
     config.max_model_len = 128;
     config.chat_template = kTemplate;
-    server_ = std::make_unique<HttpServer>(config, engine_, std::make_shared<testing::FakeTokenizer>());
+    server_ =
+        std::make_unique<HttpServer>(config, engine_, std::make_shared<testing::FakeTokenizer>());
     ASSERT_TRUE(server_->Start().ok());
     thread_ = std::thread([this] { server_->Run(); });
   }
@@ -41,8 +42,7 @@ class ChatHttpTest : public ::testing::Test {
     server_->Stop();
     thread_.join();
   }
-  std::pair<int, std::string> Post(const json& body,
-                                   const char* path = "/v1/chat/completions") {
+  std::pair<int, std::string> Post(const json& body, const char* path = "/v1/chat/completions") {
     net::io_context ioc;
     net::ip::tcp::socket socket(ioc);
     socket.connect({net::ip::make_address("127.0.0.1"), server_->port()});
@@ -85,7 +85,9 @@ TEST_F(ChatHttpTest, DefaultMaxTokensIsTheRestOfTheContext) {
 }
 
 TEST_F(ChatHttpTest, StreamStartsWithRoleAndEndsWithUsageAndDone) {
-  auto [status, text] = Post({{"messages", kMessages}, {"max_tokens", 2}, {"stream", true},
+  auto [status, text] = Post({{"messages", kMessages},
+                              {"max_tokens", 2},
+                              {"stream", true},
                               {"stream_options", {{"include_usage", true}}}});
   ASSERT_EQ(status, 200);
   std::vector<json> chunks;
@@ -128,8 +130,8 @@ TEST_F(ChatHttpTest, GeneratingEndpointsAnswer503InTheirShapeWhileTheEngineIsNot
       EXPECT_EQ(json::parse(text)["error"]["code"], 503) << path << ": " << text;
       EXPECT_EQ(json::parse(text)["error"]["type"], "ServiceUnavailableError") << text;
     }
-    auto [status, text] = Post({{"messages", kMessages}, {"max_tokens", 2}, {"stream", stream}},
-                               "/v1/messages");
+    auto [status, text] =
+        Post({{"messages", kMessages}, {"max_tokens", 2}, {"stream", stream}}, "/v1/messages");
     EXPECT_EQ(status, 503) << text;
     EXPECT_EQ(json::parse(text)["type"], "error") << text;
     EXPECT_EQ(json::parse(text)["error"]["type"], "overloaded_error") << text;

@@ -1,10 +1,10 @@
 // /v1/chat/completions with --reasoning-parser qwen3 and --tool-call-parser hermes over real
 // HTTP (the fake engine plays a scripted output), chat_template_kwargs, tools in the template,
 // continue_final_message, /tokenize and /detokenize, and the 400s for bad chat input.
+#include <gtest/gtest.h>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <thread>
@@ -51,8 +51,8 @@ class ChatParsersHttpTest : public ::testing::Test {
     config.reasoning_field = reasoning_field;
     config.tool_call_parser = "hermes";
     config.enable_auto_tool_choice = tools_flag;
-    server_ = std::make_unique<HttpServer>(config, engine_,
-                                           std::make_shared<testing::FakeTokenizer>());
+    server_ =
+        std::make_unique<HttpServer>(config, engine_, std::make_shared<testing::FakeTokenizer>());
     ASSERT_TRUE(server_->Start().ok());
     thread_ = std::thread([this] { server_->Run(); });
   }
@@ -112,8 +112,8 @@ TEST_F(ChatParsersHttpTest, ThinkingOnSplitsReasoningFromContent) {
 
 TEST_F(ChatParsersHttpTest, ThinkingOffPromptMakesEverythingContent) {
   engine_->set_script("<think>x</think>y");
-  auto [status, text] = Post({{"messages", kMessages},
-                              {"chat_template_kwargs", {{"enable_thinking", false}}}});
+  auto [status, text] =
+      Post({{"messages", kMessages}, {"chat_template_kwargs", {{"enable_thinking", false}}}});
   ASSERT_EQ(status, 200) << text;
   const json message = json::parse(text)["choices"][0]["message"];
   EXPECT_EQ(message["content"], "<think>x</think>y");
@@ -168,20 +168,23 @@ TEST_F(ChatParsersHttpTest, ReasoningFieldNamesTheReasoningOneWayOrTheOther) {
 TEST_F(ChatParsersHttpTest, AnAssistantMessagesReasoningReachesTheTemplate) {
   // Current vLLM clients send back `reasoning`; the template reads `reasoning_content`.
   engine_->set_script("ok");
-  const json messages = json::array({{{"role", "user"}, {"content", "hi"}},
-                                     {{"role", "assistant"}, {"content", "a"}, {"reasoning", "earlier plan"}},
-                                     {{"role", "user"}, {"content", "again"}}});
+  const json messages =
+      json::array({{{"role", "user"}, {"content", "hi"}},
+                   {{"role", "assistant"}, {"content", "a"}, {"reasoning", "earlier plan"}},
+                   {{"role", "user"}, {"content", "again"}}});
   auto [status, text] = Post({{"messages", messages}});
   ASSERT_EQ(status, 200) << text;
   const std::vector<int32_t> ids = engine_->added().back().prompt_token_ids;
   const std::string prompt(ids.begin(), ids.end());  // FakeTokenizer: one id per byte
   EXPECT_NE(prompt.find("<|im_start|>assistant\n<think>earlier plan</think>a<|im_end|>"),
-            std::string::npos) << prompt;
+            std::string::npos)
+      << prompt;
 }
 
 TEST_F(ChatParsersHttpTest, HermesToolCallBecomesToolCalls) {
-  engine_->set_script("<think>t</think>\n\n<tool_call>\n{\"name\": \"get_weather\", "
-                      "\"arguments\": {\"city\": \"Paris\"}}\n</tool_call>");
+  engine_->set_script(
+      "<think>t</think>\n\n<tool_call>\n{\"name\": \"get_weather\", "
+      "\"arguments\": {\"city\": \"Paris\"}}\n</tool_call>");
   auto [status, text] = Post({{"messages", kMessages}, {"tools", kTools}});
   ASSERT_EQ(status, 200) << text;
   const json choice = json::parse(text)["choices"][0];
@@ -230,12 +233,14 @@ TEST_F(ChatParsersHttpTest, ToolRoundTripRendersAssistantToolCallsAndToolMessage
     {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
       "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\", \"a\": 1}"}}]},
     {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}])");
-  auto [status, text] = PostRaw(json{{"messages", messages}, {"tools", kTools}}.dump(), "/tokenize");
+  auto [status, text] =
+      PostRaw(json{{"messages", messages}, {"tools", kTools}}.dump(), "/tokenize");
   ASSERT_EQ(status, 200) << text;
   const std::string prompt = json::parse(text)["prompt"];
   // String arguments were parsed to an object; tojson keeps the client's key order.
   EXPECT_NE(prompt.find("<tool_call>{\"city\": \"Paris\", \"a\": 1}</tool_call>"),
-            std::string::npos) << prompt;
+            std::string::npos)
+      << prompt;
   EXPECT_NE(prompt.find("<|im_start|>tool\nsunny<|im_end|>"), std::string::npos) << prompt;
   auto [status2, text2] = Post({{"messages", messages}, {"tools", kTools}, {"max_tokens", 2}});
   EXPECT_EQ(status2, 200) << text2;
@@ -257,14 +262,20 @@ TEST_F(ChatParsersHttpTest, ToolSchemaKeyOrderIsPreserved) {
 TEST_F(ChatParsersHttpTest, ContinueFinalMessageCutsAfterItsContent) {
   const json messages = json::parse(R"([{"role": "user", "content": "hi"},
                                         {"role": "assistant", "content": "Once upon"}])");
-  auto [status, text] = PostRaw(json{{"messages", messages}, {"continue_final_message", true},
-                                  {"add_generation_prompt", false}}.dump(), "/tokenize");
+  auto [status, text] = PostRaw(json{{"messages", messages},
+                                     {"continue_final_message", true},
+                                     {"add_generation_prompt", false}}
+                                    .dump(),
+                                "/tokenize");
   ASSERT_EQ(status, 200) << text;
   const json body = json::parse(text);
   EXPECT_EQ(body["prompt"], "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\nOnce upon");
   EXPECT_EQ(body["count"], body["prompt"].get<std::string>().size());
-  auto [bad, bad_text] = PostRaw(json{{"messages", messages}, {"continue_final_message", true},
-                                   {"add_generation_prompt", true}}.dump(), "/tokenize");
+  auto [bad, bad_text] = PostRaw(
+      json{
+          {"messages", messages}, {"continue_final_message", true}, {"add_generation_prompt", true}}
+          .dump(),
+      "/tokenize");
   EXPECT_EQ(bad, 400) << bad_text;
 }
 
@@ -292,15 +303,15 @@ TEST_F(ChatParsersHttpTest, BadMessagesAre400sAndTheServerStaysUp) {
   auto wrong_content = Post({{"messages", {{{"role", "user"}, {"content", 5}}}}});
   EXPECT_EQ(wrong_content.first, 400);
   EXPECT_NE(wrong_content.second.find("content"), std::string::npos);
-  auto image = Post({{"messages", {{{"role", "user"},
-                                    {"content", {{{"type", "image_url"}}}}}}}});
+  auto image = Post({{"messages", {{{"role", "user"}, {"content", {{{"type", "image_url"}}}}}}}});
   EXPECT_EQ(image.first, 400);
   auto raised = Post({{"messages", {{{"role", "user"}, {"content", "boom"}}}}});
   EXPECT_EQ(raised.first, 400);
   EXPECT_NE(raised.second.find("boom raised"), std::string::npos) << raised.second;
-  auto named_unknown = Post({{"messages", kMessages}, {"tools", kTools},
-                             {"tool_choice", {{"type", "function"},
-                                              {"function", {{"name", "nope"}}}}}});
+  auto named_unknown =
+      Post({{"messages", kMessages},
+            {"tools", kTools},
+            {"tool_choice", {{"type", "function"}, {"function", {{"name", "nope"}}}}}});
   EXPECT_EQ(named_unknown.first, 400);
   auto choice_without_tools = Post({{"messages", kMessages}, {"tool_choice", "required"}});
   EXPECT_EQ(choice_without_tools.first, 400);
@@ -327,8 +338,7 @@ TEST_F(ChatNoAutoToolsHttpTest, AutoToolChoiceWithoutTheFlagIs400) {
   EXPECT_EQ(status, 400);
   EXPECT_NE(text.find("--enable-auto-tool-choice"), std::string::npos) << text;
   engine_->set_script("ok");
-  EXPECT_EQ(Post({{"messages", kMessages}, {"tools", kTools}, {"tool_choice", "none"}}).first,
-            200);
+  EXPECT_EQ(Post({{"messages", kMessages}, {"tools", kTools}, {"tool_choice", "none"}}).first, 200);
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ std::vector<std::pair<std::string, std::string>> Rebuild(ForcedToolCallStream& s
         EXPECT_EQ(d.index, static_cast<int32_t>(calls.size()));
         calls.emplace_back(d.name, "");
       }
-      EXPECT_EQ(d.index + 1, static_cast<int32_t>(calls.size())) << "arguments of a call not started";
+      EXPECT_EQ(d.index + 1, static_cast<int32_t>(calls.size()))
+          << "arguments of a call not started";
       calls.back().second += d.arguments;
     }
   }
@@ -69,8 +70,10 @@ TEST(ForcedToolCallStreamTest, ParametersBeforeTheNameWaitForIt) {
 
 TEST(ForcedToolCallStreamTest, ScalarParametersEndAtTheirDelimiter) {
   ForcedToolCallStream stream("");
-  EXPECT_EQ(Rebuild(stream, "[{\"name\": \"f\", \"parameters\": 42}, {\"name\": \"g\", "
-                            "\"parameters\": \"s,}\"}]", 4),
+  EXPECT_EQ(Rebuild(stream,
+                    "[{\"name\": \"f\", \"parameters\": 42}, {\"name\": \"g\", "
+                    "\"parameters\": \"s,}\"}]",
+                    4),
             (std::vector<std::pair<std::string, std::string>>{{"f", "42"}, {"g", "\"s,}\""}}));
 }
 

@@ -73,19 +73,18 @@ TEST(GenerationTest, FinishedRequestIsObservedWithTheEnginesTimesUnderItsDpRank)
       metrics.Render("m", 128, {protocol::EngineStats{}, protocol::EngineStats{}}, {true, true});
   const std::string l = "{model_name=\"m\",engine=\"1\"";
   for (const std::string& line : std::vector<std::string>{
-        "vllm:request_success_total" + l + ",finished_reason=\"length\"} 1\n",
-        "vllm:request_queue_time_seconds_sum" + l + "} 0.5\n",
-        "vllm:request_prefill_time_seconds_sum" + l + "} 0.5\n",
-        "vllm:request_decode_time_seconds_sum" + l + "} 2\n",
-        "vllm:request_inference_time_seconds_sum" + l + "} 2.5\n",
-        "vllm:request_time_per_output_token_seconds_sum" + l + "} 1\n",
-        "vllm:request_prompt_tokens_sum" + l + "} 4\n",
-        "vllm:request_generation_tokens_sum" + l + "} 3\n",
-        "vllm:prompt_tokens_total" + l + "} 4\n",
-        "vllm:generation_tokens_total" + l + "} 3\n",
-        "vllm:time_to_first_token_seconds_count" + l + "} 1\n",
-        "vllm:inter_token_latency_seconds_count" + l + "} 2\n",
-        std::string("vllm:generation_tokens_total{model_name=\"m\",engine=\"0\"} 0\n")}) {
+           "vllm:request_success_total" + l + ",finished_reason=\"length\"} 1\n",
+           "vllm:request_queue_time_seconds_sum" + l + "} 0.5\n",
+           "vllm:request_prefill_time_seconds_sum" + l + "} 0.5\n",
+           "vllm:request_decode_time_seconds_sum" + l + "} 2\n",
+           "vllm:request_inference_time_seconds_sum" + l + "} 2.5\n",
+           "vllm:request_time_per_output_token_seconds_sum" + l + "} 1\n",
+           "vllm:request_prompt_tokens_sum" + l + "} 4\n",
+           "vllm:request_generation_tokens_sum" + l + "} 3\n",
+           "vllm:prompt_tokens_total" + l + "} 4\n", "vllm:generation_tokens_total" + l + "} 3\n",
+           "vllm:time_to_first_token_seconds_count" + l + "} 1\n",
+           "vllm:inter_token_latency_seconds_count" + l + "} 2\n",
+           std::string("vllm:generation_tokens_total{model_name=\"m\",engine=\"0\"} 0\n")}) {
     EXPECT_NE(text.find(line), std::string::npos) << line;
   }
 }

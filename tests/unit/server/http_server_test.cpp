@@ -2,11 +2,11 @@
 // HTTP/1.1 to it with a Beast client.
 #include "server/http_server.h"
 
+#include <gtest/gtest.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -19,8 +19,8 @@ namespace {
 
 namespace net = boost::asio;
 namespace http = boost::beast::http;
-using nlohmann::json;
 using net::ip::tcp;
+using nlohmann::json;
 
 struct Reply {
   int status = 0;
@@ -36,7 +36,8 @@ class HttpServerTest : public ::testing::Test {
     if (config.served_model_names.empty()) config.served_model_names = {"tiny"};
     config.max_model_len = 128;
     config.eos_token_ids = {257};
-    server_ = std::make_unique<HttpServer>(config, engine_, std::make_shared<testing::FakeTokenizer>());
+    server_ =
+        std::make_unique<HttpServer>(config, engine_, std::make_shared<testing::FakeTokenizer>());
     ASSERT_TRUE(server_->Start().ok());
     thread_ = std::thread([this] { server_->Run(); });
   }
@@ -89,7 +90,8 @@ std::vector<std::string> SseData(const std::string& body) {
 
 TEST_F(HttpServerTest, CompletionEchoesPromptPlusOneWithExactUsage) {
   StartServer({});
-  const Reply reply = Post("/v1/completions", {{"model", "tiny"}, {"prompt", "abc"}, {"max_tokens", 5}});
+  const Reply reply =
+      Post("/v1/completions", {{"model", "tiny"}, {"prompt", "abc"}, {"max_tokens", 5}});
   ASSERT_EQ(reply.status, 200) << reply.body;
   const json body = reply.Json();
   EXPECT_EQ(body["object"], "text_completion");
@@ -112,11 +114,11 @@ TEST_F(HttpServerTest, PromptTokensDetailsShowCachedTokensWithTheFlag) {
   const Reply reply = Post("/v1/completions", {{"prompt", "abc"}, {"max_tokens", 2}});
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(reply.Json()["usage"]["prompt_tokens_details"], json({{"cached_tokens", 2}}));
-  const Reply chat = Post("/v1/chat/completions",
-                          {{"messages", {{{"role", "user"}, {"content", "abc"}}}},
-                           {"max_tokens", 2},
-                           {"stream", true},
-                           {"stream_options", {{"include_usage", true}}}});
+  const Reply chat =
+      Post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "abc"}}}},
+                                    {"max_tokens", 2},
+                                    {"stream", true},
+                                    {"stream_options", {{"include_usage", true}}}});
   ASSERT_EQ(chat.status, 200) << chat.body;
   const std::vector<std::string> events = SseData(chat.body);
   ASSERT_GE(events.size(), 2u);
@@ -126,8 +128,9 @@ TEST_F(HttpServerTest, PromptTokensDetailsShowCachedTokensWithTheFlag) {
 
 TEST_F(HttpServerTest, NChoicesFanOutWithSeedPlusIndexAndReturnTokenIds) {
   StartServer({});
-  const Reply reply = Post("/v1/completions", {{"prompt", "ab"}, {"max_tokens", 2}, {"n", 2},
-                                               {"seed", 10}, {"return_token_ids", true}});
+  const Reply reply = Post(
+      "/v1/completions",
+      {{"prompt", "ab"}, {"max_tokens", 2}, {"n", 2}, {"seed", 10}, {"return_token_ids", true}});
   ASSERT_EQ(reply.status, 200) << reply.body;
   const json body = reply.Json();
   ASSERT_EQ(body["choices"].size(), 2u);
@@ -142,7 +145,9 @@ TEST_F(HttpServerTest, NChoicesFanOutWithSeedPlusIndexAndReturnTokenIds) {
 
 TEST_F(HttpServerTest, StreamingSendsChunksUsageAndDone) {
   StartServer({});
-  const Reply reply = Post("/v1/completions", {{"prompt", "abc"}, {"max_tokens", 3}, {"stream", true},
+  const Reply reply = Post("/v1/completions", {{"prompt", "abc"},
+                                               {"max_tokens", 3},
+                                               {"stream", true},
                                                {"stream_options", {{"include_usage", true}}}});
   ASSERT_EQ(reply.status, 200);
   const auto events = SseData(reply.body);
@@ -161,7 +166,8 @@ TEST_F(HttpServerTest, StreamingSendsChunksUsageAndDone) {
 
 TEST_F(HttpServerTest, StopStringEndsWithStopAndAbortsTheEngineRequest) {
   StartServer({});
-  const Reply reply = Post("/v1/completions", {{"prompt", "abcdefgh"}, {"max_tokens", 50}, {"stop", "de"}});
+  const Reply reply =
+      Post("/v1/completions", {{"prompt", "abcdefgh"}, {"max_tokens", 50}, {"stop", "de"}});
   ASSERT_EQ(reply.status, 200) << reply.body;
   const json body = reply.Json();
   EXPECT_EQ(body["choices"][0]["text"], "bc");
@@ -196,8 +202,8 @@ TEST_F(HttpServerTest, ErrorStatuses) {
   EXPECT_EQ(bad_temp.Json()["error"]["param"], "temperature");
   const Reply unknown_model = Post("/v1/completions", {{"prompt", "a"}, {"model", "x"}}, auth);
   EXPECT_EQ(unknown_model.status, 404);
-  const Reply no_template = Post("/v1/chat/completions",
-                                 {{"messages", {{{"role", "user"}, {"content", "hi"}}}}}, auth);
+  const Reply no_template =
+      Post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "hi"}}}}}, auth);
   EXPECT_EQ(no_template.status, 400);
   EXPECT_EQ(Post("/v1/completions", {{"prompt", "ab"}, {"max_tokens", 2}}, auth).status, 200);
 }
@@ -226,8 +232,10 @@ TEST_F(HttpServerTest, ModelsVersionAndMetrics) {
   EXPECT_TRUE(Send(http::verb::get, "/version").Json().contains("version"));
   const Reply metrics = Send(http::verb::get, "/metrics");
   EXPECT_EQ(metrics.status, 200);
-  EXPECT_NE(metrics.body.find("vllm:num_requests_running{model_name=\"tiny\",engine=\"0\"} 3"), std::string::npos);
-  EXPECT_NE(metrics.body.find("tandem:kv_cache_usage_perc{model_name=\"tiny\",engine=\"0\"} 0.25"), std::string::npos);
+  EXPECT_NE(metrics.body.find("vllm:num_requests_running{model_name=\"tiny\",engine=\"0\"} 3"),
+            std::string::npos);
+  EXPECT_NE(metrics.body.find("tandem:kv_cache_usage_perc{model_name=\"tiny\",engine=\"0\"} 0.25"),
+            std::string::npos);
 }
 
 TEST_F(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
@@ -255,13 +263,14 @@ TEST_F(HttpServerTest, ClientDisconnectMidStreamAbortsTheEngineRequest) {
     socket.connect({net::ip::make_address("127.0.0.1"), server_->port()});
     http::request<http::string_body> request{http::verb::post, "/v1/completions", 11};
     request.set(http::field::host, "localhost");
-    request.body() = json({{"prompt", "abc"}, {"max_tokens", 120}, {"stream", true},
-                           {"ignore_eos", true}}).dump();
+    request.body() =
+        json({{"prompt", "abc"}, {"max_tokens", 120}, {"stream", true}, {"ignore_eos", true}})
+            .dump();
     request.prepare_payload();
     http::write(socket, request);
     char first[64];
     socket.read_some(net::buffer(first));  // the stream has started
-  }  // socket closed
+  }                                        // socket closed
   for (int i = 0; i < 200 && engine_->aborted().empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

@@ -23,8 +23,9 @@ TEST(RequestIdTest, AnIdPastTheLimitIsRefusedWithItsLength) {
 TEST(RequestIdTest, AControlCharacterIsRefusedWithItsOffset) {
   const auto error = CheckRequestId("abc\ndef", "the X-Request-Id header");
   ASSERT_TRUE(error.has_value());
-  EXPECT_EQ(*error, "the X-Request-Id header holds the control character 0x0a at byte 3; use "
-                    "printable characters");
+  EXPECT_EQ(*error,
+            "the X-Request-Id header holds the control character 0x0a at byte 3; use "
+            "printable characters");
   EXPECT_TRUE(CheckRequestId(std::string("a\0b", 3), "x").has_value());
   EXPECT_TRUE(CheckRequestId("a\x7f", "x").has_value());
   EXPECT_TRUE(CheckRequestId("\t", "x").has_value());

@@ -60,11 +60,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"prompt":"hi","stop":5})", "stop", 400},
         BadCase{R"({"prompt":"hi","stop_token_ids":["a"]})", "stop_token_ids", 400},
         BadCase{R"({"prompt":"hi","stream":"yes"})", "stream", 400},
-        BadCase{R"({"prompt":"hi","stream_options":{"include_usage":true}})", "stream_options", 400},
+        BadCase{R"({"prompt":"hi","stream_options":{"include_usage":true}})", "stream_options",
+                400},
         BadCase{R"({"prompt":"hi","seed":"x"})", "seed", 400},
         BadCase{R"({"prompt":"hi","min_tokens":-1})", "min_tokens", 400},
-        BadCase{R"({"prompt":""})", "prompt", 400},
-        BadCase{R"({})", "prompt", 400},
+        BadCase{R"({"prompt":""})", "prompt", 400}, BadCase{R"({})", "prompt", 400},
         BadCase{R"({"prompt":[1, 999]})", "prompt", 400},
         BadCase{R"({"prompt":["a",[1]]})", "prompt", 400},  // mixed (lists of prompts are served)
         BadCase{R"({"prompt":[[]]})", "prompt", 400},
@@ -74,7 +74,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(RequestParsingTest, ContextLengthMessageHasBothNumbers) {
   const ServerContext context = MakeContext();
-  auto result = ParseCompletionRequest(json::parse(R"({"prompt":"hello","max_tokens":60})"), context);
+  auto result =
+      ParseCompletionRequest(json::parse(R"({"prompt":"hello","max_tokens":60})"), context);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().status.message(),
             "This model's maximum context length is 64 tokens. However, you requested 65 tokens "

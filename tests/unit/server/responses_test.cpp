@@ -54,14 +54,15 @@ TEST(ResponseOutputBuilderTest, ReasoningThenContentAreTwoItemsEachOpenedAndClos
   EXPECT_EQ(items[0]["status"], "completed");
   EXPECT_EQ(items[1]["type"], "message");
   EXPECT_EQ(items[1]["content"][0]["text"], "\n\nHello world");  // chat's content, as is
-  EXPECT_EQ(builder.num_reasoning_tokens(), 2);  // "abc" and the closing tag
+  EXPECT_EQ(builder.num_reasoning_tokens(), 2);                  // "abc" and the closing tag
   const std::vector<std::string> expected = {
-      "response.output_item.added", "response.content_part.added",
+      "response.output_item.added",    "response.content_part.added",
       "response.reasoning_text.delta", "response.reasoning_text.done",
-      "response.content_part.done", "response.output_item.done",
-      "response.output_item.added", "response.content_part.added",
-      "response.output_text.delta", "response.output_text.delta",
-      "response.output_text.done", "response.content_part.done", "response.output_item.done"};
+      "response.content_part.done",    "response.output_item.done",
+      "response.output_item.added",    "response.content_part.added",
+      "response.output_text.delta",    "response.output_text.delta",
+      "response.output_text.done",     "response.content_part.done",
+      "response.output_item.done"};
   EXPECT_EQ(recorder.types, expected);
   EXPECT_EQ(recorder.events[6]["output_index"], 1);
   EXPECT_EQ(recorder.events[8]["delta"], "\n\nHello");
@@ -75,8 +76,10 @@ TEST(ResponseOutputBuilderTest, BlankTextNextToAToolCallOpensNoMessage) {
   Recorder recorder;
   ResponseOutputBuilder builder = recorder.Make(config, WeatherTools());
   builder.Feed("\n", 1);
-  builder.Feed("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n"
-               "</tool_call>", 12);
+  builder.Feed(
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n"
+      "</tool_call>",
+      12);
   builder.Finish(false);
 
   ASSERT_EQ(builder.items().size(), 1u) << builder.items().dump();
@@ -85,11 +88,10 @@ TEST(ResponseOutputBuilderTest, BlankTextNextToAToolCallOpensNoMessage) {
   EXPECT_EQ(call["name"], "get_weather");
   EXPECT_EQ(call["arguments"], "{\"city\": \"Paris\"}");
   EXPECT_EQ(call["status"], "completed");
-  EXPECT_EQ(recorder.types, (std::vector<std::string>{
-                                "response.output_item.added",
-                                "response.function_call_arguments.delta",
-                                "response.function_call_arguments.done",
-                                "response.output_item.done"}));
+  EXPECT_EQ(recorder.types,
+            (std::vector<std::string>{
+                "response.output_item.added", "response.function_call_arguments.delta",
+                "response.function_call_arguments.done", "response.output_item.done"}));
   const OJson message = builder.AssistantMessage();
   EXPECT_EQ(message["content"], "");
   EXPECT_EQ(message["tool_calls"][0]["id"], call["call_id"]);

@@ -140,7 +140,8 @@ class FakeEngineClient : public router::EngineClient {
         if (r.request.sampling.logprobs >= 0) {
           protocol::PositionLogprobs lp;
           lp.sampled = {token, -0.5f};
-          for (int32_t k = 0; k < r.request.sampling.logprobs; ++k) lp.top.push_back({token, -0.5f});
+          for (int32_t k = 0; k < r.request.sampling.logprobs; ++k)
+            lp.top.push_back({token, -0.5f});
           out.new_logprobs = {lp};
         }
         bool is_eos = false;

@@ -84,9 +84,8 @@ TEST(GrammarMatcherTest, EveryCodepointOfAClassMatchesAtItsUtf8Boundaries) {
   g.Add("root", CharClass({{0x7E, 0x81}, {0x7FE, 0x801}, {0xFFFE, 0x10001}, {0x10FFFF, 0x10FFFF}}));
   auto automaton = Automaton::Compile(g);
   ASSERT_TRUE(automaton.ok());
-  for (uint32_t cp : {0x7Du, 0x7Eu, 0x81u, 0x82u, 0x7FDu, 0x7FEu, 0x800u, 0x801u, 0x802u,
-                      0xFFFDu, 0xFFFEu, 0xFFFFu, 0x10000u, 0x10001u, 0x10002u, 0x10FFFEu,
-                      0x10FFFFu}) {
+  for (uint32_t cp : {0x7Du, 0x7Eu, 0x81u, 0x82u, 0x7FDu, 0x7FEu, 0x800u, 0x801u, 0x802u, 0xFFFDu,
+                      0xFFFEu, 0xFFFFu, 0x10000u, 0x10001u, 0x10002u, 0x10FFFEu, 0x10FFFFu}) {
     EXPECT_EQ(MatchesWhole(*automaton, EncodeUtf8(cp)), ReferenceMatch(g, EncodeUtf8(cp)))
         << std::hex << cp;
   }
@@ -94,8 +93,10 @@ TEST(GrammarMatcherTest, EveryCodepointOfAClassMatchesAtItsUtf8Boundaries) {
 }
 
 TEST(GrammarMatcherTest, Utf8RangeSequencesCoverEachCodepointExactlyOnce) {
-  for (auto [lo, hi] : {std::pair<uint32_t, uint32_t>{0, 0xD7FF}, {0xE000, 0x10FFFF},
-                        {0x80, 0x10FF}, {0x3A9, 0x20AC}}) {
+  for (auto [lo, hi] : {std::pair<uint32_t, uint32_t>{0, 0xD7FF},
+                        {0xE000, 0x10FFFF},
+                        {0x80, 0x10FF},
+                        {0x3A9, 0x20AC}}) {
     const auto seqs = Utf8RangeSequences(lo, hi);
     for (uint32_t cp = lo; cp <= hi; cp += (cp < 0x20000 ? 1 : 97)) {
       const std::string enc = EncodeUtf8(cp);
@@ -130,8 +131,8 @@ TEST(GrammarMatcherTest, LeftRecursionIsRefusedNamingTheCycle) {
 // An ambiguous grammar doubles its stacks per byte; the closure keeps a bounded set, so a long
 // input is read quickly and every token still allowed is valid.
 TEST(GrammarMatcherTest, AmbiguousGrammarStaysBoundedAndSound) {
-  auto automaton = CompileText(
-      "root ::= s\ns ::= s1 | s2\ns1 ::= \"a\" s | \"\"\ns2 ::= \"a\" s | \"\"");
+  auto automaton =
+      CompileText("root ::= s\ns ::= s1 | s2\ns1 ::= \"a\" s | \"\"\ns2 ::= \"a\" s | \"\"");
   GrammarMatcher matcher(automaton);
   ASSERT_TRUE(matcher.AcceptBytes(std::string(200, 'a')));
   EXPECT_TRUE(matcher.CanEnd());
@@ -140,8 +141,7 @@ TEST(GrammarMatcherTest, AmbiguousGrammarStaysBoundedAndSound) {
 }
 
 TEST(GrammarMatcherTest, BlowUpsAndEmptyLanguagesAreRefusedAtCompileTime) {
-  for (const char* text : {"root ::= ((\"a\"{0,20}){0,20}){0,20}",
-                           "root ::= (\"a\"?){10000}"}) {
+  for (const char* text : {"root ::= ((\"a\"{0,20}){0,20}){0,20}", "root ::= (\"a\"?){10000}"}) {
     auto grammar = ParseGbnf(text);
     ASSERT_TRUE(grammar.ok()) << text;
     auto automaton = Automaton::Compile(*grammar);
@@ -205,11 +205,11 @@ TEST(GbnfParserTest, ToGbnfOfAParsedGrammarParsesToTheSameLanguage) {
 
 // The bitmask equals trying every token's bytes on a copy of the matcher, along random walks.
 TEST(CompiledGrammarTest, BitmaskEqualsTryingEveryTokenAlongRandomWalks) {
-  std::vector<std::string> tokens = {"", "{", "}", "\"", "\":", "\",", "\"}", "a", "ab", "b",
-                                     ",", ":", "1", "12", "}}", "{\"", "\"a\":", "x\"", "\xC3",
-                                     "\xA9", "\xC3\xA9", " ", "ab", "\",", "\"}}", "\"}},",
-                                     "<eos>"};  // duplicates: "ab", "\","
-  tokens.back() = "";  // the end token has no bytes
+  std::vector<std::string> tokens = {
+      "",         "{", "}",  "\"",  "\":",  "\",",   "\"}",    "a",   "ab",   "b",
+      ",",        ":", "1",  "12",  "}}",   "{\"",   "\"a\":", "x\"", "\xC3", "\xA9",
+      "\xC3\xA9", " ", "ab", "\",", "\"}}", "\"}},", "<eos>"};  // duplicates: "ab", "\","
+  tokens.back() = "";                                           // the end token has no bytes
   const int32_t eos = static_cast<int32_t>(tokens.size()) - 1;
   auto vocab = std::make_shared<TokenVocabulary>(tokens, static_cast<int32_t>(tokens.size()) + 3);
   const std::string gbnf =

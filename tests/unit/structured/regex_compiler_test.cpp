@@ -95,8 +95,8 @@ TEST(RegexCompilerTest, LazyQuantifiersKeepTheSetAndPossessiveOnesAreRefused) {
 }
 
 TEST(RegexCompilerTest, PhoneNumberDigits) {
-  ExpectLanguage("\\d{3}-\\d{4}", {"555-1234", "000-0000"}, {"5551234", "55-12345", "abc-defg",
-                                                             "555-123\xd9\xa4"});
+  ExpectLanguage("\\d{3}-\\d{4}", {"555-1234", "000-0000"},
+                 {"5551234", "55-12345", "abc-defg", "555-123\xd9\xa4"});
 }
 
 TEST(RegexCompilerTest, GroupAlternationRepeated) {
@@ -116,11 +116,13 @@ TEST(RegexCompilerTest, NegatedClassForJsonStringBody) {
 }
 
 TEST(RegexCompilerTest, NonAsciiLiteralIsOneCodepoint) {
-  ExpectLanguage("\xC3\xA9+", {"\xC3\xA9", "\xC3\xA9\xC3\xA9\xC3\xA9"}, {"", "e", "\xC3\xA9" "e"});
+  ExpectLanguage("\xC3\xA9+", {"\xC3\xA9", "\xC3\xA9\xC3\xA9\xC3\xA9"},
+                 {"", "e",
+                  "\xC3\xA9"
+                  "e"});
   ExpectLanguage("caf\xC3\xA9?", {"caf", "caf\xC3\xA9"}, {"cafe"});
   ExpectLanguage("[\xC3\xA0-\xC3\xBF]", {"\xC3\xA9", "\xC3\xA0"}, {"a", "\xC3\x9F"});
-  ExpectLanguage("\xF0\x9F\x98\x80{2}", {"\xF0\x9F\x98\x80\xF0\x9F\x98\x80"},
-                 {"\xF0\x9F\x98\x80"});
+  ExpectLanguage("\xF0\x9F\x98\x80{2}", {"\xF0\x9F\x98\x80\xF0\x9F\x98\x80"}, {"\xF0\x9F\x98\x80"});
 }
 
 TEST(RegexCompilerTest, UnicodeEscapes) {
@@ -134,13 +136,17 @@ TEST(RegexCompilerTest, UnicodeEscapes) {
 
 TEST(RegexCompilerTest, CharacterEscapes) {
   ExpectLanguage("\\n\\t\\r\\f\\v\\0", {std::string("\n\t\r\f\v\0", 6)}, {"ntrfv0"});
-  ExpectLanguage("\\.\\*\\+\\?\\(\\)\\[\\]\\{\\}\\|\\^\\$\\\\\\/\\-",
-                 {".*+?()[]{}|^$\\/-"}, {"a"});
+  ExpectLanguage("\\.\\*\\+\\?\\(\\)\\[\\]\\{\\}\\|\\^\\$\\\\\\/\\-", {".*+?()[]{}|^$\\/-"}, {"a"});
   ExpectLanguage("\\cJ", {"\n"}, {"cJ"});
 }
 
 TEST(RegexCompilerTest, DotExcludesOnlyNewline) {
-  ExpectLanguage("a.c", {"abc", "a c", "a\rc", "a\xC3\xA9" "c", "a\xF0\x9F\x98\x80" "c"},
+  ExpectLanguage("a.c",
+                 {"abc", "a c", "a\rc",
+                  "a\xC3\xA9"
+                  "c",
+                  "a\xF0\x9F\x98\x80"
+                  "c"},
                  {"a\nc", "ac", "abbc"});
 }
 
@@ -171,9 +177,8 @@ TEST(RegexCompilerTest, EmailLike) {
 }
 
 TEST(RegexCompilerTest, IsoDate) {
-  ExpectLanguage("\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])",
-                 {"2024-01-31", "1999-12-01"}, {"2024-13-01", "2024-00-10", "2024-1-1",
-                                                "2024-01-32"});
+  ExpectLanguage("\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])", {"2024-01-31", "1999-12-01"},
+                 {"2024-13-01", "2024-00-10", "2024-1-1", "2024-01-32"});
 }
 
 TEST(RegexCompilerTest, NonCapturingAndNamedGroups) {
@@ -298,18 +303,44 @@ TEST(RegexCompilerTest, DeepNestingIsAnErrorNotACrash) {
 TEST(RegexCompilerTest, ErrorQuotesAtMost80BytesOfThePattern) {
   const std::string pattern = std::string(100, 'x') + "(?=y)";
   const std::string message = CompileError(pattern);
-  EXPECT_NE(message.find("at offset 100 of '" + std::string(80, 'x') + "...')"),
-            std::string::npos)
+  EXPECT_NE(message.find("at offset 100 of '" + std::string(80, 'x') + "...')"), std::string::npos)
       << message;
   // Control characters are shown escaped.
   EXPECT_NE(CompileError("a\n\\b").find("of 'a\\x0A\\b')"), std::string::npos);
 }
 
 TEST(RegexCompilerTest, NeverCrashesOnAwkwardInputs) {
-  const std::vector<std::string> inputs = {
-      "(", ")", "[", "]", "{", "}", "\\", "|", "||", "(|)", "[^", "[a-", "[a-\\", "a{1,",
-      "a{1,2", "(?", "(?P", "(?P<", "(?P<n", "(?<", "\\u{", "\\u{}", "\\x", "\\k<", "\\p{",
-      "[[:", "[[:a", "(?:", "\\uD800\\u", "\\uD800\\uD800", std::string("a\0b", 3)};
+  const std::vector<std::string> inputs = {"(",
+                                           ")",
+                                           "[",
+                                           "]",
+                                           "{",
+                                           "}",
+                                           "\\",
+                                           "|",
+                                           "||",
+                                           "(|)",
+                                           "[^",
+                                           "[a-",
+                                           "[a-\\",
+                                           "a{1,",
+                                           "a{1,2",
+                                           "(?",
+                                           "(?P",
+                                           "(?P<",
+                                           "(?P<n",
+                                           "(?<",
+                                           "\\u{",
+                                           "\\u{}",
+                                           "\\x",
+                                           "\\k<",
+                                           "\\p{",
+                                           "[[:",
+                                           "[[:a",
+                                           "(?:",
+                                           "\\uD800\\u",
+                                           "\\uD800\\uD800",
+                                           std::string("a\0b", 3)};
   for (const std::string& input : inputs) {
     Result<Expr> e = CompileRegex(input);
     if (!e.ok()) {

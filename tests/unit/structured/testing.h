@@ -64,8 +64,8 @@ inline std::set<size_t> MatchFrom(const Grammar& g, const Expr& e, std::string_v
     case Expr::Kind::kRepeat: {
       std::set<size_t> current = starts;
       if (e.min_repeat == 0) out = starts;
-      const size_t cap = e.max_repeat >= 0 ? static_cast<size_t>(e.max_repeat)
-                                           : e.min_repeat + text.size() + 1;
+      const size_t cap =
+          e.max_repeat >= 0 ? static_cast<size_t>(e.max_repeat) : e.min_repeat + text.size() + 1;
       for (size_t i = 1; i <= cap && !current.empty(); ++i) {
         current = MatchFrom(g, e.children[0], text, current);
         if (i >= static_cast<size_t>(e.min_repeat)) out.insert(current.begin(), current.end());

@@ -24,18 +24,18 @@ TEST(FloatToHalfTest, RoundTripsEveryHalf) {
 }
 
 TEST(FloatToHalfTest, RoundsToNearestEven) {
-  EXPECT_EQ(FloatToHalf(1.0f / 3.0f), 0x3555u);           // 0.333251953125 (nearest)
-  EXPECT_EQ(FloatToHalf(1.0f + 0x1p-11f), 0x3c00u);       // tie → even (1.0)
-  EXPECT_EQ(FloatToHalf(1.0f + 3 * 0x1p-11f), 0x3c02u);   // tie → even (1 + 2^-9)
-  EXPECT_EQ(FloatToHalf(65504.0f), 0x7bffu);              // largest finite half
-  EXPECT_EQ(FloatToHalf(65519.0f), 0x7bffu);              // below the tie: stays finite
-  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00u);              // tie with odd 65504 → inf
+  EXPECT_EQ(FloatToHalf(1.0f / 3.0f), 0x3555u);          // 0.333251953125 (nearest)
+  EXPECT_EQ(FloatToHalf(1.0f + 0x1p-11f), 0x3c00u);      // tie → even (1.0)
+  EXPECT_EQ(FloatToHalf(1.0f + 3 * 0x1p-11f), 0x3c02u);  // tie → even (1 + 2^-9)
+  EXPECT_EQ(FloatToHalf(65504.0f), 0x7bffu);             // largest finite half
+  EXPECT_EQ(FloatToHalf(65519.0f), 0x7bffu);             // below the tie: stays finite
+  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00u);             // tie with odd 65504 → inf
   EXPECT_EQ(FloatToHalf(-1e9f), 0xfc00u);
-  EXPECT_EQ(FloatToHalf(0x1p-25f), 0x0000u);              // tie between 0 and 2^-24 → 0
-  EXPECT_EQ(FloatToHalf(0x1.8p-25f), 0x0001u);            // above the tie → smallest subnormal
-  EXPECT_EQ(FloatToHalf(3 * 0x1p-25f), 0x0002u);          // 1.5 units → even (2)
-  EXPECT_EQ(FloatToHalf(0x1.ff8p-15f), 0x03ffu);          // 1023 units: largest subnormal
-  EXPECT_EQ(FloatToHalf(0x1.ffcp-15f), 0x0400u);          // 1023.5 units: tie → even = 2^-14
+  EXPECT_EQ(FloatToHalf(0x1p-25f), 0x0000u);      // tie between 0 and 2^-24 → 0
+  EXPECT_EQ(FloatToHalf(0x1.8p-25f), 0x0001u);    // above the tie → smallest subnormal
+  EXPECT_EQ(FloatToHalf(3 * 0x1p-25f), 0x0002u);  // 1.5 units → even (2)
+  EXPECT_EQ(FloatToHalf(0x1.ff8p-15f), 0x03ffu);  // 1023 units: largest subnormal
+  EXPECT_EQ(FloatToHalf(0x1.ffcp-15f), 0x0400u);  // 1023.5 units: tie → even = 2^-14
   EXPECT_EQ(FloatToHalf(-0.0f), 0x8000u);
   EXPECT_EQ(FloatToHalf(std::numeric_limits<float>::infinity()), 0x7c00u);
 }

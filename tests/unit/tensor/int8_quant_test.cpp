@@ -35,8 +35,8 @@ TEST(Int8QuantTest, ConcatRowsConcatenatesScales) {
 
 TEST(Int8QuantTest, GatherRowsMovesEachExpertsScales) {
   // [2 experts, 2 rows, 4]: gathering expert 1 takes its 2 scales.
-  const Tensor t = Int8({2, 2, 4}, {1, 2, 3, 4}, {10, 20, 30, 40},
-                        Int8Quant::Activation::kStaticPerTensor);
+  const Tensor t =
+      Int8({2, 2, 4}, {1, 2, 3, 4}, {10, 20, 30, 40}, Int8Quant::Activation::kStaticPerTensor);
   const Tensor g = GatherRows(t, {1});
   EXPECT_EQ(g.int8_quant()->row_scale, (std::vector<float>{3, 4}));
   EXPECT_EQ(g.int8_quant()->row_bias, (std::vector<int64_t>{30, 40}));

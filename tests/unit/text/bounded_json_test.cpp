@@ -63,7 +63,8 @@ TEST(BoundedJsonTest, ARawNulByteIsAnErrorNamingItsOffset) {
     BoundedJsonError error;
     EXPECT_FALSE(ParseBoundedJson(text, kMaxJsonDepth, &out, &error));
     EXPECT_NE(error.message.find("NUL byte at offset " + std::to_string(text.find('\0'))),
-              std::string::npos) << error.message;
+              std::string::npos)
+        << error.message;
     EXPECT_TRUE(out.is_null());
   }
   // Escaped, it is a character like any other.

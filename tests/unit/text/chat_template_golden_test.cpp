@@ -64,7 +64,8 @@ TEST(ChatTemplateGoldenTest, Qwen35RendersEveryGoldenCase) {
 TEST(ChatTemplateGoldenTest, EveryShippedQwenTemplateParses) {
   for (const char* name : {"Qwen-Qwen2.5-7B-Instruct.jinja", "Qwen-QwQ-32B.jinja",
                            "Qwen3-Coder.jinja", "Qwen-Qwen3-0.6B.jinja", "Qwen3.5-4B.jinja"}) {
-    auto parsed = ChatTemplate::Parse(ReadText(testing::SharedPath("models/chat-templates/") + name));
+    auto parsed =
+        ChatTemplate::Parse(ReadText(testing::SharedPath("models/chat-templates/") + name));
     EXPECT_TRUE(parsed.ok()) << name << ": " << parsed.status().ToString();
   }
 }

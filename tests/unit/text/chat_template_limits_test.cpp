@@ -68,7 +68,8 @@ TEST(ChatTemplateLimitsTest, NestedLoopsStopAtTheIterationLimit) {
                    "more than 10000 loop iterations");
   // Loop filters count too.
   ExpectMessageHas(RenderError("{% for i in range(10000) if i < 0 %}{% endfor %}"
-                               "{% for i in range(10) %}{% endfor %}", limits),
+                               "{% for i in range(10) %}{% endfor %}",
+                               limits),
                    "loop iterations");
 }
 
@@ -81,17 +82,20 @@ TEST(ChatTemplateLimitsTest, OutputAndBuiltStringsStopAtTheByteLimit) {
   ExpectMessageHas(RenderError("{{ 'xy' * 1000000000000 }}"), "would be");
   // Doubling a string: 64 rounds would be 2^64 bytes.
   ExpectMessageHas(RenderError("{% set ns = namespace(s='x') %}{% for i in range(64) %}"
-                               "{% set ns.s = ns.s ~ ns.s %}{% endfor %}", limits),
+                               "{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+                               limits),
                    "10000");
   ExpectMessageHas(RenderError("{{ ('a' * 5000) | replace('a', 'bbbb') }}", limits), "would be");
   ExpectMessageHas(RenderError("{{ {'a': 1} | tojson(indent=100000) }}", limits), "10000");
   // Doubling a list of strings.
   ExpectMessageHas(RenderError("{% set ns = namespace(l=['y' * 1000]) %}{% for i in range(40) %}"
-                               "{% set ns.l = ns.l + ns.l %}{% endfor %}", limits),
+                               "{% set ns.l = ns.l + ns.l %}{% endfor %}",
+                               limits),
                    "larger than 10000 bytes");
 }
 
-std::string RenderOk(const std::string& source, const ordered_json& context = ordered_json::object(),
+std::string RenderOk(const std::string& source,
+                     const ordered_json& context = ordered_json::object(),
                      const ChatTemplateLimits& limits = {}) {
   auto parsed = ChatTemplate::Parse(source);
   EXPECT_TRUE(parsed.ok()) << parsed.status().message();
@@ -122,9 +126,9 @@ TEST(ChatTemplateLimitsTest, StringWorkIsLinearAndLoopsOverLongStringsAreRefused
                           {"ab", ab},
                           {"needle", std::string(300'000, 'a') + "c"}};
   EXPECT_EQ(RenderOk("{{ ab.replace('ab', '') | length }}", context), "0");
-  EXPECT_EQ(RenderOk("{{ needle in s }}|{{ s.find(needle) }}|{{ s.split(needle) | length }}",
-                     context),
-            "False|-1|1");
+  EXPECT_EQ(
+      RenderOk("{{ needle in s }}|{{ s.find(needle) }}|{{ s.split(needle) | length }}", context),
+      "False|-1|1");
   EXPECT_EQ(RenderOk("{{ s.strip(ab) | length }}", context), "0");
   ExpectMessageHas(RenderError("{% for c in s %}{% break %}{% endfor %}", {}, context),
                    "a loop over 2000001 items");
@@ -164,7 +168,8 @@ TEST(ChatTemplateLimitsTest, BlockSetOfANamespaceAttributeRendersAndOfAnythingEl
 
 TEST(ChatTemplateLimitsTest, DeeplyNestedTemplateSourceIsRefusedAtParse) {
   const int n = 100000;
-  auto parens = ChatTemplate::Parse("{{ " + std::string(n, '(') + "1" + std::string(n, ')') + " }}");
+  auto parens =
+      ChatTemplate::Parse("{{ " + std::string(n, '(') + "1" + std::string(n, ')') + " }}");
   ASSERT_FALSE(parens.ok());
   ExpectMessageHas(parens.status(), "deeper than 256 levels");
   std::string chain = "{{ 1";

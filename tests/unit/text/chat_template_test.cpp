@@ -30,13 +30,16 @@ Status RenderError(const std::string& source, const json& context = json::object
 
 TEST(ChatTemplateTest, TextAndExpressions) {
   EXPECT_EQ(RenderOk("plain text"), "plain text");
-  EXPECT_EQ(RenderOk("{{ 'a' + 'b' ~ 1 }}|{{ 2 + 3 * 4 }}|{{ 7 // 2 }}|{{ -7 % 3 }}"), "ab1|14|3|2");
+  EXPECT_EQ(RenderOk("{{ 'a' + 'b' ~ 1 }}|{{ 2 + 3 * 4 }}|{{ 7 // 2 }}|{{ -7 % 3 }}"),
+            "ab1|14|3|2");
   EXPECT_EQ(RenderOk("{{ x.y }}-{{ x['y'] }}-{{ xs[0] }}-{{ xs[-1] }}",
                      {{"x", {{"y", "Y"}}}, {"xs", {1, 2, 3}}}),
             "Y-Y-1-3");
-  EXPECT_EQ(RenderOk("{{ none }} {{ true }} {{ [1, 'a'] }} {{ missing }}."), "None True [1, 'a'] .");
-  EXPECT_EQ(RenderOk("{{ 1 == 1.0 }} {{ 'b' in 'abc' }} {{ 3 not in [1, 2] }} {{ 1 < 2 and not 2 > 3 }}"),
-            "True True True True");
+  EXPECT_EQ(RenderOk("{{ none }} {{ true }} {{ [1, 'a'] }} {{ missing }}."),
+            "None True [1, 'a'] .");
+  EXPECT_EQ(
+      RenderOk("{{ 1 == 1.0 }} {{ 'b' in 'abc' }} {{ 3 not in [1, 2] }} {{ 1 < 2 and not 2 > 3 }}"),
+      "True True True True");
   EXPECT_EQ(RenderOk("{{ 'yes' if flag else 'no' }}", {{"flag", false}}), "no");
   EXPECT_EQ(RenderOk("{% if '' %}T{% else %}F{% endif %}{% if ' ' %}T{% endif %}"), "FT");
   EXPECT_EQ(RenderOk("{{ xs[1:] }} {{ xs[::-1] }} {{ 'abc'[:2] }}", {{"xs", {1, 2, 3}}}),
@@ -58,9 +61,9 @@ TEST(ChatTemplateTest, ForLoopVariables) {
   EXPECT_EQ(RenderOk("{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}",
                      {{"d", {{"a", 1}, {"b", 2}}}}),
             "a=1;b=2;");
-  EXPECT_EQ(RenderOk("{% for x in xs if x > 1 %}{{ x }}{% else %}empty{% endfor %}",
-                     {{"xs", {1, 2, 3}}}),
-            "23");
+  EXPECT_EQ(
+      RenderOk("{% for x in xs if x > 1 %}{{ x }}{% else %}empty{% endfor %}", {{"xs", {1, 2, 3}}}),
+      "23");
   EXPECT_EQ(RenderOk("{% for x in [] %}{{ x }}{% else %}empty{% endfor %}"), "empty");
   EXPECT_EQ(RenderOk("{% for x in range(5) %}{% if x == 3 %}{% break %}{% endif %}"
                      "{% if x == 1 %}{% continue %}{% endif %}{{ x }}{% endfor %}"),
@@ -148,9 +151,12 @@ TEST(ChatTemplateTest, SimpleChatMlTemplate) {
       "{{ bos_token }}{% for message in messages %}"
       "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] | trim + '<|im_end|>\\n' }}"
       "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
-  json context = {{"messages", {{{"role", "system"}, {"content", "Be brief. "}},
-                                {{"role", "user"}, {"content", "Hi"}}}},
-                  {"add_generation_prompt", true}, {"bos_token", "<s>"}, {"eos_token", "</s>"}};
+  json context = {
+      {"messages",
+       {{{"role", "system"}, {"content", "Be brief. "}}, {{"role", "user"}, {"content", "Hi"}}}},
+      {"add_generation_prompt", true},
+      {"bos_token", "<s>"},
+      {"eos_token", "</s>"}};
   EXPECT_EQ(RenderOk(source, context),
             "<s><|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
             "<|im_start|>assistant\n");
@@ -163,9 +169,9 @@ namespace tandem::text {
 namespace {
 
 TEST(ChatTemplateTest, BlockSetCapturesTheRenderedBody) {
-  EXPECT_EQ(RenderOk("{% set greeting %}Hi {{ name }}!{% endset %}[{{ greeting }}]",
-                     {{"name", "Ann"}}),
-            "[Hi Ann!]");
+  EXPECT_EQ(
+      RenderOk("{% set greeting %}Hi {{ name }}!{% endset %}[{{ greeting }}]", {{"name", "Ann"}}),
+      "[Hi Ann!]");
   EXPECT_EQ(RenderOk("{%- set x -%}\n  a{% for i in range(3) %}{{ i }}{% endfor %}\n{%- endset -%}"
                      "{{ x | length }}"),
             "4");

@@ -128,16 +128,26 @@ class GgufKvReader {
   }
   int64_t Integer(uint32_t type) {
     switch (type) {
-      case 0: return Pod<uint8_t>();
-      case 1: return Pod<int8_t>();
-      case 2: return Pod<uint16_t>();
-      case 3: return Pod<int16_t>();
-      case 4: return Pod<uint32_t>();
-      case 5: return Pod<int32_t>();
-      case 7: return Pod<uint8_t>();
-      case 10: return static_cast<int64_t>(Pod<uint64_t>());
-      case 11: return Pod<int64_t>();
-      default: throw std::runtime_error("expected an integer GGUF value");
+      case 0:
+        return Pod<uint8_t>();
+      case 1:
+        return Pod<int8_t>();
+      case 2:
+        return Pod<uint16_t>();
+      case 3:
+        return Pod<int16_t>();
+      case 4:
+        return Pod<uint32_t>();
+      case 5:
+        return Pod<int32_t>();
+      case 7:
+        return Pod<uint8_t>();
+      case 10:
+        return static_cast<int64_t>(Pod<uint64_t>());
+      case 11:
+        return Pod<int64_t>();
+      default:
+        throw std::runtime_error("expected an integer GGUF value");
     }
   }
   void Skip(uint32_t type) {

@@ -68,10 +68,12 @@ TEST_F(IncrementalDetokenizerTest, EmojiBytePiecesAppearOnlyWhenTheCodepointComp
 
 TEST_F(IncrementalDetokenizerTest, InvalidBytesBecomeReplacementCharacters) {
   IncrementalDetokenizer detokenizer(*tokenizer_, {1}, true);
-  EXPECT_EQ(detokenizer.Push(243), "");               // F0: start of a 4-byte sequence
-  EXPECT_EQ(detokenizer.Push(68), "\xEF\xBF\xBD" "A");  // 'A' (0x41) cannot continue it
+  EXPECT_EQ(detokenizer.Push(243), "");  // F0: start of a 4-byte sequence
+  EXPECT_EQ(detokenizer.Push(68),
+            "\xEF\xBF\xBD"
+            "A");  // 'A' (0x41) cannot continue it
   EXPECT_EQ(detokenizer.Push(243), "");
-  EXPECT_EQ(detokenizer.Flush(), "\xEF\xBF\xBD");       // stream ended mid-character
+  EXPECT_EQ(detokenizer.Flush(), "\xEF\xBF\xBD");  // stream ended mid-character
 }
 
 TEST_F(IncrementalDetokenizerTest, SpecialTokensAreSkippedOrShown) {

@@ -12,9 +12,9 @@ using ::testing::ElementsAre;
 
 RequestState MakeState(std::vector<int32_t> tokens, int32_t num_prompt_tokens,
                        int32_t num_computed_tokens, std::vector<int32_t> block_ids) {
-  return RequestState{std::move(tokens),  num_prompt_tokens, num_computed_tokens,
-                      std::move(block_ids), protocol::SamplingParams{},
-                      RequestGenerator::FromSeed(0)};
+  return RequestState{std::move(tokens),          num_prompt_tokens,
+                      num_computed_tokens,        std::move(block_ids),
+                      protocol::SamplingParams{}, RequestGenerator::FromSeed(0)};
 }
 
 TEST(InputBuilderTest, OneMidPrefillChunkAndTwoDecodes) {

@@ -25,9 +25,7 @@ TEST(KvBudgetTest, BudgetBelowWeightsGivesZeroBlocks) {
   EXPECT_EQ(NumKvBlocksForBudget(kSpec, 16, 900 * kMiB, 0.5, std::nullopt, 1024 * kMiB), 0);
 }
 
-TEST(KvBudgetTest, UsableMemoryIsReadFromThisMachine) {
-  EXPECT_GT(ReadUsableMemoryBytes(), 0u);
-}
+TEST(KvBudgetTest, UsableMemoryIsReadFromThisMachine) { EXPECT_GT(ReadUsableMemoryBytes(), 0u); }
 
 }  // namespace
 }  // namespace tandem::worker

@@ -9,8 +9,8 @@
 namespace tandem::worker {
 namespace {
 
-using ::testing::ElementsAre;
 using testing::Cached;
+using ::testing::ElementsAre;
 using testing::FakeModel;
 using testing::NewRequest;
 using testing::Schedule;
@@ -101,8 +101,7 @@ std::vector<int32_t> Generate(ModelRunner& runner, std::vector<int32_t> tokens,
   generated.push_back(testing::FirstTokens(runner.Execute(first))[0]);
   for (int i = 1; i < num_tokens; ++i) {
     protocol::StepPlan plan;
-    plan.cached_requests.push_back(
-        Cached("s", static_cast<int32_t>(tokens.size()) + i - 1));
+    plan.cached_requests.push_back(Cached("s", static_cast<int32_t>(tokens.size()) + i - 1));
     Schedule(plan, "s", 1);
     generated.push_back(testing::FirstTokens(runner.Execute(plan))[0]);
   }

@@ -147,8 +147,8 @@ TEST(SamplerTest, SeededRequestGivesSameTokensAloneAndInABatchOfEight) {
   RequestGenerator alone_gen = RequestGenerator::FromSeed(seeded.seed);
   std::vector<int32_t> alone;
   for (int step = 0; step < kSteps; ++step) {
-    alone.push_back(sampler.SampleRow(RandomLogits(kVocab, step), {&seeded, {}, {}, &alone_gen})
-                        .token_id);
+    alone.push_back(
+        sampler.SampleRow(RandomLogits(kVocab, step), {&seeded, {}, {}, &alone_gen}).token_id);
   }
   // In a batch of 8, at a row that moves every step, next to unseeded random requests.
   RequestGenerator batch_gen = RequestGenerator::FromSeed(seeded.seed);
@@ -171,8 +171,9 @@ TEST(SamplerTest, SeededRequestGivesSameTokensAloneAndInABatchOfEight) {
   RequestGenerator other_gen = RequestGenerator::FromSeed(99);
   int num_equal = 0;
   for (int step = 0; step < kSteps; ++step) {
-    num_equal += sampler.SampleRow(RandomLogits(kVocab, step), {&seeded, {}, {}, &other_gen})
-                     .token_id == alone[step];
+    num_equal +=
+        sampler.SampleRow(RandomLogits(kVocab, step), {&seeded, {}, {}, &other_gen}).token_id ==
+        alone[step];
   }
   EXPECT_LT(num_equal, kSteps);
 }

@@ -14,8 +14,8 @@
 namespace tandem::worker {
 namespace {
 
-using ::testing::ElementsAre;
 using testing::Cached;
+using ::testing::ElementsAre;
 using testing::FakeModel;
 using testing::NewRequest;
 using testing::Schedule;
