@@ -21,7 +21,8 @@ PKGS=(
   python3 python3-jsonschema  # e2e: structured outputs validated by an independent JSON Schema validator
   chromium  # the web UI's browser tests (driven by npm's playwright-core)
   clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer + ASan/UBSan runtimes (libclang_rt.fuzzer)
-  libtsan2  # scripts/sanitize.sh: gcc's ThreadSanitizer runtime
+  libtsan2 libasan8 libubsan1  # scripts/sanitize.sh: gcc's Thread/Address/UB sanitizer runtimes
+  clang-format clang-tidy  # scripts/lint.sh: .clang-format over the tree, .clang-tidy on changed lines
 )
 # Node.js + npm for the real `openai` client: keep an existing install (e.g. NodeSource),
 # otherwise take Debian's.

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test tier (unit, parity, e2e; multinode
-# when run as root, else those report SKIP), then the ThreadSanitizer tier (the unit tests of
-# the threaded modules in their own build, build-tsan/; TANDEM_TSAN=0 skips it), then the fuzz
-# tier: each fuzz/ target for TANDEM_FUZZ_SECONDS (default 20; 0 skips it) in its own clang
-# build, build-fuzz/. Extra arguments go to ctest, e.g. `scripts/test.sh -L unit`, and skip
-# the sanitizer and fuzz tiers.
+# Installs what is missing, builds, and runs every tier:
+#   lint       clang-format over the tree, clang-tidy on recently changed lines (scripts/lint.sh;
+#              TANDEM_LINT=0 skips it)
+#   ctest      unit, parity, e2e; multinode when run as root, else those report SKIP
+#   TSan       the threaded modules' unit tests in build-tsan/ (TANDEM_TSAN=0 skips it)
+#   fuzz       each fuzz/ target for TANDEM_FUZZ_SECONDS (default 20; 0 skips it) in build-fuzz/
+# Extra arguments go to ctest, e.g. `scripts/test.sh -L unit`, and skip every other tier.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
+if [ $# -eq 0 ] && [ "${TANDEM_LINT:-1}" != 0 ]; then
+  bash scripts/lint.sh
+fi
 ctest --test-dir build --output-on-failure --timeout 900 "$@"
 if [ $# -eq 0 ] && [ "${TANDEM_TSAN:-1}" != 0 ]; then
   bash scripts/sanitize.sh thread

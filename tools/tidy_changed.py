@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""clang-tidy (.clang-tidy) on the C++ lines that recent commits changed.
+
+Usage: tools/tidy_changed.py [--build build] [--since-hours 3 | --base REV] [-j N]
+
+The lines checked are those that `git blame` attributes to a commit of the window (the commits
+of the last --since-hours before HEAD's commit time, or BASE..HEAD), plus uncommitted ones.
+Commits listed in .git-blame-ignore-revs (whole-tree reformatting) are looked through, as
+`git blame --ignore-revs-file` does, so a formatting commit does not make every line "changed".
+Each changed file is checked with `clang-tidy -line-filter` so that only its changed lines
+report; headers get their compile command interpolated from build/compile_commands.json.
+Exit status: 0 when no warning is reported (.clang-tidy makes every warning an error), 1
+otherwise, 2 on a usage or set-up error.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import sys
+
+CXX = re.compile(r"\.(cpp|h)$")
+# The fuzz targets build only in their own clang tree (build-fuzz/), not in build/.
+SKIP = re.compile(r"^fuzz/")
+HEADER = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)")
+
+
+def git(*args):
+    return subprocess.run(["git", *args], check=True, capture_output=True, text=True).stdout
+
+
+def window_commits(args):
+    """Returns (base or None, set of commit ids in the window)."""
+    if args.base:
+        base = git("rev-parse", args.base).strip()
+    else:
+        head_time = int(git("log", "-1", "--format=%ct", "HEAD").strip())
+        before = head_time - int(args.since_hours * 3600)
+        base = git("rev-list", "-1", f"--before={before}", "HEAD").strip() or None
+    revs = git("rev-list", f"{base}..HEAD" if base else "HEAD").split()
+    return base, set(revs)
+
+
+def changed_files(base):
+    names = git("diff", "--name-only", base if base else git("hash-object", "-t", "tree",
+                                                                "/dev/null").strip(), "--",
+                "*.cpp", "*.h").split()
+    names += git("diff", "--name-only", "HEAD", "--", "*.cpp", "*.h").split()  # uncommitted
+    return sorted({n for n in names if os.path.isfile(n) and CXX.search(n) and
+                   not SKIP.search(n)})
+
+
+def changed_lines(path, commits, ignore_file):
+    cmd = ["blame", "--porcelain"]
+    if ignore_file:
+        cmd += ["--ignore-revs-file", ignore_file]
+    lines = []
+    for row in git(*cmd, "--", path).splitlines():
+        m = HEADER.match(row)
+        if m and (m.group(1) in commits or m.group(1) == "0" * 40):
+            lines.append(int(m.group(2)))
+    ranges = []
+    for n in sorted(lines):
+        if ranges and ranges[-1][1] + 1 == n:
+            ranges[-1][1] = n
+        else:
+            ranges.append([n, n])
+    return ranges
+
+
+def tidy(path, ranges, build):
+    line_filter = json.dumps([{"name": path, "lines": ranges}], separators=(",", ":"))
+    proc = subprocess.run(["clang-tidy", "-p", build, "--quiet", f"-line-filter={line_filter}",
+                           path], capture_output=True, text=True)
+    return path, proc.returncode, proc.stdout + proc.stderr
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--since-hours", type=float, default=3.0)
+    parser.add_argument("--base")
+    parser.add_argument("-j", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    os.chdir(git("rev-parse", "--show-toplevel").strip())
+    if not os.path.isfile(os.path.join(args.build, "compile_commands.json")):
+        print(f"tidy_changed: {args.build}/compile_commands.json not found; build first "
+              "(scripts/build.sh)", file=sys.stderr)
+        return 2
+    base, commits = window_commits(args)
+    ignore_file = ".git-blame-ignore-revs" if os.path.isfile(".git-blame-ignore-revs") else None
+    work = []
+    for path in changed_files(base):
+        ranges = changed_lines(path, commits, ignore_file)
+        if ranges:
+            work.append((path, ranges))
+    print(f"tidy_changed: {len(work)} files with changed lines since "
+          f"{base[:12] if base else 'the first commit'}", flush=True)
+    failed = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as pool:
+        for path, rc, out in pool.map(lambda w: tidy(w[0], w[1], args.build), work):
+            if rc != 0:
+                failed.append(path)
+                sys.stdout.write(out)
+    if failed:
+        print(f"tidy_changed: clang-tidy reported on {len(failed)} files: "
+              + " ".join(failed), file=sys.stderr)
+        return 1
+    print("tidy_changed: clean")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
