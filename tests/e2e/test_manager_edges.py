@@ -49,6 +49,18 @@ ROWS = [
         allow="GET, HEAD"),
     Row("get_on_gateway_completions", 405, "GET", "/v1/completions", allow="POST"),
     Row("post_on_gateway_models", 405, "POST", "/v1/models", b"{}", allow="GET, HEAD"),
+    # The manager's own endpoints take GET and HEAD only; /v2 names what each path takes.
+    Row("post_on_healthz", 405, "POST", "/healthz", b"{}", shape="management",
+        needles=("POST", "/healthz", "GET, HEAD"), allow="GET, HEAD"),
+    Row("delete_on_metrics", 405, "DELETE", "/metrics", shape="management", allow="GET, HEAD"),
+    Row("put_on_version", 405, "PUT", "/version", b"{}", shape="management", allow="GET, HEAD"),
+    Row("get_on_login", 405, "GET", "/auth/login", shape="management", allow="POST"),
+    Row("patch_on_v2_models", 405, "PATCH", "/v2/models", b"{}", shape="management",
+        needles=("PATCH", "/v2/models"), allow="GET, HEAD, POST"),
+    Row("post_on_v2_gpu_devices", 405, "POST", "/v2/gpu-devices", b"{}", shape="management",
+        allow="GET, HEAD"),
+    Row("post_on_v2_usage", 405, "POST", "/v2/usage", b"{}", shape="management",
+        allow="GET, HEAD"),
     Row("unknown_gateway_path", 404, "GET", "/v1/nothing-here", needles=("/v1/nothing-here",)),
     # Paths of the APIs never get the console's index.html, whatever follows them.
     Row("unknown_api_path", 404, "GET", "/api/nothing", shape="management"),
@@ -143,7 +155,7 @@ def check_gateway_body_over_the_limit(c, key):
 def check_head_answers_like_get(c, key):
     auth = {"Authorization": f"Bearer {key}"}
     for path, headers in (("/healthz", {}), ("/version", {}), ("/v1/models", auth),
-                          ("/deployments", {}), ("/", {})):
+                          ("/v2/models", auth), ("/deployments", {}), ("/", {})):
         get_status, get_headers, get_body = raw_http(c, request_bytes("GET", path, headers=headers))
         status, head_headers, body = raw_http(c, request_bytes("HEAD", path, headers=headers))
         check(status == get_status == 200 and body == b"",

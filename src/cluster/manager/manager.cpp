@@ -290,6 +290,11 @@ void Manager::Handle(http::HttpRequest request, std::shared_ptr<http::ResponseSi
 void Manager::Route(const http::HttpRequest& request,
                     const std::shared_ptr<http::ResponseSink>& sink) {
   const std::string& path = request.path;
+  const bool read = request.method == "GET" || request.method == "HEAD";
+  if ((path == "/healthz" || path == "/readyz" || path == "/version" || path == "/metrics") &&
+      !read) {
+    return SendMethodNotAllowed(*sink, request.method, path, "GET, HEAD");
+  }
   if (path == "/healthz" || path == "/readyz") {
     sink->SendResponse(200, "text/plain", "ok");
     return;
@@ -304,7 +309,7 @@ void Manager::Route(const http::HttpRequest& request,
   }
   if (path == "/auth/login") {
     if (request.method != "POST") {
-      return SendError(*sink, Status(StatusCode::kMethodNotAllowed, "POST /auth/login"));
+      return SendMethodNotAllowed(*sink, request.method, path, "POST");
     }
     return HandleLogin(request, *sink);
   }
@@ -328,8 +333,8 @@ void Manager::Route(const http::HttpRequest& request,
   if (path == "/auth/session") {
     // Who this browser is logged in as, without a 401 when nobody is (the console asks at
     // start; a 401 would be an error in its console).
-    if (request.method != "GET") {
-      return SendError(*sink, Status(StatusCode::kMethodNotAllowed, "GET /auth/session"));
+    if (!read) {
+      return SendMethodNotAllowed(*sink, request.method, path, "GET, HEAD");
     }
     if (who.kind != Principal::Kind::kUser) return SendJson(*sink, {{"user", nullptr}});
     return SendJson(
@@ -345,8 +350,8 @@ void Manager::Route(const http::HttpRequest& request,
                                                          : who.failure));
     }
     if (path == "/v2/dashboard") {
-      if (request.method != "GET") {
-        return SendError(*sink, Status(StatusCode::kMethodNotAllowed, "GET /v2/dashboard"));
+      if (!read) {
+        return SendMethodNotAllowed(*sink, request.method, path, "GET, HEAD");
       }
       // Traffic of every deployment: for users and management keys, not inference keys or
       // workers.
@@ -370,11 +375,7 @@ void Manager::Route(const http::HttpRequest& request,
   if (!IsApiPath(path)) {
     if (ui_.Serve(request, *sink, /*fallback_to_index=*/true)) return;
     if (ui_.Serves(path, /*fallback_to_index=*/true)) {
-      sink->AddResponseHeader("Allow", "GET, HEAD");
-      return SendError(*sink, Status(StatusCode::kMethodNotAllowed,
-                                     fmt::format("method {} is not allowed on {}; allowed: GET, "
-                                                 "HEAD",
-                                                 request.method, path)));
+      return SendMethodNotAllowed(*sink, request.method, path, "GET, HEAD");
     }
   }
   SendError(*sink, NotFound(fmt::format("no route {} {}", request.method, path)));

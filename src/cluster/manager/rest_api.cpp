@@ -171,7 +171,8 @@ Status RestApi::DeleteOne(Table table, int64_t id) {
 void RestApi::Handle(const http::HttpRequest& request, const Principal& who,
                      const std::shared_ptr<http::ResponseSink>& sink) {
   const Segments seg = PathSegments(request.path);  // seg[0] == "v2"
-  const std::string& method = request.method;
+  // HEAD reads as GET; the session sends the GET's headers without its body.
+  const std::string method = request.method == "HEAD" ? "GET" : request.method;
   const auto reply = [&](const Result<json>& result, int ok_status = 200) {
     if (result.ok()) {
       SendJson(*sink, result.value(), ok_status);
@@ -180,9 +181,8 @@ void RestApi::Handle(const http::HttpRequest& request, const Principal& who,
     }
   };
   const auto body = [&]() { return ParseJsonBody(request.body); };
-  const auto method_not_allowed = [&] {
-    SendError(*sink, Status(StatusCode::kMethodNotAllowed,
-                            fmt::format("{} is not allowed on {}", method, request.path)));
+  const auto method_not_allowed = [&](std::string_view allow) {
+    SendMethodNotAllowed(*sink, request.method, request.path, allow);
   };
   if (seg.size() < 2) {
     SendError(*sink, NotFound(fmt::format("no route {}", request.path)));
@@ -207,13 +207,17 @@ void RestApi::Handle(const http::HttpRequest& request, const Principal& who,
   }
   if (name == "usage") {
     if (worker) return SendError(*sink, Forbidden("workers do not read usage"));
-    if (method != "GET" || seg.size() != 2) return method_not_allowed();
+    if (method != "GET" || seg.size() != 2) {
+      return method_not_allowed("GET, HEAD");
+    }
     reply(ListUsage(request, who));
     return;
   }
   if (name == "users" && seg.size() == 3 && seg[2] == "me") {
     if (worker) return SendError(*sink, Forbidden("a worker key belongs to no user"));
-    if (method != "GET") return method_not_allowed();
+    if (method != "GET") {
+      return method_not_allowed("GET, HEAD");
+    }
     reply(GetOne(Table::kUsers, who.user_id, who));
     return;
   }
@@ -258,13 +262,24 @@ void RestApi::Handle(const http::HttpRequest& request, const Principal& who,
     }
   }
 
+  // What the collection and one item take, for a 405's Allow: devices and instances are made
+  // by the manager (no POST), devices go with their worker (no DELETE), keys are not edited.
+  const bool creatable = table != Table::kGpuDevices && table != Table::kModelInstances;
+  const bool updatable = table == Table::kModels || table == Table::kInferenceBackends ||
+                         table == Table::kWorkers || table == Table::kUsers;
+  const std::string item_allow = std::string("GET, HEAD") +
+                                 (table != Table::kGpuDevices ? ", DELETE" : "") +
+                                 (updatable ? ", PUT" : "");
+  const char* collection_allow = creatable ? "GET, HEAD, POST" : "GET, HEAD";
   if (!id) {  // the collection
     if (method == "GET") {
       Status s = ListOrWatch(table, request, who, sink);
       if (!s.ok()) SendError(*sink, s);
       return;
     }
-    if (method != "POST") return method_not_allowed();
+    if (method != "POST") {
+      return method_not_allowed(collection_allow);
+    }
     auto parsed = body();
     if (!parsed.ok()) return SendError(*sink, parsed.status());
     switch (table) {
@@ -279,7 +294,7 @@ void RestApi::Handle(const http::HttpRequest& request, const Principal& who,
       case Table::kWorkers:
         return reply(RegisterWorker(*parsed, who), 201);
       default:
-        return method_not_allowed();  // devices and instances are made by the manager
+        return method_not_allowed(collection_allow);
     }
   }
   if (!sub.empty()) {
@@ -312,7 +327,9 @@ void RestApi::Handle(const http::HttpRequest& request, const Principal& who,
     if (table == Table::kUsers && *id == who.user_id) {
       return SendError(*sink, InvalidArgument("you cannot delete yourself"));
     }
-    if (table == Table::kGpuDevices) return method_not_allowed();
+    if (table == Table::kGpuDevices) {
+      return method_not_allowed(item_allow);
+    }
     Status s = DeleteOne(table, *id);
     if (!s.ok()) return SendError(*sink, s);
     sink->SendResponse(204, "application/json", "");
@@ -331,10 +348,10 @@ void RestApi::Handle(const http::HttpRequest& request, const Principal& who,
       case Table::kUsers:
         return reply(UpdateUser(*id, *parsed));
       default:
-        return method_not_allowed();
+        return method_not_allowed(item_allow);
     }
   }
-  method_not_allowed();
+  method_not_allowed(item_allow);
 }
 
 }  // namespace tandem::cluster::manager

@@ -27,6 +27,15 @@ void SendError(http::ResponseSink& sink, const Status& status) {
   sink.SendResponse(code, "application/json", ManagementErrorBody(code, status.message()));
 }
 
+void SendMethodNotAllowed(http::ResponseSink& sink, std::string_view method, std::string_view path,
+                          std::string_view allow) {
+  sink.AddResponseHeader("Allow", std::string(allow));
+  sink.SendResponse(405, "application/json",
+                    ManagementErrorBody(405, fmt::format("method {} is not allowed on {}; "
+                                                         "allowed: {}",
+                                                         method, path, allow)));
+}
+
 namespace {
 
 // The openai-python exception class of an HTTP status, as vLLM names errors (and `tandem serve`:
