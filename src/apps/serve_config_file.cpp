@@ -107,6 +107,11 @@ Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args,
     }
   }
   if (path.empty()) return args;
+  for (const std::string& arg : args) {
+    if (arg == "--config" || arg.rfind("--config=", 0) == 0) {
+      return InvalidArgument("--config is given more than once; give one file (as vLLM does)");
+    }
+  }
   use->path = path;
   // A regular file only: a FIFO would block start-up before signals are handled, a directory
   // or a device cannot hold a config.

@@ -20,6 +20,11 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
   app.add_option("model_tag", f.model, "GGUF file or Hugging Face folder to serve")
       ->envname("TANDEM_MODEL");
   Opt(app, "model", f.model, "Same as the positional model");
+  // Read before CLI11 parses (ExpandConfigFile, which also refuses a second --config);
+  // declared here so that --help lists it.
+  app.add_option("--config", f.config_file.path,
+                 "YAML file of flags (vLLM's --config): each key a flag name without '--', each "
+                 "value its value; a flag also on the command line takes the command line's");
   Opt(app, "tokenizer", f.tokenizer, "Take the tokenizer from this file/folder instead");
   Opt(app, "dtype", f.dtype,
       "Weight dtype: auto (as stored: float32/float16/bfloat16/GGUF Q8_0) | float32 | float | "

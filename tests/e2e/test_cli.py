@@ -15,7 +15,8 @@ def serve_fails(*args):
 def test_help_lists_flags_defaults_and_env():
     out = subprocess.run([BIN, "serve", "--help"], capture_output=True, text=True).stdout
     for needle in ("--max-num-seqs", "256", "TANDEM_MAX_NUM_SEQS", "--api-key", "TANDEM_API_KEY",
-                   "--no-enable-prefix-caching", "--block-size", "--kv-cache-memory-bytes"):
+                   "--no-enable-prefix-caching", "--block-size", "--kv-cache-memory-bytes",
+                   "--config"):
         check(needle in out, f"{needle} missing from serve --help")
     top = subprocess.run([BIN, "--help"], capture_output=True, text=True).stdout
     check("serve" in top and "bench" in top, "tandem --help lacks commands")
@@ -42,7 +43,9 @@ def test_inconsistent_data_parallel_flags_are_refused_by_name():
                            "--headless", "--data-parallel-address", "127.0.0.1"],
                           "--data-parallel-start-rank"),
                          (["--api-server-count", "0"], "--api-server-count"),
-                         (["--tensor-parallel-size", "0"], "--tensor-parallel-size")):
+                         (["--tensor-parallel-size", "0"], "--tensor-parallel-size"),
+                         (["--config", "a.yaml", "--config=b.yaml"],
+                          "--config is given more than once")):
         code, out = serve_fails(STORIES_GGUF, *args)
         check(code != 0 and needle in out, f"{args}: code {code}: {out[-300:]}")
 
