@@ -4,6 +4,7 @@
 #              TANDEM_LINT=0 skips it)
 #   ctest      unit, parity, e2e; multinode when run as root, else those report SKIP
 #   TSan       the threaded modules' unit tests in build-tsan/ (TANDEM_TSAN=0 skips it)
+#   ASan+UBSan the untrusted-input modules' unit tests in build-asan/ (TANDEM_ASAN=0 skips it)
 #   fuzz       each fuzz/ target for TANDEM_FUZZ_SECONDS (default 20; 0 skips it) in build-fuzz/
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit`, and skip every other tier.
 set -euo pipefail
@@ -16,6 +17,9 @@ fi
 ctest --test-dir build --output-on-failure --timeout 900 "$@"
 if [ $# -eq 0 ] && [ "${TANDEM_TSAN:-1}" != 0 ]; then
   bash scripts/sanitize.sh thread
+fi
+if [ $# -eq 0 ] && [ "${TANDEM_ASAN:-1}" != 0 ]; then
+  bash scripts/sanitize.sh address
 fi
 fuzz_s="${TANDEM_FUZZ_SECONDS:-20}"
 if [ $# -eq 0 ] && [ "$fuzz_s" != 0 ]; then
