@@ -92,6 +92,12 @@ def main():
         print(f"tidy_changed: {args.build}/compile_commands.json not found; build first "
               "(scripts/build.sh)", file=sys.stderr)
         return 2
+    if git("rev-parse", "--is-shallow-repository").strip() == "true":
+        # A shallow clone has no history to tell changed lines from old ones: every line would
+        # be "changed" and clang-tidy would take an hour. Said, not silently skipped.
+        print("tidy_changed: WARNING: shallow clone, no history to find changed lines; "
+              "clang-tidy skipped (git fetch --unshallow to run it)", file=sys.stderr)
+        return 0
     base, commits = window_commits(args)
     ignore_file = ".git-blame-ignore-revs" if os.path.isfile(".git-blame-ignore-revs") else None
     work = []

@@ -564,14 +564,17 @@ TEST(JsonSchemaCompilerTest, MalformedSchemasNeverCrash) {
   const Result<Grammar> bad = CompileJsonSchema(json{{"enum", {std::string("\xFF")}}});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("UTF-8"), std::string::npos);
-  // A deep enum value is refused, not printed recursively.
-  json deep = 1;
+  // A deep enum value is refused, not printed recursively. Built in place as the ordered_json
+  // the compiler takes: converting or copying it (an initializer list copies) recurses once
+  // per level, which overflowed the stack under ASan's larger frames.
+  nlohmann::ordered_json schema = {{"enum", nlohmann::ordered_json::array()}};
+  nlohmann::ordered_json* level = &schema["enum"];
   for (int i = 0; i < 5000; ++i) {
-    json wrapper = json::array();
-    wrapper.push_back(std::move(deep));
-    deep = std::move(wrapper);
+    level->push_back(nlohmann::ordered_json::array());
+    level = &level->back();
   }
-  EXPECT_FALSE(CompileJsonSchema(json{{"enum", json::array({deep})}}).ok());
+  level->push_back(1);
+  EXPECT_FALSE(CompileJsonSchema(schema).ok());
 }
 
 TEST(JsonSchemaCompilerTest, JsonObjectGrammarAcceptsAnyObject) {
