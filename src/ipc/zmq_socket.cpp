@@ -10,6 +10,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <random>
 #include <string_view>
 #include <zmq.hpp>
 
@@ -187,25 +189,80 @@ void RemoveIpcPath(const std::string& endpoint) {
   if (endpoint.rfind(kScheme, 0) == 0) ::unlink(endpoint.c_str() + kScheme.size());
 }
 
-Result<int> PickFreeTcpPort(const std::string& host) {
+namespace {
+
+// Binds a TCP socket to host:port (0 = the kernel picks) and returns the port it got, or -1
+// with `why` set. The socket is closed again.
+int TryBindTcpPort(const sockaddr_in& base, int port, std::string* why) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return Unavailable("cannot create a socket to find a free port");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = 0;
-  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
-    close(fd);
-    return Unavailable("'" + host + "' is not an IPv4 address");
+  if (fd < 0) {
+    *why = "cannot create a socket";
+    return -1;
   }
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    const std::string why = strerror(errno);
+  sockaddr_in addr = base;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    *why = strerror(errno);
     close(fd);
-    return Unavailable("cannot bind a port on " + host + ": " + why);
+    return -1;
   }
   socklen_t len = sizeof(addr);
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   close(fd);
   return static_cast<int>(ntohs(addr.sin_port));
+}
+
+}  // namespace
+
+Result<int> PickFreeTcpPort(const std::string& host) {
+  sockaddr_in base{};
+  base.sin_family = AF_INET;
+  if (inet_pton(AF_INET, host.c_str(), &base.sin_addr) != 1) {
+    return Unavailable("'" + host + "' is not an IPv4 address");
+  }
+  // A port outside the kernel's ephemeral range: bind(0) and connect() elsewhere (an engine
+  // core's own sockets) never take it between this check and its owner's bind, as they could
+  // take a port that bind(0) handed out here and that was closed again.
+  int ephemeral_low = 32768, ephemeral_high = 60999;
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  range >> ephemeral_low >> ephemeral_high;
+  std::vector<int> ranges;  // [low, high] pairs outside the ephemeral range, above 1023
+  if (ephemeral_low > 1024) {
+    ranges.insert(ranges.end(), {1024, ephemeral_low - 1});
+  }
+  if (ephemeral_high < 65535) {
+    ranges.insert(ranges.end(), {ephemeral_high + 1, 65535});
+  }
+  int64_t count = 0;
+  for (size_t i = 0; i < ranges.size(); i += 2) {
+    count += ranges[i + 1] - ranges[i] + 1;
+  }
+  std::string why;
+  if (count > 0) {
+    std::mt19937_64 rng(std::random_device{}());
+    std::uniform_int_distribution<int64_t> pick(0, count - 1);
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      int64_t k = pick(rng);
+      int port = 0;
+      for (size_t i = 0; i < ranges.size(); i += 2) {
+        const int64_t size = ranges[i + 1] - ranges[i] + 1;
+        if (k < size) {
+          port = ranges[i] + static_cast<int>(k);
+          break;
+        }
+        k -= size;
+      }
+      if (TryBindTcpPort(base, port, &why) > 0) {
+        return port;
+      }
+    }
+  }
+  // Every try was taken (or no port lies outside the range): the kernel's pick.
+  const int port = TryBindTcpPort(base, 0, &why);
+  if (port < 0) {
+    return Unavailable("cannot bind a port on " + host + ": " + why);
+  }
+  return port;
 }
 
 }  // namespace tandem::ipc

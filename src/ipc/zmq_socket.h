@@ -70,8 +70,10 @@ int32_t RemoveStaleIpcFiles(const std::string& directory = "/tmp");
 // already made stay up; call once every peer has connected, or at shutdown.
 void RemoveIpcPath(const std::string& endpoint);
 
-// A TCP port on `host` that was free a moment ago (bind to port 0, read it, close).
-// Errors: kUnavailable naming the host.
+// A TCP port on `host` that was free a moment ago (bound and closed again), chosen at random
+// outside the kernel's ephemeral range (/proc/sys/net/ipv4/ip_local_port_range) so that no
+// bind(0) or connect() of another socket takes it before its owner binds it; the kernel's own
+// pick when 64 tries there are all taken. Errors: kUnavailable naming the host.
 Result<int> PickFreeTcpPort(const std::string& host);
 
 }  // namespace tandem::ipc
