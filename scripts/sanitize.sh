@@ -28,53 +28,43 @@ export TANDEM_SHARED_DIR="$(cd "$SHARED" && pwd)"
 
 if [ "$mode" = thread ]; then
   BUILD=build-tsan
+  NAME=ThreadSanitizer
   MODULES=(engine router comm server ipc http)
-  if [ ! -f "$BUILD/build.ninja" ]; then
-    cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1" \
-      -DTANDEM_SANITIZE=thread
-  fi
-  targets=()
-  for m in "${MODULES[@]}"; do targets+=("unit_$m"); done
-  cmake --build "$BUILD" --target "${targets[@]}"
+  FLAGS="-O1"
+  SANITIZE=thread
   # second_deadlock_stack: both stacks of an inversion; tools/tsan.supp: libzmq's insides only.
   export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tools/tsan.supp ${TSAN_OPTIONS:-}"
-  status=0
-  for m in "${MODULES[@]}"; do
-    echo "== ThreadSanitizer: unit_$m"
-    if ! "$BUILD/tests/unit_$m" --gtest_brief=1; then
-      echo "sanitize.sh: unit_$m failed under ThreadSanitizer (see the report above)" >&2
-      status=1
-    fi
-  done
-  exit $status
-fi
-
-BUILD=build-asan
-if [ ! -f "$BUILD/build.ninja" ]; then
+else
+  BUILD=build-asan
+  NAME="AddressSanitizer + UndefinedBehaviorSanitizer"
+  MODULES=(core http text structured)
   # -fno-sanitize-recover: undefined behaviour aborts like an ASan report instead of a warning.
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -fno-sanitize-recover=all" -DTANDEM_SANITIZE=address,undefined
+  FLAGS="-O1 -fno-sanitize-recover=all"
+  SANITIZE=address,undefined
+  REPORTS="$PWD/$BUILD/sanitizer-reports"
+  rm -rf "$REPORTS"
+  mkdir -p "$REPORTS"
+  # log_path: each process (a test's children included) writes its report to
+  # REPORTS/{asan,ubsan}.PID.
+  export ASAN_OPTIONS="detect_leaks=1 log_path=$REPORTS/asan ${ASAN_OPTIONS:-}"
+  export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1 log_path=$REPORTS/ubsan ${UBSAN_OPTIONS:-}"
 fi
-ASAN_MODULES=(core http text structured)
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="$FLAGS" \
+    -DTANDEM_SANITIZE="$SANITIZE"
+fi
 targets=()
-for m in "${ASAN_MODULES[@]}"; do targets+=("unit_$m"); done
+for m in "${MODULES[@]}"; do targets+=("unit_$m"); done
 cmake --build "$BUILD" --target "${targets[@]}"
-REPORTS="$PWD/$BUILD/sanitizer-reports"
-rm -rf "$REPORTS"
-mkdir -p "$REPORTS"
-# log_path: each process (a test's children included) writes its report to
-# REPORTS/{asan,ubsan}.PID.
-export ASAN_OPTIONS="detect_leaks=1 log_path=$REPORTS/asan ${ASAN_OPTIONS:-}"
-export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1 log_path=$REPORTS/ubsan ${UBSAN_OPTIONS:-}"
 status=0
-for m in "${ASAN_MODULES[@]}"; do
-  echo "== AddressSanitizer + UndefinedBehaviorSanitizer: unit_$m"
+for m in "${MODULES[@]}"; do
+  echo "== $NAME: unit_$m"
   if ! "$BUILD/tests/unit_$m" --gtest_brief=1; then
-    echo "sanitize.sh: unit_$m failed under ASan + UBSan" >&2
+    echo "sanitize.sh: unit_$m failed under $NAME (see the report above)" >&2
     status=1
   fi
 done
-if compgen -G "$REPORTS/*" >/dev/null; then
+if [ "$mode" = address ] && compgen -G "$REPORTS/*" >/dev/null; then
   for f in "$REPORTS"/*; do
     echo "== $f"
     cat "$f"
