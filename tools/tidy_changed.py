@@ -17,8 +17,10 @@ import concurrent.futures
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
+import tempfile
 
 CXX = re.compile(r"\.(cpp|h)$")
 # The fuzz targets build only in their own clang tree (build-fuzz/), not in build/.
@@ -28,6 +30,31 @@ HEADER = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)")
 # Coroutines TS (__cpp_coroutines) and so hides co_await support that gcc's C++20 gets.
 CLANG_ONLY_ARGS = ["-extra-arg=-DBOOST_ASIO_HAS_CO_AWAIT=1",
                    "-extra-arg=-DBOOST_ASIO_HAS_STD_COROUTINE=1"]
+
+
+# GCC's precompiled header (cmake/TandemPch.cmake) is forced in with -include; clang cannot read
+# GCC's .gch next to it, so the commands clang-tidy gets parse the plain headers instead.
+PCH_INCLUDE = re.compile(r"cmake_pch\.hxx$")
+
+
+def without_pch(build, out_dir):
+    """Writes build's compile_commands.json to out_dir without the PCH flags."""
+    with open(os.path.join(build, "compile_commands.json")) as f:
+        commands = json.load(f)
+    for entry in commands:
+        args = shlex.split(entry.pop("command")) if "command" in entry else entry["arguments"]
+        kept = []
+        i = 0
+        while i < len(args):
+            if args[i] == "-include" and i + 1 < len(args) and PCH_INCLUDE.search(args[i + 1]):
+                i += 2
+                continue
+            if args[i] != "-Winvalid-pch":
+                kept.append(args[i])
+            i += 1
+        entry["arguments"] = kept
+    with open(os.path.join(out_dir, "compile_commands.json"), "w") as f:
+        json.dump(commands, f)
 
 
 def git(*args):
@@ -108,8 +135,10 @@ def main():
     print(f"tidy_changed: {len(work)} files with changed lines since "
           f"{base[:12] if base else 'the first commit'}", flush=True)
     failed = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as pool:
-        for path, rc, out in pool.map(lambda w: tidy(w[0], w[1], args.build), work):
+    db = tempfile.TemporaryDirectory(prefix="tidy-db-")
+    without_pch(args.build, db.name)
+    with db, concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as pool:
+        for path, rc, out in pool.map(lambda w: tidy(w[0], w[1], db.name), work):
             if rc != 0:
                 failed.append(path)
                 sys.stdout.write(out)

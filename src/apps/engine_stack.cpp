@@ -163,6 +163,14 @@ Result<ExpertParallelGroups> JoinExpertParallelGroups(const EngineCoreConfig& cf
 Result<int32_t> ComputeKvBlocks(const EngineCoreConfig& cfg, const model::Model& model) {
   std::optional<size_t> kv_bytes;
   if (cfg.kv_cache_memory_bytes > 0) kv_bytes = static_cast<size_t>(cfg.kv_cache_memory_bytes);
+  const std::optional<size_t> room = worker::ReadAddressSpaceRoomBytes();
+  if (kv_bytes && room && *kv_bytes + worker::kActivationReserveBytes > *room) {
+    return InvalidArgument(
+        "--kv-cache-memory-bytes " + std::to_string(*kv_bytes) +
+        " is more than this process may still map under its address-space limit (ulimit -v): " +
+        std::to_string(*room) + " bytes, " + std::to_string(worker::kActivationReserveBytes) +
+        " of them kept for activations; lower it or raise the limit");
+  }
   // A hybrid model's state slots (one per running sequence, --max-num-seqs of them) come first;
   // the KV blocks get the rest of the budget.
   const size_t state_bytes = model.kv_cache_spec().BytesPerStateSlot() * cfg.max_num_seqs;

@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "apps/serve_flags.h"
@@ -39,25 +41,70 @@ std::set<std::string> GivenFlags(const std::vector<std::string>& args) {
 }
 
 // Whether `key` is YAML's merge key: a plain (unquoted) "<<", as in `<<: *defaults`. yaml-cpp
-// does not implement merges (YAML 1.1's merge type): it would read "<<" as a key of its own.
+// does not implement merges (YAML 1.1's merge type): it reads "<<" as a key of its own.
 bool IsMergeKey(const YAML::Node& key) {
   return key.IsScalar() && key.Tag() != "!" && key.Scalar() == "<<";
 }
 
-constexpr const char* kMergeKeyRefused =
-    "a YAML merge key ('<<: *anchor') is not supported: write the merged keys out";
+using Entries = std::vector<std::pair<YAML::Node, YAML::Node>>;
+
+// The entries of mapping `map` with YAML 1.1 merge keys resolved as PyYAML's safe_load (vLLM's
+// reader, SafeConstructor.flatten_mapping) resolves them: `<<: *a` takes a's entries,
+// `<<: [*a, *b]` takes b's then a's (the first listed wins), merged mappings' own merges
+// included; the mapping's own keys win over merged ones, and of a key given twice the last
+// wins. Each key once, in order. Errors: kInvalidArgument for a merge value that is not a
+// mapping or a list of mappings, a key that is not a scalar, past 64 levels.
+Result<Entries> MergedEntries(const YAML::Node& map, int depth = 0) {
+  if (depth > 64) return InvalidArgument("nested more than 64 levels (a recursive alias?)");
+  Entries merged;
+  Entries own;
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar()) return InvalidArgument("a key that is not a flag name");
+    if (!IsMergeKey(kv.first)) {
+      own.emplace_back(kv.first, kv.second);
+      continue;
+    }
+    std::vector<YAML::Node> sources;
+    if (kv.second.IsMap()) {
+      sources.push_back(kv.second);
+    } else if (kv.second.IsSequence()) {
+      for (const auto& item : kv.second) {
+        if (!item.IsMap()) {
+          return InvalidArgument("a merge key ('<<') takes a mapping or a list of mappings");
+        }
+        sources.push_back(item);
+      }
+    } else {
+      return InvalidArgument("a merge key ('<<') takes a mapping or a list of mappings");
+    }
+    for (auto it = sources.rbegin(); it != sources.rend(); ++it) {
+      TANDEM_ASSIGN_OR_RETURN(Entries entries, MergedEntries(*it, depth + 1));
+      merged.insert(merged.end(), entries.begin(), entries.end());
+    }
+  }
+  merged.insert(merged.end(), own.begin(), own.end());
+  // Later entries win; each key keeps the place of its last entry. (Built by copies only:
+  // assigning a YAML::Node, as std::reverse's swaps would, overwrites the node it refers to.)
+  std::map<std::string, size_t> last;
+  for (size_t i = 0; i < merged.size(); ++i) last[merged[i].first.Scalar()] = i;
+  Entries out;
+  for (size_t i = 0; i < merged.size(); ++i) {
+    if (last[merged[i].first.Scalar()] == i) out.push_back(merged[i]);
+  }
+  return out;
+}
 
 // A YAML node as JSON (mappings and lists nested; plain scalars typed as YAML reads them:
-// true/false, integers, numbers; quoted ones strings). Errors: kInvalidArgument past 64 levels
-// (a recursive alias would never end), for a key that is not a scalar, or a merge key.
+// true/false, integers, numbers; quoted ones strings; merge keys resolved). Errors:
+// kInvalidArgument past 64 levels (a recursive alias would never end), for a key that is not a
+// scalar, or a malformed merge.
 Result<nlohmann::json> ToJson(const YAML::Node& node, int depth = 0) {
   if (depth > 64) return InvalidArgument("nested more than 64 levels (a recursive alias?)");
   if (node.IsMap()) {
     nlohmann::json out = nlohmann::json::object();
-    for (const auto& kv : node) {
-      if (!kv.first.IsScalar()) return InvalidArgument("a key that is not a plain name");
-      if (IsMergeKey(kv.first)) return InvalidArgument(kMergeKeyRefused);
-      TANDEM_ASSIGN_OR_RETURN(out[kv.first.Scalar()], ToJson(kv.second, depth + 1));
+    TANDEM_ASSIGN_OR_RETURN(Entries entries, MergedEntries(node, depth));
+    for (const auto& [key, value] : entries) {
+      TANDEM_ASSIGN_OR_RETURN(out[key.Scalar()], ToJson(value, depth + 1));
     }
     return out;
   }
@@ -147,13 +194,11 @@ Result<std::vector<std::string>> ExpandConfigFile(std::vector<std::string> args,
   }
   const std::set<std::string> given = GivenFlags(args);
   try {
-    for (const auto& kv : root) {
-      if (!kv.first.IsScalar()) {
-        return InvalidArgument("--config '" + path + "': a key that is not a flag name");
-      }
-      if (IsMergeKey(kv.first)) {
-        return InvalidArgument("--config '" + path + "': " + kMergeKeyRefused);
-      }
+    auto entries = MergedEntries(root);
+    if (!entries.ok()) {
+      return InvalidArgument("--config '" + path + "': " + entries.status().message());
+    }
+    for (const auto& kv : *entries) {
       const std::string key = kv.first.Scalar();
       const std::string name = FlagName(key);
       const auto fail = [&](const std::string& why) {

@@ -260,8 +260,10 @@ Status LocalProcessGroup::AllToAll(const float* in, const std::vector<size_t>& s
     }
     size_t in_offset = 0;
     for (int d = 0; d < rank_; ++d) in_offset += theirs[d];
-    std::memcpy(out + out_offset, static_cast<const float*>(hub_->in()[r]) + in_offset,
-                recv_counts[r] * sizeof(float));
+    if (recv_counts[r] > 0) {  // `out` may be null when nothing is received (memcpy: UB)
+      std::memcpy(out + out_offset, static_cast<const float*>(hub_->in()[r]) + in_offset,
+                  recv_counts[r] * sizeof(float));
+    }
     out_offset += recv_counts[r];
   }
   TANDEM_RETURN_IF_ERROR(hub_->Barrier(rank_));

@@ -26,9 +26,18 @@ HttpListener::HttpListener(SessionOptions options, RequestHandler handler)
       accept_backoff_(io_context_),
       drain_timer_(io_context_) {
   options_.active_exchanges = std::make_shared<std::atomic<int64_t>>(0);
+  options_.listener_alive = std::make_shared<ListenerAlive>();
 }
 
-HttpListener::~HttpListener() { Stop(); }
+HttpListener::~HttpListener() {
+  {
+    // From here no sink reaches a session from another thread (ListenerAlive), so every
+    // session ends with the io_context below: its pending handlers are destroyed there.
+    std::lock_guard lock(options_.listener_alive->mutex);
+    options_.listener_alive->alive = false;
+  }
+  Stop();
+}
 
 Status HttpListener::Open(const std::string& host, uint16_t port, bool reuse_port) {
   boost::system::error_code ec;

@@ -15,11 +15,14 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <set>
@@ -31,15 +34,28 @@
 
 namespace tandem::http {
 
+// Whether the listener, and the io_context its sessions' sockets and timers belong to, still
+// stands. A response sink called from another thread (an engine's output thread) holds `mutex`
+// while it reaches its session, so a session's last reference is never dropped after that
+// io_context is gone (HttpListener's destructor clears `alive` under the same lock first).
+// Recursive: a session destroyed there may fire its disconnect callback, which may call a sink.
+struct ListenerAlive {
+  std::recursive_mutex mutex;
+  bool alive = true;
+};
+
 // The limits and hooks a session runs with (the embedding server fills them from its flags).
 struct SessionOptions {
   size_t max_body_bytes = 16u << 20;  // larger bodies get 413
-  int32_t keep_alive_timeout_s = 5;   // idle keep-alive connections close after this
+  // The request line and header fields together: larger gets 431 (RFC 6585 §5). Beast's default
+  // of 8 KiB refused a long X-Request-Id or a few large cookies; uvicorn (vLLM) takes these.
+  uint32_t max_header_bytes = 64u << 10;
+  int32_t keep_alive_timeout_s = 5;  // idle keep-alive connections close after this
   std::set<std::string> disable_access_log_for_endpoints;  // paths never access-logged
   // The body of an error the session answers itself (malformed request 400, body too large
-  // 413): (HTTP status, message, the request's path: "" when its request line was not read)
-  // → JSON text, so that a server with two APIs answers each in its own shape. Default:
-  // {"error": {"message", "code"}}.
+  // 413, header too large 431): (HTTP status, message, the request's path: "" when its request
+  // line was not read) → JSON text, so that a server with two APIs answers each in its own
+  // shape. Default: {"error": {"message", "code"}}.
   std::function<std::string(int, const std::string&, const std::string&)> error_body;
   // A request's header must arrive within this many seconds of its first byte (else 408).
   int32_t header_timeout_s = 30;
@@ -58,6 +74,8 @@ struct SessionOptions {
   std::function<bool(const HttpRequest& head)> answers_without_body;
   // Exchanges in progress over all sessions (HttpListener::StopWhenIdle); null: not counted.
   std::shared_ptr<std::atomic<int64_t>> active_exchanges;
+  // Set by HttpListener (see ListenerAlive); null: the sessions' io_context outlives them.
+  std::shared_ptr<ListenerAlive> listener_alive;
   // Set: every connection speaks TLS with the provider's current context (handshake first,
   // within keep_alive_timeout_s). Null: plain HTTP.
   std::shared_ptr<TlsContextProvider> tls;
@@ -78,6 +96,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
  private:
   friend class SessionSink;
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+
+  static std::string_view ToStd(boost::beast::string_view view) {
+    return {view.data(), view.size()};
+  }
+  // SessionOptions::error_body's default: {"error": {"message", "code"}}.
+  static std::string DefaultErrorBody(int http_status, const std::string& message);
 
   void OnHandshake(boost::beast::error_code ec);
   void DoRead();

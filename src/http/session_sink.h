@@ -20,8 +20,11 @@ namespace tandem::http {
 // carry the exchange id by value: the sink may be gone by the time they run.
 class SessionSink : public ResponseSink {
  public:
-  SessionSink(std::weak_ptr<HttpSession> session, uint64_t exchange_id)
-      : session_(std::move(session)), exchange_id_(exchange_id) {}
+  SessionSink(std::weak_ptr<HttpSession> session, uint64_t exchange_id,
+              std::shared_ptr<ListenerAlive> listener_alive)
+      : session_(std::move(session)),
+        exchange_id_(exchange_id),
+        listener_alive_(std::move(listener_alive)) {}
 
   void SendResponse(int http_status, std::string content_type, std::string body) override {
     Post([id = exchange_id_, http_status, content_type,
@@ -70,6 +73,8 @@ class SessionSink : public ResponseSink {
     if (on_disconnect) on_disconnect();
   }
   boost::asio::any_io_executor Executor() const override {
+    std::unique_lock<std::recursive_mutex> lock;
+    if (!ListenerStands(lock)) return {};
     std::shared_ptr<HttpSession> session = session_.lock();
     if (!session) return {};
     return session->stream_.get_executor();
@@ -87,8 +92,20 @@ class SessionSink : public ResponseSink {
   }
 
  private:
+  // Locks the listener's ListenerAlive into `lock` and says whether it still stands (true when
+  // the session runs without one).
+  bool ListenerStands(std::unique_lock<std::recursive_mutex>& lock) const {
+    if (!listener_alive_) return true;
+    lock = std::unique_lock(listener_alive_->mutex);
+    return listener_alive_->alive;
+  }
+
   template <typename F>
   void Post(F&& f) {
+    // `lock` outlives `session`: should this be the session's last reference, it is dropped
+    // while its io_context still stands.
+    std::unique_lock<std::recursive_mutex> lock;
+    if (!ListenerStands(lock)) return;
     std::shared_ptr<HttpSession> session = session_.lock();
     if (!session) return;
     boost::asio::post(session->stream_.get_executor(),
@@ -97,6 +114,7 @@ class SessionSink : public ResponseSink {
 
   std::weak_ptr<HttpSession> session_;
   const uint64_t exchange_id_;
+  const std::shared_ptr<ListenerAlive> listener_alive_;
   std::mutex mutex_;
   std::function<void()> on_disconnect_;
   bool disconnected_ = false;  // FireDisconnect ran

@@ -52,14 +52,47 @@ const char* HttpReasonFor(int http_status) {
       return "NotFound";
     case 405:
       return "MethodNotAllowed";
+    case 408:
+      return "RequestTimeout";
     case 409:
       return "Conflict";
     case 413:
       return "PayloadTooLarge";
+    case 431:
+      return "RequestHeaderFieldsTooLarge";
     case 501:
       return "NotImplemented";
     case 503:
       return "ServiceUnavailable";
+    default:
+      return "InternalServerError";
+  }
+}
+
+const char* OpenAiErrorTypeFor(int http_status) {
+  switch (http_status) {
+    case 400:
+      return "BadRequestError";
+    case 401:
+      return "AuthenticationError";
+    case 403:
+      return "PermissionDeniedError";
+    case 404:
+      return "NotFoundError";
+    case 405:
+      return "MethodNotAllowedError";
+    case 408:
+      return "RequestTimeoutError";
+    case 409:
+      return "ConflictError";
+    case 413:
+      return "RequestEntityTooLargeError";
+    case 431:
+      return "RequestHeaderFieldsTooLargeError";
+    case 501:
+      return "NotImplementedError";
+    case 503:
+      return "ServiceUnavailableError";
     default:
       return "InternalServerError";
   }

@@ -133,8 +133,11 @@ Result<std::shared_ptr<TlsContextProvider>> TlsContextProvider::Create(TlsOption
 }
 
 int64_t TlsContextProvider::FilesStamp() const {
-  return ModifiedNs(options_.certfile) + 3 * ModifiedNs(options_.keyfile) +
-         7 * ModifiedNs(options_.ca_certs);
+  // Unsigned: the sum wraps (nanosecond times overflow int64 at 3× and 7×, undefined behaviour
+  // in signed arithmetic); the stamp is only compared for equality.
+  const auto ns = [](const std::string& path) { return static_cast<uint64_t>(ModifiedNs(path)); };
+  return static_cast<int64_t>(ns(options_.certfile) + 3 * ns(options_.keyfile) +
+                              7 * ns(options_.ca_certs));
 }
 
 std::shared_ptr<ssl::context> TlsContextProvider::Current() {

@@ -26,12 +26,9 @@ inline ApiError BadParam(std::string param, std::string message) {
 
 using http::HttpStatusFor;
 
-// The OpenAI `error.type` vLLM uses for an HTTP status ("BadRequestError" for 400, ...).
-const char* ErrorTypeFor(int http_status);
-
 // Serializes the error body (OpenAI shape, `param` null when empty).
 std::string ErrorBody(const ApiError& error);
-// The same with `http_status` as the code (one the session answers itself: 408, 413, 501).
+// The same with `http_status` as the code (one the session answers itself: 408, 413, 431, 501).
 std::string ErrorBody(const ApiError& error, int http_status);
 
 // A value or an ApiError (Result<T> with a `param`).

@@ -136,7 +136,9 @@ void MetricsShare::Store(int slot, const MetricsTotals& totals) {
   const size_t n = std::min(totals.engines.size(), static_cast<size_t>(num_engines_));
   header.seq.fetch_add(1, std::memory_order_acq_rel);  // odd: writing
   std::atomic_thread_fence(std::memory_order_release);
-  std::memcpy(static_cast<void*>(engines), totals.engines.data(), sizeof(EngineTotals) * n);
+  if (n > 0) {  // an empty vector's data() may be null (memcpy from null: UB)
+    std::memcpy(static_cast<void*>(engines), totals.engines.data(), sizeof(EngineTotals) * n);
+  }
   header.seq.fetch_add(1, std::memory_order_release);  // even: done
 }
 

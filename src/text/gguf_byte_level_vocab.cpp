@@ -1,12 +1,11 @@
 #include "text/gguf_byte_level_vocab.h"
 
 #include "text/byte_level_bpe_tokenizer.h"
+#include "text/tokenizer_json.h"
 
 namespace tandem::text {
 namespace {
 
-constexpr const char* kGpt2Pattern =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 // Qwen2/2.5/3 tokenizer.json Split regex (llama.cpp LLAMA_VOCAB_PRE_TYPE_QWEN2 is the same
 // with the contractions spelled out case by case).
 constexpr const char* kQwen2Pattern =
@@ -23,7 +22,7 @@ Result<std::vector<std::string>> ByteLevelPatternsForGgufPre(const std::string& 
   if (pre == "qwen2") return std::vector<std::string>{kQwen2Pattern};
   if (pre == "llama-bpe" || pre == "llama3") return std::vector<std::string>{kLlama3Pattern};
   if (pre.empty() || pre == "default" || pre == "gpt2") {
-    return std::vector<std::string>{kGpt2Pattern};
+    return std::vector<std::string>{kGpt2SplitPattern};
   }
   return Unimplemented("tokenizer.ggml.pre '" + pre +
                        "' is not supported; expected qwen2, llama-bpe, gpt2 or default");

@@ -2,41 +2,16 @@
 
 #include "core/regular_file.h"
 #include "text/byte_level_bpe_tokenizer.h"
+#include "text/tokenizer_json.h"
 
 namespace tandem::text {
 namespace {
 
 using nlohmann::json;
 
-// ByteLevel(use_regex=true): the GPT-2 pattern (HF pre_tokenizers/byte_level.rs).
-constexpr const char* kGpt2Pattern =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
-
-std::string TypeOf(const json& node) {
-  return node.is_object() && node.contains("type") && node["type"].is_string()
-             ? node["type"].get<std::string>()
-             : std::string();
-}
-
-std::vector<json> Flatten(const json& node, const char* list_key) {
-  if (node.is_null()) return {};
-  if (TypeOf(node) == "Sequence" && node.contains(list_key) && node[list_key].is_array()) {
-    return node[list_key].get<std::vector<json>>();
-  }
-  return {node};
-}
-
-std::string TokenContent(const json& node) {
-  if (node.is_string()) return node.get<std::string>();
-  if (node.is_object() && node.contains("content") && node["content"].is_string()) {
-    return node["content"].get<std::string>();
-  }
-  return "";
-}
-
 Status ReadNormalizer(const json& root, const std::string& path, ByteLevelBpeVocab* vocab) {
-  for (const json& step : Flatten(root.value("normalizer", json()), "normalizers")) {
-    if (TypeOf(step) != "NFC") {
+  for (const json& step : SequenceSteps(root.value("normalizer", json()), "normalizers")) {
+    if (TokenizerNodeType(step) != "NFC") {
       return Unimplemented("'" + path + "': normalizer '" + step.dump() +
                            "' is not supported by the byte-level BPE tokenizer; expected NFC");
     }
@@ -46,8 +21,8 @@ Status ReadNormalizer(const json& root, const std::string& path, ByteLevelBpeVoc
 }
 
 Status ReadPreTokenizer(const json& root, const std::string& path, ByteLevelBpeVocab* vocab) {
-  for (const json& step : Flatten(root.value("pre_tokenizer", json()), "pretokenizers")) {
-    std::string type = TypeOf(step);
+  for (const json& step : SequenceSteps(root.value("pre_tokenizer", json()), "pretokenizers")) {
+    std::string type = TokenizerNodeType(step);
     if (type == "Split" && step.value("behavior", "") == "Isolated" &&
         !step.value("invert", false) && step.contains("pattern")) {
       const json& pattern = step["pattern"];
@@ -68,7 +43,7 @@ Status ReadPreTokenizer(const json& root, const std::string& path, ByteLevelBpeV
         }
         vocab->add_prefix_space = true;
       }
-      if (step.value("use_regex", true)) vocab->split_patterns.push_back(kGpt2Pattern);
+      if (step.value("use_regex", true)) vocab->split_patterns.push_back(kGpt2SplitPattern);
     } else {
       return Unimplemented("'" + path + "': pre_tokenizer step '" + step.dump() +
                            "' is not supported; expected Split(behavior Isolated) or ByteLevel");
@@ -143,8 +118,8 @@ Status ReadVocab(const json& root, const std::string& path, ByteLevelBpeVocab* v
 
 Status ReadModel(const json& root, const std::string& path, ByteLevelBpeVocab* vocab) {
   const json& model = root["model"];
-  if (TypeOf(model) != "BPE") {
-    return Unimplemented("'" + path + "': model.type '" + TypeOf(model) +
+  if (TokenizerNodeType(model) != "BPE") {
+    return Unimplemented("'" + path + "': model.type '" + TokenizerNodeType(model) +
                          "' is not supported with a ByteLevel pre-tokenizer; expected \"BPE\"");
   }
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
@@ -169,8 +144,8 @@ Status ReadSpecialTokens(const json& root, const std::string& config_path,
                          ByteLevelBpeVocab* vocab) {
   std::string bos;
   std::string eos;
-  for (const json& step : Flatten(root.value("post_processor", json()), "processors")) {
-    if (TypeOf(step) != "TemplateProcessing" || !step.contains("single")) continue;
+  for (const json& step : SequenceSteps(root.value("post_processor", json()), "processors")) {
+    if (TokenizerNodeType(step) != "TemplateProcessing" || !step.contains("single")) continue;
     const json& single = step["single"];
     if (single.is_array() && !single.empty() && single[0].contains("SpecialToken")) {
       bos = single[0]["SpecialToken"].value("id", "");
@@ -185,8 +160,8 @@ Status ReadSpecialTokens(const json& root, const std::string& config_path,
     if (!text.ok()) return text.status();
     json config = json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (!config.is_object()) return InvalidArgument("'" + config_path + "' is not a JSON object");
-    if (config.contains("bos_token")) bos = TokenContent(config["bos_token"]);
-    if (config.contains("eos_token")) eos = TokenContent(config["eos_token"]);
+    if (config.contains("bos_token")) bos = AddedTokenContent(config["bos_token"]);
+    if (config.contains("eos_token")) eos = AddedTokenContent(config["eos_token"]);
     if (config.contains("add_bos_token") && config["add_bos_token"].is_boolean()) {
       vocab->add_bos = config["add_bos_token"].get<bool>();
     }

@@ -5,6 +5,7 @@
 #include "core/regular_file.h"
 #include "text/hf_byte_level_bpe_loader.h"
 #include "text/spm_bpe_tokenizer.h"
+#include "text/tokenizer_json.h"
 
 namespace tandem::text {
 namespace {
@@ -24,42 +25,18 @@ Result<json> ReadJsonFile(const std::string& path) {
   return parsed;
 }
 
-std::string TypeOf(const json& node) {
-  return node.is_object() && node.contains("type") && node["type"].is_string()
-             ? node["type"].get<std::string>()
-             : std::string();
-}
-
-// The node itself, or the members of a {"type": "Sequence", <list_key>: [...]}.
-std::vector<json> Flatten(const json& node, const char* list_key) {
-  if (node.is_null()) return {};
-  if (TypeOf(node) == "Sequence" && node.contains(list_key)) {
-    return node[list_key].get<std::vector<json>>();
-  }
-  return {node};
-}
-
 bool MentionsByteLevel(const json& node, const char* list_key) {
-  for (const json& step : Flatten(node, list_key)) {
-    if (TypeOf(step) == "ByteLevel") return true;
+  for (const json& step : SequenceSteps(node, list_key)) {
+    if (TokenizerNodeType(step) == "ByteLevel") return true;
   }
   return false;
-}
-
-// tokenizer_config's bos_token / eos_token: a string or an AddedToken object {"content": ...}.
-std::string TokenContent(const json& node) {
-  if (node.is_string()) return node.get<std::string>();
-  if (node.is_object() && node.contains("content") && node["content"].is_string()) {
-    return node["content"].get<std::string>();
-  }
-  return "";
 }
 
 // Decides add_space_prefix from the normalizer / pre-tokenizer. Errors name what is unsupported.
 Status ReadSpacePrefix(const json& root, const std::string& path, bool* add_space_prefix) {
   *add_space_prefix = false;
-  for (const json& step : Flatten(root.value("normalizer", json()), "normalizers")) {
-    std::string type = TypeOf(step);
+  for (const json& step : SequenceSteps(root.value("normalizer", json()), "normalizers")) {
+    std::string type = TokenizerNodeType(step);
     if (type == "Prepend" && step.value("prepend", "") == kSpaceMarker) {
       *add_space_prefix = true;
     } else if (type == "Replace" && step.contains("pattern") &&
@@ -71,8 +48,8 @@ Status ReadSpacePrefix(const json& root, const std::string& path, bool* add_spac
                            "' is not supported; expected Prepend(\"▁\") and Replace(\" \"→\"▁\")");
     }
   }
-  for (const json& step : Flatten(root.value("pre_tokenizer", json()), "pretokenizers")) {
-    if (TypeOf(step) == "Metaspace" && !step.value("split", false)) {
+  for (const json& step : SequenceSteps(root.value("pre_tokenizer", json()), "pretokenizers")) {
+    if (TokenizerNodeType(step) == "Metaspace" && !step.value("split", false)) {
       std::string scheme =
           step.value("prepend_scheme", step.value("add_prefix_space", true) ? "always" : "never");
       *add_space_prefix = scheme != "never";
@@ -155,8 +132,8 @@ int32_t FindId(const SpmVocab& vocab, const std::string& piece) {
 // SpecialToken.
 void ReadPostProcessor(const json& root, const SpmVocab& vocab, std::string* bos, bool* add_bos) {
   *add_bos = false;
-  for (const json& step : Flatten(root.value("post_processor", json()), "processors")) {
-    if (TypeOf(step) != "TemplateProcessing" || !step.contains("single")) continue;
+  for (const json& step : SequenceSteps(root.value("post_processor", json()), "processors")) {
+    if (TokenizerNodeType(step) != "TemplateProcessing" || !step.contains("single")) continue;
     const json& single = step["single"];
     if (single.is_array() && !single.empty() && single[0].contains("SpecialToken")) {
       *bos = single[0]["SpecialToken"].value("id", "");
@@ -178,7 +155,7 @@ Result<std::unique_ptr<Tokenizer>> LoadHfTokenizerJson(
       MentionsByteLevel(root.value("decoder", json()), "decoders")) {
     return LoadHfByteLevelBpe(root, path, tokenizer_config_json_path);
   }
-  std::string model_type = TypeOf(root["model"]);
+  std::string model_type = TokenizerNodeType(root["model"]);
   if (model_type != "BPE") {
     return Unimplemented("'" + path + "': model.type '" + model_type +
                          "' is not supported; expected \"BPE\" (SentencePiece-style)");
@@ -195,8 +172,8 @@ Result<std::unique_ptr<Tokenizer>> LoadHfTokenizerJson(
   ReadPostProcessor(root, vocab, &bos, &vocab.add_bos);
   if (!tokenizer_config_json_path.empty()) {
     TANDEM_ASSIGN_OR_RETURN(json config, ReadJsonFile(tokenizer_config_json_path));
-    if (config.contains("bos_token")) bos = TokenContent(config["bos_token"]);
-    if (config.contains("eos_token")) eos = TokenContent(config["eos_token"]);
+    if (config.contains("bos_token")) bos = AddedTokenContent(config["bos_token"]);
+    if (config.contains("eos_token")) eos = AddedTokenContent(config["eos_token"]);
     if (config.contains("add_bos_token") && config["add_bos_token"].is_boolean()) {
       vocab.add_bos = config["add_bos_token"].get<bool>();
     }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "text/string_search.h"
+
 namespace tandem::text {
 namespace {
 
@@ -9,15 +11,6 @@ constexpr std::string_view kThinkStart = "<think>";
 constexpr std::string_view kThinkEnd = "</think>";
 
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-// Length of the longest suffix of `text` that is a proper prefix of `tag`.
-size_t PartialTagSuffix(std::string_view text, std::string_view tag) {
-  const size_t max_len = std::min(text.size(), tag.size() - 1);
-  for (size_t len = max_len; len > 0; --len) {
-    if (text.substr(text.size() - len) == tag.substr(0, len)) return len;
-  }
-  return 0;
-}
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include "text/string_search.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,15 @@ size_t FindLast(std::string_view haystack, std::string_view needle) {
       h, n, [&](size_t i) { return haystack[h - 1 - i]; },
       [&](size_t i) { return needle[n - 1 - i]; });
   return at == std::string_view::npos ? at : h - at - n;
+}
+
+size_t PartialTagSuffix(std::string_view text, std::string_view tag) {
+  if (tag.empty()) return 0;
+  const size_t max_len = std::min(text.size(), tag.size() - 1);
+  for (size_t len = max_len; len > 0; --len) {
+    if (text.substr(text.size() - len) == tag.substr(0, len)) return len;
+  }
+  return 0;
 }
 
 }  // namespace tandem::text

@@ -19,4 +19,9 @@ size_t FindFirst(std::string_view haystack, std::string_view needle, size_t from
 // haystack.size(). Same bounds.
 size_t FindLast(std::string_view haystack, std::string_view needle);
 
+// Length of the longest suffix of `text` that is a proper prefix of `tag`: the bytes a stream
+// parser holds back because the next piece of text may complete the tag. O(|tag|²) time, for
+// short tags (tool-call and reasoning markers).
+size_t PartialTagSuffix(std::string_view text, std::string_view tag);
+
 }  // namespace tandem::text

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "text/string_search.h"
+
 namespace tandem::text {
 namespace {
 
@@ -11,14 +13,6 @@ constexpr std::string_view kBlockEnd = "</tool_call>";
 bool AllSpace(std::string_view s) {
   return std::all_of(s.begin(), s.end(),
                      [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; });
-}
-
-size_t PartialTagSuffix(std::string_view text, std::string_view tag) {
-  const size_t max_len = std::min(text.size(), tag.size() - 1);
-  for (size_t len = max_len; len > 0; --len) {
-    if (text.substr(text.size() - len) == tag.substr(0, len)) return len;
-  }
-  return 0;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "worker/kv_budget.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <fstream>
 #include <limits>
@@ -7,6 +9,7 @@
 #include <string>
 
 #include "core/check.h"
+#include "core/logging.h"
 
 namespace tandem::worker {
 namespace {
@@ -73,10 +76,18 @@ size_t ReadUsableMemoryBytes() {
   return usable;
 }
 
+std::optional<size_t> ReadAddressSpaceRoomBytes() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  const size_t mapped = ReadProcKbField("/proc/self/status", "VmSize").value_or(0);
+  return limit.rlim_cur > mapped ? static_cast<size_t>(limit.rlim_cur) - mapped : 0;
+}
+
 int32_t NumKvBlocksForBudget(const model::KvCacheSpec& spec, int32_t block_size,
                              size_t weight_bytes, double memory_utilization,
                              std::optional<size_t> kv_cache_memory_bytes,
-                             size_t usable_memory_bytes) {
+                             size_t usable_memory_bytes,
+                             std::optional<size_t> address_space_room_bytes) {
   const size_t bytes_per_block = spec.BytesPerBlock(block_size);
   TANDEM_CHECK(bytes_per_block > 0)
       << "KV cache spec with zero bytes per block (layers " << spec.num_layers << ", kv heads "
@@ -89,6 +100,11 @@ int32_t NumKvBlocksForBudget(const model::KvCacheSpec& spec, int32_t block_size,
         static_cast<size_t>(memory_utilization * static_cast<double>(usable_memory_bytes));
     const size_t reserved = weight_bytes + kActivationReserveBytes;
     kv_bytes = share > reserved ? share - reserved : 0;
+    if (address_space_room_bytes) {
+      const size_t room = *address_space_room_bytes;
+      kv_bytes = std::min(
+          kv_bytes, room > kActivationReserveBytes ? room - kActivationReserveBytes : size_t{0});
+    }
   }
   const size_t num_blocks = kv_bytes / bytes_per_block;
   return static_cast<int32_t>(std::min<size_t>(num_blocks, std::numeric_limits<int32_t>::max()));
@@ -97,8 +113,18 @@ int32_t NumKvBlocksForBudget(const model::KvCacheSpec& spec, int32_t block_size,
 int32_t ComputeNumKvBlocks(const model::KvCacheSpec& spec, int32_t block_size, size_t weight_bytes,
                            double memory_utilization, std::optional<size_t> kv_cache_memory_bytes) {
   const size_t usable = kv_cache_memory_bytes ? 0 : ReadUsableMemoryBytes();
-  return NumKvBlocksForBudget(spec, block_size, weight_bytes, memory_utilization,
-                              kv_cache_memory_bytes, usable);
+  const std::optional<size_t> room = ReadAddressSpaceRoomBytes();
+  const int32_t num_blocks = NumKvBlocksForBudget(
+      spec, block_size, weight_bytes, memory_utilization, kv_cache_memory_bytes, usable, room);
+  if (room && !kv_cache_memory_bytes &&
+      num_blocks < NumKvBlocksForBudget(spec, block_size, weight_bytes, memory_utilization,
+                                        std::nullopt, usable)) {
+    TLOG_WARN(
+        "KV cache budget cut to {} blocks: the address-space limit (ulimit -v) leaves {} bytes "
+        "to map",
+        num_blocks, *room);
+  }
+  return num_blocks;
 }
 
 }  // namespace tandem::worker

@@ -5,7 +5,10 @@
 //                — RSS is added back because the weights already loaded count in it and are
 //                subtracted explicitly below;
 //   kv_bytes   = memory_utilization × usable − weight_bytes − kActivationReserveBytes,
-//                or exactly kv_cache_memory_bytes when given (--kv-cache-memory-bytes);
+//                at most (address space room − kActivationReserveBytes) under an address-space
+//                limit (RLIMIT_AS, `ulimit -v`: room = the soft limit − VmSize), or exactly
+//                kv_cache_memory_bytes when given (--kv-cache-memory-bytes; the app refuses one
+//                past the room);
 //   num_blocks = floor(kv_bytes / spec.BytesPerBlock(block_size)), never more (the pool never
 //                exceeds what was asked), 0 when the budget is negative.
 // Whether that holds one max-length sequence is the app's check, with its own error message.
@@ -30,14 +33,22 @@ inline constexpr size_t kActivationReserveBytes = size_t{128} << 20;
 // left out of the min (no cgroup → no cgroup limit). Thread: any.
 size_t ReadUsableMemoryBytes();
 
-// The pure rule above for a given `usable_memory_bytes`. memory_utilization in (0, 1].
+// How many more bytes this process may map under its address-space limit (RLIMIT_AS's soft
+// limit minus VmSize of /proc/self/status, 0 when past it); nullopt when there is no limit.
+// Thread: any.
+std::optional<size_t> ReadAddressSpaceRoomBytes();
+
+// The pure rule above for a given `usable_memory_bytes` and `address_space_room_bytes`
+// (nullopt: no address-space limit). memory_utilization in (0, 1].
 int32_t NumKvBlocksForBudget(const model::KvCacheSpec& spec, int32_t block_size,
                              size_t weight_bytes, double memory_utilization,
                              std::optional<size_t> kv_cache_memory_bytes,
-                             size_t usable_memory_bytes);
+                             size_t usable_memory_bytes,
+                             std::optional<size_t> address_space_room_bytes = std::nullopt);
 
 // NumKvBlocksForBudget with ReadUsableMemoryBytes() (not read when kv_cache_memory_bytes is
-// given). Thread: any; call once at start, after the weights are loaded.
+// given) and ReadAddressSpaceRoomBytes() (a budget it cuts is logged). Thread: any; call once
+// at start, after the weights are loaded.
 int32_t ComputeNumKvBlocks(const model::KvCacheSpec& spec, int32_t block_size, size_t weight_bytes,
                            double memory_utilization, std::optional<size_t> kv_cache_memory_bytes);
 

@@ -9,7 +9,7 @@ import tempfile
 import time
 import urllib.request
 
-from harness import BIN, STORIES_GGUF, Server, check, free_port, run
+from harness import ASAN, BIN, STORIES_GGUF, Server, check, free_port, run
 
 BODY = b'{"prompt": "Once", "max_tokens": 2}'
 
@@ -216,8 +216,11 @@ def test_a_client_that_stops_reading_is_aborted_and_its_requests_freed():
         check(srv.metric_values("vllm:num_requests_running") == [0.0], "64 sequences aborted")
         check(srv.metric_values("vllm:kv_cache_usage_perc") == [0.0], "KV blocks freed")
         rss_after = int(open(f"/proc/{pid}/status").read().split("VmRSS:")[1].split()[0])
-        check(rss_after - rss_before < 64 << 10,
-              f"the API server's memory stays bounded: {rss_before} → {rss_after} KiB")
+        if ASAN:
+            print("(RSS not bounded under AddressSanitizer: its quarantine keeps freed memory)")
+        else:
+            check(rss_after - rss_before < 64 << 10,
+                  f"the API server's memory stays bounded: {rss_before} → {rss_after} KiB")
         for s in readers:
             s.close()
         serves_normally(srv)

@@ -43,6 +43,12 @@ def test_every_api_server_answers_its_requests_when_the_engines_are_gone():
     # --api-server-count 2: the kernel spreads connections over both; the second one's requests
     # too end with an error event (then [DONE]) or a 503, never a cut connection.
     with Server(STORIES_GGUF, "--api-server-count", "2") as srv:
+        # Ready is API server 0 listening; API server 1 may still be starting (under ASan, by
+        # a second): wait for it, or every request goes to API server 0.
+        deadline = time.time() + 60
+        while srv.full_log().count("HTTP server listening on") < 2:
+            check(time.time() < deadline, f"API server 1 never listened:\n{srv.logs()}")
+            time.sleep(0.1)
         cores = engine_cores(srv.proc.pid)
         check(len(cores) == 1, f"one engine core: {cores}")
         results = []

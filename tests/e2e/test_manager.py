@@ -184,6 +184,20 @@ def _check_follow(c, instance_id):
         check(chunk, f"the followed log ended without the new line: {got!r}")
         got += chunk
     conn.close()
+    # HEAD: the headers alone, at once, also with follow and also for a watch (neither stream is
+    # started), and the connection serves the next request.
+    conn = http.client.HTTPConnection(c.host, c.port, timeout=60)
+    for path, content_type in ((f"/v2/model-instances/{instance_id}/logs?tail=1&follow=true",
+                                "text/plain"), ("/v2/models?watch=true", "application/json")):
+        conn.request("HEAD", path, headers=c.admin)
+        resp = conn.getresponse()
+        check(resp.status == 200 and resp.read() == b"" and
+              resp.getheader("content-type", "").startswith(content_type),
+              f"HEAD {path}: {resp.status} {resp.getheaders()}")
+    conn.request("GET", "/v2/models", headers=c.admin)
+    resp = conn.getresponse()
+    check(resp.status == 200 and json.loads(resp.read())["items"], "GET after the HEADs")
+    conn.close()
 
 
 def _metric(c, inst, name):

@@ -167,10 +167,14 @@ def check_head_answers_like_get(c, key):
 
 def check_expect_continue_on_a_path_that_reads_no_body(c, key):
     """No "100 Continue" for a body the manager would not read: the answer at once, then the
-    connection closes."""
-    for path, status in (("/", 405), ("/v1/nothing-here", 404)):
-        head = request_bytes("POST", path, headers={"Authorization": f"Bearer {key}",
-                                                    "Expect": "100-continue"})
+    connection closes. That includes a body-reading route whose caller is refused anyway."""
+    auth = {"Authorization": f"Bearer {key}"}
+    wrong_key = {"Authorization": "Bearer gpustack_0000_wrong"}
+    for path, headers, status in (("/", auth, 405), ("/v1/nothing-here", auth, 404),
+                                  ("/v1/chat/completions", {}, 401),
+                                  ("/v1/completions", wrong_key, 401),
+                                  ("/v2/models", {}, 401), ("/v2/models", wrong_key, 401)):
+        head = request_bytes("POST", path, headers={**headers, "Expect": "100-continue"})
         head = head.replace(b"Content-Length: 0", b"Content-Length: 5000")
         started = time.time()
         got, headers, body = raw_http(c, head, timeout=4)
@@ -193,7 +197,20 @@ def test_of(c, key, name, body):
     return test
 
 
-def test_sigterm_ends_a_gateway_stream_with_an_error_event():
+def open_stream(c, path, headers):
+    """A GET of a stream on a raw socket, read until its first body bytes: (socket, bytes)."""
+    s = socket.create_connection((c.host, c.port), timeout=60)
+    s.sendall(request_bytes("GET", path, headers=headers))
+    out = b""
+    while b"\r\n\r\n" not in out or not out.partition(b"\r\n\r\n")[2]:
+        chunk = s.recv(65536)
+        check(chunk, f"GET {path} started: {out[:300]!r}")
+        out += chunk
+    check(out.startswith(b"HTTP/1.1 200"), f"GET {path}: {out[:300]!r}")
+    return s, out
+
+
+def test_sigterm_ends_gateway_watch_and_log_streams_with_their_last_chunk():
     with Cluster() as c:
         c.add_agent("node-a")
         c.create("/v2/models", {"name": "stories", "local_path": STORIES_GGUF, "replicas": 1,
@@ -210,12 +227,23 @@ def test_sigterm_ends_a_gateway_stream_with_an_error_event():
                 chunk = s.recv(65536)
                 check(chunk, f"the stream started: {out[:300]!r}")
                 out += chunk
+            # A watch and a followed log, open at the same time.
+            others = [open_stream(c, path, c.admin) for path in (
+                "/v2/models?watch=true",
+                f"/v2/model-instances/{inst['id']}/logs?tail=1&follow=true")]
             manager = c.procs["manager"]
             manager.send_signal(signal.SIGTERM)
             started = time.time()
             while chunk := s.recv(65536):
                 out += chunk
             closed_after_s = time.time() - started
+        # The watch and the log end with their last chunk, not a dropped connection.
+        for (sock, got), what in zip(others, ("watch", "followed log")):
+            with sock:
+                while chunk := sock.recv(65536):
+                    got += chunk
+            check(dechunk(got.partition(b"\r\n\r\n")[2])[1],
+                  f"the {what} ends with its last chunk: {got[-200:]!r}")
         check(closed_after_s < 10, f"the stream closes at once: after {closed_after_s:.1f} s")
         payload, complete = dechunk(out.partition(b"\r\n\r\n")[2])
         events = [e for e in payload.decode().split("\n\n") if e]
@@ -250,7 +278,7 @@ if __name__ == "__main__":
                           check_console_routes_get_the_page),
                   test_of(cluster, api_key, "expect_continue_on_a_path_that_reads_no_body",
                           check_expect_continue_on_a_path_that_reads_no_body),
-                  test_sigterm_ends_a_gateway_stream_with_an_error_event]
+                  test_sigterm_ends_gateway_watch_and_log_streams_with_their_last_chunk]
         names = [t.__name__ for t in tests]
         check(len(set(names)) == len(names), f"duplicate test names: {names}")
         run(tests)

@@ -134,20 +134,20 @@ def test_config_yaml_gives_flags_and_the_command_line_wins():
         os.unlink(path)
 
 
-# YAML that vLLM's reader takes another way (merges, several documents): start-up stops naming
-# the file and the construct. (name, file text, message parts).
+# YAML that vLLM's reader refuses or takes another way (malformed merges, several documents):
+# start-up stops naming the file and the construct. (name, file text, message parts).
 CONFIG_REFUSED = [
-    ("a merge key", "<<: {max_model_len: 256}\nseed: 1\n",
-     ("a YAML merge key ('<<: *anchor') is not supported",)),
-    ("a merge key inside a flag's mapping",
-     "speculative_config:\n  <<: {method: ngram}\n  num_speculative_tokens: 2\n",
-     ("key 'speculative_config': a YAML merge key",)),
+    ("a merge of a scalar", "<<: 5\nseed: 1\n",
+     ("a merge key ('<<') takes a mapping or a list of mappings",)),
+    ("a merge of a list holding a scalar inside a flag's mapping",
+     "speculative_config:\n  <<: [{method: ngram}, 3]\n  num_speculative_tokens: 2\n",
+     ("key 'speculative_config': a merge key ('<<') takes a mapping",)),
     ("a second document", "max_model_len: 256\n---\nmax_model_len: 64\n",
      ("holds 2 YAML documents", "remove the '---' line")),
 ]
 
 
-def test_config_yaml_merge_keys_and_second_documents_stop_start_up():
+def test_config_yaml_merge_keys_work_and_second_documents_stop_start_up():
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
         path = f.name
     try:
@@ -157,12 +157,25 @@ def test_config_yaml_merge_keys_and_second_documents_stop_start_up():
             code, out = serve_fails(STORIES_GGUF, "--config", path)
             check(code != 0 and f"--config '{path}'" in out and all(n in out for n in needles),
                   f"{name}: code {code}, wanted {needles}:\n{out[-600:]}")
-        # Anchors and aliases are plain YAML and still work.
+        # Anchors and aliases are plain YAML and work.
         with open(path, "w") as f:
             f.write("max_model_len: &len 256\nmax_num_batched_tokens: *len\n")
         with Server(STORIES_GGUF, "--config", path) as srv:
             check(models(srv)[0]["max_model_len"] == 256, f"{models(srv)}")
             check("max_num_batched_tokens 256" in srv.full_log(), srv.logs())
+            status, body = srv.post_json("/v1/completions", {"prompt": "Once", "max_tokens": 2})
+            check(status == 200 and body["choices"][0]["text"], f"{status} {body}")
+        # Merge keys as PyYAML (vLLM's yaml.safe_load) resolves them: of a list of mappings the
+        # first listed wins, and the mapping's own keys win over every merged one.
+        with open(path, "w") as f:
+            f.write("<<: [{max_model_len: 256, max_num_batched_tokens: 512},\n"
+                    "     {max_model_len: 128, max_num_seqs: 4}]\n"
+                    "max_num_batched_tokens: 384\n")
+        with Server(STORIES_GGUF, "--config", path) as srv:
+            check(models(srv)[0]["max_model_len"] == 256, f"the first merged wins: {models(srv)}")
+            log = srv.full_log()
+            check("max_num_seqs 4" in log and "max_num_batched_tokens 384" in log,
+                  f"merged and own keys: {srv.logs()}")
             status, body = srv.post_json("/v1/completions", {"prompt": "Once", "max_tokens": 2})
             check(status == 200 and body["choices"][0]["text"], f"{status} {body}")
     finally:
@@ -286,7 +299,7 @@ if __name__ == "__main__":
          test_human_readable_lengths_short_forms_and_root_path,
          test_override_generation_config_sets_the_defaults,
          test_config_yaml_gives_flags_and_the_command_line_wins,
-         test_config_yaml_merge_keys_and_second_documents_stop_start_up,
+         test_config_yaml_merge_keys_work_and_second_documents_stop_start_up,
          test_server_load_and_request_id_headers,
          test_cors_preflight_before_the_key_and_allowed_origins,
          test_enable_log_requests_logs_each_request_and_max_log_len_cuts_its_prompt,

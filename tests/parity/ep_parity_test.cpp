@@ -24,6 +24,7 @@
 #include "model/model.h"
 
 namespace tandem::model {
+namespace ep_parity_test {
 namespace {
 
 using testing::Golden;
@@ -241,4 +242,5 @@ TEST(EpParityTest, ExpertPlacementIsVllmsLinearMap) {
 }
 
 }  // namespace
+}  // namespace ep_parity_test
 }  // namespace tandem::model

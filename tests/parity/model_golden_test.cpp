@@ -15,6 +15,7 @@
 #include "testing.h"
 
 namespace tandem::model {
+namespace model_golden_test {
 namespace {
 
 using golden_files::LoadGoldenJson;
@@ -164,9 +165,11 @@ TEST(ModelGoldenTest, ModelInfoDescribesStories260k) {
 }
 
 }  // namespace
+}  // namespace model_golden_test
 }  // namespace tandem::model
 
 namespace tandem::model {
+namespace model_golden_test {
 namespace {
 
 // A 16-bit KV cache (--kv-cache-dtype) or 16-bit weights (--dtype) round K/V or weights to
@@ -219,4 +222,5 @@ TEST(ModelGoldenTest, Fp8KvCacheIsRefusedByName) {
 }
 
 }  // namespace
+}  // namespace model_golden_test
 }  // namespace tandem::model

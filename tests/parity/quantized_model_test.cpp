@@ -20,6 +20,7 @@
 #include "testing.h"
 
 namespace tandem::model {
+namespace quantized_model_test {
 namespace {
 
 const std::string kGguf = std::string(TANDEM_SHARED_DIR) + "/models/stories260k/stories260K.gguf";
@@ -178,4 +179,5 @@ TEST(QuantizedModelTest, Q8_0KeptComputesWhatQ8_0WidenedAtLoadComputes) {
 }
 
 }  // namespace
+}  // namespace quantized_model_test
 }  // namespace tandem::model

@@ -19,6 +19,7 @@
 #include "model/loader/safetensors_reader.h"
 
 namespace tandem::model {
+namespace qwen35_gguf_source_test {
 namespace {
 
 const std::string kDir = std::string(TANDEM_SHARED_DIR) + "/models/tiny-qwen3.5-moe";
@@ -74,4 +75,5 @@ TEST(Qwen35GgufSourceTest, EveryHfTensorIncludingMtpEqualsTheGgufOne) {
 }
 
 }  // namespace
+}  // namespace qwen35_gguf_source_test
 }  // namespace tandem::model

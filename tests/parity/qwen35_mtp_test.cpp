@@ -16,6 +16,7 @@
 #include "testing.h"
 
 namespace tandem::model {
+namespace qwen35_mtp_test {
 namespace {
 
 using golden_files::LoadGoldenJson;
@@ -106,4 +107,5 @@ TEST(Qwen35MtpTest, FirstDraftsAlongEveryGoldenPathEqualTheReference) {
 }
 
 }  // namespace
+}  // namespace qwen35_mtp_test
 }  // namespace tandem::model

@@ -15,6 +15,7 @@
 #include "testing.h"
 
 namespace tandem::model {
+namespace qwen_golden_test {
 namespace {
 
 using testing::GreedyRunner;
@@ -167,4 +168,5 @@ TEST(QwenGoldenTest, Qwen2MoeStoriesPrefillLogitsMatchGolden) {
 }
 
 }  // namespace
+}  // namespace qwen_golden_test
 }  // namespace tandem::model

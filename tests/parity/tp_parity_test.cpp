@@ -21,6 +21,7 @@
 #include "model/model.h"
 
 namespace tandem::model {
+namespace tp_parity_test {
 namespace {
 
 using testing::Golden;
@@ -228,4 +229,5 @@ TEST(TpParityTest, TpSizeWithoutAMatchingGroupIsRejected) {
 }
 
 }  // namespace
+}  // namespace tp_parity_test
 }  // namespace tandem::model

@@ -24,6 +24,7 @@
 #include "testing.h"
 
 namespace tandem::model {
+namespace w8a8_golden_test {
 namespace {
 
 using testing::GreedyRunner;
@@ -174,4 +175,5 @@ TEST(W8A8Loading, QuantizationFlagMustMatchTheFolder) {
 }
 
 }  // namespace
+}  // namespace w8a8_golden_test
 }  // namespace tandem::model

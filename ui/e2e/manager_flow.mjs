@@ -116,8 +116,9 @@ await runFlow("manager UI flow", async ({ context, page }) => {
   await page.getByTestId("send").click();
   await page.locator('[data-testid="turn-0-3"] [data-testid="answer-stats"] .ant-tag').first().waitFor();
   await page.locator('[data-testid="turn-1-1"] [data-testid="answer-stats"] .ant-tag').first().waitFor();
-  check((await page.getByTestId("answer-1").first().getAttribute("data-raw")).trim() === greedy,
-    "the compared stories pane gives the greedy answer too (temperature 0)");
+  const compared = (await page.getByTestId("answer-1").first().getAttribute("data-raw")).trim();
+  check(compared === greedy,
+    `the compared stories pane gives the greedy answer too (temperature 0): ${JSON.stringify(compared)} vs ${JSON.stringify(greedy)}`);
   await screenshot(page, "playground-compare");
 
   // An API key, shown once, used with curl.

@@ -16,7 +16,7 @@ namespace tandem::apps {
 
 int RunBenchCommand(int argc, char** argv) {
   using namespace tandem::apps::bench;
-  std::vector<std::string> args = NormalizeFlagSpellings(argc, argv);
+  std::vector<std::string> args = NormalizeBenchFlagSpellings(argc, argv);
   std::vector<char*> arg_ptrs;
   for (std::string& a : args) arg_ptrs.push_back(a.data());
 

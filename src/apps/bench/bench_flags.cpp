@@ -128,7 +128,7 @@ void AddKernelsBenchFlags(CLI::App& app, KernelsBenchConfig& c) {
   app.add_option("--json", c.json_path, "Save results as JSON to this path");
 }
 
-std::vector<std::string> NormalizeFlagSpellings(int argc, char** argv) {
+std::vector<std::string> NormalizeBenchFlagSpellings(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   for (std::string& arg : args) {
     if (arg == "--") break;

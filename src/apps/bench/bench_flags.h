@@ -32,6 +32,6 @@ void AddKernelsBenchFlags(CLI::App& app, KernelsBenchConfig& config);
 
 // argv with every `--a_b[=v]` flag name rewritten to `--a-b[=v]` (values untouched; nothing
 // after a bare `--`), so both spellings reach CLI11's one declared name.
-std::vector<std::string> NormalizeFlagSpellings(int argc, char** argv);
+std::vector<std::string> NormalizeBenchFlagSpellings(int argc, char** argv);
 
 }  // namespace tandem::apps::bench

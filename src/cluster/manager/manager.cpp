@@ -39,11 +39,11 @@ bool IsApiPath(std::string_view path) {
   return false;
 }
 
-// Whether Route answers `head` without reading its body (so an `Expect: 100-continue` request
-// gets that answer at once): everything outside the APIs (the console's pages, /healthz,
-// /version, /metrics: none reads a body) and the gateway's paths other than its two POST
-// routes. /v2 and /auth ask for the body.
-bool AnswersWithoutBody(const http::HttpRequest& head) {
+// Whether Route answers `head` without reading its body, whoever sends it: everything outside
+// the APIs (the console's pages, /healthz, /version, /metrics: none reads a body) and the
+// gateway's paths other than its two POST routes. /v2 and /auth ask for the body (the caller
+// check is Manager's: a /v1 or /v2 request without valid credentials is a 401 either way).
+bool RouteIgnoresBody(const http::HttpRequest& head) {
   if (!IsApiPath(head.path)) return true;
   if (head.path != "/v1" && head.path.rfind("/v1/", 0) != 0) return false;
   return head.method != "POST" ||
@@ -102,7 +102,14 @@ Status Manager::Start() {
     return path.rfind("/v1/", 0) == 0 ? OpenAiErrorBody(http_status, message)
                                       : ManagementErrorBody(http_status, message);
   };
-  options.answers_without_body = AnswersWithoutBody;
+  // Expect: 100-continue gets the answer at once, without "100 Continue", when the body would go
+  // unread: a route that reads none, or a /v1 or /v2 request whose caller is refused (401).
+  options.answers_without_body = [this](const http::HttpRequest& head) {
+    if (RouteIgnoresBody(head)) return true;
+    const bool keyed_api = head.path == "/v1" || head.path.rfind("/v1/", 0) == 0 ||
+                           head.path == "/v2" || head.path.rfind("/v2/", 0) == 0;
+    return keyed_api && !auth_->Resolve(head, NowUnix()).authenticated();
+  };
   listener_ = std::make_unique<http::HttpListener>(
       std::move(options),
       [this](http::HttpRequest request, std::shared_ptr<http::ResponseSink> sink) {
@@ -185,13 +192,21 @@ void Manager::Stop() {
   }
   stop_cv_.notify_all();
   if (gateway_) gateway_->Stop();
+  // /v2 watches and followed logs end with their last chunk.
+  open_streams_.EndAll();
   // The gateway's streams now end with an error event: let those be written before the
   // listener drops every connection (bounded: a client that does not read is not waited for).
   if (first && gateway_ && !gateway_->WaitForResponses(kGatewayDrainS)) {
     TLOG_WARN("manager: stopping with gateway responses still being written after {} s",
               kGatewayDrainS);
   }
-  if (listener_) listener_->Stop();
+  // The ended streams' last bytes are written before the connections are dropped (bounded the
+  // same way).
+  if (listener_ && first) {
+    listener_->StopWhenIdle(kGatewayDrainS);
+  } else if (listener_) {
+    listener_->Stop();
+  }
 }
 
 void Manager::ControllerLoop() {
@@ -362,7 +377,7 @@ void Manager::Route(const http::HttpRequest& request,
       }
       return SendJson(*sink, gateway_->Dashboard(static_cast<double>(NowUnix())));
     }
-    RestApi api(*store_, config_, listener_->io_context());
+    RestApi api(*store_, config_, listener_->io_context(), open_streams_);
     api.Handle(request, who, sink);
     return;
   }

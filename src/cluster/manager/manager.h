@@ -15,6 +15,7 @@
 #include "cluster/manager/auth_cache.h"
 #include "cluster/manager/gateway.h"
 #include "cluster/manager/manager_config.h"
+#include "cluster/manager/open_streams.h"
 #include "cluster/store/store.h"
 #include "core/status.h"
 #include "http/listener.h"
@@ -56,6 +57,7 @@ class Manager {
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<AuthCache> auth_;
   std::unique_ptr<Gateway> gateway_;
+  OpenStreams open_streams_;  // /v2 watches and followed logs (ended by Stop)
   std::unique_ptr<http::HttpListener> listener_;
   http::StaticSite ui_;  // the web UI (embedded files)
   std::thread controller_;

@@ -45,8 +45,6 @@ const Resource* FindResource(const std::string& path) {
   return nullptr;
 }
 
-Status Forbidden(const std::string& what) { return PermissionDenied("not allowed: " + what); }
-
 }  // namespace
 
 json RestApi::PublicView(Table table, const Record& record) {
@@ -86,11 +84,18 @@ Status RestApi::ListOrWatch(Table table, const http::HttpRequest& request, const
     if (!who.is_admin) query->filters.emplace_back("user_id", std::to_string(who.user_id));
     query->filters.emplace_back("worker_id", "0");
   }
+  if (query->watch && request.method == "HEAD") {
+    // The watch's headers, no body (RFC 9110 §9.3.2), and no subscription: one would outlive
+    // the answer until the connection closed.
+    sink->StartStream("application/json");
+    sink->EndStream();
+    return Status::Ok();
+  }
   if (query->watch) {
     return WatchStream::Start(
         store_, table, std::move(query).value(), resource->search_field,
         [table](const Record& r) { return PublicView(table, r); }, sink, io_context_,
-        config_.watch_heartbeat_s);
+        config_.watch_heartbeat_s, open_streams_);
   }
   auto rows = store_.List(table);
   if (!rows.ok()) return rows.status();

@@ -10,6 +10,7 @@
 
 #include "cluster/manager/auth_cache.h"
 #include "cluster/manager/manager_config.h"
+#include "cluster/manager/open_streams.h"
 #include "cluster/store/store.h"
 #include "http/types.h"
 
@@ -21,8 +22,10 @@ namespace tandem::cluster::manager {
 
 class RestApi {
  public:
-  RestApi(store::Store& store, const ManagerConfig& config, boost::asio::io_context& io_context)
-      : store_(store), config_(config), io_context_(io_context) {}
+  // `open_streams` registers the watches and followed logs this starts (a shutdown ends them).
+  RestApi(store::Store& store, const ManagerConfig& config, boost::asio::io_context& io_context,
+          OpenStreams& open_streams)
+      : store_(store), config_(config), io_context_(io_context), open_streams_(open_streams) {}
 
   // Answers one /v2 request from `who` (already authenticated).
   void Handle(const http::HttpRequest& request, const Principal& who,
@@ -62,6 +65,7 @@ class RestApi {
   store::Store& store_;
   const ManagerConfig& config_;
   boost::asio::io_context& io_context_;
+  OpenStreams& open_streams_;
 };
 
 // Seconds since the Unix epoch.

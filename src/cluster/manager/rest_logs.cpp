@@ -1,4 +1,5 @@
-// GET /v2/model-instances/{id}/logs: relayed from the agent that runs the instance.
+// GET /v2/model-instances/{id}/logs: relayed from the agent that runs the instance (HEAD:
+// checked, answered with the headers alone).
 #include "cluster/manager/rest_api.h"
 
 #include <fmt/format.h>
@@ -54,6 +55,13 @@ Status RestApi::ProxyLogs(int64_t id, const http::HttpRequest& request,
   if (!placed) return NotFound(fmt::format("instance {} does not run on worker {}", id, worker_id));
   auto worker = store_.Get(Table::kWorkers, worker_id);
   if (!worker.ok()) return worker.status();
+  if (request.method == "HEAD") {
+    // The logs' headers, no body (RFC 9110 §9.3.2): the agent is not asked (with follow, its
+    // stream would run on unread until the connection closed).
+    sink->StartStream("text/plain; charset=utf-8");
+    sink->EndStream();
+    return Status::Ok();
+  }
   http::ClientRequest up;
   up.url = fmt::format("http://{}:{}/instances/{}/logs?run={}{}{}", worker->data.value("ip", ""),
                        worker->data.value("port", 0), instance->name,
@@ -62,9 +70,11 @@ Status RestApi::ProxyLogs(int64_t id, const http::HttpRequest& request,
   up.headers = {{"Authorization", "Bearer " + worker->data.value("log_secret", "")}};
   up.connect_timeout_s = 3;
   up.idle_timeout_s = follow ? 24 * 3600 : 30;
-  // The agent may take its time (follow): relay on a thread of its own.
-  std::thread([up, sink, where = worker->name]() {
-    auto call = std::make_shared<http::HttpCall>(up);
+  // The agent may take its time (follow): relay on a thread of its own. A manager shutdown
+  // cancels the call, which ends a started relay with its last chunk.
+  auto call = std::make_shared<http::HttpCall>(up);
+  std::shared_ptr<void> open = open_streams_.Add([call] { call->Cancel(); });
+  std::thread([call, open, sink, where = worker->name]() {
     sink->SetOnDisconnect([call] { call->Cancel(); });
     bool started = false;
     std::string body;

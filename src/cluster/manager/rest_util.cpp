@@ -36,41 +36,8 @@ void SendMethodNotAllowed(http::ResponseSink& sink, std::string_view method, std
                                                          method, path, allow)));
 }
 
-namespace {
-
-// The openai-python exception class of an HTTP status, as vLLM names errors (and `tandem serve`:
-// server/errors.cpp ErrorTypeFor, which cluster/ may not include).
-const char* OpenAiErrorType(int http_status) {
-  switch (http_status) {
-    case 400:
-      return "BadRequestError";
-    case 401:
-      return "AuthenticationError";
-    case 403:
-      return "PermissionDeniedError";
-    case 404:
-      return "NotFoundError";
-    case 405:
-      return "MethodNotAllowedError";
-    case 408:
-      return "RequestTimeoutError";
-    case 409:
-      return "ConflictError";
-    case 413:
-      return "RequestEntityTooLargeError";
-    case 501:
-      return "NotImplementedError";
-    case 503:
-      return "ServiceUnavailableError";
-    default:
-      return "InternalServerError";
-  }
-}
-
-}  // namespace
-
 std::string OpenAiErrorBody(int http_status, const std::string& message) {
-  const char* type = OpenAiErrorType(http_status);
+  const char* type = http::OpenAiErrorTypeFor(http_status);
   return json({{"error",
                 {{"message", message}, {"type", type}, {"param", nullptr}, {"code", http_status}}}})
       .dump(-1, ' ', false, json::error_handler_t::replace);

@@ -23,6 +23,12 @@ void SendJson(http::ResponseSink& sink, const nlohmann::json& body, int http_sta
 // The management error shape: {"code": 404, "reason": "NotFound", "message": "..."}.
 std::string ManagementErrorBody(int http_status, const std::string& message);
 void SendError(http::ResponseSink& sink, const Status& status);
+
+// kPermissionDenied "not allowed: <what>" (a 403 for a caller without the right).
+inline Status Forbidden(const std::string& what) {
+  return PermissionDenied("not allowed: " + what);
+}
+
 // 405 in the management shape with the Allow header (RFC 9110 §15.5.6): `allow` lists the
 // methods the path takes, e.g. "GET, HEAD"; the message names the method, the path and them.
 void SendMethodNotAllowed(http::ResponseSink& sink, std::string_view method, std::string_view path,

@@ -18,8 +18,6 @@ using store::Table;
 
 namespace {
 
-Status Forbidden(const std::string& what) { return PermissionDenied("not allowed: " + what); }
-
 const std::set<std::string> kInstanceStates = {"PENDING",  "SCHEDULED", "INITIALIZING",
                                                "STARTING", "RUNNING",   "ERROR"};
 

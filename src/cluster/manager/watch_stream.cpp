@@ -9,7 +9,8 @@ using nlohmann::json;
 Status WatchStream::Start(store::Store& store, store::Table table, ListQuery query,
                           std::string search_field, PublicView view,
                           std::shared_ptr<http::ResponseSink> sink,
-                          boost::asio::io_context& io_context, double heartbeat_s) {
+                          boost::asio::io_context& io_context, double heartbeat_s,
+                          OpenStreams& open_streams) {
   std::shared_ptr<WatchStream> self(new WatchStream(store, io_context));
   self->table_ = table;
   self->query_ = std::move(query);
@@ -33,6 +34,12 @@ Status WatchStream::Start(store::Store& store, store::Table table, ListQuery que
   // The sink's disconnect callback keeps the stream alive until the client leaves.
   sink->SetOnDisconnect([self] { self->Stop(); });
   self->ArmHeartbeat();
+  self->open_ = open_streams.Add([weak] {
+    if (auto s = weak.lock()) {
+      s->Stop();
+      s->sink_->EndStream();
+    }
+  });
   return Status::Ok();
 }
 
@@ -63,6 +70,9 @@ void WatchStream::ArmHeartbeat() {
 
 void WatchStream::Stop() {
   if (stopped_.exchange(true)) return;
+  // The sink's disconnect callback is what owns this stream (Start): drop it, or the stream and
+  // its sink would keep each other alive after the response.
+  sink_->SetOnDisconnect(nullptr);
   store_.Unsubscribe(handle_);
   boost::asio::post(timer_.get_executor(), [self = shared_from_this()] { self->timer_.cancel(); });
 }

@@ -2,7 +2,8 @@
 // type 1 (created), then writes each committed change of the table as
 // `{"type": 1|2|3, "id": N, "data": {...}, "changed_fields": {...}}` followed by a blank line,
 // and a blank line after `heartbeat_s` without events. Events of rows that do not match the
-// list filters are not sent. Ends when the client leaves.
+// list filters are not sent. Ends when the client leaves, or with its last chunk when the
+// manager stops (OpenStreams::EndAll).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -14,6 +15,7 @@
 #include <memory>
 
 #include "cluster/manager/list_query.h"
+#include "cluster/manager/open_streams.h"
 #include "cluster/store/store.h"
 #include "http/types.h"
 
@@ -28,7 +30,7 @@ class WatchStream : public std::enable_shared_from_this<WatchStream> {
   static Status Start(store::Store& store, store::Table table, ListQuery query,
                       std::string search_field, PublicView view,
                       std::shared_ptr<http::ResponseSink> sink, boost::asio::io_context& io_context,
-                      double heartbeat_s);
+                      double heartbeat_s, OpenStreams& open_streams);
   ~WatchStream();
 
  private:
@@ -49,6 +51,7 @@ class WatchStream : public std::enable_shared_from_this<WatchStream> {
   std::atomic<int64_t> handle_{0};
   std::atomic<bool> sent_since_heartbeat_{false};
   std::atomic<bool> stopped_{false};
+  std::shared_ptr<void> open_;  // registered in OpenStreams while alive
 };
 
 }  // namespace tandem::cluster::manager

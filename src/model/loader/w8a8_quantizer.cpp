@@ -23,13 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool StartsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
-
 size_t ElementBytes(const std::string& dtype) {
   if (dtype == "F32" || dtype == "I32") return 4;
   if (dtype == "F16" || dtype == "BF16" || dtype == "I16") return 2;
@@ -77,10 +70,10 @@ class Planner {
       const tensor::Shape& shape = b.info->shape;
       bytes_in_ += b.info->end - b.info->begin;
       // Qwen3.5's fused experts [E, 2I, H] / [E, H, I] → one Linear per expert.
-      const bool gate_up = EndsWith(name, ".mlp.experts.gate_up_proj") ||
-                           EndsWith(name, ".mlp.experts.gate_up_proj.weight");
-      const bool down = EndsWith(name, ".mlp.experts.down_proj") ||
-                        EndsWith(name, ".mlp.experts.down_proj.weight");
+      const bool gate_up = name.ends_with(".mlp.experts.gate_up_proj") ||
+                           name.ends_with(".mlp.experts.gate_up_proj.weight");
+      const bool down = name.ends_with(".mlp.experts.down_proj") ||
+                        name.ends_with(".mlp.experts.down_proj.weight");
       if ((gate_up || down) && shape.size() == 3) {
         const std::string prefix = name.substr(0, name.find(".mlp.experts.") + 13);
         const int64_t half = shape[1] / 2;
@@ -97,7 +90,7 @@ class Planner {
         }
         continue;
       }
-      if (shape.size() == 2 && EndsWith(name, ".weight")) {
+      if (shape.size() == 2 && name.ends_with(".weight")) {
         AddLinear(name, {name, 0, shape[0], shape[1]}, b.info->dtype);
         continue;
       }
@@ -124,7 +117,7 @@ class Planner {
       return "";
     };
     for (const auto& [name, type] : types_) {
-      if (!EndsWith(name, ".weight")) continue;
+      if (!name.ends_with(".weight")) continue;
       const std::string module = name.substr(0, name.size() - 7);
       const std::string key = key_of(module);
       if (key.empty()) continue;
@@ -161,7 +154,7 @@ class Planner {
 
   // The recipe (header comment of w8a8_quantizer.h).
   bool Targeted(const std::string& module, const std::string& name) const {
-    if (Ignored(module, name) || StartsWith(name, "mtp.") ||
+    if (Ignored(module, name) || name.starts_with("mtp.") ||
         name.find("layers.") == std::string::npos || name.find("visual") != std::string::npos) {
       return false;
     }
@@ -171,7 +164,7 @@ class Planner {
                        (leaf == "q_proj" || leaf == "k_proj" || leaf == "v_proj");
       return qkv || module.find(".mlp.experts.") != std::string::npos;
     }
-    return EndsWith(leaf, "_proj");
+    return leaf.ends_with("_proj");
   }
 
   void AddLinear(const std::string& name, const Piece& piece, const std::string& dtype) {
@@ -360,7 +353,7 @@ Result<QuantizeReport> QuantizeCheckpoint(const QuantizeOptions& options,
       }));
   for (const auto& entry : fs::directory_iterator(options.out_dir)) {
     const std::string f = entry.path().filename().string();
-    if (StartsWith(f, stem) && (EndsWith(f, ".safetensors") || EndsWith(f, ".index.json"))) {
+    if (f.starts_with(stem) && (f.ends_with(".safetensors") || f.ends_with(".index.json"))) {
       report.files.push_back(f);
     }
   }
@@ -390,7 +383,7 @@ Result<QuantizeReport> QuantizeCheckpoint(const QuantizeOptions& options,
       return InvalidArgument("'" + options.src_dir + "/config.json' is not JSON");
     std::vector<std::string> ignore = {"lm_head"};
     for (const std::string& m : planner.float_linears()) {
-      if (m != "lm_head" && !EndsWith(m, "embed_tokens")) ignore.push_back(m);
+      if (m != "lm_head" && !m.ends_with("embed_tokens")) ignore.push_back(m);
     }
     const nlohmann::ordered_json int8 = {{"num_bits", 8}, {"type", "int"}, {"symmetric", true}};
     nlohmann::ordered_json weights = int8, acts = int8;

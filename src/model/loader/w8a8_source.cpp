@@ -41,11 +41,6 @@ Result<std::string> StringField(const nlohmann::json& obj, const char* key,
   return obj[key].get<std::string>();
 }
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // The values of a float tensor (F32, BF16, F16) widened exactly.
 std::vector<float> FloatValues(const SafetensorsBytes& b) {
   const std::string& dt = b.info->dtype;
@@ -151,7 +146,7 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
         return InvalidArgument("tensor '" + key + "' is " + type + " in '" + path.string() +
                                "'; tandem serves FLOAT, W8A8_DYNAMIC and W8A8 (static)");
       }
-      if (!EndsWith(key, ".weight")) continue;  // its scales are checked with the weight
+      if (!key.ends_with(".weight")) continue;  // its scales are checked with the weight
       src->linears_[key.substr(0, key.size() - 7)] =
           type == "W8A8" ? Activation::kStaticPerTensor : Activation::kDynamicPerToken;
     }
@@ -214,7 +209,7 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
     }
     // The quantized Linears are the I8 weights (the targets minus `ignore`, as written).
     for (const std::string& name : checkpoint.TensorNames()) {
-      if (!EndsWith(name, ".weight")) continue;
+      if (!name.ends_with(".weight")) continue;
       TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes b, checkpoint.Bytes(name));
       if (b.info->dtype == "I8") {
         src->linears_[name.substr(0, name.size() - 7)] = Activation::kDynamicPerToken;
@@ -229,7 +224,7 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
   // An int8 tensor nobody declared would otherwise fail later as "dtype I8 is not read".
   for (const std::string& name : checkpoint.TensorNames()) {
     TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes b, checkpoint.Bytes(name));
-    if (b.info->dtype == "I8" && EndsWith(name, ".weight") &&
+    if (b.info->dtype == "I8" && name.ends_with(".weight") &&
         src->linears_.count(name.substr(0, name.size() - 7)) == 0) {
       return InvalidArgument("tensor '" + name + "' is I8 but " + src->format_name_ +
                              " does not declare it quantized");
@@ -446,7 +441,7 @@ Result<tensor::Tensor> W8A8WeightSource::ReadInt8Linear(const std::string& prefi
 }
 
 Result<tensor::Tensor> W8A8WeightSource::ReadStored(const std::string& name) const {
-  if (EndsWith(name, ".weight")) {
+  if (name.ends_with(".weight")) {
     auto it = linears_.find(name.substr(0, name.size() - 7));
     if (it != linears_.end()) return ReadInt8Linear(it->first, it->second);
   }
@@ -454,7 +449,7 @@ Result<tensor::Tensor> W8A8WeightSource::ReadStored(const std::string& name) con
 }
 
 Result<tensor::Tensor> W8A8WeightSource::ReadF32(const std::string& name) const {
-  if (EndsWith(name, ".weight") && linears_.count(name.substr(0, name.size() - 7)) > 0) {
+  if (name.ends_with(".weight") && linears_.count(name.substr(0, name.size() - 7)) > 0) {
     return InvalidArgument("weight '" + name + "' is int8 (" + format_name_ +
                            ") but was asked for as float; this layer has no int8 path");
   }

@@ -13,11 +13,6 @@ using openai::JsonTypeWithArticle;
 
 namespace {
 
-bool Absent(const OJson& body, const char* field) {
-  auto it = body.find(field);
-  return it == body.end() || it->is_null();
-}
-
 // obj[key] when it is a string, else "" (never throws on a wrong type).
 std::string StringField(const OJson& obj, const char* key) {
   auto it = obj.is_object() ? obj.find(key) : obj.end();
@@ -62,7 +57,7 @@ ApiResult<bool> ConvertToolUse(const OJson& block, const std::string& where, Mes
   if (!block.contains("name") || !block["name"].is_string()) {
     return BadParam("messages", where + ": a tool_use block needs a string 'name'");
   }
-  const OJson input = Absent(block, "input") ? OJson::object() : block["input"];
+  const OJson input = FieldAbsent(block, "input") ? OJson::object() : block["input"];
   if (!input.is_object()) {
     return BadParam("messages", fmt::format("{}.input must be an object; found {}", where,
                                             JsonTypeWithArticle(input)));
@@ -80,7 +75,7 @@ ApiResult<bool> ConvertToolResult(const OJson& block, const std::string& where,
   if (!block.contains("tool_use_id") || !block["tool_use_id"].is_string()) {
     return BadParam("messages", where + ": a tool_result block needs a string 'tool_use_id'");
   }
-  if (!Absent(block, "is_error") && !block["is_error"].is_boolean()) {
+  if (!FieldAbsent(block, "is_error") && !block["is_error"].is_boolean()) {
     return BadParam("messages", where + ".is_error must be a boolean");
   }
   TANDEM_API_ASSIGN_OR_RETURN(
@@ -200,6 +195,11 @@ ApiResult<bool> ConvertMessage(const OJson& message, size_t i, OJson* out, std::
 
 }  // namespace
 
+bool FieldAbsent(const OJson& body, const char* field) {
+  auto it = body.find(field);
+  return it == body.end() || it->is_null();
+}
+
 ApiResult<OJson> ToChatMessages(const OJson& body) {
   auto it = body.find("messages");
   if (it == body.end() || !it->is_array() || it->empty()) {
@@ -208,7 +208,7 @@ ApiResult<OJson> ToChatMessages(const OJson& body) {
   OJson messages = OJson::array();
   std::string system;
   TANDEM_API_ASSIGN_OR_RETURN(
-      system, SystemText(Absent(body, "system") ? OJson() : body["system"], "system"));
+      system, SystemText(FieldAbsent(body, "system") ? OJson() : body["system"], "system"));
   for (size_t i = 0; i < it->size(); ++i) {
     TANDEM_API_ASSIGN_OR_RETURN(bool ok, ConvertMessage((*it)[i], i, &messages, &system));
     (void)ok;

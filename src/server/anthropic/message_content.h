@@ -28,4 +28,7 @@ namespace tandem::server::anthropic {
 // document block. Thread-safe (pure).
 ApiResult<nlohmann::ordered_json> ToChatMessages(const nlohmann::ordered_json& body);
 
+// Whether `body` lacks `field` or holds null there (the Messages API reads both as not given).
+bool FieldAbsent(const nlohmann::ordered_json& body, const char* field);
+
 }  // namespace tandem::server::anthropic

@@ -105,7 +105,7 @@ void MessageStream::Finish(const std::string& finish_reason, const json& stop_re
   Send("message_delta",
        {{"type", "message_delta"},
         {"delta", {{"stop_reason", stop.reason}, {"stop_sequence", stop.sequence}}},
-        {"usage", UsageJson(usage)}});
+        {"usage", MessageUsageJson(usage)}});
   Send("message_stop", {{"type", "message_stop"}});
   sink_->EndStream();
 }

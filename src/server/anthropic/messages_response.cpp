@@ -92,7 +92,7 @@ json ContentBlocks(openai::ChatOutputParts parts, int32_t* num_tool_use) {
   return content;
 }
 
-json UsageJson(const openai::GenerationUsage& usage) {
+json MessageUsageJson(const openai::GenerationUsage& usage) {
   return {{"input_tokens", usage.prompt_tokens}, {"output_tokens", usage.completion_tokens}};
 }
 
@@ -105,7 +105,7 @@ json MessageJson(const std::string& id, const std::string& model, json content,
                   {"content", std::move(content)}};
   message["stop_reason"] = stop ? json(stop->reason) : json(nullptr);
   message["stop_sequence"] = stop ? stop->sequence : json(nullptr);
-  message["usage"] = UsageJson(usage);
+  message["usage"] = MessageUsageJson(usage);
   return message;
 }
 

@@ -64,7 +64,7 @@ nlohmann::json ThinkingBlock(std::string thinking);
 nlohmann::json ContentBlocks(openai::ChatOutputParts parts, int32_t* num_tool_use);
 
 // {"input_tokens": prompt tokens, "output_tokens": generated tokens}.
-nlohmann::json UsageJson(const openai::GenerationUsage& usage);
+nlohmann::json MessageUsageJson(const openai::GenerationUsage& usage);
 
 // The message object with `content`, for a reply (stop set) or message_start (null stop).
 nlohmann::json MessageJson(const std::string& id, const std::string& model, nlohmann::json content,

@@ -22,11 +22,6 @@ const std::set<std::string> kKnownFields = {
     "temperature", "top_p",    "top_k",      "stream",        "tools",
     "tool_choice", "metadata", "thinking",   "output_config", "chat_template_kwargs"};
 
-bool Absent(const OJson& body, const char* field) {
-  auto it = body.find(field);
-  return it == body.end() || it->is_null();
-}
-
 // Anthropic's custom tools → OpenAI function tools; input_schema without a type is an object
 // schema (vLLM). Server tools (web search, bash, ...) have a `type` and are refused.
 ApiResult<OJson> ConvertTools(const OJson& tools) {
@@ -65,7 +60,7 @@ ApiResult<OJson> ConvertTools(const OJson& tools) {
 
 // tool_choice {type: auto | any | tool | none, name, disable_parallel_tool_use}.
 ApiResult<bool> ConvertToolChoice(const OJson& body, OJson* chat) {
-  if (Absent(body, "tool_choice")) return true;  // with tools, chat's default: "auto"
+  if (FieldAbsent(body, "tool_choice")) return true;  // with tools, chat's default: "auto"
   const OJson& choice = body["tool_choice"];
   const std::string type =
       choice.is_object() && choice.contains("type") && choice["type"].is_string()
@@ -82,7 +77,7 @@ ApiResult<bool> ConvertToolChoice(const OJson& body, OJson* chat) {
                     "'tool_choice' must be {\"type\": \"auto\" | \"any\" | "
                     "\"none\"} or {\"type\": \"tool\", \"name\": string}");
   }
-  if (!Absent(choice, "disable_parallel_tool_use")) {
+  if (!FieldAbsent(choice, "disable_parallel_tool_use")) {
     if (!choice["disable_parallel_tool_use"].is_boolean()) {
       return BadParam("tool_choice", "'tool_choice.disable_parallel_tool_use' must be a boolean");
     }
@@ -94,7 +89,7 @@ ApiResult<bool> ConvertToolChoice(const OJson& body, OJson* chat) {
 // thinking {type: enabled | adaptive | disabled, budget_tokens} → enable_thinking for the
 // template (Qwen3 and others read it), unless chat_template_kwargs already sets it.
 ApiResult<bool> ConvertThinking(const OJson& body, OJson* chat) {
-  if (Absent(body, "thinking")) return true;
+  if (FieldAbsent(body, "thinking")) return true;
   const OJson& thinking = body["thinking"];
   const std::string type =
       thinking.is_object() && thinking.contains("type") && thinking["type"].is_string()
@@ -105,7 +100,7 @@ ApiResult<bool> ConvertThinking(const OJson& body, OJson* chat) {
                     "'thinking' must be {\"type\": \"enabled\", \"budget_tokens\": "
                     "integer}, {\"type\": \"adaptive\"} or {\"type\": \"disabled\"}");
   }
-  if (!Absent(thinking, "budget_tokens") && !thinking["budget_tokens"].is_number_integer()) {
+  if (!FieldAbsent(thinking, "budget_tokens") && !thinking["budget_tokens"].is_number_integer()) {
     return BadParam("thinking", "'thinking.budget_tokens' must be an integer");
   }
   OJson& kwargs = (*chat)["chat_template_kwargs"];
@@ -118,14 +113,14 @@ ApiResult<bool> ConvertThinking(const OJson& body, OJson* chat) {
 
 // max_tokens (required), stop_sequences, temperature, top_p, top_k, stream, output_config.
 ApiResult<bool> ConvertGenerationFields(const OJson& body, OJson* chat) {
-  if (Absent(body, "max_tokens")) return BadParam("max_tokens", "'max_tokens' is required");
+  if (FieldAbsent(body, "max_tokens")) return BadParam("max_tokens", "'max_tokens' is required");
   const OJson& max_tokens = body["max_tokens"];
   if (!max_tokens.is_number_integer() || max_tokens.get<int64_t>() < 1) {
     return BadParam("max_tokens", fmt::format("'max_tokens' must be an integer >= 1; found {}",
                                               max_tokens.dump()));
   }
   (*chat)["max_tokens"] = max_tokens;
-  if (!Absent(body, "stop_sequences")) {
+  if (!FieldAbsent(body, "stop_sequences")) {
     const OJson& stop = body["stop_sequences"];
     bool ok = stop.is_array();
     for (size_t k = 0; ok && k < stop.size(); ++k) ok = stop[k].is_string();
@@ -133,12 +128,12 @@ ApiResult<bool> ConvertGenerationFields(const OJson& body, OJson* chat) {
     (*chat)["stop"] = stop;
   }
   for (const char* field : {"temperature", "top_p", "top_k", "stream"}) {
-    if (!Absent(body, field)) (*chat)[field] = body[field];
+    if (!FieldAbsent(body, field)) (*chat)[field] = body[field];
   }
-  if (Absent(body, "output_config")) return true;
+  if (FieldAbsent(body, "output_config")) return true;
   const OJson& config = body["output_config"];
   if (!config.is_object()) return BadParam("output_config", "'output_config' must be an object");
-  if (!Absent(config, "format")) {
+  if (!FieldAbsent(config, "format")) {
     const OJson& format = config["format"];
     if (!format.is_object() || !format.contains("type") || format["type"] != "json_schema" ||
         !format.contains("schema") || !format["schema"].is_object()) {
@@ -157,13 +152,13 @@ ApiResult<bool> ConvertGenerationFields(const OJson& body, OJson* chat) {
 
 ApiResult<OJson> ToChatCompletionBody(const OJson& body, MessagesEndpoint endpoint) {
   OJson chat = OJson::object();
-  if (!Absent(body, "model")) chat["model"] = body["model"];
+  if (!FieldAbsent(body, "model")) chat["model"] = body["model"];
   TANDEM_API_ASSIGN_OR_RETURN(chat["messages"], ToChatMessages(body));
-  if (!Absent(body, "tools")) {
+  if (!FieldAbsent(body, "tools")) {
     TANDEM_API_ASSIGN_OR_RETURN(chat["tools"], ConvertTools(body["tools"]));
   }
   TANDEM_API_ASSIGN_OR_RETURN(bool ok, ConvertToolChoice(body, &chat));
-  if (!Absent(body, "chat_template_kwargs")) {
+  if (!FieldAbsent(body, "chat_template_kwargs")) {
     chat["chat_template_kwargs"] = body["chat_template_kwargs"];
   }
   TANDEM_API_ASSIGN_OR_RETURN(ok, ConvertThinking(body, &chat));

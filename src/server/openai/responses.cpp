@@ -85,7 +85,7 @@ struct ResponseCall {
   void OnStreamError(const ApiError& error) {
     const int http_status = HttpStatusFor(error.status.code());
     Emit({{"type", "error"},
-          {"code", ErrorTypeFor(http_status)},
+          {"code", http::OpenAiErrorTypeFor(http_status)},
           {"message", error.status.message()},
           {"param", error.param.empty() ? json(nullptr) : json(error.param)}});
     sink->EndStream();

@@ -13,7 +13,7 @@
 
 namespace tandem::server::openai {
 
-using json = nlohmann::ordered_json;  // schemas keep their key order (property order)
+using OJson = nlohmann::ordered_json;  // schemas keep their key order (property order)
 
 namespace {
 
@@ -21,10 +21,10 @@ namespace {
 struct Constraint {
   std::string field;  // where it came from, for messages ("response_format", "guided_regex")
   enum class Kind { kJsonSchema, kJsonObject, kRegex, kChoice, kGrammar } kind;
-  json value;
+  OJson value;
 };
 
-bool Present(const json& object, const char* key) {
+bool Present(const OJson& object, const char* key) {
   auto it = object.find(key);
   return it != object.end() && !it->is_null();
 }
@@ -34,9 +34,9 @@ ApiResult<std::string> Compile(const Constraint& c, bool any_whitespace) {
   Result<structured::Grammar> grammar = structured::Grammar{};
   switch (c.kind) {
     case Constraint::Kind::kJsonSchema: {
-      json schema = c.value;
+      OJson schema = c.value;
       if (schema.is_string()) {  // vLLM accepts the schema as JSON text too
-        schema = json::parse(c.value.get<std::string>(), nullptr, /*allow_exceptions=*/false);
+        schema = OJson::parse(c.value.get<std::string>(), nullptr, /*allow_exceptions=*/false);
         if (schema.is_discarded()) {
           return BadParam(c.field, fmt::format("'{}' is a string that is not JSON", c.field));
         }
@@ -57,7 +57,7 @@ ApiResult<std::string> Compile(const Constraint& c, bool any_whitespace) {
     }
     case Constraint::Kind::kChoice: {
       std::vector<structured::Expr> literals;
-      for (const json& choice : c.value) literals.push_back(structured::Literal(choice));
+      for (const OJson& choice : c.value) literals.push_back(structured::Literal(choice));
       structured::Grammar g;
       g.Add("root", structured::Choice(std::move(literals)));
       grammar = std::move(g);
@@ -87,7 +87,7 @@ ApiResult<std::string> Compile(const Constraint& c, bool any_whitespace) {
   return gbnf;
 }
 
-ApiResult<bool> CheckString(const json& value, const std::string& field) {
+ApiResult<bool> CheckString(const OJson& value, const std::string& field) {
   if (!value.is_string()) {
     return BadParam(
         field, fmt::format("'{}' must be a string; found {}", field, JsonTypeWithArticle(value)));
@@ -95,11 +95,11 @@ ApiResult<bool> CheckString(const json& value, const std::string& field) {
   return true;
 }
 
-ApiResult<bool> CheckChoices(const json& value, const std::string& field) {
+ApiResult<bool> CheckChoices(const OJson& value, const std::string& field) {
   if (!value.is_array() || value.empty()) {
     return BadParam(field, fmt::format("'{}' must be a non-empty array of strings", field));
   }
-  for (const json& v : value) {
+  for (const OJson& v : value) {
     if (!v.is_string()) {
       return BadParam(field, fmt::format("'{}' must be a non-empty array of strings; found {} "
                                          "in it",
@@ -110,10 +110,10 @@ ApiResult<bool> CheckChoices(const json& value, const std::string& field) {
 }
 
 // Adds the constraint of one field holding a schema, regex, choice list or grammar.
-ApiResult<bool> AddField(const json& object, const char* key, const std::string& field,
+ApiResult<bool> AddField(const OJson& object, const char* key, const std::string& field,
                          Constraint::Kind kind, std::vector<Constraint>* out) {
   if (!Present(object, key)) return true;
-  const json& value = object.at(key);
+  const OJson& value = object.at(key);
   if (kind == Constraint::Kind::kRegex || kind == Constraint::Kind::kGrammar) {
     TANDEM_API_ASSIGN_OR_RETURN(bool ok, CheckString(value, field));
     (void)ok;
@@ -128,9 +128,9 @@ ApiResult<bool> AddField(const json& object, const char* key, const std::string&
   return true;
 }
 
-ApiResult<bool> ParseResponseFormat(const json& body, std::vector<Constraint>* out) {
+ApiResult<bool> ParseResponseFormat(const OJson& body, std::vector<Constraint>* out) {
   if (!Present(body, "response_format")) return true;
-  const json& format = body["response_format"];
+  const OJson& format = body["response_format"];
   if (!format.is_object()) {
     return BadParam("response_format", fmt::format("'response_format' must be an object; found {}",
                                                    JsonTypeWithArticle(format)));
@@ -164,7 +164,7 @@ ApiResult<bool> ParseResponseFormat(const json& body, std::vector<Constraint>* o
                     "'response_format.json_schema' must be an object with "
                     "the schema under 'schema'");
   }
-  const json& spec = format["json_schema"];
+  const OJson& spec = format["json_schema"];
   // OpenAI names the field "schema"; vLLM also reads "json_schema" (older clients).
   const char* key = Present(spec, "schema") ? "schema" : "json_schema";
   if (!Present(spec, key)) {
@@ -177,10 +177,10 @@ struct Options {
   bool any_whitespace = true;
 };
 
-ApiResult<bool> ParseStructuredOutputsField(const json& body, std::vector<Constraint>* out,
+ApiResult<bool> ParseStructuredOutputsField(const OJson& body, std::vector<Constraint>* out,
                                             Options* options) {
   if (!Present(body, "structured_outputs")) return true;
-  const json& so = body["structured_outputs"];
+  const OJson& so = body["structured_outputs"];
   if (!so.is_object()) {
     return BadParam("structured_outputs", fmt::format("'structured_outputs' must be an object; "
                                                       "found {}",
@@ -262,14 +262,14 @@ ApiResult<std::string> ParseStructuredOutputs(const nlohmann::ordered_json& body
 
 ApiResult<std::string> ForcedToolCallGrammar(const nlohmann::ordered_json& tools, bool required,
                                              const std::string& named_function, int32_t max_calls) {
-  json alternatives = json::array();
-  json named_parameters;  // ordered: the tool's own property order
+  OJson alternatives = OJson::array();
+  OJson named_parameters;  // ordered: the tool's own property order
   for (const auto& tool : tools) {
     const auto& function = tool["function"];
     const std::string name = function["name"].get<std::string>();
-    json parameters = function.contains("parameters") && !function["parameters"].is_null()
-                          ? json(function["parameters"])
-                          : json{{"type", "object"}, {"properties", json::object()}};
+    OJson parameters = function.contains("parameters") && !function["parameters"].is_null()
+                           ? OJson(function["parameters"])
+                           : OJson{{"type", "object"}, {"properties", OJson::object()}};
     if (name == named_function) named_parameters = parameters;
     alternatives.push_back(
         {{"type", "object"},
@@ -278,12 +278,12 @@ ApiResult<std::string> ForcedToolCallGrammar(const nlohmann::ordered_json& tools
          {"required", {"name", "parameters"}}});
   }
   if (!required && named_function.empty()) return std::string();
-  json schema = named_parameters;
+  OJson schema = named_parameters;
   if (required) {
     schema = {
         {"type", "array"},
         {"minItems", 1},
-        {"items", alternatives.size() == 1 ? alternatives[0] : json{{"anyOf", alternatives}}}};
+        {"items", alternatives.size() == 1 ? alternatives[0] : OJson{{"anyOf", alternatives}}}};
     if (max_calls > 0) schema["maxItems"] = max_calls;
   }
   auto gbnf = Compile({"tools", Constraint::Kind::kJsonSchema, schema}, true);

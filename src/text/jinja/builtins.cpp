@@ -12,10 +12,6 @@
 namespace tandem::text::jinja {
 namespace {
 
-[[noreturn]] void Fail(const std::string& message, const Expr& at) {
-  throw TemplateError(message, at.line, at.column);
-}
-
 const Value* Kwarg(const Kwargs& kwargs, const std::string& name) {
   for (const auto& [key, value] : kwargs) {
     if (key == name) return &value;

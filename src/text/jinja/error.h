@@ -23,4 +23,11 @@ class TemplateError : public std::runtime_error {
   bool raised_;
 };
 
+// Throws a TemplateError at the position of `at` (an Expr or Stmt of ast.h: anything with
+// `line` and `column`).
+template <typename Node>
+[[noreturn]] void Fail(const std::string& message, const Node& at) {
+  throw TemplateError(message, at.line, at.column);
+}
+
 }  // namespace tandem::text::jinja

@@ -12,10 +12,6 @@
 namespace tandem::text::jinja {
 namespace {
 
-[[noreturn]] void Fail(const std::string& message, const Expr& at) {
-  throw TemplateError(message, at.line, at.column);
-}
-
 // Items a for loop walks: list elements, dict keys, string characters; undefined/None = none.
 std::vector<Value> IterationItems(const Value& value, const Expr& at) {
   if (value.undefined() || value.data().is_null()) return {};

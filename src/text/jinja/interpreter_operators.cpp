@@ -12,10 +12,6 @@
 namespace tandem::text::jinja {
 namespace {
 
-[[noreturn]] void Fail(const std::string& message, const Expr& at) {
-  throw TemplateError(message, at.line, at.column);
-}
-
 bool Contains(const Value& container, const Value& item, const Expr& at) {
   const Json& c = container.data();
   if (c.is_string() && item.data().is_string()) {

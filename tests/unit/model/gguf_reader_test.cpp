@@ -10,6 +10,7 @@
 #include <fstream>
 
 namespace tandem::model {
+namespace gguf_reader_test {
 namespace {
 
 const std::string kGguf = std::string(TANDEM_SHARED_DIR) + "/models/stories260k/stories260K.gguf";
@@ -297,4 +298,5 @@ TEST(GgufReaderTest, Qwen35ConfigRefusesMtpLayersOutsideTheBlockCount) {
 }
 
 }  // namespace
+}  // namespace gguf_reader_test
 }  // namespace tandem::model

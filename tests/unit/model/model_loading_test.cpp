@@ -8,6 +8,7 @@
 #include "model/model.h"
 
 namespace tandem::model {
+namespace model_loading_test {
 namespace {
 
 const std::string kShared = TANDEM_SHARED_DIR;
@@ -70,4 +71,5 @@ TEST(LoadModelTest, MisshapedTensorNamesItWithExpectedAndFoundShape) {
 }
 
 }  // namespace
+}  // namespace model_loading_test
 }  // namespace tandem::model

@@ -16,6 +16,7 @@
 #include "model/model.h"
 
 namespace tandem::model {
+namespace qwen3_gguf_test {
 namespace {
 
 const std::string kGguf = std::string(TANDEM_SHARED_DIR) + "/models/tiny-qwen3/tiny-qwen3-f16.gguf";
@@ -75,4 +76,5 @@ TEST(Qwen3GgufTest, NanOrNonPositiveEpsAndRopeThetaAreRefused) {
 }
 
 }  // namespace
+}  // namespace qwen3_gguf_test
 }  // namespace tandem::model

@@ -14,6 +14,7 @@
 #include "model/model.h"
 
 namespace tandem::model {
+namespace qwen_loading_test {
 namespace {
 
 const std::string kShared = TANDEM_SHARED_DIR;
@@ -200,4 +201,5 @@ TEST(QwenLayersTest, SharedExpertIsScaledBySigmoidOfItsGateAndAdded) {
 }
 
 }  // namespace
+}  // namespace qwen_loading_test
 }  // namespace tandem::model

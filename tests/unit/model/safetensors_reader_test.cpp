@@ -11,6 +11,7 @@
 #include "model/loader/gguf_reader.h"
 
 namespace tandem::model {
+namespace safetensors_reader_test {
 namespace {
 
 const std::string kShared = TANDEM_SHARED_DIR;
@@ -134,4 +135,5 @@ TEST(SafetensorsReaderTest, FolderWithoutWeightsIsNotFound) {
 }
 
 }  // namespace
+}  // namespace safetensors_reader_test
 }  // namespace tandem::model

@@ -10,6 +10,7 @@
 #include "model/loader/safetensors_writer.h"
 
 namespace tandem::model {
+namespace safetensors_writer_test {
 namespace {
 
 std::filesystem::path FreshDir(const std::string& name) {
@@ -86,4 +87,5 @@ TEST(SafetensorsWriterTest, AProducerOfTheWrongSizeIsAnErrorNamingTheTensor) {
 }
 
 }  // namespace
+}  // namespace safetensors_writer_test
 }  // namespace tandem::model

@@ -13,6 +13,7 @@
 #include "testing.h"
 
 namespace tandem::server {
+namespace chat_http_test {
 namespace {
 
 namespace net = boost::asio;
@@ -140,4 +141,5 @@ TEST_F(ChatHttpTest, GeneratingEndpointsAnswer503InTheirShapeWhileTheEngineIsNot
 }
 
 }  // namespace
+}  // namespace chat_http_test
 }  // namespace tandem::server

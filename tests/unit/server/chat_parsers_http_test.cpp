@@ -13,6 +13,7 @@
 #include "testing.h"
 
 namespace tandem::server {
+namespace chat_parsers_http_test {
 namespace {
 
 namespace net = boost::asio;
@@ -342,4 +343,5 @@ TEST_F(ChatNoAutoToolsHttpTest, AutoToolChoiceWithoutTheFlagIs400) {
 }
 
 }  // namespace
+}  // namespace chat_parsers_http_test
 }  // namespace tandem::server

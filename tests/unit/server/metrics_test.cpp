@@ -6,6 +6,7 @@
 #include "server/metrics_share.h"
 
 namespace tandem::server {
+namespace metrics_test {
 namespace {
 
 bool Has(const std::string& text, const std::string& line) {
@@ -212,4 +213,5 @@ TEST(MetricsTest, ApiServersSharingATableEachRenderTheSumOfAll) {
 }
 
 }  // namespace
+}  // namespace metrics_test
 }  // namespace tandem::server

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace tandem::server {
+namespace request_metrics_test {
 namespace {
 
 protocol::EngineOutput Output(std::vector<int32_t> tokens, double timestamp_s) {
@@ -91,4 +92,5 @@ TEST(RequestMetricsTest, AnAbortCountsOnlyInRequestSuccess) {
 }
 
 }  // namespace
+}  // namespace request_metrics_test
 }  // namespace tandem::server

@@ -8,6 +8,7 @@
 #include "text/chat_template.h"
 
 namespace tandem::text {
+namespace chat_template_limits_test {
 namespace {
 
 using nlohmann::ordered_json;
@@ -234,4 +235,5 @@ TEST(ChatTemplateLimitsTest, TenThousandMessagesRenderWithTheDefaultLimits) {
 }
 
 }  // namespace
+}  // namespace chat_template_limits_test
 }  // namespace tandem::text

@@ -7,6 +7,7 @@
 #include "testing.h"
 
 namespace tandem::text {
+namespace chat_template_test {
 namespace {
 
 using nlohmann::json;
@@ -163,9 +164,11 @@ TEST(ChatTemplateTest, SimpleChatMlTemplate) {
 }
 
 }  // namespace
+}  // namespace chat_template_test
 }  // namespace tandem::text
 
 namespace tandem::text {
+namespace chat_template_test {
 namespace {
 
 TEST(ChatTemplateTest, BlockSetCapturesTheRenderedBody) {
@@ -190,4 +193,5 @@ TEST(ChatTemplateTest, StrftimeNowFormatsTheLocalDate) {
 }
 
 }  // namespace
+}  // namespace chat_template_test
 }  // namespace tandem::text

@@ -25,6 +25,19 @@ TEST(KvBudgetTest, BudgetBelowWeightsGivesZeroBlocks) {
   EXPECT_EQ(NumKvBlocksForBudget(kSpec, 16, 900 * kMiB, 0.5, std::nullopt, 1024 * kMiB), 0);
 }
 
+TEST(KvBudgetTest, AnAddressSpaceLimitCutsTheUtilizationBudgetToItsRoom) {
+  // 284 MiB by the share (above), but only 200 MiB left to map: 200 − 128 reserve = 72 MiB.
+  EXPECT_EQ(NumKvBlocksForBudget(kSpec, 16, 100 * kMiB, 0.5, std::nullopt, 1024 * kMiB, 200 * kMiB),
+            72 * 1024);
+  // More room than the share: the share stands. No room past the reserve: no blocks.
+  EXPECT_EQ(
+      NumKvBlocksForBudget(kSpec, 16, 100 * kMiB, 0.5, std::nullopt, 1024 * kMiB, 4096 * kMiB),
+      284 * 1024);
+  EXPECT_EQ(NumKvBlocksForBudget(kSpec, 16, 100 * kMiB, 0.5, std::nullopt, 1024 * kMiB, kMiB), 0);
+  // An explicit size is what was asked for (the app refuses one past the room).
+  EXPECT_EQ(NumKvBlocksForBudget(kSpec, 16, 0, 0.9, 10 * 1024, 0, kMiB), 10);
+}
+
 TEST(KvBudgetTest, UsableMemoryIsReadFromThisMachine) { EXPECT_GT(ReadUsableMemoryBytes(), 0u); }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "worker/worker.h"
 
 namespace tandem::worker {
+namespace model_runner_test {
 namespace {
 
 using testing::Cached;
@@ -163,4 +164,5 @@ TEST(WorkerTest, PlanThatDoesNotFitTheWorkerIsAnErrorNotACrash) {
 }
 
 }  // namespace
+}  // namespace model_runner_test
 }  // namespace tandem::worker

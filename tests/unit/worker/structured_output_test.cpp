@@ -12,6 +12,7 @@
 #include "worker/model_runner.h"
 
 namespace tandem::worker {
+namespace structured_output_test {
 namespace {
 
 using testing::Cached;
@@ -124,4 +125,5 @@ TEST(StructuredOutputTest, ApplyTokenBitmaskMasksClearedBitsAndColumnsPastTheMas
 }
 
 }  // namespace
+}  // namespace structured_output_test
 }  // namespace tandem::worker
