@@ -74,9 +74,11 @@ if [ "$mode" = thread ]; then
   exit $status
 fi
 
-# address: every test binary and the tandem binary (not the header check: nothing to run).
+# address: every test binary, and the tandem binary for the e2e tier (not the header check:
+# nothing to run).
 read -r -a tiers <<< "${TANDEM_ASAN_TIERS:-unit parity}"
-targets=(tandem)
+targets=()
+if [[ " ${tiers[*]} " == *" e2e "* ]]; then targets+=(tandem); fi
 for t in $(ninja -C "$BUILD" -t targets all | grep -oE '^(unit_[a-z_]+|parity_tests):' |
            tr -d ':' | sort -u); do
   targets+=("$t")

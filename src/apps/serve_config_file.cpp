@@ -55,11 +55,15 @@ using Entries = std::vector<std::pair<YAML::Node, YAML::Node>>;
 // wins. Each key once, in order. Errors: kInvalidArgument for a merge value that is not a
 // mapping or a list of mappings, a key that is not a scalar, past 64 levels.
 Result<Entries> MergedEntries(const YAML::Node& map, int depth = 0) {
-  if (depth > 64) return InvalidArgument("nested more than 64 levels (a recursive alias?)");
+  if (depth > 64) {
+    return InvalidArgument("nested more than 64 levels (a recursive alias?)");
+  }
   Entries merged;
   Entries own;
   for (const auto& kv : map) {
-    if (!kv.first.IsScalar()) return InvalidArgument("a key that is not a flag name");
+    if (!kv.first.IsScalar()) {
+      return InvalidArgument("a key that is not a flag name");
+    }
     if (!IsMergeKey(kv.first)) {
       own.emplace_back(kv.first, kv.second);
       continue;
@@ -86,10 +90,14 @@ Result<Entries> MergedEntries(const YAML::Node& map, int depth = 0) {
   // Later entries win; each key keeps the place of its last entry. (Built by copies only:
   // assigning a YAML::Node, as std::reverse's swaps would, overwrites the node it refers to.)
   std::map<std::string, size_t> last;
-  for (size_t i = 0; i < merged.size(); ++i) last[merged[i].first.Scalar()] = i;
+  for (size_t i = 0; i < merged.size(); ++i) {
+    last[merged[i].first.Scalar()] = i;
+  }
   Entries out;
   for (size_t i = 0; i < merged.size(); ++i) {
-    if (last[merged[i].first.Scalar()] == i) out.push_back(merged[i]);
+    if (last[merged[i].first.Scalar()] == i) {
+      out.push_back(merged[i]);
+    }
   }
   return out;
 }

@@ -24,8 +24,12 @@ using boost::beast::error_code;
 std::string HttpSession::DefaultErrorBody(int http_status, const std::string& message) {
   std::string escaped;
   for (char c : message) {
-    if (c == '"' || c == '\\') escaped += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
+    if (c == '"' || c == '\\') {
+      escaped += '\\';
+    }
+    if (static_cast<unsigned char>(c) < 0x20) {
+      continue;
+    }
     escaped += c;
   }
   return fmt::format(R"({{"error": {{"message": "{}", "code": {}}}}})", escaped, http_status);
@@ -34,17 +38,25 @@ std::string HttpSession::DefaultErrorBody(int http_status, const std::string& me
 void HttpSession::DoSendResponse(uint64_t exchange_id, int http_status,
                                  const std::string& content_type, std::string body,
                                  const std::vector<std::pair<std::string, std::string>>& headers) {
-  if (exchange_id != exchange_id_ || !exchange_active_ || response_started_) return;
+  if (exchange_id != exchange_id_ || !exchange_active_ || response_started_) {
+    return;
+  }
   bhttp::response<bhttp::string_body> response{static_cast<bhttp::status>(http_status), 11};
   response.set(bhttp::field::server, "tandem");
   response.set(bhttp::field::content_type, content_type);
-  for (const auto& [name, value] : extra_headers_) response.set(name, value);
-  for (const auto& [name, value] : headers) response.set(name, value);
+  for (const auto& [name, value] : extra_headers_) {
+    response.set(name, value);
+  }
+  for (const auto& [name, value] : headers) {
+    response.set(name, value);
+  }
   response.keep_alive(keep_alive_);
   response.body() = std::move(body);
   response.prepare_payload();
   // 304 and 204 carry no content and no Content-Length (RFC 9110 §8.6, §15.3.5).
-  if (http_status == 304 || http_status == 204) response.erase(bhttp::field::content_length);
+  if (http_status == 304 || http_status == 204) {
+    response.erase(bhttp::field::content_length);
+  }
   std::ostringstream out;
   // A HEAD answer carries the GET's headers (Content-Length included) and no body (RFC 9110
   // §9.3.2).
@@ -60,12 +72,16 @@ void HttpSession::DoSendResponse(uint64_t exchange_id, int http_status,
 
 void HttpSession::DoStartStream(uint64_t exchange_id, const std::string& content_type,
                                 int http_status) {
-  if (exchange_id != exchange_id_ || !exchange_active_ || response_started_) return;
+  if (exchange_id != exchange_id_ || !exchange_active_ || response_started_) {
+    return;
+  }
   bhttp::response<bhttp::empty_body> response{static_cast<bhttp::status>(http_status), 11};
   response.set(bhttp::field::server, "tandem");
   response.set(bhttp::field::content_type, content_type);
   response.set(bhttp::field::cache_control, "no-cache");
-  for (const auto& [name, value] : extra_headers_) response.set(name, value);
+  for (const auto& [name, value] : extra_headers_) {
+    response.set(name, value);
+  }
   if (http10_) {
     // An HTTP/1.0 client cannot read chunked (RFC 9112 §7.1): the body ends with the
     // connection instead.
@@ -73,25 +89,35 @@ void HttpSession::DoStartStream(uint64_t exchange_id, const std::string& content
     close_delimited_ = true;
   }
   response.keep_alive(keep_alive_);
-  if (!close_delimited_) response.chunked(true);
+  if (!close_delimited_) {
+    response.chunked(true);
+  }
   std::ostringstream out;
   out << response.base();
   response_started_ = true;
   // A HEAD answer is the GET's headers without a body (RFC 9110 §9.3.2): complete with them;
   // the handler's stream data is dropped.
-  if (active_request_.method == "HEAD") response_complete_ = true;
+  if (active_request_.method == "HEAD") {
+    response_complete_ = true;
+  }
   response_status_ = http_status;
   QueueWrite(out.str());
 }
 
 void HttpSession::DoStreamData(uint64_t exchange_id, std::string data) {
-  if (exchange_id != exchange_id_ || !response_started_ || response_complete_) return;
-  if (data.empty()) return;  // an empty chunk would end the body
+  if (exchange_id != exchange_id_ || !response_started_ || response_complete_) {
+    return;
+  }
+  if (data.empty()) {
+    return;  // an empty chunk would end the body
+  }
   QueueWrite(close_delimited_ ? std::move(data) : HttpChunk(data));
 }
 
 void HttpSession::DoEndStream(uint64_t exchange_id) {
-  if (exchange_id != exchange_id_ || !response_started_ || response_complete_) return;
+  if (exchange_id != exchange_id_ || !response_started_ || response_complete_) {
+    return;
+  }
   response_complete_ = true;
   if (!close_delimited_) {
     QueueWrite(HttpLastChunk());
@@ -121,10 +147,14 @@ void HttpSession::SendErrorAndClose(int http_status, const std::string& message)
 }
 
 void HttpSession::QueueWrite(std::string bytes) {
-  if (closed_) return;
+  if (closed_) {
+    return;
+  }
   queued_bytes_ += bytes.size();
   write_queue_.push_back(std::move(bytes));
-  if (!writing_) DoWrite();
+  if (!writing_) {
+    DoWrite();
+  }
   CheckSendBuffer();
 }
 
@@ -134,7 +164,9 @@ void HttpSession::QueueWrite(std::string bytes) {
 // the exchange is aborted as a disconnect (the handler's on_disconnect aborts the engine
 // requests, freeing their KV blocks) and the connection closed.
 void HttpSession::CheckSendBuffer() {
-  if (closed_) return;
+  if (closed_) {
+    return;
+  }
   if (queued_bytes_ > options_.max_send_buffer_bytes) {
     return AbortStalledClient(fmt::format("{} bytes queued, the limit", queued_bytes_));
   }
@@ -145,12 +177,16 @@ void HttpSession::CheckSendBuffer() {
     }
     return;
   }
-  if (stall_clock_running_) return;
+  if (stall_clock_running_) {
+    return;
+  }
   stall_clock_running_ = true;
   stall_timer_.expires_after(
       std::chrono::milliseconds(static_cast<int64_t>(options_.stalled_client_timeout_s * 1000)));
   stall_timer_.async_wait([self = shared_from_this()](error_code ec) {
-    if (ec || !self->stall_clock_running_ || self->closed_) return;
+    if (ec || !self->stall_clock_running_ || self->closed_) {
+      return;
+    }
     self->AbortStalledClient(fmt::format("{} bytes queued for {} s", self->queued_bytes_,
                                          self->options_.stalled_client_timeout_s));
   });
@@ -162,15 +198,21 @@ void HttpSession::AbortStalledClient(const std::string& why) {
   TLOG_WARN("client {} stopped reading {} {}: {}; aborting the response",
             peer_ec ? std::string("?") : peer.address().to_string(), active_request_.method,
             active_request_.path, why);
-  if (options_.on_stalled_client) options_.on_stalled_client();
-  if (exchange_active_ && sink_) sink_->FireDisconnect();
+  if (options_.on_stalled_client) {
+    options_.on_stalled_client();
+  }
+  if (exchange_active_ && sink_) {
+    sink_->FireDisconnect();
+  }
   Close();
 }
 
 void HttpSession::DoWrite() {
   if (write_queue_.empty()) {
     writing_ = false;
-    if (exchange_active_ && response_complete_) FinishExchange();
+    if (exchange_active_ && response_complete_) {
+      FinishExchange();
+    }
     return;
   }
   writing_ = true;
@@ -179,7 +221,9 @@ void HttpSession::DoWrite() {
                      self->queued_bytes_ -= self->write_queue_.front().size();
                      self->write_queue_.pop_front();
                      if (ec) {
-                       if (self->sink_) self->sink_->FireDisconnect();
+                       if (self->sink_) {
+                         self->sink_->FireDisconnect();
+                       }
                        self->Close();
                        return;
                      }

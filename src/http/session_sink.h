@@ -70,13 +70,19 @@ class SessionSink : public ResponseSink {
     }
     // The client went away before the handler got here (it ran on the preprocessing pool):
     // cancel at once, as if it had left a moment later.
-    if (on_disconnect) on_disconnect();
+    if (on_disconnect) {
+      on_disconnect();
+    }
   }
   boost::asio::any_io_executor Executor() const override {
     std::unique_lock<std::recursive_mutex> lock;
-    if (!ListenerStands(lock)) return {};
+    if (!ListenerStands(lock)) {
+      return {};
+    }
     std::shared_ptr<HttpSession> session = session_.lock();
-    if (!session) return {};
+    if (!session) {
+      return {};
+    }
     return session->stream_.get_executor();
   }
   // Runs the disconnect callback at most once.
@@ -88,14 +94,18 @@ class SessionSink : public ResponseSink {
       callback = std::move(on_disconnect_);
       on_disconnect_ = nullptr;
     }
-    if (callback) callback();
+    if (callback) {
+      callback();
+    }
   }
 
  private:
   // Locks the listener's ListenerAlive into `lock` and says whether it still stands (true when
   // the session runs without one).
   bool ListenerStands(std::unique_lock<std::recursive_mutex>& lock) const {
-    if (!listener_alive_) return true;
+    if (!listener_alive_) {
+      return true;
+    }
     lock = std::unique_lock(listener_alive_->mutex);
     return listener_alive_->alive;
   }
@@ -105,9 +115,13 @@ class SessionSink : public ResponseSink {
     // `lock` outlives `session`: should this be the session's last reference, it is dropped
     // while its io_context still stands.
     std::unique_lock<std::recursive_mutex> lock;
-    if (!ListenerStands(lock)) return;
+    if (!ListenerStands(lock)) {
+      return;
+    }
     std::shared_ptr<HttpSession> session = session_.lock();
-    if (!session) return;
+    if (!session) {
+      return;
+    }
     boost::asio::post(session->stream_.get_executor(),
                       [session, f = std::forward<F>(f)]() mutable { f(*session); });
   }

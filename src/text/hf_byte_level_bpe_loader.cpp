@@ -43,7 +43,9 @@ Status ReadPreTokenizer(const json& root, const std::string& path, ByteLevelBpeV
         }
         vocab->add_prefix_space = true;
       }
-      if (step.value("use_regex", true)) vocab->split_patterns.push_back(kGpt2SplitPattern);
+      if (step.value("use_regex", true)) {
+        vocab->split_patterns.push_back(kGpt2SplitPattern);
+      }
     } else {
       return Unimplemented("'" + path + "': pre_tokenizer step '" + step.dump() +
                            "' is not supported; expected Split(behavior Isolated) or ByteLevel");
@@ -53,7 +55,9 @@ Status ReadPreTokenizer(const json& root, const std::string& path, ByteLevelBpeV
 }
 
 Status ReadMerges(const json& merges, const std::string& path, ByteLevelBpeVocab* vocab) {
-  if (!merges.is_array()) return InvalidArgument("'" + path + "': model.merges should be a list");
+  if (!merges.is_array()) {
+    return InvalidArgument("'" + path + "': model.merges should be a list");
+  }
   vocab->merges.reserve(merges.size());
   for (const json& merge : merges) {
     if (merge.is_string()) {
@@ -133,9 +137,13 @@ Status ReadModel(const json& root, const std::string& path, ByteLevelBpeVocab* v
 }
 
 int32_t FindAddedOrPiece(const ByteLevelBpeVocab& vocab, const std::string& text) {
-  if (text.empty()) return -1;
+  if (text.empty()) {
+    return -1;
+  }
   for (size_t id = 0; id < vocab.tokens.size(); ++id) {
-    if (vocab.tokens[id] == text) return static_cast<int32_t>(id);
+    if (vocab.tokens[id] == text) {
+      return static_cast<int32_t>(id);
+    }
   }
   return -1;
 }
@@ -145,7 +153,9 @@ Status ReadSpecialTokens(const json& root, const std::string& config_path,
   std::string bos;
   std::string eos;
   for (const json& step : SequenceSteps(root.value("post_processor", json()), "processors")) {
-    if (TokenizerNodeType(step) != "TemplateProcessing" || !step.contains("single")) continue;
+    if (TokenizerNodeType(step) != "TemplateProcessing" || !step.contains("single")) {
+      continue;
+    }
     const json& single = step["single"];
     if (single.is_array() && !single.empty() && single[0].contains("SpecialToken")) {
       bos = single[0]["SpecialToken"].value("id", "");
@@ -157,18 +167,28 @@ Status ReadSpecialTokens(const json& root, const std::string& config_path,
     if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
       return NotFound("cannot open '" + config_path + "'; expected tokenizer_config.json");
     }
-    if (!text.ok()) return text.status();
+    if (!text.ok()) {
+      return text.status();
+    }
     json config = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (!config.is_object()) return InvalidArgument("'" + config_path + "' is not a JSON object");
-    if (config.contains("bos_token")) bos = AddedTokenContent(config["bos_token"]);
-    if (config.contains("eos_token")) eos = AddedTokenContent(config["eos_token"]);
+    if (!config.is_object()) {
+      return InvalidArgument("'" + config_path + "' is not a JSON object");
+    }
+    if (config.contains("bos_token")) {
+      bos = AddedTokenContent(config["bos_token"]);
+    }
+    if (config.contains("eos_token")) {
+      eos = AddedTokenContent(config["eos_token"]);
+    }
     if (config.contains("add_bos_token") && config["add_bos_token"].is_boolean()) {
       vocab->add_bos = config["add_bos_token"].get<bool>();
     }
   }
   vocab->bos_id = FindAddedOrPiece(*vocab, bos);
   vocab->eos_id = FindAddedOrPiece(*vocab, eos);
-  if (vocab->bos_id < 0) vocab->add_bos = false;
+  if (vocab->bos_id < 0) {
+    vocab->add_bos = false;
+  }
   return Status::Ok();
 }
 

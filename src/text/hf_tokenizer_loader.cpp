@@ -19,15 +19,21 @@ Result<json> ReadJsonFile(const std::string& path) {
   if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
     return NotFound("cannot open '" + path + "'; expected a tokenizer JSON file there");
   }
-  if (!text.ok()) return text.status();
+  if (!text.ok()) {
+    return text.status();
+  }
   json parsed = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return InvalidArgument("'" + path + "' is not valid JSON");
+  if (parsed.is_discarded()) {
+    return InvalidArgument("'" + path + "' is not valid JSON");
+  }
   return parsed;
 }
 
 bool MentionsByteLevel(const json& node, const char* list_key) {
   for (const json& step : SequenceSteps(node, list_key)) {
-    if (TokenizerNodeType(step) == "ByteLevel") return true;
+    if (TokenizerNodeType(step) == "ByteLevel") {
+      return true;
+    }
   }
   return false;
 }
@@ -121,9 +127,13 @@ Status ReadVocab(const json& root, const std::string& path, SpmVocab* vocab) {
 }
 
 int32_t FindId(const SpmVocab& vocab, const std::string& piece) {
-  if (piece.empty()) return -1;
+  if (piece.empty()) {
+    return -1;
+  }
   for (size_t id = 0; id < vocab.tokens.size(); ++id) {
-    if (vocab.tokens[id] == piece) return static_cast<int32_t>(id);
+    if (vocab.tokens[id] == piece) {
+      return static_cast<int32_t>(id);
+    }
   }
   return -1;
 }
@@ -133,7 +143,9 @@ int32_t FindId(const SpmVocab& vocab, const std::string& piece) {
 void ReadPostProcessor(const json& root, const SpmVocab& vocab, std::string* bos, bool* add_bos) {
   *add_bos = false;
   for (const json& step : SequenceSteps(root.value("post_processor", json()), "processors")) {
-    if (TokenizerNodeType(step) != "TemplateProcessing" || !step.contains("single")) continue;
+    if (TokenizerNodeType(step) != "TemplateProcessing" || !step.contains("single")) {
+      continue;
+    }
     const json& single = step["single"];
     if (single.is_array() && !single.empty() && single[0].contains("SpecialToken")) {
       *bos = single[0]["SpecialToken"].value("id", "");
@@ -172,15 +184,21 @@ Result<std::unique_ptr<Tokenizer>> LoadHfTokenizerJson(
   ReadPostProcessor(root, vocab, &bos, &vocab.add_bos);
   if (!tokenizer_config_json_path.empty()) {
     TANDEM_ASSIGN_OR_RETURN(json config, ReadJsonFile(tokenizer_config_json_path));
-    if (config.contains("bos_token")) bos = AddedTokenContent(config["bos_token"]);
-    if (config.contains("eos_token")) eos = AddedTokenContent(config["eos_token"]);
+    if (config.contains("bos_token")) {
+      bos = AddedTokenContent(config["bos_token"]);
+    }
+    if (config.contains("eos_token")) {
+      eos = AddedTokenContent(config["eos_token"]);
+    }
     if (config.contains("add_bos_token") && config["add_bos_token"].is_boolean()) {
       vocab.add_bos = config["add_bos_token"].get<bool>();
     }
   }
   vocab.bos_id = FindId(vocab, bos);
   vocab.eos_id = FindId(vocab, eos);
-  if (vocab.bos_id < 0) vocab.add_bos = false;
+  if (vocab.bos_id < 0) {
+    vocab.add_bos = false;
+  }
   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<SpmBpeTokenizer> tokenizer,
                           SpmBpeTokenizer::Create(std::move(vocab)));
   return std::unique_ptr<Tokenizer>(std::move(tokenizer));

@@ -11,7 +11,9 @@ std::string TokenizerNodeType(const json& node) {
 }
 
 std::vector<json> SequenceSteps(const json& node, const char* list_key) {
-  if (node.is_null()) return {};
+  if (node.is_null()) {
+    return {};
+  }
   if (TokenizerNodeType(node) == "Sequence" && node.contains(list_key) &&
       node[list_key].is_array()) {
     return node[list_key].get<std::vector<json>>();
@@ -20,7 +22,9 @@ std::vector<json> SequenceSteps(const json& node, const char* list_key) {
 }
 
 std::string AddedTokenContent(const json& node) {
-  if (node.is_string()) return node.get<std::string>();
+  if (node.is_string()) {
+    return node.get<std::string>();
+  }
   if (node.is_object() && node.contains("content") && node["content"].is_string()) {
     return node["content"].get<std::string>();
   }

@@ -22,7 +22,9 @@ std::optional<size_t> ReadProcKbField(const char* path, const std::string& key) 
     if (line.rfind(key + ":", 0) == 0) {
       std::istringstream fields(line.substr(key.size() + 1));
       size_t kb = 0;
-      if (fields >> kb) return kb * 1024;
+      if (fields >> kb) {
+        return kb * 1024;
+      }
     }
   }
   return std::nullopt;
@@ -32,10 +34,14 @@ std::optional<size_t> ReadProcKbField(const char* path, const std::string& key) 
 std::optional<size_t> ReadLimitFile(const std::string& path) {
   std::ifstream in(path);
   std::string text;
-  if (!(in >> text) || text == "max") return std::nullopt;
+  if (!(in >> text) || text == "max") {
+    return std::nullopt;
+  }
   try {
     const unsigned long long bytes = std::stoull(text);
-    if (bytes >= (1ull << 60)) return std::nullopt;  // v1's "unlimited"
+    if (bytes >= (1ull << 60)) {
+      return std::nullopt;  // v1's "unlimited"
+    }
     return static_cast<size_t>(bytes);
   } catch (...) {  // not a number: treat as no limit (nothing to parse across a boundary)
     return std::nullopt;
@@ -47,7 +53,9 @@ std::string CgroupV2Path() {
   std::ifstream in("/proc/self/cgroup");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("0::", 0) == 0) return line.substr(3);
+    if (line.rfind("0::", 0) == 0) {
+      return line.substr(3);
+    }
   }
   return "";
 }
@@ -55,9 +63,13 @@ std::string CgroupV2Path() {
 std::optional<size_t> ReadCgroupLimitBytes() {
   const std::string v2_path = CgroupV2Path();
   if (!v2_path.empty() && v2_path != "/") {
-    if (auto limit = ReadLimitFile("/sys/fs/cgroup" + v2_path + "/memory.max")) return limit;
+    if (auto limit = ReadLimitFile("/sys/fs/cgroup" + v2_path + "/memory.max")) {
+      return limit;
+    }
   }
-  if (auto limit = ReadLimitFile("/sys/fs/cgroup/memory.max")) return limit;
+  if (auto limit = ReadLimitFile("/sys/fs/cgroup/memory.max")) {
+    return limit;
+  }
   return ReadLimitFile("/sys/fs/cgroup/memory/memory.limit_in_bytes");
 }
 
@@ -69,7 +81,9 @@ size_t ReadUsableMemoryBytes() {
   if (available) {
     usable = *available + ReadProcKbField("/proc/self/status", "VmRSS").value_or(0);
   }
-  if (auto limit = ReadCgroupLimitBytes()) usable = std::min(usable, *limit);
+  if (auto limit = ReadCgroupLimitBytes()) {
+    usable = std::min(usable, *limit);
+  }
   TANDEM_CHECK(usable != std::numeric_limits<size_t>::max())
       << "cannot tell how much memory this process may use: /proc/meminfo has no MemAvailable "
          "and no cgroup limit was found; pass --kv-cache-memory-bytes";
@@ -78,7 +92,9 @@ size_t ReadUsableMemoryBytes() {
 
 std::optional<size_t> ReadAddressSpaceRoomBytes() {
   rlimit limit{};
-  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return std::nullopt;
+  }
   const size_t mapped = ReadProcKbField("/proc/self/status", "VmSize").value_or(0);
   return limit.rlim_cur > mapped ? static_cast<size_t>(limit.rlim_cur) - mapped : 0;
 }

@@ -126,7 +126,10 @@ TEST(TpParityTest, TinyQwen3MoeTp2MatchesTp1Tokens) {
 }
 
 TEST(TpParityTest, KvCacheSpecAndInfoReportThisRanksShard) {
-  for (auto [tp, kv_heads] : {std::pair{2, 2}, std::pair{4, 1}}) {
+  for (const auto& shape : {std::pair{2, 2}, std::pair{4, 1}}) {
+    // Named copies, not a structured binding: clang (clang-tidy) cannot capture those in lambdas.
+    const int tp = shape.first;
+    const int kv_heads = shape.second;
     // stories: 8 query heads, 4 KV heads → TP=2: 4 + 2 per rank; TP=4: 2 + 1 per rank.
     const auto runs = [&] {
       std::vector<ModelInfo> infos(tp);

@@ -105,7 +105,9 @@ Status Manager::Start() {
   // Expect: 100-continue gets the answer at once, without "100 Continue", when the body would go
   // unread: a route that reads none, or a /v1 or /v2 request whose caller is refused (401).
   options.answers_without_body = [this](const http::HttpRequest& head) {
-    if (RouteIgnoresBody(head)) return true;
+    if (RouteIgnoresBody(head)) {
+      return true;
+    }
     const bool keyed_api = head.path == "/v1" || head.path.rfind("/v1/", 0) == 0 ||
                            head.path == "/v2" || head.path.rfind("/v2/", 0) == 0;
     return keyed_api && !auth_->Resolve(head, NowUnix()).authenticated();

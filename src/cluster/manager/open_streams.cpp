@@ -11,7 +11,7 @@ std::shared_ptr<void> OpenStreams::Add(std::function<void()> end) {
     std::lock_guard lock(state_->mutex);
     if (!state_->ended) {
       id = ++state_->next_id;
-      state_->ends.emplace(id, std::move(end));
+      state_->ends.emplace(id, end);  // a copy: `end` is called below when already ended
     }
   }
   if (id == 0) {
@@ -29,10 +29,14 @@ void OpenStreams::EndAll() {
   {
     std::lock_guard lock(state_->mutex);
     state_->ended = true;
-    for (auto& [id, end] : state_->ends) ends.push_back(std::move(end));
+    for (auto& [id, end] : state_->ends) {
+      ends.push_back(std::move(end));
+    }
     state_->ends.clear();
   }
-  for (auto& end : ends) end();
+  for (auto& end : ends) {
+    end();
+  }
 }
 
 int64_t OpenStreams::size() const {

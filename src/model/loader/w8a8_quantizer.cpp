@@ -24,9 +24,15 @@ namespace {
 namespace fs = std::filesystem;
 
 size_t ElementBytes(const std::string& dtype) {
-  if (dtype == "F32" || dtype == "I32") return 4;
-  if (dtype == "F16" || dtype == "BF16" || dtype == "I16") return 2;
-  if (dtype == "I64" || dtype == "F64") return 8;
+  if (dtype == "F32" || dtype == "I32") {
+    return 4;
+  }
+  if (dtype == "F16" || dtype == "BF16" || dtype == "I16") {
+    return 2;
+  }
+  if (dtype == "I64" || dtype == "F64") {
+    return 8;
+  }
   return 1;
 }
 
@@ -111,16 +117,26 @@ class Planner {
       const size_t experts = module.find(".mlp.experts.");
       const std::string base =
           experts != std::string::npos ? module.substr(0, experts + 13) : parent;
-      if (leaf == "q_proj" || leaf == "k_proj" || leaf == "v_proj") return base + "{q,k,v}_proj";
-      if (leaf == "gate_proj" || leaf == "up_proj") return base + "{gate,up}_proj";
-      if (leaf == "down_proj" && experts != std::string::npos) return base + "down_proj";
+      if (leaf == "q_proj" || leaf == "k_proj" || leaf == "v_proj") {
+        return base + "{q,k,v}_proj";
+      }
+      if (leaf == "gate_proj" || leaf == "up_proj") {
+        return base + "{gate,up}_proj";
+      }
+      if (leaf == "down_proj" && experts != std::string::npos) {
+        return base + "down_proj";
+      }
       return "";
     };
     for (const auto& [name, type] : types_) {
-      if (!name.ends_with(".weight")) continue;
+      if (!name.ends_with(".weight")) {
+        continue;
+      }
       const std::string module = name.substr(0, name.size() - 7);
       const std::string key = key_of(module);
-      if (key.empty()) continue;
+      if (key.empty()) {
+        continue;
+      }
       auto& g = groups[key];
       (type == "FLOAT" ? g.second : g.first) = module;
     }
@@ -282,7 +298,9 @@ const char* const kSideFiles[] = {"config.json",
 Status WriteText(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
   out << text;
-  if (!out) return Internal("writing '" + path.string() + "' failed");
+  if (!out) {
+    return Internal("writing '" + path.string() + "' failed");
+  }
   return Status::Ok();
 }
 
@@ -293,7 +311,9 @@ void QuantizeRowsPerChannelInt8(const float* w, int64_t rows, int64_t cols, int8
   for (int64_t n = 0; n < rows; ++n) {
     const float* row = w + n * cols;
     float mx = 0.0f;
-    for (int64_t k = 0; k < cols; ++k) mx = std::max(mx, std::fabs(row[k]));
+    for (int64_t k = 0; k < cols; ++k) {
+      mx = std::max(mx, std::fabs(row[k]));
+    }
     const float s = mx / 127.0f;
     scale[n] = s;
     for (int64_t k = 0; k < cols; ++k) {
@@ -339,7 +359,9 @@ Result<QuantizeReport> QuantizeCheckpoint(const QuantizeOptions& options,
   const auto& tensors = planner.tensors();
   report.float_tensors = static_cast<int64_t>(tensors.size()) - 2 * report.int8_linears -
                          (options.format == QuantFormat::kAscend ? report.int8_linears : 0);
-  for (const auto& t : tensors) report.bytes_out += t.bytes;
+  for (const auto& t : tensors) {
+    report.bytes_out += t.bytes;
+  }
   if (report.int8_linears == 0) {
     return InvalidArgument("no Linear of '" + options.src_dir + "' (" + arch +
                            ") matches the recipe after --ignore; nothing to quantize");
@@ -360,10 +382,16 @@ Result<QuantizeReport> QuantizeCheckpoint(const QuantizeOptions& options,
   const fs::path out(options.out_dir);
   for (const char* side : kSideFiles) {
     const fs::path from = fs::path(options.src_dir) / side;
-    if (!fs::exists(from)) continue;
-    if (!ascend && std::string(side) == "config.json") continue;  // rewritten below
+    if (!fs::exists(from)) {
+      continue;
+    }
+    if (!ascend && std::string(side) == "config.json") {
+      continue;  // rewritten below
+    }
     fs::copy_file(from, out / side, fs::copy_options::overwrite_existing, ec);
-    if (ec) return Internal("copying '" + from.string() + "': " + ec.message());
+    if (ec) {
+      return Internal("copying '" + from.string() + "': " + ec.message());
+    }
     // The copy is the user's new checkpoint: writable by them whatever the source's mode.
     fs::permissions(out / side, fs::perms::owner_read | fs::perms::owner_write,
                     fs::perm_options::add, ec);
@@ -373,17 +401,22 @@ Result<QuantizeReport> QuantizeCheckpoint(const QuantizeOptions& options,
     nlohmann::ordered_json desc;
     desc["model_quant_type"] = "W8A8_DYNAMIC";
     desc["version"] = "1.0.0";
-    for (const auto& [name, type] : planner.types()) desc[name] = type;
+    for (const auto& [name, type] : planner.types()) {
+      desc[name] = type;
+    }
     TANDEM_RETURN_IF_ERROR(WriteText(out / "quant_model_description.json", desc.dump(2) + "\n"));
     report.files.push_back("quant_model_description.json");
   } else {
     std::ifstream in(fs::path(options.src_dir) / "config.json");
     nlohmann::ordered_json config = nlohmann::ordered_json::parse(in, nullptr, false);
-    if (config.is_discarded())
+    if (config.is_discarded()) {
       return InvalidArgument("'" + options.src_dir + "/config.json' is not JSON");
+    }
     std::vector<std::string> ignore = {"lm_head"};
     for (const std::string& m : planner.float_linears()) {
-      if (m != "lm_head" && !m.ends_with("embed_tokens")) ignore.push_back(m);
+      if (m != "lm_head" && !m.ends_with("embed_tokens")) {
+        ignore.push_back(m);
+      }
     }
     const nlohmann::ordered_json int8 = {{"num_bits", 8}, {"type", "int"}, {"symmetric", true}};
     nlohmann::ordered_json weights = int8, acts = int8;

@@ -25,16 +25,22 @@ Result<nlohmann::json> ReadJsonFile(const fs::path& path) {
     return InvalidArgument("'" + path.string() + "' is not a regular file");
   }
   std::ifstream in(path);
-  if (!in) return InvalidArgument("cannot read '" + path.string() + "'");
+  if (!in) {
+    return InvalidArgument("cannot read '" + path.string() + "'");
+  }
   nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgument("'" + path.string() + "' is not valid JSON");
+  if (j.is_discarded()) {
+    return InvalidArgument("'" + path.string() + "' is not valid JSON");
+  }
   return j;
 }
 
 // `obj[key]` when it is a string, "" when absent or null, an error naming `where` otherwise.
 Result<std::string> StringField(const nlohmann::json& obj, const char* key,
                                 const std::string& where) {
-  if (!obj.is_object() || !obj.contains(key) || obj[key].is_null()) return std::string();
+  if (!obj.is_object() || !obj.contains(key) || obj[key].is_null()) {
+    return std::string();
+  }
   if (!obj[key].is_string()) {
     return InvalidArgument(where + "." + key + " is " + obj[key].dump() + "; expected a string");
   }
@@ -111,7 +117,9 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
     const fs::path path = fs::path(dir) / kDescriptionFile;
     src->format_name_ = path.string();
     TANDEM_ASSIGN_OR_RETURN(nlohmann::json desc, ReadJsonFile(path));
-    if (!desc.is_object()) return InvalidArgument("'" + path.string() + "' is not a JSON object");
+    if (!desc.is_object()) {
+      return InvalidArgument("'" + path.string() + "' is not a JSON object");
+    }
     for (auto it = desc.begin(); it != desc.end(); ++it) {
       const std::string& key = it.key();
       if (key == "model_quant_type") {
@@ -127,7 +135,9 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
         continue;
       }
       if (key == "kv_quant_type" || key == "kv_cache_type" || key == "fa_quant_type") {
-        if (it->is_null() || (it->is_string() && it->get<std::string>() == "FLOAT")) continue;
+        if (it->is_null() || (it->is_string() && it->get<std::string>() == "FLOAT")) {
+          continue;
+        }
         return InvalidArgument("'" + path.string() + "' sets " + key + " " + it->dump() +
                                "; quantized KV caches / attention (C8, FAQuant) are not "
                                "supported: tandem serves FLOAT, W8A8_DYNAMIC and W8A8 weights");
@@ -141,12 +151,16 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
         return InvalidArgument("'" + path.string() + "' lists tensor '" + key + "' (" + type +
                                ") but the checkpoint has no such tensor");
       }
-      if (type == "FLOAT") continue;
+      if (type == "FLOAT") {
+        continue;
+      }
       if (type != "W8A8_DYNAMIC" && type != "W8A8") {
         return InvalidArgument("tensor '" + key + "' is " + type + " in '" + path.string() +
                                "'; tandem serves FLOAT, W8A8_DYNAMIC and W8A8 (static)");
       }
-      if (!key.ends_with(".weight")) continue;  // its scales are checked with the weight
+      if (!key.ends_with(".weight")) {
+        continue;  // its scales are checked with the weight
+      }
       src->linears_[key.substr(0, key.size() - 7)] =
           type == "W8A8" ? Activation::kStaticPerTensor : Activation::kDynamicPerToken;
     }
@@ -209,7 +223,9 @@ Result<std::unique_ptr<W8A8WeightSource>> W8A8WeightSource::Open(
     }
     // The quantized Linears are the I8 weights (the targets minus `ignore`, as written).
     for (const std::string& name : checkpoint.TensorNames()) {
-      if (!name.ends_with(".weight")) continue;
+      if (!name.ends_with(".weight")) {
+        continue;
+      }
       TANDEM_ASSIGN_OR_RETURN(SafetensorsBytes b, checkpoint.Bytes(name));
       if (b.info->dtype == "I8") {
         src->linears_[name.substr(0, name.size() - 7)] = Activation::kDynamicPerToken;
@@ -246,10 +262,14 @@ Status W8A8WeightSource::CheckFusedGroups() const {
     const size_t dot = prefix.rfind('.');
     const std::string parent = prefix.substr(0, dot + 1), leaf = prefix.substr(dot + 1);
     for (const auto& group : kGroups) {
-      if (std::find(group.begin(), group.end(), leaf) == group.end()) continue;
+      if (std::find(group.begin(), group.end(), leaf) == group.end()) {
+        continue;
+      }
       for (const std::string& sibling : group) {
         const std::string other = parent + sibling;
-        if (other == prefix || !inner_.HasTensor(other + ".weight")) continue;
+        if (other == prefix || !inner_.HasTensor(other + ".weight")) {
+          continue;
+        }
         auto it = linears_.find(other);
         const auto type_of = [](Activation a) {
           return a == Activation::kStaticPerTensor ? std::string("W8A8")
@@ -432,7 +452,9 @@ Result<tensor::Tensor> W8A8WeightSource::ReadInt8Linear(const std::string& prefi
       int32_t qb;
       std::memcpy(&qb, bias.data + 4 * n, 4);
       int64_t sum = 0;
-      for (int64_t k = 0; k < in; ++k) sum += wq[n * in + k];
+      for (int64_t k = 0; k < in; ++k) {
+        sum += wq[n * in + k];
+      }
       quant->row_bias[n] = qb + static_cast<int64_t>(quant->input_offset) * sum;
     }
   }
@@ -443,7 +465,9 @@ Result<tensor::Tensor> W8A8WeightSource::ReadInt8Linear(const std::string& prefi
 Result<tensor::Tensor> W8A8WeightSource::ReadStored(const std::string& name) const {
   if (name.ends_with(".weight")) {
     auto it = linears_.find(name.substr(0, name.size() - 7));
-    if (it != linears_.end()) return ReadInt8Linear(it->first, it->second);
+    if (it != linears_.end()) {
+      return ReadInt8Linear(it->first, it->second);
+    }
   }
   return inner_.ReadStored(name);
 }

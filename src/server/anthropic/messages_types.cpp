@@ -25,7 +25,9 @@ const std::set<std::string> kKnownFields = {
 // Anthropic's custom tools → OpenAI function tools; input_schema without a type is an object
 // schema (vLLM). Server tools (web search, bash, ...) have a `type` and are refused.
 ApiResult<OJson> ConvertTools(const OJson& tools) {
-  if (!tools.is_array()) return BadParam("tools", "'tools' must be an array of tools");
+  if (!tools.is_array()) {
+    return BadParam("tools", "'tools' must be an array of tools");
+  }
   OJson out = OJson::array();
   for (size_t k = 0; k < tools.size(); ++k) {
     const OJson& tool = tools[k];
@@ -47,7 +49,9 @@ ApiResult<OJson> ConvertTools(const OJson& tools) {
                                            tool["name"].get<std::string>()));
     }
     OJson schema = tool["input_schema"];
-    if (!schema.contains("type")) schema["type"] = "object";
+    if (!schema.contains("type")) {
+      schema["type"] = "object";
+    }
     OJson function = {{"name", tool["name"]}};
     if (tool.contains("description") && tool["description"].is_string()) {
       function["description"] = tool["description"];
@@ -60,7 +64,9 @@ ApiResult<OJson> ConvertTools(const OJson& tools) {
 
 // tool_choice {type: auto | any | tool | none, name, disable_parallel_tool_use}.
 ApiResult<bool> ConvertToolChoice(const OJson& body, OJson* chat) {
-  if (FieldAbsent(body, "tool_choice")) return true;  // with tools, chat's default: "auto"
+  if (FieldAbsent(body, "tool_choice")) {
+    return true;  // with tools, chat's default: "auto"
+  }
   const OJson& choice = body["tool_choice"];
   const std::string type =
       choice.is_object() && choice.contains("type") && choice["type"].is_string()
@@ -89,7 +95,9 @@ ApiResult<bool> ConvertToolChoice(const OJson& body, OJson* chat) {
 // thinking {type: enabled | adaptive | disabled, budget_tokens} → enable_thinking for the
 // template (Qwen3 and others read it), unless chat_template_kwargs already sets it.
 ApiResult<bool> ConvertThinking(const OJson& body, OJson* chat) {
-  if (FieldAbsent(body, "thinking")) return true;
+  if (FieldAbsent(body, "thinking")) {
+    return true;
+  }
   const OJson& thinking = body["thinking"];
   const std::string type =
       thinking.is_object() && thinking.contains("type") && thinking["type"].is_string()
@@ -104,7 +112,9 @@ ApiResult<bool> ConvertThinking(const OJson& body, OJson* chat) {
     return BadParam("thinking", "'thinking.budget_tokens' must be an integer");
   }
   OJson& kwargs = (*chat)["chat_template_kwargs"];
-  if (kwargs.is_null()) kwargs = OJson::object();
+  if (kwargs.is_null()) {
+    kwargs = OJson::object();
+  }
   if (kwargs.is_object() && !kwargs.contains("enable_thinking")) {
     kwargs["enable_thinking"] = type != "disabled";
   }
@@ -113,7 +123,9 @@ ApiResult<bool> ConvertThinking(const OJson& body, OJson* chat) {
 
 // max_tokens (required), stop_sequences, temperature, top_p, top_k, stream, output_config.
 ApiResult<bool> ConvertGenerationFields(const OJson& body, OJson* chat) {
-  if (FieldAbsent(body, "max_tokens")) return BadParam("max_tokens", "'max_tokens' is required");
+  if (FieldAbsent(body, "max_tokens")) {
+    return BadParam("max_tokens", "'max_tokens' is required");
+  }
   const OJson& max_tokens = body["max_tokens"];
   if (!max_tokens.is_number_integer() || max_tokens.get<int64_t>() < 1) {
     return BadParam("max_tokens", fmt::format("'max_tokens' must be an integer >= 1; found {}",
@@ -123,16 +135,26 @@ ApiResult<bool> ConvertGenerationFields(const OJson& body, OJson* chat) {
   if (!FieldAbsent(body, "stop_sequences")) {
     const OJson& stop = body["stop_sequences"];
     bool ok = stop.is_array();
-    for (size_t k = 0; ok && k < stop.size(); ++k) ok = stop[k].is_string();
-    if (!ok) return BadParam("stop_sequences", "'stop_sequences' must be an array of strings");
+    for (size_t k = 0; ok && k < stop.size(); ++k) {
+      ok = stop[k].is_string();
+    }
+    if (!ok) {
+      return BadParam("stop_sequences", "'stop_sequences' must be an array of strings");
+    }
     (*chat)["stop"] = stop;
   }
   for (const char* field : {"temperature", "top_p", "top_k", "stream"}) {
-    if (!FieldAbsent(body, field)) (*chat)[field] = body[field];
+    if (!FieldAbsent(body, field)) {
+      (*chat)[field] = body[field];
+    }
   }
-  if (FieldAbsent(body, "output_config")) return true;
+  if (FieldAbsent(body, "output_config")) {
+    return true;
+  }
   const OJson& config = body["output_config"];
-  if (!config.is_object()) return BadParam("output_config", "'output_config' must be an object");
+  if (!config.is_object()) {
+    return BadParam("output_config", "'output_config' must be an object");
+  }
   if (!FieldAbsent(config, "format")) {
     const OJson& format = config["format"];
     if (!format.is_object() || !format.contains("type") || format["type"] != "json_schema" ||
@@ -152,7 +174,9 @@ ApiResult<bool> ConvertGenerationFields(const OJson& body, OJson* chat) {
 
 ApiResult<OJson> ToChatCompletionBody(const OJson& body, MessagesEndpoint endpoint) {
   OJson chat = OJson::object();
-  if (!FieldAbsent(body, "model")) chat["model"] = body["model"];
+  if (!FieldAbsent(body, "model")) {
+    chat["model"] = body["model"];
+  }
   TANDEM_API_ASSIGN_OR_RETURN(chat["messages"], ToChatMessages(body));
   if (!FieldAbsent(body, "tools")) {
     TANDEM_API_ASSIGN_OR_RETURN(chat["tools"], ConvertTools(body["tools"]));
@@ -168,7 +192,9 @@ ApiResult<OJson> ToChatCompletionBody(const OJson& body, MessagesEndpoint endpoi
   (void)ok;
   std::string ignored;  // one warning line naming them, as vLLM logs ignored fields
   for (const auto& [key, unused] : body.items()) {
-    if (!kKnownFields.count(key)) ignored += (ignored.empty() ? "'" : ", '") + key + "'";
+    if (!kKnownFields.count(key)) {
+      ignored += (ignored.empty() ? "'" : ", '") + key + "'";
+    }
   }
   if (!ignored.empty()) {
     TLOG_WARN("The following fields were present in the request but ignored: {}", ignored);

@@ -49,7 +49,9 @@ ApiResult<std::string> Compile(const Constraint& c, bool any_whitespace) {
       break;
     case Constraint::Kind::kRegex: {
       auto expr = structured::CompileRegex(c.value.get<std::string>());
-      if (!expr.ok()) return BadParam(c.field, expr.status().message());
+      if (!expr.ok()) {
+        return BadParam(c.field, expr.status().message());
+      }
       structured::Grammar g;
       g.Add("root", std::move(expr).value());
       grammar = std::move(g);
@@ -57,7 +59,9 @@ ApiResult<std::string> Compile(const Constraint& c, bool any_whitespace) {
     }
     case Constraint::Kind::kChoice: {
       std::vector<structured::Expr> literals;
-      for (const OJson& choice : c.value) literals.push_back(structured::Literal(choice));
+      for (const OJson& choice : c.value) {
+        literals.push_back(structured::Literal(choice));
+      }
       structured::Grammar g;
       g.Add("root", structured::Choice(std::move(literals)));
       grammar = std::move(g);
@@ -67,10 +71,14 @@ ApiResult<std::string> Compile(const Constraint& c, bool any_whitespace) {
       grammar = structured::ParseGbnf(c.value.get<std::string>());
       break;
   }
-  if (!grammar.ok()) return BadParam(c.field, grammar.status().message());
+  if (!grammar.ok()) {
+    return BadParam(c.field, grammar.status().message());
+  }
   if (!any_whitespace) {
     for (auto& [name, body] : grammar.value().rules) {
-      if (name == "ws" && c.kind != Constraint::Kind::kGrammar) body = structured::Empty();
+      if (name == "ws" && c.kind != Constraint::Kind::kGrammar) {
+        body = structured::Empty();
+      }
     }
   }
   // Checked exactly as the workers will compile it: from the GBNF text, so a grammar near a
@@ -83,7 +91,9 @@ ApiResult<std::string> Compile(const Constraint& c, bool any_whitespace) {
                     c.field};
   }
   auto automaton = structured::Automaton::Compile(*reparsed);
-  if (!automaton.ok()) return BadParam(c.field, automaton.status().message());
+  if (!automaton.ok()) {
+    return BadParam(c.field, automaton.status().message());
+  }
   return gbnf;
 }
 
@@ -112,7 +122,9 @@ ApiResult<bool> CheckChoices(const OJson& value, const std::string& field) {
 // Adds the constraint of one field holding a schema, regex, choice list or grammar.
 ApiResult<bool> AddField(const OJson& object, const char* key, const std::string& field,
                          Constraint::Kind kind, std::vector<Constraint>* out) {
-  if (!Present(object, key)) return true;
+  if (!Present(object, key)) {
+    return true;
+  }
   const OJson& value = object.at(key);
   if (kind == Constraint::Kind::kRegex || kind == Constraint::Kind::kGrammar) {
     TANDEM_API_ASSIGN_OR_RETURN(bool ok, CheckString(value, field));
@@ -129,7 +141,9 @@ ApiResult<bool> AddField(const OJson& object, const char* key, const std::string
 }
 
 ApiResult<bool> ParseResponseFormat(const OJson& body, std::vector<Constraint>* out) {
-  if (!Present(body, "response_format")) return true;
+  if (!Present(body, "response_format")) {
+    return true;
+  }
   const OJson& format = body["response_format"];
   if (!format.is_object()) {
     return BadParam("response_format", fmt::format("'response_format' must be an object; found {}",
@@ -143,7 +157,9 @@ ApiResult<bool> ParseResponseFormat(const OJson& body, std::vector<Constraint>* 
                                                         : std::string("none")));
   }
   const std::string type = format["type"].get<std::string>();
-  if (type == "text") return true;
+  if (type == "text") {
+    return true;
+  }
   if (type == "json_object") {
     out->push_back({"response_format", Constraint::Kind::kJsonObject, nullptr});
     return true;
@@ -179,7 +195,9 @@ struct Options {
 
 ApiResult<bool> ParseStructuredOutputsField(const OJson& body, std::vector<Constraint>* out,
                                             Options* options) {
-  if (!Present(body, "structured_outputs")) return true;
+  if (!Present(body, "structured_outputs")) {
+    return true;
+  }
   const OJson& so = body["structured_outputs"];
   if (!so.is_object()) {
     return BadParam("structured_outputs", fmt::format("'structured_outputs' must be an object; "
@@ -248,11 +266,14 @@ ApiResult<std::string> ParseStructuredOutputs(const nlohmann::ordered_json& body
         "request field 'guided_decoding_backend' has no effect: tandem has one "
         "structured-output backend");
   }
-  if (constraints.empty()) return std::string();
+  if (constraints.empty()) {
+    return std::string();
+  }
   if (constraints.size() > 1) {
     std::string fields;
-    for (const Constraint& c : constraints)
+    for (const Constraint& c : constraints) {
       fields += (fields.empty() ? "'" : ", '") + c.field + "'";
+    }
     return BadParam(
         constraints[1].field,
         fmt::format("only one kind of structured output may be requested; found {}", fields));
@@ -270,21 +291,27 @@ ApiResult<std::string> ForcedToolCallGrammar(const nlohmann::ordered_json& tools
     OJson parameters = function.contains("parameters") && !function["parameters"].is_null()
                            ? OJson(function["parameters"])
                            : OJson{{"type", "object"}, {"properties", OJson::object()}};
-    if (name == named_function) named_parameters = parameters;
+    if (name == named_function) {
+      named_parameters = parameters;
+    }
     alternatives.push_back(
         {{"type", "object"},
          {"properties",
           {{"name", {{"type", "string"}, {"enum", {name}}}}, {"parameters", parameters}}},
          {"required", {"name", "parameters"}}});
   }
-  if (!required && named_function.empty()) return std::string();
+  if (!required && named_function.empty()) {
+    return std::string();
+  }
   OJson schema = named_parameters;
   if (required) {
     schema = {
         {"type", "array"},
         {"minItems", 1},
         {"items", alternatives.size() == 1 ? alternatives[0] : OJson{{"anyOf", alternatives}}}};
-    if (max_calls > 0) schema["maxItems"] = max_calls;
+    if (max_calls > 0) {
+      schema["maxItems"] = max_calls;
+    }
   }
   auto gbnf = Compile({"tools", Constraint::Kind::kJsonSchema, schema}, true);
   if (!gbnf.ok()) {
