@@ -4,7 +4,8 @@
 #              TANDEM_LINT=0 skips it)
 #   ctest      unit, parity, e2e; multinode when run as root, else those report SKIP
 #   TSan       the threaded modules' unit tests in build-tsan/ (TANDEM_TSAN=0 skips it)
-#   ASan+UBSan the untrusted-input modules' unit tests in build-asan/ (TANDEM_ASAN=0 skips it)
+#   ASan+UBSan the whole tree's unit, parity and e2e tiers in build-asan/ (TANDEM_ASAN=0 skips it;
+#              TANDEM_ASAN_TIERS picks tiers)
 #   fuzz       each fuzz/ target for TANDEM_FUZZ_SECONDS (default 20; 0 skips it) in build-fuzz/
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit`, and skip every other tier.
 set -euo pipefail
@@ -14,7 +15,9 @@ bash scripts/build.sh
 if [ $# -eq 0 ] && [ "${TANDEM_LINT:-1}" != 0 ]; then
   bash scripts/lint.sh
 fi
-ctest --test-dir build --output-on-failure --timeout 900 "$@"
+# Two tests at a time (the machine's two cores): an e2e test mostly waits on its servers, so the
+# e2e tier takes half as long (multinode tests are RUN_SERIAL: alone).
+ctest --test-dir build --output-on-failure --timeout 900 -j2 "$@"
 if [ $# -eq 0 ] && [ "${TANDEM_TSAN:-1}" != 0 ]; then
   bash scripts/sanitize.sh thread
 fi

@@ -11,7 +11,7 @@
 #include "core/logging.h"
 #include "executor/in_process_executor.h"
 #include "executor/multiproc_executor.h"
-#include "ipc/zmq_socket.h"
+#include "ipc/ipc_path.h"
 #include "worker/kv_budget.h"
 #include "worker/worker.h"
 

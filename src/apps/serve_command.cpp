@@ -21,6 +21,7 @@
 #include "core/clock.h"
 #include "core/logging.h"
 #include "ipc/handshake.h"
+#include "ipc/ipc_path.h"
 #include "ipc/net_address.h"
 #include "ipc/zmq_socket.h"
 #include "router/coordinator.h"
@@ -305,11 +306,18 @@ int RunServeCommand(int argc, char** argv) {
     return 2;
   }
   LogIneffectiveFlags(flags);
+  // The engine cores' ipc sockets go in $VLLM_RPC_BASE_PATH, $TMPDIR or /tmp: refused at once
+  // if unusable (a bind there would fail later with zmq's errno alone).
+  if (Status st = ipc::CheckIpcDirectory(); !st.ok()) {
+    TLOG_ERROR("{}", st.message());
+    return 2;
+  }
   // ipc socket files of `tandem serve` processes that crashed or were killed (SIGKILL leaves
-  // them): removed here, so /tmp does not fill with them.
-  if (const int32_t stale = ipc::RemoveStaleIpcFiles(); stale > 0) {
-    TLOG_INFO("removed {} ipc socket file(s) in /tmp left by tandem processes that are gone",
-              stale);
+  // them): removed here, so the directory does not fill with them.
+  const std::string ipc_directory = ipc::IpcDirectory();
+  if (const int32_t stale = ipc::RemoveStaleIpcFiles(ipc_directory); stale > 0) {
+    TLOG_INFO("removed {} ipc socket file(s) in {} left by tandem processes that are gone", stale,
+              ipc_directory);
   }
   // The engine processes (children, which read it when libgomp loads) wait at a forward-pass
   // barrier by spinning ~3000 rounds, then sleeping, unless the user chose a policy. libgomp's

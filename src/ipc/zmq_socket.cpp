@@ -1,19 +1,17 @@
 #include "ipc/zmq_socket.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <random>
-#include <string_view>
 #include <zmq.hpp>
+
+#include "ipc/ipc_path.h"
 
 namespace tandem::ipc {
 namespace {
@@ -154,39 +152,6 @@ Result<std::vector<bool>> ZmqSocket::PollReadable(const std::vector<ZmqSocket*>&
   std::vector<bool> readable;
   for (const auto& item : items) readable.push_back((item.revents & ZMQ_POLLIN) != 0);
   return readable;
-}
-
-std::string MakeIpcEndpoint(const std::string& name) {
-  return "ipc:///tmp/tandem-" + std::to_string(getpid()) + "-" + name;
-}
-
-int32_t RemoveStaleIpcFiles(const std::string& directory) {
-  DIR* dir = opendir(directory.c_str());
-  if (dir == nullptr) return 0;
-  int32_t removed = 0;
-  const uid_t uid = getuid();
-  while (const dirent* entry = readdir(dir)) {
-    // "tandem-<pid>-<name>" (MakeIpcEndpoint's): a socket whose process is gone.
-    const std::string_view file(entry->d_name);
-    if (file.rfind("tandem-", 0) != 0) continue;
-    const size_t digits_end = file.find('-', 7);
-    if (digits_end == std::string_view::npos || digits_end == 7) continue;
-    const std::string digits(file.substr(7, digits_end - 7));
-    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
-    const pid_t pid = static_cast<pid_t>(std::stol(digits));
-    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to probe)
-    const std::string path = directory + "/" + std::string(file);
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != uid) continue;
-    if (::unlink(path.c_str()) == 0) ++removed;
-  }
-  closedir(dir);
-  return removed;
-}
-
-void RemoveIpcPath(const std::string& endpoint) {
-  constexpr std::string_view kScheme = "ipc://";
-  if (endpoint.rfind(kScheme, 0) == 0) ::unlink(endpoint.c_str() + kScheme.size());
 }
 
 namespace {

@@ -58,18 +58,6 @@ class ZmqSocket {
   std::unique_ptr<Impl> impl_;
 };
 
-// A fresh ipc:// endpoint path unique to this process: "ipc:///tmp/tandem-<pid>-<name>".
-std::string MakeIpcEndpoint(const std::string& name);
-
-// Removes the socket files MakeIpcEndpoint made in `directory` ("tandem-<pid>-*") whose process
-// no longer exists (a crashed or killed `tandem serve`), if they are sockets owned by this
-// user. Returns how many were removed. Never fails (an unreadable directory removes none).
-int32_t RemoveStaleIpcFiles(const std::string& directory = "/tmp");
-
-// Removes the socket file of an ipc:// endpoint (nothing for other transports). Connections
-// already made stay up; call once every peer has connected, or at shutdown.
-void RemoveIpcPath(const std::string& endpoint);
-
 // A TCP port on `host` that was free a moment ago (bound and closed again), chosen at random
 // outside the kernel's ephemeral range (/proc/sys/net/ipv4/ip_local_port_range) so that no
 // bind(0) or connect() of another socket takes it before its owner binds it; the kernel's own

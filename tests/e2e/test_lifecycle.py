@@ -1,15 +1,18 @@
 """Process lifecycle (issue 17): the API server of a deployment whose every engine core is gone
 exits non-zero after answering what was in flight (vLLM's behaviour, so a supervisor restarts
-it); a killed server's ipc socket files are removed by the next one; the API key is not passed
-down to engine processes."""
+it); a killed server's ipc socket files are removed by the next one, in the directory
+$VLLM_RPC_BASE_PATH, $TMPDIR or /tmp chooses (an unusable one refused at start-up); the API key
+is not passed down to engine processes."""
 import glob
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 
-from harness import STORIES_GGUF, Server, check, run
+from harness import BIN, STORIES_GGUF, Server, check, free_port, run
 
 
 def engine_cores(server_pid):
@@ -84,20 +87,62 @@ def test_every_api_server_answers_its_requests_when_the_engines_are_gone():
 
 
 def test_a_killed_servers_ipc_files_are_removed_by_the_next():
-    with Server(STORIES_GGUF) as srv:
-        pid = srv.proc.pid
-        files = glob.glob(f"/tmp/tandem-{pid}-*")
-        check(files, f"the server's ipc sockets: none under /tmp/tandem-{pid}-*")
-        for core in engine_cores(pid):
-            os.kill(int(core), signal.SIGKILL)
-        srv.proc.kill()
-        srv.proc.wait()
-    check(all(os.path.exists(f) for f in files), "SIGKILL leaves them (the case to clean up)")
-    with Server(STORIES_GGUF) as srv:
-        check(not any(os.path.exists(f) for f in files),
-              f"still there after the next start: {[f for f in files if os.path.exists(f)]}")
-        check("ipc socket file(s) in /tmp left by tandem processes that are gone" in
-              srv.full_log(), srv.logs())
+    # A directory of its own: another test's server starting in parallel would remove stale
+    # files in a shared /tmp first (and log it, not this one).
+    ipc_dir = tempfile.mkdtemp(prefix="tandem-ipc-")
+    try:
+        env = {"TMPDIR": ipc_dir}
+        with Server(STORIES_GGUF, env=env) as srv:
+            pid = srv.proc.pid
+            files = glob.glob(f"{ipc_dir}/tandem-{pid}-*")
+            check(files, f"the server's ipc sockets: none under {ipc_dir}/tandem-{pid}-*")
+            for core in engine_cores(pid):
+                os.kill(int(core), signal.SIGKILL)
+            srv.proc.kill()
+            srv.proc.wait()
+        check(all(os.path.exists(f) for f in files), "SIGKILL leaves them (the case to clean up)")
+        with Server(STORIES_GGUF, env=env) as srv:
+            check(not any(os.path.exists(f) for f in files),
+                  f"still there after the next start: {[f for f in files if os.path.exists(f)]}")
+            check(f"ipc socket file(s) in {ipc_dir} left by tandem processes that are gone" in
+                  srv.full_log(), srv.logs())
+    finally:
+        shutil.rmtree(ipc_dir, ignore_errors=True)
+
+
+def test_vllm_rpc_base_path_chooses_the_ipc_directory_before_tmpdir():
+    rpc_dir, tmp_dir = tempfile.mkdtemp(prefix="tandem-rpc-"), tempfile.mkdtemp(prefix="tandem-t-")
+    try:
+        with Server(STORIES_GGUF, env={"VLLM_RPC_BASE_PATH": rpc_dir + "/", "TMPDIR": tmp_dir}) as srv:
+            pid = srv.proc.pid
+            check(glob.glob(f"{rpc_dir}/tandem-{pid}-*"), f"no ipc sockets in {rpc_dir}")
+            check(not glob.glob(f"{tmp_dir}/tandem-{pid}-*"), f"ipc sockets in $TMPDIR {tmp_dir}")
+            status, body = srv.post_json("/v1/completions", {"prompt": "Once", "max_tokens": 2})
+            check(status == 200, f"{status} {body}")
+    finally:
+        shutil.rmtree(rpc_dir, ignore_errors=True)
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+
+
+def test_an_unusable_ipc_directory_is_refused_at_start_up():
+    scratch = tempfile.mkdtemp(prefix="tandem-ipc-bad-")
+    a_file = os.path.join(scratch, "file")
+    open(a_file, "w").close()
+    too_long = os.path.join(scratch, "d" * 80)
+    os.makedirs(too_long)
+    rows = [({"TMPDIR": os.path.join(scratch, "missing")}, "(TMPDIR=" + scratch + "/missing) does not exist"),
+            ({"TMPDIR": a_file}, "(TMPDIR=" + a_file + ") is not a directory"),
+            ({"VLLM_RPC_BASE_PATH": too_long}, f"is {len(too_long)} bytes long; a Unix socket path allows a directory of at most")]
+    try:
+        for env, needle in rows:
+            proc = subprocess.run([BIN, "serve", STORIES_GGUF, "--host", "127.0.0.1", "--port",
+                                   str(free_port())], env={**os.environ, **env},
+                                  capture_output=True, text=True, timeout=60)
+            out = proc.stdout + proc.stderr
+            check(proc.returncode == 2, f"{env}: exit code {proc.returncode}, wanted 2:\n{out[-800:]}")
+            check(needle in out, f"{env}: wanted {needle!r} in:\n{out[-800:]}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def test_the_api_key_reaches_no_engine_process():
@@ -118,4 +163,6 @@ if __name__ == "__main__":
     run([test_the_only_engine_core_dying_ends_the_server_after_its_requests,
          test_every_api_server_answers_its_requests_when_the_engines_are_gone,
          test_a_killed_servers_ipc_files_are_removed_by_the_next,
+         test_vllm_rpc_base_path_chooses_the_ipc_directory_before_tmpdir,
+         test_an_unusable_ipc_directory_is_refused_at_start_up,
          test_the_api_key_reaches_no_engine_process])

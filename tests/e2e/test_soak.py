@@ -11,7 +11,7 @@ import socket
 import threading
 import time
 
-from harness import STORIES_GGUF, Server, check, run
+from harness import ASAN, STORIES_GGUF, Server, check, run
 
 NUM_CLIENTS = 1000
 DURATION_S = 60
@@ -153,8 +153,13 @@ def test_a_thousand_rough_clients_leave_nothing_behind():
         wait_until(f"descriptors back within 5 % of {fds_before}",
                    lambda: open_fds(pid) <= fds_before * 1.05)
         rss_after = rss_kib(pid)
-        check(rss_after <= rss_before * 1.05,
-              f"API server RSS {rss_before} → {rss_after} KiB (more than 5 % up)")
+        if ASAN:
+            # ASan's quarantine (256 MiB) holds freed blocks back, so RSS grows with the traffic
+            # (368 → 656 MiB in one run); LeakSanitizer's report at exit checks leaks instead.
+            print(f"  (RSS {rss_before} → {rss_after} KiB, not bounded under AddressSanitizer)")
+        else:
+            check(rss_after <= rss_before * 1.05,
+                  f"API server RSS {rss_before} → {rss_after} KiB (more than 5 % up)")
         status, _, _ = srv.request("GET", "/health")
         check(status == 200, f"/health {status}")
         status, body = srv.post_json("/v1/completions", {"prompt": "Once", "max_tokens": 4})

@@ -51,13 +51,18 @@ export async function sendInPlayground(page, text, pane = 0) {
   const before = await page.getByTestId(`answer-${pane}`).count();
   await page.getByTestId("chat-input").fill(text);
   await page.getByTestId("send").click();
+  // data-state "done": the stream has ended (the stats' TTFT tag shows at the first token).
   await waitFor("the answer to end", async () =>
-    (await page.getByTestId(`answer-${pane}`).count()) > before &&
-    (await page.locator(`[data-testid="turn-${pane}-${before * 2 + 1}"] [data-testid="answer-stats"] .ant-tag`).count()) > 0, 120_000);
+    (await page.locator(`[data-testid="answer-${pane}"][data-state="done"]`).count()) > before, 120_000);
   // The streamed text exactly as it arrived (the page shows it rendered as Markdown).
   const answer = page.getByTestId(`answer-${pane}`).nth(before);
   check((await answer.innerText()).trim().length > 0, "the answer is shown");
   return ((await answer.getAttribute("data-raw")) ?? "").trim();
+}
+
+/** Waits until the answer of pane `pane` in turn `turn` has ended (data-state "done"). */
+export async function answerEnded(page, pane, turn) {
+  await page.locator(`[data-testid="turn-${pane}-${turn}"] [data-testid="answer-${pane}"][data-state="done"]`).waitFor({ timeout: 120_000 });
 }
 
 /** Logs in to the console at `url` as admin. */

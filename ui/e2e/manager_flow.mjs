@@ -5,7 +5,7 @@
 // tiny-qwen3 sends enable_thinking: false; create an API key and use it with curl; follow an
 // instance's logs and see a new request's access-log line. Screenshots of every page.
 import { execFileSync } from "node:child_process";
-import { check, runFlow, screenshot, sendInPlayground, waitFor } from "./browser.mjs";
+import { answerEnded, check, runFlow, screenshot, sendInPlayground, waitFor } from "./browser.mjs";
 
 const URL = process.env.TANDEM_MANAGER_URL;
 const PASSWORD = process.env.TANDEM_ADMIN_PASSWORD;
@@ -106,7 +106,7 @@ await runFlow("manager UI flow", async ({ context, page }) => {
   const body = JSON.parse((await sent).postData());
   check(body.model === "tiny-qwen3" && body.chat_template_kwargs?.enable_thinking === false,
     `the request carries enable_thinking: false: ${JSON.stringify(body)}`);
-  await page.locator('[data-testid="turn-0-1"] [data-testid="answer-stats"] .ant-tag').first().waitFor();
+  await answerEnded(page, 0, 1);
 
   // Compare: the same message to two deployments, answered side by side.
   await page.getByTestId("compare").click();
@@ -114,9 +114,9 @@ await runFlow("manager UI flow", async ({ context, page }) => {
   await page.locator(".ant-select-dropdown:not(.ant-select-dropdown-hidden) .ant-select-item-option", { hasText: /^stories$/ }).click();
   await page.getByTestId("chat-input").fill(PROMPT);
   await page.getByTestId("send").click();
-  await page.locator('[data-testid="turn-0-3"] [data-testid="answer-stats"] .ant-tag').first().waitFor();
-  await page.locator('[data-testid="turn-1-1"] [data-testid="answer-stats"] .ant-tag').first().waitFor();
-  const compared = (await page.getByTestId("answer-1").first().getAttribute("data-raw")).trim();
+  await answerEnded(page, 0, 3);
+  await answerEnded(page, 1, 1);
+  const compared = (await page.locator('[data-testid="turn-1-1"] [data-testid="answer-1"]').getAttribute("data-raw")).trim();
   check(compared === greedy,
     `the compared stories pane gives the greedy answer too (temperature 0): ${JSON.stringify(compared)} vs ${JSON.stringify(greedy)}`);
   await screenshot(page, "playground-compare");

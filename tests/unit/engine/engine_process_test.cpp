@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "ipc/ipc_path.h"
 #include "ipc/zmq_socket.h"
 #include "protocol/message.h"
 #include "testing.h"

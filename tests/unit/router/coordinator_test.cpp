@@ -8,6 +8,8 @@
 #include <functional>
 #include <thread>
 
+#include "ipc/ipc_path.h"
+#include "ipc/zmq_socket.h"
 #include "protocol/engine_output.h"
 #include "protocol/message.h"
 

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "ipc/ipc_path.h"
 #include "ipc/zmq_socket.h"
 #include "protocol/message.h"
 

@@ -170,7 +170,7 @@ function ChatPane(props: {
               }}
             />
           ) : (
-            <div onDoubleClick={() => !controller.current && setEditing(i)} title={t("playground.editHint")} data-testid={turn.role === "assistant" ? `answer-${props.index}` : undefined} data-raw={turn.role === "assistant" ? turn.content : undefined}>
+            <div onDoubleClick={() => !controller.current && setEditing(i)} title={t("playground.editHint")} data-testid={turn.role === "assistant" ? `answer-${props.index}` : undefined} data-raw={turn.role === "assistant" ? turn.content : undefined} data-state={turn.role === "assistant" ? (turn.answer && !turn.answer.done ? "streaming" : "done") : undefined}>
               {turn.role === "assistant" ? <Markdown text={turn.content} /> : <Typography.Paragraph style={{ whiteSpace: "pre-wrap", margin: 0 }}>{turn.content}</Typography.Paragraph>}
             </div>
           )}

@@ -13,6 +13,8 @@ export interface Answer {
   completionTokens?: number;
   finishReason?: string;
   error?: string;
+  /** True once the stream has ended (finished, failed or stopped): nothing more will arrive. */
+  done?: boolean;
 }
 
 /** Moves <think>…</think> (an unclosed one too) from the content into the reasoning. */
@@ -60,6 +62,7 @@ export async function streamChat(
     });
     if (!response.ok) {
       answer.error = errorMessage(response.status, await response.text());
+      answer.done = true;
       onUpdate({ ...answer });
       return answer;
     }
@@ -101,6 +104,7 @@ export async function streamChat(
   if (answer.completionTokens && ended > started) {
     answer.tokensPerSecond = (answer.completionTokens * 1000) / (ended - started);
   }
+  answer.done = true;
   publish();
   return answer;
 }
