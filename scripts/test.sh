@@ -8,23 +8,32 @@
 #              TANDEM_ASAN_TIERS picks tiers)
 #   fuzz       each fuzz/ target for TANDEM_FUZZ_SECONDS (default 20; 0 skips it) in build-fuzz/
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit`, and skip every other tier.
+# Each step prints how long it took ("== test.sh: STEP took N s"), CI's budget being 90 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-bash scripts/build.sh
+
+step() {
+  local name="$1" started=$SECONDS
+  shift
+  "$@"
+  echo "== test.sh: $name took $((SECONDS - started)) s (all steps so far: $SECONDS s)"
+}
+
+step setup bash scripts/setup.sh
+step build bash scripts/build.sh
 if [ $# -eq 0 ] && [ "${TANDEM_LINT:-1}" != 0 ]; then
-  bash scripts/lint.sh
+  step lint bash scripts/lint.sh
 fi
 # Two tests at a time (the machine's two cores): an e2e test mostly waits on its servers, so the
 # e2e tier takes half as long (multinode tests are RUN_SERIAL: alone).
-ctest --test-dir build --output-on-failure --timeout 900 -j2 "$@"
+step ctest ctest --test-dir build --output-on-failure --timeout 900 -j2 "$@"
 if [ $# -eq 0 ] && [ "${TANDEM_TSAN:-1}" != 0 ]; then
-  bash scripts/sanitize.sh thread
+  step tsan bash scripts/sanitize.sh thread
 fi
 if [ $# -eq 0 ] && [ "${TANDEM_ASAN:-1}" != 0 ]; then
-  bash scripts/sanitize.sh address
+  step asan bash scripts/sanitize.sh address
 fi
 fuzz_s="${TANDEM_FUZZ_SECONDS:-20}"
 if [ $# -eq 0 ] && [ "$fuzz_s" != 0 ]; then
-  bash scripts/fuzz.sh all "$fuzz_s"
+  step fuzz bash scripts/fuzz.sh all "$fuzz_s"
 fi
