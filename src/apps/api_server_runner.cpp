@@ -13,9 +13,11 @@
 #include "apps/engine_launcher.h"
 #include "apps/model_files.h"
 #include "core/logging.h"
+#include "core/utf8.h"
 #include "server/metrics.h"
 #include "server/metrics_share.h"
 #include "server/openai/request_parsing.h"
+#include "text/utf8.h"
 
 namespace tandem::apps {
 namespace {
@@ -108,8 +110,31 @@ bool ParseServeFlags(int argc, char** argv, ServeFlags* flags, int* exit_code) {
   try {
     app.parse(rest);
   } catch (const CLI::ParseError& e) {
-    *exit_code = app.exit(e);
+    const int cli_code = app.exit(e);
+    // --help / --version exit 0; every usage error exits 2, as vLLM's argparse does (CLI11's
+    // own codes differ by kind of error).
+    *exit_code = cli_code == 0 ? 0 : 2;
+    if (cli_code != 0) {
+      const std::string what = e.what();
+      for (const std::string& name : flags->config_file.flags_taken) {
+        if (what.find("--" + name) != std::string::npos) {
+          std::fprintf(stderr, "(--%s came from --config '%s')\n", name.c_str(),
+                       flags->config_file.path.c_str());
+        }
+      }
+    }
     return false;
+  }
+  // Every value is text the API shows or passes on as JSON, which holds UTF-8 only.
+  for (const CLI::Option* option : app.get_options()) {
+    for (const std::string& value : option->results()) {
+      if (!IsValidUtf8(value)) {
+        std::fprintf(stderr, "%s: the value is not valid UTF-8 ('%s')\n",
+                     option->get_name().c_str(), text::SanitizeUtf8(value).c_str());
+        *exit_code = 2;
+        return false;
+      }
+    }
   }
   // Asked for, not just the default: a model that cannot cache prefixes then refuses to start.
   flags->enable_prefix_caching_given =

@@ -32,7 +32,9 @@ HttpSession::HttpSession(net::ip::tcp::socket socket, const SessionOptions& opti
       handler_(handler) {}
 
 HttpSession::~HttpSession() {
-  if (sink_ && exchange_active_) sink_->FireDisconnect();
+  if (sink_ && exchange_active_) {
+    sink_->FireDisconnect();
+  }
 }
 
 void HttpSession::Run() {
@@ -43,7 +45,9 @@ void HttpSession::Run() {
 }
 
 void HttpSession::OnHandshake(error_code ec) {
-  if (closed_) return;
+  if (closed_) {
+    return;
+  }
   if (ec) {
     // A plain-HTTP client on the TLS port, a client refusing the certificate, a missing client
     // certificate, a scanner: nothing to answer in HTTP.
@@ -76,11 +80,14 @@ void HttpSession::OnHandshake(error_code ec) {
 }
 
 void HttpSession::DoRead() {
-  if (closed_ || reading_) return;
+  if (closed_ || reading_) {
+    return;
+  }
   parser_.emplace();
   parser_->body_limit(options_.max_body_bytes);
   parser_->header_limit(options_.max_header_bytes);
   header_checked_ = false;
+  header_bytes_ = 0;
   request_started_s_ = 0;
   parse_before_read_ = true;
   ReadSome();
@@ -107,20 +114,39 @@ void HttpSession::ReadSome() {
 
 void HttpSession::OnReadSome(error_code ec, size_t bytes) {
   reading_ = false;
-  if (closed_) return;
-  if (ec) return OnReadError(ec);  // end of stream, reset, TLS errors: the client left
-  if (discard_input_) {            // the body of a request answered without it
+  if (closed_) {
+    return;
+  }
+  if (ec) {
+    return OnReadError(ec);  // end of stream, reset, TLS errors: the client left
+  }
+  if (discard_input_) {  // the body of a request answered without it
     buffer_.consume(buffer_.size());
     return ReadSome();
   }
-  if (bytes > 0 && !exchange_active_) StartIdleTimer();  // idle counts from the last byte
+  if (bytes > 0 && !exchange_active_) {
+    StartIdleTimer();  // idle counts from the last byte
+  }
   const double now = MonotonicSeconds();
-  if (request_started_s_ == 0 && buffer_.size() > 0) request_started_s_ = now;
+  if (request_started_s_ == 0 && buffer_.size() > 0) {
+    request_started_s_ = now;
+  }
   // Parse what is buffered: the header first (put stops after it), then the body.
   while (buffer_.size() > 0 && !parser_->is_done()) {
     error_code parse_ec;
+    const bool in_header = !parser_->is_header_done();
     const size_t used = parser_->put(buffer_.data(), parse_ec);
     buffer_.consume(used);
+    // The header limit counted here, over every byte of the header however the bytes arrived
+    // (Beast's header_limit let a header read whole in one buffer through at twice the limit).
+    // Bytes buffered while the header is not done are all the header's.
+    if (in_header) {
+      header_bytes_ += used;
+      const size_t seen = header_bytes_ + (parser_->is_header_done() ? 0 : buffer_.size());
+      if (seen > options_.max_header_bytes) {
+        return OnReadError(bhttp::error::header_limit);
+      }
+    }
     if (parse_ec == bhttp::error::need_more) {
       if (parser_->is_header_done() && parser_->chunked() &&
           HasBareLineFeed({static_cast<const char*>(buffer_.data().data()), buffer_.size()})) {
@@ -130,13 +156,21 @@ void HttpSession::OnReadSome(error_code ec, size_t bytes) {
       }
       break;
     }
-    if (parse_ec) return OnReadError(parse_ec);
+    if (parse_ec) {
+      return OnReadError(parse_ec);
+    }
     if (parser_->is_header_done() && !header_checked_) {
       header_checked_ = true;
-      if (auto error = CheckHeader()) return OnBadRequest(error->http_status, error->message);
-      if (DispatchedBeforeContinue()) return;
+      if (auto error = CheckHeader()) {
+        return OnBadRequest(error->http_status, error->message);
+      }
+      if (DispatchedBeforeContinue()) {
+        return;
+      }
     }
-    if (used == 0) break;
+    if (used == 0) {
+      break;
+    }
   }
   if (!parser_->is_header_done()) {
     if (request_started_s_ > 0 && now - request_started_s_ > options_.header_timeout_s) {
@@ -145,7 +179,9 @@ void HttpSession::OnReadSome(error_code ec, size_t bytes) {
     }
     return ReadSome();
   }
-  if (!parser_->is_done()) return ReadSome();
+  if (!parser_->is_done()) {
+    return ReadSome();
+  }
   OnRequestRead();
 }
 
@@ -160,7 +196,9 @@ std::optional<FramingError> HttpSession::CheckHeader() {
   };
   const std::optional<std::string> te = joined(bhttp::field::transfer_encoding);
   const std::optional<std::string> cl = joined(bhttp::field::content_length);
-  if (auto error = CheckRequestFraming(te, cl)) return error;
+  if (auto error = CheckRequestFraming(te, cl)) {
+    return error;
+  }
   // RFC 9112 §3.2: an HTTP/1.1 request without Host, or any request with two, is a 400.
   const size_t hosts = header.count(bhttp::field::host);
   if (hosts > 1 || (hosts == 0 && header.version() >= 11)) {
@@ -205,15 +243,21 @@ HttpRequest HttpSession::RequestHead() {
   const std::string target = OriginFormTarget(ToStd(message.target())).value_or("/");
   const size_t question = target.find('?');
   request.path = target.substr(0, question);
-  if (question != std::string::npos) request.query = target.substr(question + 1);
+  if (question != std::string::npos) {
+    request.query = target.substr(question + 1);
+  }
   for (const auto& field : message) {
     std::string name(field.name_string());
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : name) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
     request.headers.emplace_back(std::move(name), std::string(field.value()));
   }
   error_code peer_ec;
   const auto peer = stream_.socket().remote_endpoint(peer_ec);
-  if (!peer_ec) request.peer_address = peer.address().to_string();
+  if (!peer_ec) {
+    request.peer_address = peer.address().to_string();
+  }
   request.arrival_time_s = MonotonicSeconds();
   return request;
 }
@@ -247,8 +291,12 @@ void HttpSession::OnReadError(error_code ec) {
   // The client closed its side. With the whole response queued, let the writes finish: their
   // result says whether it arrived (a client that read it and closed is no abort). Otherwise
   // the client can no longer be answered (as uvicorn, a half-close counts as leaving).
-  if (exchange_active_ && response_complete_ && writing_) return;
-  if (exchange_active_ && sink_) sink_->FireDisconnect();
+  if (exchange_active_ && response_complete_ && writing_) {
+    return;
+  }
+  if (exchange_active_ && sink_) {
+    sink_->FireDisconnect();
+  }
   Close();
 }
 
@@ -293,7 +341,9 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive, bool http10) {
 void HttpSession::StartIdleTimer() {
   idle_timer_.expires_after(std::chrono::seconds(options_.keep_alive_timeout_s));
   idle_timer_.async_wait([self = shared_from_this()](error_code ec) {
-    if (!ec && !self->exchange_active_) self->Close();
+    if (!ec && !self->exchange_active_) {
+      self->Close();
+    }
   });
 }
 
@@ -306,7 +356,9 @@ void HttpSession::SetExchangeActive(bool active) {
 
 void HttpSession::LogAccess(const char* ending) {
   const std::string& path = active_request_.path;
-  if (path.empty() || options_.disable_access_log_for_endpoints.count(path)) return;
+  if (path.empty() || options_.disable_access_log_for_endpoints.count(path)) {
+    return;
+  }
   // A request the client left before its response began has no status yet: 499, as nginx
   // logs a client that closed the request.
   TLOG_INFO("{} {} {} {:.1f} ms{}", active_request_.method, path,
@@ -316,9 +368,11 @@ void HttpSession::LogAccess(const char* ending) {
 
 void HttpSession::Close() {
   pinned_.reset();  // every caller holds the session (a handler's or a locked weak pointer)
-  if (closed_) return;
+  if (closed_) {
+    return;
+  }
   if (exchange_active_) {  // a response not (wholly) written: FinishExchange did not log it
-    LogAccess(stall_clock_running_ || queued_bytes_ > options_.max_send_buffer_bytes
+    LogAccess(stall_clock_running_ || QueuedBehindFront() > options_.max_send_buffer_bytes
                   ? " (aborted: the client stopped reading)"
                   : " (aborted: the client went away)");
     SetExchangeActive(false);

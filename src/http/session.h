@@ -60,8 +60,10 @@ struct SessionOptions {
   // A request's header must arrive within this many seconds of its first byte (else 408).
   int32_t header_timeout_s = 30;
   // Backpressure (a client that stops reading a response): past send_buffer_bytes queued the
-  // stall clock starts; still past it after stalled_client_timeout_s, or past
-  // max_send_buffer_bytes at any time, the response is aborted as a disconnect.
+  // stall clock starts, and restarts at each piece (256 KiB) the client takes; run out
+  // (stalled_client_timeout_s without a piece taken), or past max_send_buffer_bytes queued
+  // behind the piece being written at any time, the response is aborted as a disconnect. (One
+  // body bigger than max_send_buffer_bytes is written whole to a client that reads it.)
   size_t send_buffer_bytes = 1u << 20;
   size_t max_send_buffer_bytes = 16u << 20;
   double stalled_client_timeout_s = 30;
@@ -133,6 +135,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void SendErrorAndClose(int http_status, const std::string& message);
 
   void QueueWrite(std::string bytes);
+  // Bytes queued after the piece being written: what a producer adds while the client lags.
+  size_t QueuedBehindFront() const;
   void CheckSendBuffer();
   void AbortStalledClient(const std::string& why);
   void DoWrite();
@@ -147,6 +151,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   boost::asio::steady_timer idle_timer_;
   boost::asio::steady_timer stall_timer_;  // backpressure: see SessionOptions
   bool stall_clock_running_ = false;
+  uint64_t stall_clock_generation_ = 0;  // a timer that fired as the clock was restarted is stale
   const SessionOptions& options_;
   const RequestHandler& handler_;
   boost::beast::flat_buffer buffer_;
@@ -154,6 +159,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool reading_ = false;
   bool handshake_done_ = false;     // TLS: the handshake succeeded (close_notify may be sent)
   bool header_checked_ = false;     // the current request's header passed CheckHeader
+  size_t header_bytes_ = 0;         // of the current request's header, parsed so far
   bool parse_before_read_ = false;  // DoRead: parse buffered bytes before reading more
   // A request was answered before its body was read (DispatchedBeforeContinue): what arrives
   // after its header is dropped unparsed until the connection closes.
@@ -186,7 +192,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::shared_ptr<HttpSession> pinned_;
 
   std::deque<std::string> write_queue_;
-  size_t queued_bytes_ = 0;  // in write_queue_, the one being written included
+  size_t write_offset_ = 0;  // bytes of write_queue_.front() already written
+  size_t queued_bytes_ = 0;  // not yet written, of write_queue_ (the front's rest included)
   bool writing_ = false;
 };
 

@@ -5,6 +5,7 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include <algorithm>
 #include <sstream>
 #include <utility>
 
@@ -159,15 +160,20 @@ void HttpSession::QueueWrite(std::string bytes) {
 }
 
 // Backpressure: a client that stops reading leaves the response queued here once the kernel's
-// buffers are full. Past send_buffer_bytes the stall clock runs; if the client has not drained
-// it below that within stalled_client_timeout_s, or the queue reaches max_send_buffer_bytes,
-// the exchange is aborted as a disconnect (the handler's on_disconnect aborts the engine
-// requests, freeing their KV blocks) and the connection closed.
+// buffers are full. Past send_buffer_bytes the stall clock runs (DoWrite restarts it at each
+// piece written); if it runs out, or the bytes queued behind the piece being written reach
+// max_send_buffer_bytes (a producer outrunning the client), the exchange is aborted as a
+// disconnect (the handler's on_disconnect aborts the engine requests, freeing their KV blocks)
+// and the connection closed.
+size_t HttpSession::QueuedBehindFront() const {
+  return write_queue_.empty() ? 0 : queued_bytes_ - (write_queue_.front().size() - write_offset_);
+}
+
 void HttpSession::CheckSendBuffer() {
   if (closed_) {
     return;
   }
-  if (queued_bytes_ > options_.max_send_buffer_bytes) {
+  if (QueuedBehindFront() > options_.max_send_buffer_bytes) {
     return AbortStalledClient(fmt::format("{} bytes queued, the limit", queued_bytes_));
   }
   if (queued_bytes_ <= options_.send_buffer_bytes) {
@@ -181,13 +187,16 @@ void HttpSession::CheckSendBuffer() {
     return;
   }
   stall_clock_running_ = true;
+  const uint64_t generation = ++stall_clock_generation_;
   stall_timer_.expires_after(
       std::chrono::milliseconds(static_cast<int64_t>(options_.stalled_client_timeout_s * 1000)));
-  stall_timer_.async_wait([self = shared_from_this()](error_code ec) {
-    if (ec || !self->stall_clock_running_ || self->closed_) {
+  stall_timer_.async_wait([self = shared_from_this(), generation](error_code ec) {
+    if (ec || !self->stall_clock_running_ || self->closed_ ||
+        generation != self->stall_clock_generation_) {
       return;
     }
-    self->AbortStalledClient(fmt::format("{} bytes queued for {} s", self->queued_bytes_,
+    self->AbortStalledClient(fmt::format("{} bytes queued, none taken for {} s",
+                                         self->queued_bytes_,
                                          self->options_.stalled_client_timeout_s));
   });
 }
@@ -216,16 +225,29 @@ void HttpSession::DoWrite() {
     return;
   }
   writing_ = true;
-  net::async_write(stream_, net::buffer(write_queue_.front()),
-                   [self = shared_from_this()](error_code ec, size_t) {
-                     self->queued_bytes_ -= self->write_queue_.front().size();
-                     self->write_queue_.pop_front();
+  // In pieces: each one taken is progress (the stall clock restarts), so a slow client that
+  // reads a big body is told apart from one that stopped.
+  constexpr size_t kWritePieceBytes = 256 << 10;
+  const std::string& front = write_queue_.front();
+  const size_t piece = std::min(front.size() - write_offset_, kWritePieceBytes);
+  net::async_write(stream_, net::buffer(front.data() + write_offset_, piece),
+                   [self = shared_from_this(), piece](error_code ec, size_t) {
+                     self->queued_bytes_ -= piece;
+                     self->write_offset_ += piece;
+                     if (self->write_offset_ == self->write_queue_.front().size()) {
+                       self->write_queue_.pop_front();
+                       self->write_offset_ = 0;
+                     }
                      if (ec) {
                        if (self->sink_) {
                          self->sink_->FireDisconnect();
                        }
                        self->Close();
                        return;
+                     }
+                     if (self->stall_clock_running_) {  // progress: the clock starts again
+                       self->stall_clock_running_ = false;
+                       self->stall_timer_.cancel();
                      }
                      self->CheckSendBuffer();
                      self->DoWrite();

@@ -4,6 +4,7 @@
 // named "tandem-<pid>-<name>" so that the files of a process that is gone can be told apart.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -18,11 +19,12 @@ inline constexpr size_t kMaxIpcNameBytes = 32;
 // else "/tmp"; trailing slashes removed (a bare "/" stays "/").
 std::string IpcDirectory();
 
-// OK when IpcDirectory() is a directory this process may create files in and short enough that
-// "<dir>/tandem-<pid>-<name>" fits a Unix socket path (107 bytes) for names up to
-// kMaxIpcNameBytes. Errors: kInvalidArgument naming the variable that chose the directory, the
-// directory, and what is wrong with it (missing, not a directory, not writable, too long: its
-// length against the longest allowed).
+// OK when IpcDirectory() is valid UTF-8, short enough that "<dir>/tandem-<pid>-<name>" fits a
+// Unix socket path (107 bytes) for names up to kMaxIpcNameBytes, and a directory where this
+// process can bind a socket (tried: "tandem-<pid>-probe", removed again). Errors:
+// kInvalidArgument naming the variable that chose the directory, the directory (not when it is
+// not UTF-8), and what is wrong (not UTF-8, too long: its length against the longest allowed,
+// missing, not a directory, not writable, or the bind's error).
 Status CheckIpcDirectory();
 
 // A fresh ipc:// endpoint unique to this process: "ipc://<IpcDirectory()>/tandem-<pid>-<name>".

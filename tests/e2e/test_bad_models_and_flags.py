@@ -329,6 +329,10 @@ for flag in INT_FLAGS:
 for flag in HUMAN_READABLE_INT_FLAGS:
     FLAG_ROWS.append((f"{flag}_beyond_int64", [f"--{flag}", HUGE],
                       f"--{flag} '{HUGE}' is not an integer"))
+# Values the API shows or hands to the engines as JSON must be UTF-8 (a served model name of
+# other bytes was listed as U+FFFD and could not be asked for).
+FLAG_ROWS.append(("served_model_name_not_utf8", ["--served-model-name", b"\xff\xfeabc"],
+                  "--served-model-name: the value is not valid UTF-8"))
 
 
 def serve_refused(args):

@@ -173,6 +173,53 @@ def check_header_too_large(srv):
           "larger than the limit of 65536 bytes" in error["message"], f"error {error}")
 
 
+def header_of_size(total, filler_headers=1):
+    """A GET /health whose request line + headers + blank line are exactly `total` bytes, the
+    filler split over `filler_headers` X-Filler-N headers."""
+    base = b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+    names = [f"X-Filler-{i}: ".encode() for i in range(filler_headers)]
+    fixed = len(base) + sum(len(n) + 2 for n in names) + 2
+    fill = total - fixed
+    sizes = [fill // filler_headers + (1 if i < fill % filler_headers else 0)
+             for i in range(filler_headers)]
+    head = base + b"".join(n + b"a" * k + b"\r\n" for n, k in zip(names, sizes)) + b"\r\n"
+    assert len(head) == total
+    return head
+
+
+def check_header_limit_counts_every_byte_however_it_arrives(srv):
+    """The 64 KiB limit is the request line, the fields and the blank line together, exactly,
+    whether the header arrives in one write or in 1000-byte pieces (Beast's own limit let two
+    60 KB fields read in one buffer through)."""
+    limit = 64 << 10
+    for total, fields, pieces, want in [(limit, 1, False, b"HTTP/1.1 200"),
+                                        (limit + 1, 1, False, b"HTTP/1.1 431"),
+                                        (limit, 2, True, b"HTTP/1.1 200"),
+                                        (limit + 1, 2, True, b"HTTP/1.1 431"),
+                                        (80 << 10, 2, False, b"HTTP/1.1 431"),
+                                        (120 << 10, 2, False, b"HTTP/1.1 431"),
+                                        (120 << 10, 2, True, b"HTTP/1.1 431"),
+                                        (150 << 10, 8000, False, b"HTTP/1.1 431")]:
+        head = header_of_size(total, fields)
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=30) as s:
+            try:
+                if pieces:
+                    for i in range(0, len(head), 1000):
+                        s.sendall(head[i:i + 1000])
+                else:
+                    s.sendall(head)
+            except OSError:
+                pass  # answered and closed before the rest was read
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        check(data.startswith(want), f"{total} bytes in {fields} field(s), "
+                                     f"{'pieces' if pieces else 'one write'}: {data[:120]!r}")
+
+
 def send_raw(srv, payload):
     """Writes `payload` on one new connection and returns every byte until the server closes."""
     with socket.create_connection(("127.0.0.1", srv.port), timeout=30) as s:
@@ -233,6 +280,8 @@ def tests_on(srv):
     tests = [test_of(srv, row.name, lambda s, row=row: expect_error(s, row)) for row in ROWS]
     tests += [test_of(srv, "body_over_16_mib_is_413", check_body_too_large),
               test_of(srv, "header_over_64_kib_is_431", check_header_too_large),
+              test_of(srv, "header_limit_counts_every_byte_however_it_arrives",
+                      check_header_limit_counts_every_byte_however_it_arrives),
               test_of(srv, "body_without_content_length_is_answered",
                       check_body_without_length_is_answered),
               test_of(srv, "pipelined_requests_are_both_answered",

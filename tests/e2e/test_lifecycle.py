@@ -132,12 +132,16 @@ def test_an_unusable_ipc_directory_is_refused_at_start_up():
     os.makedirs(too_long)
     rows = [({"TMPDIR": os.path.join(scratch, "missing")}, "(TMPDIR=" + scratch + "/missing) does not exist"),
             ({"TMPDIR": a_file}, "(TMPDIR=" + a_file + ") is not a directory"),
-            ({"VLLM_RPC_BASE_PATH": too_long}, f"is {len(too_long)} bytes long; a Unix socket path allows a directory of at most")]
+            ({"VLLM_RPC_BASE_PATH": too_long}, f"is {len(too_long)} bytes long; a Unix socket path allows a directory of at most"),
+            # The engines get their endpoints as JSON: a path that is not UTF-8 crashed start-up.
+            ({"VLLM_RPC_BASE_PATH": os.fsencode(scratch) + b"/\xff\xfe"}, "(VLLM_RPC_BASE_PATH) is not valid UTF-8"),
+            # Writable to root by access(), yet no socket can be made there: the bind is tried.
+            ({"TMPDIR": "/proc"}, "the ipc socket directory (TMPDIR=/proc)")]
     try:
         for env, needle in rows:
             proc = subprocess.run([BIN, "serve", STORIES_GGUF, "--host", "127.0.0.1", "--port",
                                    str(free_port())], env={**os.environ, **env},
-                                  capture_output=True, text=True, timeout=60)
+                                  capture_output=True, text=True, errors="replace", timeout=60)
             out = proc.stdout + proc.stderr
             check(proc.returncode == 2, f"{env}: exit code {proc.returncode}, wanted 2:\n{out[-800:]}")
             check(needle in out, f"{env}: wanted {needle!r} in:\n{out[-800:]}")

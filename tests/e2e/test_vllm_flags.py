@@ -14,7 +14,8 @@ from harness import BIN, STORIES_GGUF, STORIES_MOE_GGUF, Server, check, run
 
 
 def serve_fails(*args):
-    p = subprocess.run([BIN, "serve", *args], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([BIN, "serve", *args], capture_output=True, text=True, errors="replace",
+                       timeout=60)
     return p.returncode, p.stdout + p.stderr
 
 
@@ -144,6 +145,21 @@ CONFIG_REFUSED = [
      ("key 'speculative_config': a merge key ('<<') takes a mapping",)),
     ("a second document", "max_model_len: 256\n---\nmax_model_len: 64\n",
      ("holds 2 YAML documents", "remove the '---' line")),
+    # A few anchors standing for 10^10 values ("billion laughs"): refused before expanding.
+    ("an alias bomb", "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10)) +
+     "served-model-name: *a9\n", ("aliases expand to more than 100000 values",)),
+    # Merge keys chained 30 deep, each merging the previous ten times: 10^30 visits.
+    ("a chain of merges", "m0: &m0 {k0: 1}\n" + "".join(
+        f"m{i}: &m{i} {{<<: [{', '.join([f'*m{i - 1}'] * 10)}], k{i}: 1}}\n"
+        for i in range(1, 31)) + "<<: *m30\n", ("aliases expand to more than 100000 values",)),
+    # "--KEY=VALUE" is what a key becomes: a key holding '=' or a space would smuggle a value
+    # past "the command line wins".
+    ("a key holding '='", '"served-model-name=evil": x\n', ("key 'served-model-name=evil': not a "
+                                                            "flag name",)),
+    ("a key holding a space", '"max-num-seqs 4": 8\n', ("key 'max-num-seqs 4': not a flag name",)),
+    ("help", "help: true\n", ("key 'help': not a setting",)),
+    ("a value that is not UTF-8", b"served-model-name: \xff\xfeabc\n", ("is not valid UTF-8",)),
 ]
 
 
@@ -152,11 +168,21 @@ def test_config_yaml_merge_keys_work_and_second_documents_stop_start_up():
         path = f.name
     try:
         for name, text, needles in CONFIG_REFUSED:
+            with open(path, "wb" if isinstance(text, bytes) else "w") as f:
+                f.write(text)
+            code, out = serve_fails(STORIES_GGUF, "--config", path)
+            check(code == 2 and f"--config '{path}'" in out and all(n in out for n in needles),
+                  f"{name}: code {code}, wanted 2 and {needles}:\n{out[-600:]}")
+        # What CLI11 refuses among the file's flags: exit 2 (argparse's), naming the file.
+        for text, needle in (("no_such_flag: 3\n", "no-such-flag"),
+                             ("max_num_seqs: many\n", "max-num-seqs")):
             with open(path, "w") as f:
                 f.write(text)
             code, out = serve_fails(STORIES_GGUF, "--config", path)
-            check(code != 0 and f"--config '{path}'" in out and all(n in out for n in needles),
-                  f"{name}: code {code}, wanted {needles}:\n{out[-600:]}")
+            check(code == 2 and f"(--{needle} came from --config '{path}')" in out,
+                  f"{text!r}: code {code}:\n{out[-600:]}")
+        code, out = serve_fails(STORIES_GGUF, "--config", "")
+        check(code == 2 and "--config '': no file named" in out, f"--config '': {code} {out[-400:]}")
         # Anchors and aliases are plain YAML and work.
         with open(path, "w") as f:
             f.write("max_model_len: &len 256\nmax_num_batched_tokens: *len\n")

@@ -9,6 +9,10 @@
 #include <mutex>
 #include <thread>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+
 #include "http/client.h"
 #include "http/listener.h"
 
@@ -184,6 +188,78 @@ TEST_F(ListenerFixture, ABodyOverTheLimitIsRefusedWith413InTheConfiguredShape) {
   ASSERT_TRUE(response.ok()) << response.status().ToString();
   EXPECT_EQ(response->status, 413);
   EXPECT_EQ(response->body, "{\"code\": 413, \"path\": \"/v1/upload\"}");
+}
+
+TEST_F(ListenerFixture, OneBodyBiggerThanTheSendBufferLimitReachesAClientThatReads) {
+  // The limit bounds what a producer queues behind the piece being written, not one body that
+  // is already whole in memory (a /v1/models listing, a completion with many logprobs).
+  SessionOptions options;
+  options.send_buffer_bytes = 16 << 10;
+  options.max_send_buffer_bytes = 64 << 10;
+  const std::string body(4 << 20, 'b');
+  Start(
+      [&body](HttpRequest, std::shared_ptr<ResponseSink> sink) {
+        sink->SendResponse(200, "text/plain", body);
+      },
+      options);
+  ClientRequest request;
+  request.url = Url("/big");
+  auto response = Fetch(request);
+  ASSERT_TRUE(response.ok()) << response.status().ToString();
+  EXPECT_EQ(response->status, 200);
+  EXPECT_EQ(response->body.size(), body.size());
+}
+
+TEST_F(ListenerFixture, AStreamQueuedPastTheLimitForAClientThatDoesNotReadIsAborted) {
+  // A raw socket that sends a request and never reads; a producer thread (an engine's output
+  // thread in serve) streams 64 KiB pieces until the session reports the disconnect: the bytes
+  // queued behind the piece in flight passed max_send_buffer_bytes once the kernel's buffers
+  // were full.
+  SessionOptions options;
+  options.send_buffer_bytes = 16 << 10;
+  options.max_send_buffer_bytes = 64 << 10;
+  options.stalled_client_timeout_s = 600;  // only the hard limit can end it within the test
+  std::atomic<int> aborts{0};
+  options.on_stalled_client = [&aborts] { aborts.fetch_add(1); };
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool disconnected = false;
+  std::atomic<bool> stop{false};
+  std::thread producer;
+  Start(
+      [&](HttpRequest, std::shared_ptr<ResponseSink> sink) {
+        sink->SetOnDisconnect([&] {
+          stop = true;
+          std::lock_guard lock(mutex);
+          disconnected = true;
+          cv.notify_all();
+        });
+        sink->StartStream("text/plain");
+        producer = std::thread([sink, &stop] {
+          for (int i = 0; i < 4096 && !stop; ++i) {
+            sink->SendStreamData(std::string(64 << 10, 's'));
+          }
+        });
+      },
+      options);
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket socket(io);
+  socket.connect({boost::asio::ip::make_address("127.0.0.1"), listener_->port()});
+  const std::string head = "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n";
+  boost::asio::write(socket, boost::asio::buffer(head));
+  {
+    std::unique_lock lock(mutex);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return disconnected; }))
+        << "the stream was not aborted";
+  }
+  stop = true;
+  if (producer.joinable()) {
+    producer.join();
+  }
+  listener_->Stop();  // before the callbacks' captures go out of scope
+  thread_.join();
+  listener_.reset();
+  EXPECT_EQ(aborts.load(), 1);
 }
 
 TEST(ParseHttpUrlTest, Table) {

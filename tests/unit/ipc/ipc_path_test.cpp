@@ -87,7 +87,9 @@ TEST_F(IpcPathTest, MissingFileAndTooLongDirectoriesAreRefusedByName) {
 }
 
 TEST_F(IpcPathTest, AnUnwritableDirectoryIsRefused) {
-  if (geteuid() == 0) GTEST_SKIP() << "root may write anywhere";
+  if (geteuid() == 0) {
+    GTEST_SKIP() << "root may write anywhere";
+  }
   std::filesystem::permissions(
       scratch_, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
   setenv("TMPDIR", scratch_.c_str(), 1);
