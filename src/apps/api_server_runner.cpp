@@ -129,8 +129,9 @@ bool ParseServeFlags(int argc, char** argv, ServeFlags* flags, int* exit_code) {
   for (const CLI::Option* option : app.get_options()) {
     for (const std::string& value : option->results()) {
       if (!IsValidUtf8(value)) {
-        std::fprintf(stderr, "%s: the value is not valid UTF-8 ('%s')\n",
-                     option->get_name().c_str(), text::SanitizeUtf8(value).c_str());
+        std::fprintf(stderr, "%s: the value is not valid UTF-8 ('%s%s')\n",
+                     option->get_name().c_str(), text::SanitizeUtf8(value.substr(0, 64)).c_str(),
+                     value.size() > 64 ? "..." : "");
         *exit_code = 2;
         return false;
       }

@@ -66,7 +66,9 @@ struct ExpansionBudget {
     if (node.IsScalar()) {
       // PyYAML (vLLM) refuses a file that is not UTF-8; JSON holds nothing else either.
       if (!IsValidUtf8(node.Scalar())) {
-        return InvalidArgument("'" + text::SanitizeUtf8(node.Scalar()) + "' is not valid UTF-8");
+        const std::string& value = node.Scalar();
+        return InvalidArgument("'" + text::SanitizeUtf8(value.substr(0, 64)) +
+                               (value.size() > 64 ? "...'" : "'") + " is not valid UTF-8");
       }
       bytes_left -= static_cast<int64_t>(node.Scalar().size());
       if (bytes_left < 0) {
