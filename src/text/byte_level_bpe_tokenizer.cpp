@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <queue>
 
+#include "core/utf8.h"
 #include "text/byte_level_alphabet.h"
 #include "text/nfc_normalizer.h"
 #include "text/utf8.h"
@@ -17,20 +18,6 @@ constexpr size_t kWordCacheCapacity = 1 << 16;
 uint64_t PairKey(int32_t left_id, int32_t right_id) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(left_id)) << 32) |
          static_cast<uint32_t>(right_id);
-}
-
-bool IsValidUtf8(std::string_view text) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    if (static_cast<uint8_t>(text[pos]) < 0x80) {
-      ++pos;
-      continue;
-    }
-    int len = Utf8SequenceLength(text.substr(pos, 4));
-    if (len <= 0) return false;
-    pos += static_cast<size_t>(len);
-  }
-  return true;
 }
 
 struct Symbol {
