@@ -17,7 +17,6 @@
 #include "server/metrics.h"
 #include "server/metrics_share.h"
 #include "server/openai/request_parsing.h"
-#include "text/utf8.h"
 
 namespace tandem::apps {
 namespace {
@@ -129,9 +128,8 @@ bool ParseServeFlags(int argc, char** argv, ServeFlags* flags, int* exit_code) {
   for (const CLI::Option* option : app.get_options()) {
     for (const std::string& value : option->results()) {
       if (!IsValidUtf8(value)) {
-        std::fprintf(stderr, "%s: the value is not valid UTF-8 ('%s%s')\n",
-                     option->get_name().c_str(), text::SanitizeUtf8(value.substr(0, 64)).c_str(),
-                     value.size() > 64 ? "..." : "");
+        // Not echoed: the value may be a secret (--api-key).
+        std::fprintf(stderr, "%s: the value is not valid UTF-8\n", option->get_name().c_str());
         *exit_code = 2;
         return false;
       }
