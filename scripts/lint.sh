@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The lint tier (STYLE.md 19): clang-format (.clang-format: Google base, 100 columns) over every
 # C++ file of the repository, then clang-tidy (.clang-tidy) on the lines changed by the commits
-# of the last 3 hours before HEAD (one session) and by uncommitted edits
+# since the main that last landed (.ci/lint-base) and by uncommitted edits
 # (tools/tidy_changed.py; whole-tree reformatting commits, listed in .git-blame-ignore-revs,
 # are looked through). Needs build/ (compile_commands.json). Extra arguments go to
 # tidy_changed.py, e.g. `--base main` for a branch's lines.

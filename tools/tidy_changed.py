@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """clang-tidy (.clang-tidy) on the C++ lines that recent commits changed.
 
-Usage: tools/tidy_changed.py [--build build] [--since-hours 3 | --base REV] [-j N]
+Usage: tools/tidy_changed.py [--build build] [--base REV | --since-hours H] [-j N]
 
-The lines checked are those that `git blame` attributes to a commit of the window (the commits
-of the last --since-hours before HEAD's commit time, or BASE..HEAD), plus uncommitted ones.
+The lines checked are those that `git blame` attributes to a commit of the window, plus
+uncommitted ones. The window is BASE..HEAD, BASE being --base, else the commit named in
+.ci/lint-base (the main that last landed: each session writes it when it starts, so CI checks
+exactly the lines of the submission), else the commits of the last --since-hours (default 3)
+before HEAD's commit time. A BASE that is not an ancestor of HEAD counts from its merge base.
 Commits listed in .git-blame-ignore-revs (whole-tree reformatting) are looked through, as
 `git blame --ignore-revs-file` does, so a formatting commit does not make every line "changed".
 Each changed file is checked with `clang-tidy -line-filter` so that only its changed lines
-report; headers get their compile command interpolated from build/compile_commands.json.
+report; headers get their compile command interpolated from build/compile_commands.json. In a
+unity build (CMAKE_UNITY_BUILD, scripts/build.sh) the database names the unity sources; each
+source they include gets its unity source's command.
 Exit status: 0 when no warning is reported (.clang-tidy makes every warning an error), 1
 otherwise, 2 on a usage or set-up error.
 """
@@ -37,10 +42,37 @@ CLANG_ONLY_ARGS = ["-extra-arg=-DBOOST_ASIO_HAS_CO_AWAIT=1",
 PCH_INCLUDE = re.compile(r"cmake_pch\.hxx$")
 
 
+UNITY_SOURCE = re.compile(r"/Unity/unity_\d+_cxx\.cxx$")
+UNITY_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
+
+
+def split_unity(commands):
+    """Replaces each unity source's entry by one entry per source it includes."""
+    out = []
+    for entry in commands:
+        path = os.path.join(entry["directory"], entry["file"])
+        if not UNITY_SOURCE.search(path) or not os.path.isfile(path):
+            out.append(entry)
+            continue
+        with open(path) as f:
+            included = UNITY_INCLUDE.findall(f.read())
+        for source in included:
+            copy = dict(entry)
+            if "command" in copy:
+                copy["command"] = copy["command"].replace(entry["file"], source)
+            else:
+                copy["arguments"] = [source if a == entry["file"] else a
+                                     for a in copy["arguments"]]
+            copy["file"] = source
+            out.append(copy)
+    return out
+
+
 def without_pch(build, out_dir):
-    """Writes build's compile_commands.json to out_dir without the PCH flags."""
+    """Writes build's compile_commands.json to out_dir without the PCH flags, unity sources
+    split into their sources."""
     with open(os.path.join(build, "compile_commands.json")) as f:
-        commands = json.load(f)
+        commands = split_unity(json.load(f))
     for entry in commands:
         args = shlex.split(entry.pop("command")) if "command" in entry else entry["arguments"]
         kept = []
@@ -61,13 +93,36 @@ def git(*args):
     return subprocess.run(["git", *args], check=True, capture_output=True, text=True).stdout
 
 
+LINT_BASE_FILE = os.path.join(".ci", "lint-base")
+
+
+def recorded_base():
+    """The commit .ci/lint-base names, or None when there is none or it is not in this clone."""
+    if not os.path.isfile(LINT_BASE_FILE):
+        return None
+    with open(LINT_BASE_FILE) as f:
+        words = [w for w in f.read().split() if not w.startswith("#")]
+    rev = next((w for w in words if re.fullmatch(r"[0-9a-f]{7,40}", w)), None)
+    if rev is None:
+        return None
+    found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", rev + "^{commit}"],
+                           capture_output=True, text=True)
+    return found.stdout.strip() if found.returncode == 0 else None
+
+
 def window_commits(args):
     """Returns (base or None, set of commit ids in the window)."""
-    if args.base:
-        base = git("rev-parse", args.base).strip()
+    base = git("rev-parse", args.base).strip() if args.base else None
+    if base is None and args.since_hours is None:
+        base = recorded_base()
+        if base is None:
+            print(f"tidy_changed: {LINT_BASE_FILE} names no commit of this clone; checking "
+                  "the last 3 hours' commits", file=sys.stderr)
+    if base is not None:
+        base = git("merge-base", base, "HEAD").strip()
     else:
         head_time = int(git("log", "-1", "--format=%ct", "HEAD").strip())
-        before = head_time - int(args.since_hours * 3600)
+        before = head_time - int((args.since_hours or 3.0) * 3600)
         base = git("rev-list", "-1", f"--before={before}", "HEAD").strip() or None
     revs = git("rev-list", f"{base}..HEAD" if base else "HEAD").split()
     return base, set(revs)
@@ -110,7 +165,7 @@ def tidy(path, ranges, build):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build")
-    parser.add_argument("--since-hours", type=float, default=3.0)
+    parser.add_argument("--since-hours", type=float)
     parser.add_argument("--base")
     parser.add_argument("-j", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
