@@ -187,6 +187,15 @@ def text_seeds(shared, out_dir, mode_byte):
     write(out_dir, "ids-small", b"\x01" + struct.pack("<8i", 1, 2, 3, 300, 65, -1, 151643, 7))
 
 
+def json_seeds(shared, out_dir):
+    """The request seeds of openai_request, and small JSON files of the shared models."""
+    for path in sorted(glob.glob(os.path.join(HERE, "seeds", "openai_request", "*"))):
+        shutil.copy(path, out_dir)
+    for i, path in enumerate(sorted(glob.glob(os.path.join(shared, "models", "*", "*.json")))):
+        if os.path.getsize(path) <= 16 << 10:
+            shutil.copy(path, os.path.join(out_dir, "model-%d.json" % i))
+
+
 def main():
     target, shared, out_dir = sys.argv[1:4]
     os.makedirs(out_dir, exist_ok=True)
@@ -198,6 +207,10 @@ def main():
         "spm_tokenizer": lambda s, o: text_seeds(s, o, 0),
         "bpe_tokenizer": lambda s, o: text_seeds(s, o, 0),
         "openai_request": lambda s, o: None,
+        "gbnf": lambda s, o: None,
+        "json_schema": lambda s, o: None,
+        "regex": lambda s, o: None,
+        "json": json_seeds,
     }
     if target not in makers:
         sys.exit("make_seeds.py: unknown target '%s' (one of %s)" % (target, ", ".join(makers)))

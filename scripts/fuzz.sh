@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target of fuzz/ (or `all` of them, one after another) for SECONDS each.
 #   scripts/fuzz.sh TARGET SECONDS      e.g. scripts/fuzz.sh jinja 60; scripts/fuzz.sh all 20
-# Targets: gguf safetensors hf_config openai_request jinja spm_tokenizer bpe_tokenizer.
+# Targets: gguf safetensors hf_config openai_request jinja spm_tokenizer bpe_tokenizer, and
+# structured outputs' compilers and the JSON parser: gbnf json_schema regex json (each input of
+# these must finish within 5 s and 1 GiB: their budgets are far below, issue 31).
 # Configures build-fuzz/ with clang (-DTANDEM_FUZZ=ON: ASan + UBSan, only the sources the targets
 # need) when it is not yet, builds the target, seeds a temporary corpus from the shared models
 # folder (fuzz/make_seeds.py; TANDEM_SHARED_DIR, default ../shared) and runs it. A crash, a
@@ -12,7 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGETS=(gguf safetensors hf_config openai_request jinja spm_tokenizer bpe_tokenizer)
+TARGETS=(gguf safetensors hf_config openai_request jinja spm_tokenizer bpe_tokenizer gbnf json_schema
+         regex json)
 if [ $# -ne 2 ] || ! [[ "$2" =~ ^[0-9]+$ ]] || [ "$2" -lt 1 ]; then
   echo "usage: scripts/fuzz.sh TARGET|all SECONDS   (TARGET: ${TARGETS[*]})" >&2
   exit 2
@@ -54,8 +57,10 @@ for target in "${selected[@]}"; do
   log="$findings/fuzz.log"
   echo "fuzz.sh: $target for ${seconds} s ($(ls "$seeds" | wc -l) seeds; log $log)"
   status=0
+  caps=(-timeout=10 -rss_limit_mb=2048)
+  case "$target" in gbnf | json_schema | regex | json) caps=(-timeout=5 -rss_limit_mb=1024) ;; esac
   TANDEM_SHARED_DIR="$SHARED" "$BUILD/fuzz/${target}_fuzzer" "$corpus/new" "$seeds" \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -max_total_time="$seconds" "${caps[@]}" -print_final_stats=1 \
     -artifact_prefix="$findings/" >"$log" 2>&1 || status=$?
   rm -rf "$corpus"
   cov="$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)"

@@ -14,4 +14,13 @@ namespace tandem {
 // few KiB of stack.
 inline constexpr int32_t kMaxJsonDepth = 128;
 
+// Keys of one JSON object: a logit_bias over a 262,144-token vocabulary (Gemma's) fits. Counted
+// while parsing; objects are built in linear time (text/bounded_json.h), so this bounds what
+// later lookups in one object cost, not the parse.
+inline constexpr int64_t kMaxJsonObjectKeys = 262'144;
+
+// Values in one JSON text (every scalar, array and object, keys not counted): 4,194,304, so a
+// 16 MiB body of `[0,0,...]` (8M values, 128 MiB as nlohmann values) is refused at 64 MiB.
+inline constexpr int64_t kMaxJsonValues = int64_t{1} << 22;
+
 }  // namespace tandem

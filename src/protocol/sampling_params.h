@@ -43,12 +43,19 @@ struct SamplingParams {
   // into it; docs/design/structured-outputs.md); "" = unconstrained.
   std::string structured_grammar;
   // The constraint starts after this token has been generated (a reasoning model's end of
-  // thinking, e.g. Qwen3's "</think>"); -1 = from the first generated token.
+  // thinking, e.g. Qwen3's "</think>"); -1 = from the first generated token. Until then the
+  // sequence cannot end (EOS and stop token ids are masked): it closes its reasoning, or runs
+  // out of max_tokens ("length"), never "stop" with unconstrained content.
   int32_t structured_after_token_id = -1;
+  // With structured_after_token_id: the output may open its think block with this token
+  // ("<think>") as its first; any other first token is content, under the constraint from
+  // there. -1 = the output starts inside the think block (the prompt opened it).
+  int32_t structured_think_start_token_id = -1;
   MSGPACK_DEFINE(temperature, top_p, top_k, min_p, presence_penalty, frequency_penalty,
                  repetition_penalty, has_seed, seed, max_tokens, min_tokens, stop_token_ids,
                  ignore_eos, logprobs, logit_bias_ids, logit_bias_values, structured_grammar,
-                 structured_after_token_id, allowed_token_ids, bad_words_token_ids, prompt_logprobs)
+                 structured_after_token_id, structured_think_start_token_id, allowed_token_ids,
+                 bad_words_token_ids, prompt_logprobs)
 };
 
 }  // namespace tandem::protocol

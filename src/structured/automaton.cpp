@@ -62,7 +62,9 @@ Status AutomatonBuilder::CheckRefs(const std::string& rule, const Expr& e) {
                     "defined",
                     rule, e.rule));
   }
-  for (const Expr& child : e.children) TANDEM_RETURN_IF_ERROR(CheckRefs(rule, child));
+  for (const Expr& child : e.children) {
+    TANDEM_RETURN_IF_ERROR(CheckRefs(rule, child));
+  }
   return Status::Ok();
 }
 
@@ -73,56 +75,130 @@ Status AutomatonBuilder::CheckRefs(const std::string& rule, const Expr& e) {
 void AutomatonBuilder::ChooseInlinedRules(const Grammar& grammar) {
   const size_t n = grammar.rules.size();
   std::vector<std::vector<int32_t>> refs(n);
-  for (size_t r = 0; r < n; ++r) CollectRefs(grammar.rules[r].second, &refs[r]);
-  inlined_.assign(n, nullptr);
-  std::vector<int32_t> size(n, -1);  // expanded node count; -1 = not computed
   for (size_t r = 0; r < n; ++r) {
-    if (grammar.rules[r].first == grammar.root || Reaches(refs, r, r)) continue;
-    if (ExpandedSize(grammar, refs, static_cast<int32_t>(r), size) <= kMaxInlinedNodes) {
+    CollectRefs(grammar.rules[r].second, &refs[r]);
+  }
+  const std::vector<uint8_t> recursive = RecursiveRules(refs);
+  // size[r]: rule r's body nodes with its non-recursive callees counted expanded, capped just
+  // past kMaxInlinedNodes. Non-recursive rules form a DAG: sizes in post-order, iteratively.
+  constexpr int32_t kOver = kMaxInlinedNodes + 1;
+  std::vector<int32_t> size(n, -1);               // -1 = not computed
+  std::vector<std::pair<int32_t, size_t>> stack;  // rule, next callee to add
+  for (size_t first = 0; first < n; ++first) {
+    if (recursive[first] || size[first] >= 0) {
+      continue;
+    }
+    size[first] = std::min(kOver, CountNodes(grammar.rules[first].second));
+    stack.assign(1, {static_cast<int32_t>(first), 0});
+    while (!stack.empty()) {
+      auto& [r, next] = stack.back();
+      if (next == refs[r].size() || size[r] >= kOver) {
+        const int32_t done = r;
+        stack.pop_back();
+        if (!stack.empty()) {
+          const int32_t caller = stack.back().first;
+          size[caller] = std::min(kOver, size[caller] + size[done]);
+        }
+        continue;
+      }
+      const int32_t callee = refs[r][next++];
+      if (recursive[callee]) {
+        continue;
+      }
+      if (size[callee] >= 0) {
+        size[r] = std::min(kOver, size[r] + size[callee]);
+        continue;
+      }
+      size[callee] = std::min(kOver, CountNodes(grammar.rules[callee].second));
+      stack.emplace_back(callee, 0);
+    }
+  }
+  inlined_.assign(n, nullptr);
+  for (size_t r = 0; r < n; ++r) {
+    if (grammar.rules[r].first == grammar.root || recursive[r]) {
+      continue;
+    }
+    if (size[r] <= kMaxInlinedNodes) {
       inlined_[r] = &grammar.rules[r].second;
     }
   }
 }
 
 void AutomatonBuilder::CollectRefs(const Expr& e, std::vector<int32_t>* out) const {
-  if (e.kind == Expr::Kind::kRuleRef) out->push_back(rule_index_.at(e.rule));
-  for (const Expr& child : e.children) CollectRefs(child, out);
+  if (e.kind == Expr::Kind::kRuleRef) {
+    out->push_back(rule_index_.at(e.rule));
+  }
+  for (const Expr& child : e.children) {
+    CollectRefs(child, out);
+  }
 }
 
-bool AutomatonBuilder::Reaches(const std::vector<std::vector<int32_t>>& refs, size_t from,
-                               size_t target) {
-  std::vector<uint8_t> seen(refs.size(), 0);
-  std::vector<int32_t> work(refs[from].begin(), refs[from].end());
-  while (!work.empty()) {
-    const int32_t r = work.back();
-    work.pop_back();
-    if (static_cast<size_t>(r) == target) return true;
-    if (seen[r]) continue;
-    seen[r] = 1;
-    work.insert(work.end(), refs[r].begin(), refs[r].end());
+std::vector<uint8_t> AutomatonBuilder::RecursiveRules(
+    const std::vector<std::vector<int32_t>>& refs) {
+  const int32_t n = static_cast<int32_t>(refs.size());
+  std::vector<uint8_t> recursive(n, 0);
+  std::vector<int32_t> index(n, -1), low(n, 0), scc_stack;
+  std::vector<uint8_t> on_stack(n, 0);
+  std::vector<std::pair<int32_t, size_t>> dfs;  // rule, next reference to follow
+  int32_t counter = 0;
+  for (int32_t first = 0; first < n; ++first) {
+    if (index[first] >= 0) {
+      continue;
+    }
+    dfs.assign(1, {first, 0});
+    index[first] = low[first] = counter++;
+    scc_stack.push_back(first);
+    on_stack[first] = 1;
+    while (!dfs.empty()) {
+      auto& [v, next] = dfs.back();
+      if (next < refs[v].size()) {
+        const int32_t w = refs[v][next++];
+        if (w == v) {
+          recursive[v] = 1;  // calls itself directly
+        }
+        if (index[w] < 0) {
+          index[w] = low[w] = counter++;
+          scc_stack.push_back(w);
+          on_stack[w] = 1;
+          dfs.emplace_back(w, 0);
+        } else if (on_stack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+        continue;
+      }
+      const int32_t done = v;
+      dfs.pop_back();
+      if (!dfs.empty()) {
+        low[dfs.back().first] = std::min(low[dfs.back().first], low[done]);
+      }
+      if (low[done] != index[done]) {
+        continue;
+      }
+      // `done` roots a component: pop it; more than one rule in it means a cycle.
+      const size_t top = scc_stack.size();
+      size_t bottom = top;
+      while (scc_stack[bottom - 1] != done) {
+        --bottom;
+      }
+      --bottom;
+      const bool cycle = top - bottom > 1;
+      for (size_t i = bottom; i < top; ++i) {
+        on_stack[scc_stack[i]] = 0;
+        if (cycle) {
+          recursive[scc_stack[i]] = 1;
+        }
+      }
+      scc_stack.resize(bottom);
+    }
   }
-  return false;
-}
-
-// Nodes of rule r's body with non-recursive callees counted expanded (callers only ask for
-// non-recursive rules, so the recursion ends).
-int32_t AutomatonBuilder::ExpandedSize(const Grammar& grammar,
-                                       const std::vector<std::vector<int32_t>>& refs, int32_t r,
-                                       std::vector<int32_t>& size) const {
-  if (size[r] >= 0) return size[r];
-  size[r] = kMaxInlinedNodes + 1;  // guards against cycles while computing
-  int32_t total = CountNodes(grammar.rules[r].second);
-  for (int32_t callee : refs[r]) {
-    total += Reaches(refs, callee, callee) ? 0 : ExpandedSize(grammar, refs, callee, size);
-    if (total > kMaxInlinedNodes) break;
-  }
-  size[r] = total;
-  return total;
+  return recursive;
 }
 
 int32_t AutomatonBuilder::CountNodes(const Expr& e) {
   int32_t n = 1;
-  for (const Expr& child : e.children) n += CountNodes(child);
+  for (const Expr& child : e.children) {
+    n += CountNodes(child);
+  }
   return n;
 }
 
@@ -131,15 +207,21 @@ Status AutomatonBuilder::BuildRule(int32_t rule, const Expr& body) {
   NfaBuilder nfa(rule_index_, inlined_);
   const int32_t start = nfa.NewState();
   const int32_t final_state = nfa.Emit(body, start);
-  if (nfa.too_large()) return TooLarge();
+  if (nfa.too_large()) {
+    return TooLarge();
+  }
   const auto& edges = nfa.edges();
   std::map<StateSet, int32_t> ids;
   std::vector<StateSet> work;
   auto intern = [&](StateSet set) -> Result<int32_t> {
     auto it = ids.find(set);
-    if (it != ids.end()) return it->second;
+    if (it != ids.end()) {
+      return it->second;
+    }
     const int32_t id = AddState(rule);
-    if (id >= Automaton::kMaxStates) return TooLarge();
+    if (id >= Automaton::kMaxStates) {
+      return TooLarge();
+    }
     a_->accepting_[id] = std::binary_search(set.begin(), set.end(), final_state);
     ids.emplace(set, id);
     work.push_back(std::move(set));
@@ -154,7 +236,9 @@ Status AutomatonBuilder::BuildRule(int32_t rule, const Expr& body) {
     // Subset construction can blow up (nested bounded repetitions make sets as large as the
     // NFA): a budget on the work done and the NFA states held in sets refuses such grammars.
     compile_work_ += 256 * static_cast<int64_t>(set.size()) + static_cast<int64_t>(set.size());
-    if (compile_work_ > kMaxCompileWork) return TooLarge();
+    if (compile_work_ > kMaxCompileWork) {
+      return TooLarge();
+    }
     for (int b = 0; b < 256; ++b) {
       StateSet targets;
       for (int32_t s : set) {
@@ -164,7 +248,9 @@ Status AutomatonBuilder::BuildRule(int32_t rule, const Expr& body) {
           }
         }
       }
-      if (targets.empty()) continue;
+      if (targets.empty()) {
+        continue;
+      }
       TANDEM_ASSIGN_OR_RETURN(const int32_t next, intern(EpsilonClosure(edges, targets)));
       a_->next_[static_cast<size_t>(id) * 256 + b] = next;
       a_->has_byte_edges_[id] = 1;
@@ -172,7 +258,9 @@ Status AutomatonBuilder::BuildRule(int32_t rule, const Expr& body) {
     std::map<int32_t, StateSet> by_callee;
     for (int32_t s : set) {
       for (const NfaEdge& e : edges[s]) {
-        if (e.kind == NfaEdge::Kind::kCall) by_callee[e.callee].push_back(e.target);
+        if (e.kind == NfaEdge::Kind::kCall) {
+          by_callee[e.callee].push_back(e.target);
+        }
       }
     }
     for (auto& [callee, targets] : by_callee) {
@@ -196,8 +284,12 @@ void AutomatonBuilder::Finish() {
   std::stable_sort(pending_calls_.begin(), pending_calls_.end(),
                    [](const PendingCall& x, const PendingCall& y) { return x.state < y.state; });
   a_->call_begin_.assign(n + 1, 0);
-  for (const PendingCall& c : pending_calls_) ++a_->call_begin_[c.state + 1];
-  for (int32_t s = 0; s < n; ++s) a_->call_begin_[s + 1] += a_->call_begin_[s];
+  for (const PendingCall& c : pending_calls_) {
+    ++a_->call_begin_[c.state + 1];
+  }
+  for (int32_t s = 0; s < n; ++s) {
+    a_->call_begin_[s + 1] += a_->call_begin_[s];
+  }
   for (const PendingCall& c : pending_calls_) {
     a_->calls_.push_back(c.call);
     call_rule_.push_back(c.callee);

@@ -34,9 +34,9 @@ class AutomatonBuilder {
   Status CheckRefs(const std::string& rule, const Expr& e);
   void ChooseInlinedRules(const Grammar& grammar);
   void CollectRefs(const Expr& e, std::vector<int32_t>* out) const;
-  static bool Reaches(const std::vector<std::vector<int32_t>>& refs, size_t from, size_t target);
-  int32_t ExpandedSize(const Grammar& grammar, const std::vector<std::vector<int32_t>>& refs,
-                       int32_t r, std::vector<int32_t>& size) const;
+  // [rule] 1 when the rule can reach itself through references (a cycle of the reference graph,
+  // found by Tarjan's strongly connected components, iteratively).
+  static std::vector<uint8_t> RecursiveRules(const std::vector<std::vector<int32_t>>& refs);
   static int32_t CountNodes(const Expr& e);
   Status BuildRule(int32_t rule, const Expr& body);
   int32_t AddState(int32_t rule);
@@ -45,11 +45,10 @@ class AutomatonBuilder {
 
   // automaton_checks.cpp: productivity of the start rule, left recursion.
   Status CheckRootMatchesSomething(int32_t root);
-  bool Productive(int32_t rule, const std::vector<uint8_t>& productive) const;
-  std::vector<int32_t> EpsilonReachable(int32_t rule, const std::vector<uint8_t>& nullable);
+  // [rule] 1 when some path from the rule's start reaches an accepting state: over bytes and
+  // calls (productive), or over calls alone (nullable).
+  std::vector<uint8_t> RulesReachingEnd(bool over_bytes) const;
   Status CheckLeftRecursion();
-  Status VisitLeftCalls(int32_t r, const std::vector<std::vector<int32_t>>& left_calls,
-                        std::vector<uint8_t>& color, std::vector<int32_t>& path);
 
   static constexpr int32_t kMaxInlinedNodes = 64;
   static constexpr int64_t kMaxCompileWork = 200'000'000;  // ~1 s of subset construction

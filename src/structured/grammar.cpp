@@ -9,21 +9,28 @@
 namespace tandem::structured {
 
 const Expr* Grammar::Find(const std::string& name) const {
-  for (const auto& [rule_name, body] : rules) {
-    if (rule_name == name) return &body;
+  if (index_.size() != rules.size()) {  // rules appended to directly: index them again
+    index_.clear();
+    for (size_t i = 0; i < rules.size(); ++i) {
+      index_.emplace(rules[i].first, i);
+    }
   }
-  return nullptr;
+  const auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &rules[it->second].second;
 }
 
 void Grammar::Add(std::string name, Expr body) {
   TANDEM_CHECK(Find(name) == nullptr) << "grammar rule '" << name << "' defined twice";
+  index_.emplace(name, rules.size());
   rules.emplace_back(std::move(name), std::move(body));
 }
 
 Expr Empty() { return Expr{}; }
 
 Expr Literal(std::string utf8) {
-  if (utf8.empty()) return Empty();
+  if (utf8.empty()) {
+    return Empty();
+  }
   Expr e;
   e.kind = Expr::Kind::kLiteral;
   e.literal = std::move(utf8);
@@ -33,14 +40,20 @@ Expr Literal(std::string utf8) {
 Expr CharClass(std::vector<CodepointRange> ranges, bool negated) {
   std::vector<CodepointRange> clipped;
   for (CodepointRange r : ranges) {
-    if (r.lo > r.hi || r.lo > kMaxCodepoint) continue;
+    if (r.lo > r.hi || r.lo > kMaxCodepoint) {
+      continue;
+    }
     r.hi = std::min(r.hi, kMaxCodepoint);
     // Drop the surrogates: they are not code points UTF-8 can encode.
     if (r.lo < 0xD800 && r.hi >= 0xD800) {
-      if (r.hi > 0xDFFF) clipped.push_back({0xE000, r.hi});
+      if (r.hi > 0xDFFF) {
+        clipped.push_back({0xE000, r.hi});
+      }
       r.hi = 0xD7FF;
     } else if (r.lo >= 0xD800 && r.lo <= 0xDFFF) {
-      if (r.hi <= 0xDFFF) continue;
+      if (r.hi <= 0xDFFF) {
+        continue;
+      }
       r.lo = 0xE000;
     }
     clipped.push_back(r);
@@ -59,10 +72,14 @@ Expr CharClass(std::vector<CodepointRange> ranges, bool negated) {
     std::vector<CodepointRange> complement;
     uint32_t next = 0;
     for (const CodepointRange& r : merged) {
-      if (r.lo > next) complement.push_back({next, r.lo - 1});
+      if (r.lo > next) {
+        complement.push_back({next, r.lo - 1});
+      }
       next = r.hi + 1;
     }
-    if (next <= kMaxCodepoint) complement.push_back({next, kMaxCodepoint});
+    if (next <= kMaxCodepoint) {
+      complement.push_back({next, kMaxCodepoint});
+    }
     return CharClass(std::move(complement), false);  // drops the surrogates again
   }
   Expr e;
@@ -78,9 +95,13 @@ namespace {
 Expr Flatten(Expr::Kind kind, std::vector<Expr> children) {
   std::vector<Expr> flat;
   for (Expr& child : children) {
-    if (kind == Expr::Kind::kSequence && child.kind == Expr::Kind::kEmpty) continue;
+    if (kind == Expr::Kind::kSequence && child.kind == Expr::Kind::kEmpty) {
+      continue;
+    }
     if (child.kind == kind) {
-      for (Expr& grandchild : child.children) flat.push_back(std::move(grandchild));
+      for (Expr& grandchild : child.children) {
+        flat.push_back(std::move(grandchild));
+      }
     } else if (kind == Expr::Kind::kSequence && child.kind == Expr::Kind::kLiteral &&
                !flat.empty() && flat.back().kind == Expr::Kind::kLiteral) {
       flat.back().literal += child.literal;  // adjacent literals join
@@ -88,8 +109,12 @@ Expr Flatten(Expr::Kind kind, std::vector<Expr> children) {
       flat.push_back(std::move(child));
     }
   }
-  if (flat.empty()) return Empty();
-  if (flat.size() == 1) return std::move(flat.front());
+  if (flat.empty()) {
+    return Empty();
+  }
+  if (flat.size() == 1) {
+    return std::move(flat.front());
+  }
   Expr e;
   e.kind = kind;
   e.children = std::move(flat);
@@ -110,8 +135,12 @@ Expr Choice(std::vector<Expr> children) {
 Expr Repeat(Expr child, int32_t min_repeat, int32_t max_repeat) {
   TANDEM_CHECK(min_repeat >= 0 && (max_repeat < 0 || max_repeat >= min_repeat))
       << "bad repetition bounds {" << min_repeat << "," << max_repeat << "}";
-  if (max_repeat == 0 || child.kind == Expr::Kind::kEmpty) return Empty();
-  if (min_repeat == 1 && max_repeat == 1) return child;
+  if (max_repeat == 0 || child.kind == Expr::Kind::kEmpty) {
+    return Empty();
+  }
+  if (min_repeat == 1 && max_repeat == 1) {
+    return child;
+  }
   Expr e;
   e.kind = Expr::Kind::kRepeat;
   e.children.push_back(std::move(child));
@@ -169,14 +198,24 @@ std::string EscapeCodepoint(uint32_t cp, bool in_class) {
     default:
       break;
   }
-  if (!in_class && cp == '"') return "\\\"";
+  if (!in_class && cp == '"') {
+    return "\\\"";
+  }
   if (in_class && (cp == ']' || cp == '^' || cp == '-' || cp == '[')) {
     return std::string("\\") + static_cast<char>(cp);
   }
-  if (cp >= 0x20 && cp < 0x7F) return std::string(1, static_cast<char>(cp));
-  if (cp < 0x80) return fmt::format("\\x{:02X}", cp);
-  if (!in_class) return EncodeUtf8(cp);
-  if (cp < 0x10000) return fmt::format("\\u{:04X}", cp);
+  if (cp >= 0x20 && cp < 0x7F) {
+    return std::string(1, static_cast<char>(cp));
+  }
+  if (cp < 0x80) {
+    return fmt::format("\\x{:02X}", cp);
+  }
+  if (!in_class) {
+    return EncodeUtf8(cp);
+  }
+  if (cp < 0x10000) {
+    return fmt::format("\\u{:04X}", cp);
+  }
   return fmt::format("\\U{:08X}", cp);
 }
 
@@ -203,22 +242,32 @@ void PrintExpr(const Expr& e, bool in_sequence, std::string* out) {
       *out += '[';
       for (const CodepointRange& r : e.ranges) {
         *out += EscapeCodepoint(r.lo, true);
-        if (r.hi != r.lo) *out += "-" + EscapeCodepoint(r.hi, true);
+        if (r.hi != r.lo) {
+          *out += "-" + EscapeCodepoint(r.hi, true);
+        }
       }
       *out += ']';
       return;
     case Expr::Kind::kSequence:
-      if (!in_sequence) *out += '(';
+      if (!in_sequence) {
+        *out += '(';
+      }
       for (size_t i = 0; i < e.children.size(); ++i) {
-        if (i > 0) *out += ' ';
+        if (i > 0) {
+          *out += ' ';
+        }
         PrintExpr(e.children[i], false, out);
       }
-      if (!in_sequence) *out += ')';
+      if (!in_sequence) {
+        *out += ')';
+      }
       return;
     case Expr::Kind::kChoice:
       *out += '(';
       for (size_t i = 0; i < e.children.size(); ++i) {
-        if (i > 0) *out += " | ";
+        if (i > 0) {
+          *out += " | ";
+        }
         PrintExpr(e.children[i], true, out);
       }
       *out += ')';
@@ -260,9 +309,13 @@ std::string ToGbnf(const Grammar& grammar) {
     PrintExpr(body, true, &out);
     out += '\n';
   };
-  if (const Expr* root = grammar.Find(grammar.root)) print_rule(grammar.root, *root);
+  if (const Expr* root = grammar.Find(grammar.root)) {
+    print_rule(grammar.root, *root);
+  }
   for (const auto& [name, body] : grammar.rules) {
-    if (name != grammar.root) print_rule(name, body);
+    if (name != grammar.root) {
+      print_rule(name, body);
+    }
   }
   return out;
 }

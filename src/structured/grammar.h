@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -50,10 +51,15 @@ struct Grammar {
   std::vector<std::pair<std::string, Expr>> rules;
   std::string root = "root";
 
-  // The rule's body, or nullptr.
+  // The rule's body, or nullptr. O(1): a name index kept by Add (rebuilt when `rules` was
+  // appended to directly). Not thread-safe against a concurrent Find on the same grammar.
   const Expr* Find(const std::string& name) const;
-  // Adds a rule (names must be unique: [a-zA-Z0-9-]+); returns a reference to its name.
+  // Adds a rule (names must be unique: [a-zA-Z0-9-]+). O(1) amortized, so that a grammar of n
+  // rules is built in O(n) (a client's GBNF may have 100,000 rules).
   void Add(std::string name, Expr body);
+
+ private:
+  mutable std::unordered_map<std::string, size_t> index_;  // name -> position in rules
 };
 
 // Builders. They simplify as they go (a one-child sequence is the child, an empty literal is

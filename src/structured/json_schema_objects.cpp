@@ -45,10 +45,14 @@ Status CheckObjectExtras(const json& s, const std::string& ptr, const std::vecto
     }
   }
   if (const auto it = s.find("patternProperties"); it != s.end()) {
-    if (!it->is_object() || !it->empty()) return Unsupported("patternProperties", ptr);
+    if (!it->is_object() || !it->empty()) {
+      return Unsupported("patternProperties", ptr);
+    }
   }
   if (const auto it = s.find("propertyNames"); it != s.end()) {
-    if (!IsTrivialSchema(*it)) return Unsupported("propertyNames", ptr);
+    if (!IsTrivialSchema(*it)) {
+      return Unsupported("propertyNames", ptr);
+    }
   }
   if (const auto it = s.find("dependentSchemas"); it != s.end()) {
     if (!it->is_object() || !std::all_of(it->begin(), it->end(), IsTrivialSchema)) {
@@ -56,9 +60,13 @@ Status CheckObjectExtras(const json& s, const std::string& ptr, const std::vecto
     }
   }
   if (const auto it = s.find("dependentRequired"); it != s.end()) {
-    if (!it->is_object()) return BadKeyword("dependentRequired", ptr, "must be an object");
+    if (!it->is_object()) {
+      return BadKeyword("dependentRequired", ptr, "must be an object");
+    }
     for (auto dep = it->begin(); dep != it->end(); ++dep) {
-      if (!can_appear(dep.key())) continue;
+      if (!can_appear(dep.key())) {
+        continue;
+      }
       if (!dep->is_array() || !std::all_of(dep->begin(), dep->end(), is_required)) {
         return Unsupported("dependentRequired", ptr,
                            fmt::format("'{}' needs properties that are not required", dep.key()));
@@ -75,9 +83,13 @@ Result<std::vector<Property>> Compiler::ObjectProperties(const json& s, const st
                                                          const std::string& additional_ptr) {
   std::set<std::string> required;
   if (const auto it = s.find("required"); it != s.end()) {
-    if (!it->is_array()) return BadKeyword("required", ptr, "must be an array of names");
+    if (!it->is_array()) {
+      return BadKeyword("required", ptr, "must be an array of names");
+    }
     for (const json& r : *it) {
-      if (!r.is_string()) return BadKeyword("required", ptr, "must be an array of names");
+      if (!r.is_string()) {
+        return BadKeyword("required", ptr, "must be an array of names");
+      }
       required.insert(r.get<std::string>());
     }
   }
@@ -86,16 +98,22 @@ Result<std::vector<Property>> Compiler::ObjectProperties(const json& s, const st
   std::vector<std::string> order;
   std::map<std::string, Property> by_name;
   if (const auto it = s.find("properties"); it != s.end()) {
-    if (!it->is_object()) return BadKeyword("properties", ptr, "must be an object");
+    if (!it->is_object()) {
+      return BadKeyword("properties", ptr, "must be an object");
+    }
     const std::string properties_ptr = Child(ptr, "properties");
     for (auto p = it->begin(); p != it->end(); ++p) {
-      if (!by_name.count(p.key())) order.push_back(p.key());
+      if (!by_name.count(p.key())) {
+        order.push_back(p.key());
+      }
       by_name[p.key()] = Property{p.key(), &p.value(), Child(properties_ptr, p.key()),
                                   required.count(p.key()) > 0};
     }
   }
   for (const std::string& r : required) {
-    if (by_name.count(r) > 0) continue;
+    if (by_name.count(r) > 0) {
+      continue;
+    }
     if (additional == nullptr) {
       return BadKeyword("required", ptr,
                         fmt::format("lists '{}', which is not in 'properties' while no "
@@ -127,8 +145,12 @@ Result<Expr> Compiler::ObjectSchema(const json& s, const std::string& ptr, const
   std::string additional_ptr;
   for (const char* key : {"additionalProperties", "unevaluatedProperties"}) {
     const auto it = s.find(key);
-    if (it == s.end()) continue;
-    if (!it->is_boolean() && !it->is_object()) return BadKeyword(key, ptr, "must be a schema");
+    if (it == s.end()) {
+      continue;
+    }
+    if (!it->is_boolean() && !it->is_object()) {
+      return BadKeyword(key, ptr, "must be a schema");
+    }
     if (!it->is_boolean() || it->get<bool>()) {
       additional = &*it;
       additional_ptr = Child(ptr, key);
@@ -161,20 +183,29 @@ Expr Compiler::AssembleObject(const std::vector<Property>& props, std::vector<Ex
   const size_t n = props.size();
   size_t first_required = n;
   for (size_t i = 0; i < n && first_required == n; ++i) {
-    if (props[i].required) first_required = i;
+    if (props[i].required) {
+      first_required = i;
+    }
   }
   // rest[k]: the members k.. (required ones, optional ones or not) and then the further keys,
-  // each after a comma. rest[1..first_required] are shared by the alternatives below: rules keep
-  // the grammar linear in the number of properties.
+  // each after a comma. rest[1..first_required] are rules shared by the alternatives below, so
+  // the grammar stays linear in the number of properties; rest[tail] (tail = first_required + 1,
+  // at most n) is one flat sequence built front to back, as nesting rest[k] in rest[k - 1]
+  // would copy the tail once per property (quadratic: 10,000 required properties took 24 GB).
   std::vector<Expr> rest(n + 1);
-  rest[n] = extra ? Star(after_comma(*extra)) : Empty();
-  for (size_t k = n; k-- > 0;) {
+  const size_t tail = std::min(first_required + 1, n);
+  std::vector<Expr> tail_items;
+  for (size_t k = tail; k < n; ++k) {
     Expr item = after_comma(members[k]);
-    rest[k] =
-        Sequence({props[k].required ? std::move(item) : Optional(std::move(item)), rest[k + 1]});
-    if (k >= 1 && k <= first_required) {
-      rest[k] = Named(name + "-after-" + RuleToken(props[k - 1].name), std::move(rest[k]));
-    }
+    tail_items.push_back(props[k].required ? std::move(item) : Optional(std::move(item)));
+  }
+  tail_items.push_back(extra ? Star(after_comma(*extra)) : Empty());
+  rest[tail] = Sequence(std::move(tail_items));
+  for (size_t k = tail; k-- > 1;) {
+    Expr item = after_comma(members[k]);
+    rest[k] = Named(
+        name + "-after-" + RuleToken(props[k - 1].name),
+        Sequence({props[k].required ? std::move(item) : Optional(std::move(item)), rest[k + 1]}));
   }
   // One alternative per possible first member: the optional ones up to the first required one.
   std::vector<Expr> alternatives;
@@ -182,8 +213,12 @@ Expr Compiler::AssembleObject(const std::vector<Property>& props, std::vector<Ex
     alternatives.push_back(Sequence({members[j], rest[j + 1]}));
   }
   const bool can_be_empty = first_required == n;
-  if (can_be_empty && extra) alternatives.push_back(Sequence({*extra, rest[n]}));
-  if (alternatives.empty()) return Sequence({Literal("{"), ws, Literal("}")});
+  if (can_be_empty && extra) {
+    alternatives.push_back(Sequence({*extra, rest[n]}));
+  }
+  if (alternatives.empty()) {
+    return Sequence({Literal("{"), ws, Literal("}")});
+  }
   Expr inside = Sequence({Choice(std::move(alternatives)), ws});
   return Sequence({Literal("{"), ws, can_be_empty ? Optional(std::move(inside)) : std::move(inside),
                    Literal("}")});

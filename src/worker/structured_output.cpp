@@ -24,14 +24,44 @@ void ApplyTokenBitmask(std::span<const uint32_t> bitmask, std::span<float> logit
 }
 
 bool RequestGrammar::FillBitmask(std::vector<uint32_t>* bitmask) {
-  if (!active || failed) return false;
-  bitmask->resize(structured::BitmaskWords(grammar->vocabulary().vocab_size()));
+  if (failed) {
+    return false;
+  }
+  const int32_t vocab_size = grammar->vocabulary().vocab_size();
+  bitmask->resize(structured::BitmaskWords(vocab_size));
+  auto set = [&](int32_t id, bool allowed) {
+    if (id < 0 || id >= vocab_size) {
+      return;
+    }
+    uint32_t& word = (*bitmask)[static_cast<size_t>(id) / 32];
+    const uint32_t bit = 1u << (id % 32);
+    word = allowed ? (word | bit) : (word & ~bit);
+  };
+  if (!active && !undecided) {  // reasoning: anything but the end
+    std::fill(bitmask->begin(), bitmask->end(), ~0u);
+    for (int32_t id : end_token_ids) {
+      set(id, false);
+    }
+    return true;
+  }
   grammar->FillNextTokenBitmask(*matcher, end_token_ids, *bitmask);
+  if (undecided) {
+    set(think_start_token_id, true);
+  }
   return true;
 }
 
 void RequestGrammar::Accept(int32_t token_id) {
-  if (failed) return;
+  if (failed) {
+    return;
+  }
+  if (undecided) {
+    undecided = false;
+    if (token_id == think_start_token_id) {
+      return;  // reasoning until start_after_token_id
+    }
+    active = true;  // content: this token is the grammar's
+  }
   if (!active) {
     active = token_id == start_after_token_id;
     return;
@@ -81,7 +111,9 @@ std::shared_ptr<const structured::CompiledGrammar> StructuredOutputs::Compile(
                                << "compile: " << automaton.status().message();
   auto compiled = std::make_shared<const structured::CompiledGrammar>(*automaton, vocabulary_);
   size_t bytes = compiled->memory_bytes();
-  for (const auto& [text, entry] : grammars_) bytes += entry.first->memory_bytes();
+  for (const auto& [text, entry] : grammars_) {
+    bytes += entry.first->memory_bytes();
+  }
   while (!lru_.empty() && (grammars_.size() >= max_grammars_ || bytes > max_bytes_)) {
     bytes -= grammars_.at(lru_.back()).first->memory_bytes();
     grammars_.erase(lru_.back());
@@ -95,16 +127,24 @@ std::shared_ptr<const structured::CompiledGrammar> StructuredOutputs::Compile(
 std::unique_ptr<RequestGrammar> StructuredOutputs::ForRequest(
     const protocol::SamplingParams& sampling, std::span<const int32_t> output_token_ids,
     int32_t eos_token_id, const std::string& request_id) {
-  if (sampling.structured_grammar.empty()) return nullptr;
+  if (sampling.structured_grammar.empty()) {
+    return nullptr;
+  }
   auto state = std::make_unique<RequestGrammar>();
   state->request_id = request_id;
   state->end_token_ids = sampling.stop_token_ids;
-  if (eos_token_id >= 0) state->end_token_ids.push_back(eos_token_id);
+  if (eos_token_id >= 0) {
+    state->end_token_ids.push_back(eos_token_id);
+  }
   state->grammar = Compile(sampling.structured_grammar);
   state->matcher = state->grammar->NewMatcher();
   state->start_after_token_id = sampling.structured_after_token_id;
+  state->think_start_token_id = sampling.structured_think_start_token_id;
   state->active = sampling.structured_after_token_id < 0;
-  for (int32_t token_id : output_token_ids) state->Accept(token_id);
+  state->undecided = !state->active && sampling.structured_think_start_token_id >= 0;
+  for (int32_t token_id : output_token_ids) {
+    state->Accept(token_id);
+  }
   return state;
 }
 

@@ -42,14 +42,21 @@ struct RequestGrammar {
   std::string request_id;              // for messages
   std::vector<int32_t> end_token_ids;  // EOS and the request's stop token ids: allowed when the
                                        // text may end, and they end it
-  int32_t start_after_token_id = -1;   // unconstrained until this token; -1 = from the start
-  bool active = false;                 // the mask applies now
-  bool failed = false;                 // a token outside the grammar was emitted; unconstrained
+  int32_t start_after_token_id = -1;   // reasoning until this token; -1 = constrained at once
+  // The first token may be this one (opening the think block), else the output is content and
+  // constrained from its first token; -1 = the output starts as reasoning.
+  int32_t think_start_token_id = -1;
+  bool active = false;     // the grammar's mask applies now
+  bool undecided = false;  // the first token decides: think_start_token_id, or content
+  bool failed = false;     // a token outside the grammar was emitted; unconstrained
 
-  // Fills *bitmask ([BitmaskWords(vocab_size)] words; bit set = allowed) with the tokens the
-  // grammar allows next; false (bitmask untouched) when the constraint is not active now.
+  // Fills *bitmask ([BitmaskWords(vocab_size)] words; bit set = allowed) with the tokens that
+  // may come next: the grammar's; while reasoning, any but the end tokens (a sequence must close
+  // its reasoning before it ends: else it ends by length); at the first token of an undecided
+  // output, the grammar's plus think_start_token_id. False (bitmask untouched) when nothing is
+  // masked (a failed constraint).
   bool FillBitmask(std::vector<uint32_t>* bitmask);
-  // Advances past `token_id` (activating on start_after_token_id).
+  // Advances past `token_id` (reasoning ends on start_after_token_id).
   void Accept(int32_t token_id);
 };
 

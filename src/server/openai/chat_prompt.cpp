@@ -130,10 +130,19 @@ ApiResult<ChatPrompt> PrepareChatPrompt(const ServerContext& context,
   (void)tools_ok;
   TANDEM_API_ASSIGN_OR_RETURN(ChatPrompt prompt, TokenizeChatPrompt(context, request->input));
   protocol::SamplingParams& sampling = request->common.sampling;
+  const text::ThinkState think = text::PromptThinkState(prompt.text);
   if (!sampling.structured_grammar.empty() && !context.config.reasoning_parser.empty() &&
-      text::PromptThinkState(prompt.text) != text::ThinkState::kClosed) {
+      think != text::ThinkState::kClosed) {
     const std::vector<int32_t> think_end = context.tokenizer->Encode("</think>", false);
-    if (think_end.size() == 1) sampling.structured_after_token_id = think_end[0];
+    const std::vector<int32_t> think_start = context.tokenizer->Encode("<think>", false);
+    if (think_end.size() == 1) {
+      sampling.structured_after_token_id = think_end[0];
+      // No open block in the prompt: the model may open one with its first token, else its
+      // output is content and constrained from the start (as the reasoning parser reads it).
+      if (think == text::ThinkState::kNone && think_start.size() == 1) {
+        sampling.structured_think_start_token_id = think_start[0];
+      }
+    }
   }
   TANDEM_API_ASSIGN_OR_RETURN(
       bool unused, ResolveMaxTokens(&request->common, static_cast<int32_t>(prompt.token_ids.size()),

@@ -30,20 +30,26 @@ ApiError WrongType(const char* field, const char* expected, const json& found) {
 
 // Fills request->stop from a string or an array of strings.
 ApiResult<bool> ParseStop(const json& body, GenerationRequest* request) {
-  if (Absent(body, "stop")) return true;
+  if (Absent(body, "stop")) {
+    return true;
+  }
   const json& stop = body["stop"];
   if (stop.is_string()) {
     request->stop.push_back(stop.get<std::string>());
   } else if (stop.is_array()) {
     for (const json& s : stop) {
-      if (!s.is_string()) return WrongType("stop", "a string or an array of strings", stop);
+      if (!s.is_string()) {
+        return WrongType("stop", "a string or an array of strings", stop);
+      }
       request->stop.push_back(s.get<std::string>());
     }
   } else {
     return WrongType("stop", "a string or an array of strings", stop);
   }
   for (const std::string& s : request->stop) {
-    if (s.empty()) return BadParam("stop", "'stop' strings must not be empty");
+    if (s.empty()) {
+      return BadParam("stop", "'stop' strings must not be empty");
+    }
   }
   return true;
 }
@@ -51,15 +57,20 @@ ApiResult<bool> ParseStop(const json& body, GenerationRequest* request) {
 // A token id as written (any integer, unsigned ones beyond int64 included) clamped into
 // int32 range so that range checks see it as out of the vocabulary, never wrapped.
 int32_t ClampedTokenId(const json& id) {
-  if (id.is_number_unsigned())
+  if (id.is_number_unsigned()) {
     return static_cast<int32_t>(std::min<uint64_t>(id.get<uint64_t>(), INT32_MAX));
+  }
   return static_cast<int32_t>(std::clamp<int64_t>(id.get<int64_t>(), INT32_MIN, INT32_MAX));
 }
 
 ApiResult<bool> ParseStopTokenIds(const json& body, protocol::SamplingParams* sampling) {
-  if (Absent(body, "stop_token_ids")) return true;
+  if (Absent(body, "stop_token_ids")) {
+    return true;
+  }
   const json& ids = body["stop_token_ids"];
-  if (!ids.is_array()) return WrongType("stop_token_ids", "an array of integers", ids);
+  if (!ids.is_array()) {
+    return WrongType("stop_token_ids", "an array of integers", ids);
+  }
   for (const json& id : ids) {
     if (!id.is_number_integer()) {
       return BadParam("stop_token_ids",
@@ -74,7 +85,9 @@ ApiResult<bool> ParseStopTokenIds(const json& body, protocol::SamplingParams* sa
 
 // OpenAI logit_bias: {"<token id>": bias in [-100, 100], ...}.
 ApiResult<bool> ParseLogitBias(const json& body, protocol::SamplingParams* sampling) {
-  if (Absent(body, "logit_bias")) return true;
+  if (Absent(body, "logit_bias")) {
+    return true;
+  }
   const json& bias = body["logit_bias"];
   if (!bias.is_object()) {
     return WrongType("logit_bias", "an object mapping token ids to biases", bias);
@@ -101,11 +114,17 @@ ApiResult<bool> ParseLogitBias(const json& body, protocol::SamplingParams* sampl
 
 // Model name: absent → the default served name; unknown → 404 like vLLM.
 ApiResult<std::string> ParseModel(const json& body, const ServerConfig& config) {
-  if (Absent(body, "model")) return config.default_model_name();
-  if (!body["model"].is_string()) return WrongType("model", "a string", body["model"]);
+  if (Absent(body, "model")) {
+    return config.default_model_name();
+  }
+  if (!body["model"].is_string()) {
+    return WrongType("model", "a string", body["model"]);
+  }
   const std::string model = body["model"].get<std::string>();
   for (const std::string& name : config.served_model_names) {
-    if (name == model) return model;
+    if (name == model) {
+      return model;
+    }
   }
   return ApiError{NotFound(fmt::format("The model `{}` does not exist.", model)), "model"};
 }
@@ -114,7 +133,9 @@ ApiResult<std::string> ParseModel(const json& body, const ServerConfig& config) 
 
 ApiResult<int32_t> CheckLogprobsCount(const char* field, int64_t k, const ServerConfig& config) {
   if (k == -1) {
-    if (config.max_logprobs == -1) return kAllLogprobs;
+    if (config.max_logprobs == -1) {
+      return kAllLogprobs;
+    }
     return BadParam(field, fmt::format("'{}': -1 asks for every token of the vocabulary, which "
                                        "needs --max-logprobs -1 (now {})",
                                        field, config.max_logprobs));
@@ -129,13 +150,19 @@ ApiResult<int32_t> CheckLogprobsCount(const char* field, int64_t k, const Server
 }
 
 ApiResult<bool> GetBool(const json& body, const char* field, bool fallback) {
-  if (Absent(body, field)) return fallback;
-  if (!body[field].is_boolean()) return WrongType(field, "a boolean", body[field]);
+  if (Absent(body, field)) {
+    return fallback;
+  }
+  if (!body[field].is_boolean()) {
+    return WrongType(field, "a boolean", body[field]);
+  }
   return body[field].get<bool>();
 }
 
 ApiResult<int64_t> GetInt(const json& body, const char* field, int64_t fallback) {
-  if (Absent(body, field)) return fallback;
+  if (Absent(body, field)) {
+    return fallback;
+  }
   const json& v = body[field];
   // JSON integers past int64 (up to 2^64 - 1) parse as unsigned: refuse them as written, never
   // wrapped into negative numbers.
@@ -143,7 +170,9 @@ ApiResult<int64_t> GetInt(const json& body, const char* field, int64_t fallback)
     return BadParam(
         field, fmt::format("'{}' must be at most {}; got {}", field, INT64_MAX, v.get<uint64_t>()));
   }
-  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_number_integer()) {
+    return v.get<int64_t>();
+  }
   // pydantic accepts 5.0 for an int field; so do we.
   if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() &&
       std::abs(v.get<double>()) < 9e15) {
@@ -153,8 +182,12 @@ ApiResult<int64_t> GetInt(const json& body, const char* field, int64_t fallback)
 }
 
 ApiResult<double> GetNumber(const json& body, const char* field, double fallback) {
-  if (Absent(body, field)) return fallback;
-  if (!body[field].is_number()) return WrongType(field, "a number", body[field]);
+  if (Absent(body, field)) {
+    return fallback;
+  }
+  if (!body[field].is_number()) {
+    return WrongType(field, "a number", body[field]);
+  }
   return body[field].get<double>();
 }
 
@@ -167,7 +200,9 @@ namespace {
 template <typename J>
 std::string TypeWithArticle(const J& value) {
   const std::string name = value.type_name();
-  if (value.is_null()) return name;
+  if (value.is_null()) {
+    return name;
+  }
   const bool vowel = !name.empty() && std::string("aeiou").find(name[0]) != std::string::npos;
   return (vowel ? "an " : "a ") + name;
 }
@@ -195,6 +230,9 @@ ApiResult<J> ParseBody(std::string_view body) {
                                       "the limit of {} levels",
                                       kMaxJsonDepth));
     }
+    if (error.too_large) {
+      return BadParam("", "request body has " + error.message);
+    }
     return BadParam("", fmt::format("request body is not valid JSON: {}", error.message));
   }
   if (!parsed.is_object()) {
@@ -218,7 +256,9 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
   TANDEM_API_ASSIGN_OR_RETURN(r.model, ParseModel(body, config));
 
   TANDEM_API_ASSIGN_OR_RETURN(const int64_t n, GetInt(body, "n", 1));
-  if (n < 1 || n > 128) return BadParam("n", fmt::format("'n' must be in [1, 128]; got {}", n));
+  if (n < 1 || n > 128) {
+    return BadParam("n", fmt::format("'n' must be in [1, 128]; got {}", n));
+  }
   r.n = static_cast<int32_t>(n);
 
   // max_completion_tokens (the newer OpenAI name) wins over max_tokens, as in vLLM chat.
@@ -302,13 +342,16 @@ ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint e
   TANDEM_API_ASSIGN_OR_RETURN(r.return_token_ids, GetBool(body, "return_token_ids", false));
   if (!Absent(body, "stream_options")) {
     const json& options = body["stream_options"];
-    if (!options.is_object()) return WrongType("stream_options", "an object", options);
+    if (!options.is_object()) {
+      return WrongType("stream_options", "an object", options);
+    }
     if (!r.stream) {
       return BadParam("stream_options", "'stream_options' is only allowed when 'stream' is true");
     }
     auto include_usage = GetBool(options, "include_usage", false);
-    if (!include_usage.ok())
+    if (!include_usage.ok()) {
       return BadParam("stream_options", include_usage.error().status.message());
+    }
     r.include_usage = include_usage.value();
   }
   TANDEM_API_ASSIGN_OR_RETURN(bool stop_ok, ParseStop(body, &r));
@@ -354,7 +397,9 @@ ApiResult<bool> ResolveMaxTokens(GenerationRequest* request, int32_t num_prompt_
 }
 
 ApiResult<int32_t> ParseDataParallelRankHeader(const std::string& value) {
-  if (value.empty()) return -1;
+  if (value.empty()) {
+    return -1;
+  }
   int32_t rank = 0;
   for (char c : value) {
     if (c < '0' || c > '9' || rank > 1000000) {
@@ -372,8 +417,12 @@ namespace {
 // An id as parsed: values beyond int32 were clamped to its ends, so say so rather than print
 // the clamped number.
 std::string DescribeTokenId(int32_t id) {
-  if (id == INT32_MAX) return "an id beyond 2147483646";
-  if (id == INT32_MIN) return "an id below -2147483647";
+  if (id == INT32_MAX) {
+    return "an id beyond 2147483646";
+  }
+  if (id == INT32_MIN) {
+    return "an id below -2147483647";
+  }
   return std::to_string(id);
 }
 

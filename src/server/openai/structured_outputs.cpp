@@ -10,6 +10,7 @@
 #include "structured/gbnf_parser.h"
 #include "structured/json_schema_compiler.h"
 #include "structured/regex_compiler.h"
+#include "text/bounded_json.h"
 
 namespace tandem::server::openai {
 
@@ -36,9 +37,10 @@ ApiResult<std::string> Compile(const Constraint& c, bool any_whitespace) {
     case Constraint::Kind::kJsonSchema: {
       OJson schema = c.value;
       if (schema.is_string()) {  // vLLM accepts the schema as JSON text too
-        schema = OJson::parse(c.value.get<std::string>(), nullptr, /*allow_exceptions=*/false);
-        if (schema.is_discarded()) {
-          return BadParam(c.field, fmt::format("'{}' is a string that is not JSON", c.field));
+        text::BoundedJsonError error;
+        if (!text::ParseBoundedJson(c.value.get<std::string>(), kMaxJsonDepth, &schema, &error)) {
+          return BadParam(c.field, fmt::format("'{}' is a string that is not JSON: {}", c.field,
+                                               error.message));
         }
       }
       grammar = structured::CompileJsonSchema(schema);

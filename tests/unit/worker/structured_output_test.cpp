@@ -115,6 +115,47 @@ TEST(StructuredOutputTest, StartAfterTokenLeavesTheOutputFreeUntilThatToken) {
   EXPECT_THAT(out, ElementsAre(2, 3, 12, kEos));  // c d (free), then m <eos>
 }
 
+// The outputs of one request, first step from `prompt`, `steps` steps in all.
+std::vector<int32_t> RunRequest(const protocol::SamplingParams& sampling,
+                                std::vector<int32_t> prompt, int32_t steps) {
+  auto runner = MakeRunner();
+  protocol::StepPlan first;
+  first.new_requests.push_back(NewRequest("r", prompt, {0, 1}, sampling));
+  Schedule(first, "r", static_cast<int32_t>(prompt.size()));
+  std::vector<int32_t> out{Step(*runner, first)};
+  for (int32_t n = 1; n < steps && out.back() != kEos; ++n) {
+    protocol::StepPlan next;
+    next.cached_requests.push_back(Cached("r", n));
+    Schedule(next, "r", 1);
+    out.push_back(Step(*runner, next));
+  }
+  return out;
+}
+
+TEST(StructuredOutputTest, ReasoningThatWouldEndBeforeItsCloseCannotEndTheSequence) {
+  // The model wants EOS right after 'o' (14): while reasoning (until 'd', like </think>) the
+  // end is masked, so it goes on (a b c d), then the grammar's "m" and the end (issue 31).
+  protocol::SamplingParams sampling = Constrained("root ::= \"m\"");
+  sampling.structured_after_token_id = 3;
+  EXPECT_THAT(RunRequest(sampling, {13}, 10), ElementsAre(14, 0, 1, 2, 3, 12, kEos));
+}
+
+TEST(StructuredOutputTest, TheFirstTokenMayOpenTheThinkBlock) {
+  protocol::SamplingParams sampling = Constrained("root ::= \"m\"");
+  sampling.structured_think_start_token_id = 2;  // like <think>: the model wants it first
+  sampling.structured_after_token_id = 4;        // like </think>
+  EXPECT_THAT(RunRequest(sampling, {1}, 10), ElementsAre(2, 3, 4, 12, kEos));  // c d e (free), m
+}
+
+TEST(StructuredOutputTest, AnOutputThatDoesNotOpenTheThinkBlockIsConstrainedFromItsStart) {
+  // Without an opening <think>, the output is content (as the reasoning parser reads it):
+  // constrained from its first token, never free text ending in "stop".
+  protocol::SamplingParams sampling = Constrained("root ::= \"cm\"");
+  sampling.structured_think_start_token_id = 9;
+  sampling.structured_after_token_id = 10;
+  EXPECT_THAT(RunRequest(sampling, {1}, 10), ElementsAre(2, 12, kEos));
+}
+
 TEST(StructuredOutputTest, ApplyTokenBitmaskMasksClearedBitsAndColumnsPastTheMask) {
   std::vector<float> logits(40, 1.0f);
   std::vector<uint32_t> bitmask = {0x00000005u};  // ids 0 and 2 of the first 32
