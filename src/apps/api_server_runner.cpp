@@ -17,6 +17,7 @@
 #include "server/metrics.h"
 #include "server/metrics_share.h"
 #include "server/openai/request_parsing.h"
+#include "server/preprocess_pool.h"
 
 namespace tandem::apps {
 namespace {
@@ -34,6 +35,7 @@ std::set<std::string> SplitCommaList(const std::string& s) {
 Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFiles& files,
                                               int max_model_len) {
   server::ServerConfig c;
+  c.num_preprocess_threads = server::PreprocessPool::DefaultThreads();
   c.host = f.host;
   c.port = static_cast<uint16_t>(f.port);
   c.served_model_names = f.served_model_names;
@@ -73,6 +75,7 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   c.chat_template_limits.max_output_bytes = f.chat_template_max_output_bytes;
   c.chat_template_limits.timeout_s = f.chat_template_timeout;
   c.stalled_client_timeout_s = f.stalled_client_timeout;
+  c.limit_concurrency = f.limit_concurrency;
   c.reasoning_parser = f.reasoning_parser;
   c.reasoning_field = f.reasoning_field;
   c.enable_auto_tool_choice = f.enable_auto_tool_choice;

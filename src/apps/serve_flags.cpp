@@ -95,6 +95,10 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       "Seconds a client may leave over 1 MiB of a response unread before the response is "
       "aborted (its engine requests too); 16 MiB unread aborts at once")
       ->check(NumberRange(0.1, 86400));
+  Opt(app, "limit-concurrency", f.limit_concurrency,
+      "Open connections at most; a connection past it is answered 503 and closed (uvicorn's "
+      "--limit-concurrency; 0: no limit)")
+      ->check(IntRange(int64_t{0}, std::numeric_limits<int64_t>::max()));
   Opt(app, "host", f.host, "Address the HTTP server binds");
   Opt(app, "port", f.port, "HTTP port")->check(IntRange(1, 65535));
   app.add_option("--api-key", f.api_key,

@@ -41,6 +41,7 @@ struct ServeFlags {
   int64_t chat_template_max_output_bytes = 16 << 20;
   double chat_template_timeout = 10.0;   // seconds
   double stalled_client_timeout = 30.0;  // seconds a client may leave a response unread
+  int64_t limit_concurrency = 8192;      // open connections at most (uvicorn's flag)
   // Server
   std::string host = "0.0.0.0";
   int port = 8000;

@@ -6,8 +6,12 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
 
 #include <algorithm>
+#include <array>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -26,6 +30,7 @@ HttpListener::HttpListener(SessionOptions options, RequestHandler handler)
       accept_backoff_(io_context_),
       drain_timer_(io_context_) {
   options_.active_exchanges = std::make_shared<std::atomic<int64_t>>(0);
+  options_.open_connections = std::make_shared<std::atomic<int64_t>>(0);
   options_.listener_alive = std::make_shared<ListenerAlive>();
 }
 
@@ -64,13 +69,16 @@ Status HttpListener::Open(const std::string& host, uint16_t port, bool reuse_por
   const tcp::endpoint endpoint(address, port);
   const std::string where = fmt::format("{}:{}", host, port);
   acceptor_.open(endpoint.protocol(), ec);
-  if (ec) return Unavailable(fmt::format("cannot open a socket for {}: {}", where, ec.message()));
+  if (ec) {
+    return Unavailable(fmt::format("cannot open a socket for {}: {}", where, ec.message()));
+  }
   acceptor_.set_option(net::socket_base::reuse_address(true), ec);
   if (reuse_port) {
     using ReusePort = net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
     acceptor_.set_option(ReusePort(true), ec);
-    if (ec)
+    if (ec) {
       return Unavailable(fmt::format("cannot set SO_REUSEPORT on {}: {}", where, ec.message()));
+    }
   }
   acceptor_.bind(endpoint, ec);
   if (ec) {
@@ -79,7 +87,9 @@ Status HttpListener::Open(const std::string& host, uint16_t port, bool reuse_por
         fmt::format("cannot bind {}: {} (is another server using the port?)", where, ec.message()));
   }
   acceptor_.listen(net::socket_base::max_listen_connections, ec);
-  if (ec) return Unavailable(fmt::format("cannot listen on {}: {}", where, ec.message()));
+  if (ec) {
+    return Unavailable(fmt::format("cannot listen on {}: {}", where, ec.message()));
+  }
   bound_port_ = acceptor_.local_endpoint().port();
   const std::string resolved = address.to_string();
   TLOG_INFO("HTTP server listening on {}:{}{}{}", host, bound_port_,
@@ -90,16 +100,104 @@ Status HttpListener::Open(const std::string& host, uint16_t port, bool reuse_por
 }
 
 void HttpListener::DoAccept() {
-  acceptor_.async_accept(
-      net::make_strand(io_context_), [this](boost::system::error_code ec, tcp::socket socket) {
-        if (ec == net::error::operation_aborted) return;
-        if (ec) return OnAcceptError(ec);
-        accept_failures_ = 0;
-        boost::system::error_code ignored;
-        socket.set_option(tcp::no_delay(true), ignored);
-        std::make_shared<HttpSession>(std::move(socket), options_, handler_)->Run();
-        if (acceptor_.is_open()) DoAccept();
-      });
+  acceptor_.async_accept(net::make_strand(io_context_), [this](boost::system::error_code ec,
+                                                               tcp::socket socket) {
+    if (ec == net::error::operation_aborted) {
+      return;
+    }
+    if (ec) {
+      return OnAcceptError(ec);
+    }
+    accept_failures_ = 0;
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    if (options_.max_connections > 0 && *options_.open_connections >= options_.max_connections) {
+      RefuseConnection(std::move(socket));
+    } else {
+      std::make_shared<HttpSession>(std::move(socket), options_, handler_)->Run();
+    }
+    if (acceptor_.is_open()) {
+      DoAccept();
+    }
+  });
+}
+
+namespace {
+
+// A connection answered with a canned response and closed: the response is written, the
+// sending side shut, and what the client still sends is read and dropped until it closes or
+// kLingerSeconds pass, so that it reads the response instead of a connection reset.
+class RefusedConnection : public std::enable_shared_from_this<RefusedConnection> {
+ public:
+  RefusedConnection(tcp::socket socket, std::string response)
+      : socket_(std::move(socket)),
+        timer_(socket_.get_executor()),
+        response_(std::move(response)) {}
+
+  void Start() {
+    net::async_write(
+        socket_, net::buffer(response_),
+        [self = shared_from_this()](boost::system::error_code ec, size_t) {
+          if (ec) {
+            return;
+          }
+          boost::system::error_code ignored;
+          self->socket_.shutdown(tcp::socket::shutdown_send, ignored);
+          self->timer_.expires_after(std::chrono::seconds(HttpSession::kLingerSeconds));
+          self->timer_.async_wait([self](boost::system::error_code) {
+            boost::system::error_code ignored_close;
+            self->socket_.close(ignored_close);
+          });
+          self->Drain();
+        });
+  }
+
+ private:
+  void Drain() {
+    socket_.async_read_some(net::buffer(sink_),
+                            [self = shared_from_this()](boost::system::error_code ec, size_t) {
+                              if (ec) {
+                                self->timer_.cancel();  // the client closed: close now
+                              } else {
+                                self->Drain();
+                              }
+                            });
+  }
+
+  tcp::socket socket_;
+  net::steady_timer timer_;
+  std::string response_;
+  std::array<char, 4096> sink_{};
+};
+
+}  // namespace
+
+// Past the connection cap: a 503 in plain HTTP (a TLS client sees the connection close), then
+// close. The refusal is written without reading the request: the client may still be sending
+// it, so the socket is closed after a short wait for the client to close first.
+void HttpListener::RefuseConnection(tcp::socket socket) {
+  const double now = MonotonicSeconds();
+  ++refused_connections_;
+  if (now - last_refusal_warning_s_ >= 10) {
+    TLOG_WARN(
+        "{} connection(s) refused since the last warning: {} are open, the limit "
+        "(--limit-concurrency)",
+        refused_connections_, options_.max_connections);
+    refused_connections_ = 0;
+    last_refusal_warning_s_ = now;
+  }
+  if (options_.tls) {
+    return;  // the socket closes here: no HTTP can be spoken before a handshake
+  }
+  const std::string body = fmt::format(
+      "{{\"error\":{{\"message\":\"the server has {} open connections, its limit; retry "
+      "later\",\"type\":\"ServiceUnavailableError\",\"param\":null,\"code\":503}}}}",
+      options_.max_connections);
+  auto response = std::make_shared<std::string>(fmt::format(
+      "HTTP/1.1 503 Service Unavailable\r\nServer: tandem\r\nContent-Type: application/json\r\n"
+      "Content-Length: {}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n{}",
+      body.size(), body));
+  std::make_shared<RefusedConnection>(std::move(socket), std::move(*response))->Start();
 }
 
 // Out of file descriptors (EMFILE/ENFILE) or memory, accept fails at once again: retrying
@@ -119,7 +217,9 @@ void HttpListener::OnAcceptError(const boost::system::error_code& ec) {
       std::min<int64_t>(1000, int64_t{10} << std::min<int64_t>(accept_failures_ - 1, 7));
   accept_backoff_.expires_after(std::chrono::milliseconds(backoff_ms));
   accept_backoff_.async_wait([this](boost::system::error_code wait_ec) {
-    if (!wait_ec && acceptor_.is_open()) DoAccept();
+    if (!wait_ec && acceptor_.is_open()) {
+      DoAccept();
+    }
   });
 }
 
@@ -130,7 +230,9 @@ void HttpListener::Run(int32_t num_threads) {
     threads.emplace_back([this] { io_context_.run(); });
   }
   io_context_.run();
-  for (std::thread& t : threads) t.join();
+  for (std::thread& t : threads) {
+    t.join();
+  }
 }
 
 void HttpListener::StopWhenIdle(double max_wait_s) {
@@ -145,13 +247,17 @@ void HttpListener::StopWhenIdle(double max_wait_s) {
 void HttpListener::PollIdle(double deadline_s) {
   const int64_t active = options_.active_exchanges->load();
   if (active <= 0 || MonotonicSeconds() >= deadline_s) {
-    if (active > 0) TLOG_WARN("stopping with {} response(s) still being written", active);
+    if (active > 0) {
+      TLOG_WARN("stopping with {} response(s) still being written", active);
+    }
     Stop();
     return;
   }
   drain_timer_.expires_after(std::chrono::milliseconds(10));
   drain_timer_.async_wait([this, deadline_s](boost::system::error_code ec) {
-    if (!ec) PollIdle(deadline_s);
+    if (!ec) {
+      PollIdle(deadline_s);
+    }
   });
 }
 

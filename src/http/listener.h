@@ -50,6 +50,7 @@ class HttpListener {
  private:
   void DoAccept();
   void OnAcceptError(const boost::system::error_code& ec);
+  void RefuseConnection(boost::asio::ip::tcp::socket socket);
   void PollIdle(double deadline_s);
 
   SessionOptions options_;
@@ -60,6 +61,8 @@ class HttpListener {
   int64_t accept_failures_ = 0;               // since the last accept that succeeded
   boost::asio::steady_timer drain_timer_;     // StopWhenIdle's polling
   double last_accept_warning_s_ = -1e9;       // MonotonicSeconds() of the last warning
+  int64_t refused_connections_ = 0;           // past max_connections, since the last warning
+  double last_refusal_warning_s_ = -1e9;
   uint16_t bound_port_ = 0;
 };
 

@@ -8,6 +8,9 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/read.hpp>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <mutex>
 #include <utility>
 
@@ -29,11 +32,25 @@ HttpSession::HttpSession(net::ip::tcp::socket socket, const SessionOptions& opti
       idle_timer_(stream_.get_executor()),
       stall_timer_(stream_.get_executor()),
       options_(options),
-      handler_(handler) {}
+      handler_(handler) {
+  error_code peer_ec;
+  const auto peer = stream_.socket().remote_endpoint(peer_ec);
+  if (!peer_ec) {
+    peer_address_ = peer.address().to_string();
+  }
+  if (options_.open_connections) {
+    ++*options_.open_connections;
+    counted_ = true;
+  }
+}
 
 HttpSession::~HttpSession() {
   if (sink_ && exchange_active_) {
     sink_->FireDisconnect();
+  }
+  ReleaseBodyCharge();
+  if (counted_) {
+    --*options_.open_connections;
   }
 }
 
@@ -83,12 +100,14 @@ void HttpSession::DoRead() {
   if (closed_ || reading_) {
     return;
   }
+  ReleaseBodyCharge();  // a request abandoned before its body was whole
   parser_.emplace();
   parser_->body_limit(options_.max_body_bytes);
   parser_->header_limit(options_.max_header_bytes);
   header_checked_ = false;
   header_bytes_ = 0;
   request_started_s_ = 0;
+  body_started_s_ = 0;
   parse_before_read_ = true;
   ReadSome();
 }
@@ -164,9 +183,15 @@ void HttpSession::OnReadSome(error_code ec, size_t bytes) {
       if (auto error = CheckHeader()) {
         return OnBadRequest(error->http_status, error->message);
       }
-      if (DispatchedBeforeContinue()) {
+      if (DispatchedBeforeBody()) {
         return;
       }
+      body_started_s_ = now;
+    }
+    if (parser_->chunked() &&
+        !ChargeBody(static_cast<int64_t>(parser_->get().body().size()) - body_charged_)) {
+      discard_input_ = true;
+      return OnBadRequest(503, BudgetRefusal());
     }
     if (used == 0) {
       break;
@@ -180,6 +205,18 @@ void HttpSession::OnReadSome(error_code ec, size_t bytes) {
     return ReadSome();
   }
   if (!parser_->is_done()) {
+    // The body's deadline grows with what has arrived: a trickle is cut, a slow big body not.
+    const double received = static_cast<double>(parser_->get().body().size());
+    const double allowed_s =
+        options_.body_timeout_s +
+        received / static_cast<double>(std::max<int64_t>(1, options_.min_body_bytes_per_s));
+    if (!exchange_active_ && body_started_s_ > 0 && now - body_started_s_ > allowed_s) {
+      discard_input_ = true;
+      return OnBadRequest(
+          408, fmt::format("request body not complete within {:.0f} s ({} s, plus 1 s per {} "
+                           "bytes received)",
+                           allowed_s, options_.body_timeout_s, options_.min_body_bytes_per_s));
+    }
     return ReadSome();
   }
   OnRequestRead();
@@ -213,25 +250,79 @@ std::optional<FramingError> HttpSession::CheckHeader() {
   return std::nullopt;
 }
 
-// curl and others wait (1 s) for "100 Continue" before sending a body over 1 MB. A request the
-// handler answers without its body gets that answer instead, at once (as uvicorn, which sends
-// 100 only when the application reads the body).
-bool HttpSession::DispatchedBeforeContinue() {
+// A request the handler answers without its body gets that answer at once: it is never
+// buffered (a refused key, an unknown path), and curl and others, which wait (1 s) for "100
+// Continue" before sending a body over 1 MB, get the answer instead (as uvicorn, which sends
+// 100 only when the application reads the body). A body the budget cannot hold is refused.
+bool HttpSession::DispatchedBeforeBody() {
   const auto& header = parser_->get();
-  if (parser_->is_done() || exchange_active_ || header.version() < 11 ||
-      !ExpectsContinue(ToStd(header[bhttp::field::expect]))) {
-    return false;
+  if (parser_->is_done() || exchange_active_) {
+    return false;  // no body; or pipelined behind an active exchange: read as it comes
   }
+  const bool http10 = header.version() < 11;
   if (options_.answers_without_body) {
     HttpRequest head = RequestHead();
     if (options_.answers_without_body(head)) {
       discard_input_ = true;
-      Dispatch(std::move(head), /*keep_alive=*/false, /*http10=*/false);
+      Dispatch(std::move(head), /*keep_alive=*/false, http10);
       return true;
     }
   }
-  QueueWrite("HTTP/1.1 100 Continue\r\n\r\n");
+  if (const auto length = parser_->content_length();
+      length && !ChargeBody(static_cast<int64_t>(*length))) {
+    discard_input_ = true;
+    OnBadRequest(503, BudgetRefusal());
+    return true;
+  }
+  if (!http10 && ExpectsContinue(ToStd(header[bhttp::field::expect]))) {
+    QueueWrite("HTTP/1.1 100 Continue\r\n\r\n");
+  }
   return false;
+}
+
+bool HttpSession::ChargeBody(int64_t bytes) {
+  if (!options_.body_budget || bytes <= 0) {
+    return true;
+  }
+  if (!options_.body_budget->Charge(peer_address_, bytes)) {
+    return false;
+  }
+  body_charged_ += bytes;
+  return true;
+}
+
+void HttpSession::ReleaseBodyCharge() {
+  if (body_charged_ > 0 && options_.body_budget) {
+    options_.body_budget->Release(peer_address_, body_charged_);
+  }
+  body_charged_ = 0;
+}
+
+std::string HttpSession::BudgetRefusal() const {
+  const BodyBudget& budget = *options_.body_budget;
+  return fmt::format(
+      "the server holds too many request bytes to take this body now (at most {} MiB in all, {} "
+      "MiB per client address, until the requests holding them finish); retry later",
+      budget.max_total_bytes() >> 20, budget.max_per_address_bytes() >> 20);
+}
+
+void HttpSession::LingerThenClose() {
+  discard_input_ = true;
+  if (!stream_.is_tls()) {
+    // The answer is written: the client sees its end of stream at once (TLS closes with
+    // close_notify in Close instead).
+    error_code ignored;
+    stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+  }
+  idle_timer_.expires_after(std::chrono::seconds(kLingerSeconds));
+  idle_timer_.async_wait([self = shared_from_this()](error_code ec) {
+    if (!ec) {
+      self->Close();
+    }
+  });
+  if (!reading_) {
+    ReadSome();
+  }
 }
 
 HttpRequest HttpSession::RequestHead() {
@@ -253,11 +344,7 @@ HttpRequest HttpSession::RequestHead() {
     }
     request.headers.emplace_back(std::move(name), std::string(field.value()));
   }
-  error_code peer_ec;
-  const auto peer = stream_.socket().remote_endpoint(peer_ec);
-  if (!peer_ec) {
-    request.peer_address = peer.address().to_string();
-  }
+  request.peer_address = peer_address_;
   request.arrival_time_s = MonotonicSeconds();
   return request;
 }
@@ -276,6 +363,7 @@ void HttpSession::OnBadRequest(int http_status, std::string message) {
 
 void HttpSession::OnReadError(error_code ec) {
   if (ec == bhttp::error::body_limit) {
+    discard_input_ = true;  // the rest of the body is dropped while the 413 is read
     return OnBadRequest(413, fmt::format("request body is larger than the limit of {} bytes",
                                          options_.max_body_bytes));
   }
@@ -304,6 +392,10 @@ void HttpSession::OnRequestRead() {
   HttpRequest request = RequestHead();
   auto message = parser_->release();
   request.body = std::move(message.body());
+  if (body_charged_ > 0) {  // held until the last copy of the request goes
+    request.body_charge = options_.body_budget->Hold(peer_address_, body_charged_);
+    body_charged_ = 0;
+  }
   const bool http10 = message.version() < 11;
   // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing: answer it,
   // then close.

@@ -27,6 +27,7 @@
 
 #include <set>
 
+#include "http/body_budget.h"
 #include "http/connection.h"
 #include "http/framing.h"
 #include "http/tls.h"
@@ -59,6 +60,18 @@ struct SessionOptions {
   std::function<std::string(int, const std::string&, const std::string&)> error_body;
   // A request's header must arrive within this many seconds of its first byte (else 408).
   int32_t header_timeout_s = 30;
+  // A request's body must arrive within body_timeout_s of its header, plus one second per
+  // min_body_bytes_per_s bytes received (else 408): a body trickled a byte at a time is cut,
+  // a big one sent at a modest rate is not (Apache mod_reqtimeout's body=…,MinRate=… idea).
+  int32_t body_timeout_s = 30;
+  int64_t min_body_bytes_per_s = 64 << 10;
+  // Request bytes held over all connections and per client address (http/body_budget.h): a
+  // body that would pass a cap is refused with 503 before it is read. Null: no cap.
+  std::shared_ptr<BodyBudget> body_budget;
+  // Open connections over all sessions; HttpListener sets it, and answers a connection past
+  // max_connections (> 0) with a 503 and closes it (uvicorn's --limit-concurrency). 0: no cap.
+  std::shared_ptr<std::atomic<int64_t>> open_connections;
+  int64_t max_connections = 0;
   // Backpressure (a client that stops reading a response): past send_buffer_bytes queued the
   // stall clock starts, and restarts at each piece (256 KiB) the client takes; run out
   // (stalled_client_timeout_s without a piece taken), or past max_send_buffer_bytes queued
@@ -68,11 +81,13 @@ struct SessionOptions {
   size_t max_send_buffer_bytes = 16u << 20;
   double stalled_client_timeout_s = 30;
   std::function<void()> on_stalled_client;  // called once per aborted response (metrics)
-  // Expect: 100-continue (RFC 9110 §10.1.1). Given a request's head (method, path, query,
-  // headers; no body yet): whether the handler answers it without reading its body (no such
-  // route, a method not allowed, a refused key). Then the session dispatches it at once with
-  // an empty body and no "100 Continue", and closes the connection after the answer (the client
-  // may or may not send the body). Null, or false: "100 Continue", then the body is read.
+  // Given a request's head (method, path, query, headers; no body yet): whether the handler
+  // answers it without reading its body (no such route, a method not allowed, a refused key).
+  // Then the session dispatches it at once with an empty body — and no "100 Continue" to an
+  // Expect: 100-continue (RFC 9110 §10.1.1) — and closes the connection after the answer,
+  // reading and dropping what the client still sends for at most kLingerSeconds. So a request
+  // that will be refused never has its body buffered (issue 31, item 7). Null, or false: the
+  // body is read ("100 Continue" first when expected).
   std::function<bool(const HttpRequest& head)> answers_without_body;
   // Exchanges in progress over all sessions (HttpListener::StopWhenIdle); null: not counted.
   std::shared_ptr<std::atomic<int64_t>> active_exchanges;
@@ -87,6 +102,9 @@ class SessionSink;
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
+  // How long a connection answered before its body was read keeps reading (and dropping) input.
+  static constexpr int kLingerSeconds = 2;
+
   // `socket` must use a strand executor. `options` and `handler` outlive the session.
   HttpSession(boost::asio::ip::tcp::socket socket, const SessionOptions& options,
               const RequestHandler& handler);
@@ -112,9 +130,20 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // Framing, Host and the request target of the parsed header; an error to answer (and close)
   // or none.
   std::optional<FramingError> CheckHeader();
-  // Expect: 100-continue of the parsed header: "100 Continue", or (answers_without_body) the
-  // request dispatched at once without its body; true in that case.
-  bool DispatchedBeforeContinue();
+  // A request whose body is still to come: dispatched at once without it (answers_without_body),
+  // or refused (the body budget), true in those cases; else its body's bytes are charged, and
+  // "100 Continue" sent when expected.
+  bool DispatchedBeforeBody();
+  // Charges the body bytes received beyond those charged (a chunked body); false when the
+  // budget refuses them.
+  bool ChargeBody(int64_t bytes);
+  void ReleaseBodyCharge();
+  // The 503 message of a body the budget refuses.
+  std::string BudgetRefusal() const;
+  // Closes after reading and dropping input for at most kLingerSeconds (or until the client
+  // closes): a client still sending a body it was answered without then reads the answer
+  // instead of a connection reset (RFC 9112 §9.6).
+  void LingerThenClose();
   // The request the parser holds, without its body (the header must be done).
   HttpRequest RequestHead();
   void OnReadError(boost::beast::error_code ec);
@@ -165,6 +194,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // after its header is dropped unparsed until the connection closes.
   bool discard_input_ = false;
   double request_started_s_ = 0;  // MonotonicSeconds() of its first byte; 0 before
+  double body_started_s_ = 0;     // MonotonicSeconds() when its header was done; 0 before
+  int64_t body_charged_ = 0;      // bytes of the current request charged to the body budget
+  std::string peer_address_;      // the client's IP address
+  bool counted_ = false;          // counted in SessionOptions::open_connections
   bool closed_ = false;
 
   // The active exchange.

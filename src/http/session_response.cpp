@@ -266,7 +266,11 @@ void HttpSession::FinishExchange() {
     return;
   }
   if (!keep_alive_) {
-    Close();
+    if (discard_input_) {
+      LingerThenClose();  // answered before its body was read: let the client finish sending
+    } else {
+      Close();
+    }
     return;
   }
   if (pending_request_) {

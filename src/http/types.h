@@ -34,6 +34,12 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string peer_address;   // the client's IP address ("127.0.0.1")
   double arrival_time_s = 0;  // MonotonicSeconds() when the request was fully read
+  // Set by the application's router: the request may do what a credential allows (it carried
+  // a valid one, or the application asks for none).
+  bool authorized = false;
+  // Releases the body's bytes from the server's body budget (http/body_budget.h) when the last
+  // copy of the request is gone; null when not counted.
+  std::shared_ptr<const void> body_charge;
 
   // The first header named `name` (any case), "" when absent.
   std::string_view Header(std::string_view name) const;

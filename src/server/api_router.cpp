@@ -1,6 +1,7 @@
 #include "server/api_router.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 #include <nlohmann/json.hpp>
 
 #include <random>
@@ -33,6 +34,9 @@ void SendRouteError(const std::string& path, ResponseSink& sink, const ApiError&
   if (anthropic::IsMessagesPath(path)) return anthropic::SendError(sink, error);
   SendError(sink, error);
 }
+
+// Bodies at least this big are followed by malloc_trim once handled.
+constexpr size_t kTrimAfterBodyBytes = 1u << 20;
 
 // 32 random hex digits (a UUID4's worth of randomness, as vLLM's uuid4().hex).
 std::string RandomHexId() {
@@ -153,12 +157,16 @@ std::string ApiRouter::RoutePath(const std::string& path) const {
   return path;
 }
 
+bool ApiRouter::Authorized(const HttpRequest& request) const {
+  // Anthropic's clients send the key as x-api-key.
+  return auth_.Check(request.authorization()) || auth_.CheckKey(request.Header("x-api-key"));
+}
+
 bool ApiRouter::KeyRefused(const HttpRequest& request) const {
   // vLLM checks the key on every /v1 path, known or not, before routing and method dispatch
   // (its middleware): an unknown /v1 path without a key is a 401, not a 404 that would tell a
-  // caller without a key which paths exist. Anthropic's clients send it as x-api-key.
-  return request.path.rfind("/v1", 0) == 0 && !auth_.Check(request.authorization()) &&
-         !auth_.CheckKey(request.Header("x-api-key"));
+  // caller without a key which paths exist.
+  return request.path.rfind("/v1", 0) == 0 && !Authorized(request);
 }
 
 bool ApiRouter::AnswersWithoutBody(HttpRequest head) const {
@@ -181,6 +189,7 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
     std::string id(request.Header("x-request-id"));
     sink->AddResponseHeader("X-Request-Id", id.empty() ? RandomHexId() : std::move(id));
   }
+  request.authorized = Authorized(request);
   if (KeyRefused(request)) {
     return SendRouteError(request.path, *sink,
                           {Status(StatusCode::kUnauthenticated,
@@ -201,16 +210,25 @@ void ApiRouter::Handle(HttpRequest request, std::shared_ptr<ResponseSink> sink) 
   }
   const Route& target = *route;
   if (!target.offload) return Run(target.handler, request, sink);
-  const bool queued =
-      pool_->Submit([handler = &target.handler, request = std::move(request), sink]() mutable {
+  const bool authorized = request.authorized;
+  const std::string path = request.path;  // the request moves into the task
+  const bool queued = pool_->Submit(
+      [handler = &target.handler, request = std::move(request), sink]() mutable {
         TLOG_DEBUG("preprocessing {} {} ({} body bytes)", request.method, request.path,
                    request.body.size());
         Run(*handler, request, sink);
-      });
+        if (request.body.size() >= kTrimAfterBodyBytes) {
+          // A big body and its parse were freed: give the pages back to the system (glibc
+          // keeps freed memory of a thread's arena; resting RSS crept up by gigabytes).
+          request = HttpRequest{};
+          malloc_trim(0);
+        }
+      },
+      authorized);
   if (!queued && pool_->cancelled()) {
-    SendRouteError(request.path, *sink, {Unavailable("the server is shutting down"), ""});
+    SendRouteError(path, *sink, {Unavailable("the server is shutting down"), ""});
   } else if (!queued) {
-    SendRouteError(request.path, *sink,
+    SendRouteError(path, *sink,
                    {Status(StatusCode::kResourceExhausted,
                            fmt::format("the server is overloaded: {} requests already wait to be "
                                        "preprocessed; retry later",

@@ -50,6 +50,8 @@ class ApiRouter {
            bool offload = false);
   // `path` without the --root-path prefix.
   std::string RoutePath(const std::string& path) const;
+  // Whether `request` carries a configured API key (always, when --api-key is not set).
+  bool Authorized(const HttpRequest& request) const;
   // Whether `request` (its path without the root path) needs an API key it does not carry.
   bool KeyRefused(const HttpRequest& request) const;
   // The routes of `path`: its own, else those of "<its parent>/{id}"; null when none.

@@ -38,6 +38,9 @@ Status HttpServer::Start() {
   options.stalled_client_timeout_s = c.stalled_client_timeout_s;
   options.on_stalled_client = [] { Metrics::Global().AddStalledClientAbort(); };
   options.disable_access_log_for_endpoints = c.disable_access_log_for_endpoints;
+  options.max_connections = c.limit_concurrency;
+  options.body_budget =
+      std::make_shared<http::BodyBudget>(c.max_held_body_bytes, c.max_held_body_bytes_per_address);
   if (c.tls.enabled()) {
     TANDEM_ASSIGN_OR_RETURN(options.tls, http::TlsContextProvider::Create(c.tls));
   }

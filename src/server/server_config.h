@@ -59,6 +59,7 @@ struct ServerConfig {
   // Request preprocessing (JSON parsing, chat template rendering, tokenization) runs on a pool
   // of this many threads, never on the I/O threads, so /health, /metrics and streams go on
   // whatever a render does.
+  // Half the machine's hardware threads, 2 to 16 (PreprocessPool::DefaultThreads).
   int32_t num_preprocess_threads = 2;
   // Requests waiting for a preprocessing thread beyond this get 503.
   int32_t max_queued_preprocess = 1024;
@@ -66,7 +67,14 @@ struct ServerConfig {
   int32_t max_chat_tools = 1024;      // --max-chat-tools: per chat request
   // --chat-template-max-*, --chat-template-timeout. `cancelled` is set by HttpServer (shutdown).
   text::jinja::RenderLimits chat_template_limits;
-  int32_t keep_alive_timeout_s = 5;      // idle keep-alive connections close after this
+  int32_t keep_alive_timeout_s = 5;  // idle keep-alive connections close after this
+  // --limit-concurrency: open connections at most; a connection past it gets 503 (uvicorn's
+  // flag). 0: no cap.
+  int64_t limit_concurrency = 8192;
+  // Request bytes held (bodies being received, queued or preprocessed) over all connections and
+  // per client address; a body past either is refused with 503 before it is read.
+  int64_t max_held_body_bytes = int64_t{512} << 20;
+  int64_t max_held_body_bytes_per_address = int64_t{128} << 20;
   double stalled_client_timeout_s = 30;  // --stalled-client-timeout (backpressure)
   std::string version = "0.1.0";         // GET /version
 

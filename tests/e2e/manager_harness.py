@@ -99,6 +99,9 @@ class Cluster:
         hdrs = {"Content-Type": content_type}
         if self.admin is not None and headers is None:
             hdrs.update(self.admin)
+            # The console's own origin, as a browser sends it with a write (the manager
+            # refuses a cross-site write made with the session cookie).
+            hdrs["Origin"] = f"http://{self.host}:{self.port}"
         hdrs.update(headers or {})
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         conn.request(method, path, body=data, headers=hdrs)

@@ -77,7 +77,10 @@ await runFlow("manager UI flow", async ({ context, page }) => {
   await screenshot(page, "deployments");
 
   // The API's greedy answer, for the playground to match.
+  // With the Origin a page of the console sends (the manager refuses a cross-site write made
+  // with the session cookie).
   const api = await context.request.post(`${URL}/v1/chat/completions`, {
+    headers: { Origin: URL },
     data: { model: "stories", messages: [{ role: "user", content: PROMPT }], temperature: 0, max_tokens: 24 },
   });
   check(api.ok(), `the gateway answers the session: ${api.status()} ${await api.text()}`);

@@ -14,6 +14,7 @@
 #include "cluster/manager/resources.h"
 #include "cluster/manager/rest_api.h"
 #include "cluster/manager/rest_util.h"
+#include "core/clock.h"
 #include "core/logging.h"
 #include "ui/assets.h"
 
@@ -44,8 +45,12 @@ bool IsApiPath(std::string_view path) {
 // gateway's paths other than its two POST routes. /v2 and /auth ask for the body (the caller
 // check is Manager's: a /v1 or /v2 request without valid credentials is a 401 either way).
 bool RouteIgnoresBody(const http::HttpRequest& head) {
-  if (!IsApiPath(head.path)) return true;
-  if (head.path != "/v1" && head.path.rfind("/v1/", 0) != 0) return false;
+  if (!IsApiPath(head.path)) {
+    return true;
+  }
+  if (head.path != "/v1" && head.path.rfind("/v1/", 0) != 0) {
+    return false;
+  }
   return head.method != "POST" ||
          (head.path != "/v1/chat/completions" && head.path != "/v1/completions");
 }
@@ -53,7 +58,9 @@ bool RouteIgnoresBody(const http::HttpRequest& head) {
 // Writes `text` to `path` readable by the owner only.
 Status WriteSecretFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
-  if (!out) return Unavailable(fmt::format("cannot write '{}'", path));
+  if (!out) {
+    return Unavailable(fmt::format("cannot write '{}'", path));
+  }
   out << text << "\n";
   out.close();
   chmod(path.c_str(), 0600);
@@ -67,14 +74,18 @@ Manager::Manager(ManagerConfig config)
 
 Manager::~Manager() {
   Stop();
-  if (controller_.joinable()) controller_.join();
+  if (controller_.joinable()) {
+    controller_.join();
+  }
   listener_.reset();
   gateway_.reset();  // waits for the proxied requests in flight
   auth_.reset();
 }
 
 Status Manager::Start() {
-  if (config_.data_dir.empty()) return InvalidArgument("--data-dir is required");
+  if (config_.data_dir.empty()) {
+    return InvalidArgument("--data-dir is required");
+  }
   std::error_code ec;
   std::filesystem::create_directories(config_.data_dir, ec);
   if (ec) {
@@ -85,7 +96,9 @@ Status Manager::Start() {
                               ? "sqlite://" + config_.data_dir + "/manager.db"
                               : config_.database_url;
   auto store = store::Store::Open(url);
-  if (!store.ok()) return store.status();
+  if (!store.ok()) {
+    return store.status();
+  }
   store_ = std::move(store).value();
   TLOG_INFO("manager: store {} at schema version {}", store::RedactDatabaseUrl(url),
             store_->schema_version());
@@ -96,6 +109,10 @@ Status Manager::Start() {
   http::SessionOptions options;
   options.max_body_bytes = 4u << 20;
   options.keep_alive_timeout_s = 60;
+  // Bodies held (received, waiting for the store or an instance) over all clients and per
+  // address, and open connections: bounded as in `tandem serve` (http/body_budget.h).
+  options.body_budget = std::make_shared<http::BodyBudget>(int64_t{256} << 20, int64_t{64} << 20);
+  options.max_connections = 8192;
   // Errors the session answers itself (body too large, malformed HTTP) in the shape of the path's
   // API: OpenAI's on the /v1 gateway, GPUStack's elsewhere.
   options.error_body = [](int http_status, const std::string& message, const std::string& path) {
@@ -124,7 +141,9 @@ Status Manager::Bootstrap() {
   // The session-signing key and the registration token live in the database (hashed where
   // only a comparison is needed), so a restarted manager keeps its sessions and agents.
   auto session_key = store_->GetSetting("session_key");
-  if (!session_key.ok()) return session_key.status();
+  if (!session_key.ok()) {
+    return session_key.status();
+  }
   if (session_key->empty()) {
     *session_key = RandomHex(32);
     TANDEM_RETURN_IF_ERROR(store_->SetSetting("session_key", *session_key));
@@ -132,7 +151,9 @@ Status Manager::Bootstrap() {
   const std::string token_path = config_.data_dir + "/token";
   std::string token = config_.token;
   auto token_hash = store_->GetSetting("registration_token_hash");
-  if (!token_hash.ok()) return token_hash.status();
+  if (!token_hash.ok()) {
+    return token_hash.status();
+  }
   if (!token.empty()) {
     *token_hash = HashSecret("registration", token);
     TANDEM_RETURN_IF_ERROR(store_->SetSetting("registration_token_hash", *token_hash));
@@ -147,7 +168,9 @@ Status Manager::Bootstrap() {
   }
 
   auto users = store_->List(Table::kUsers);
-  if (!users.ok()) return users.status();
+  if (!users.ok()) {
+    return users.status();
+  }
   if (users->empty()) {
     std::string password = config_.bootstrap_password;
     if (password.empty()) {
@@ -165,7 +188,9 @@ Status Manager::Bootstrap() {
     TANDEM_RETURN_IF_ERROR(store_->Create(Table::kUsers, "admin", std::move(admin)).status());
   }
   auto builtin = store_->FindByName(Table::kInferenceBackends, kBuiltinBackend);
-  if (!builtin.ok()) return builtin.status();
+  if (!builtin.ok()) {
+    return builtin.status();
+  }
   if (!builtin->has_value()) {
     TANDEM_RETURN_IF_ERROR(
         store_->Create(Table::kInferenceBackends, kBuiltinBackend, BuiltinBackend()).status());
@@ -182,7 +207,9 @@ void Manager::Run() {
   controller_ = std::thread([this] { ControllerLoop(); });
   listener_->Run(config_.num_io_threads);
   Stop();
-  if (controller_.joinable()) controller_.join();
+  if (controller_.joinable()) {
+    controller_.join();
+  }
 }
 
 void Manager::Stop() {
@@ -193,7 +220,9 @@ void Manager::Stop() {
     stopping_ = true;
   }
   stop_cv_.notify_all();
-  if (gateway_) gateway_->Stop();
+  if (gateway_) {
+    gateway_->Stop();
+  }
   // /v2 watches and followed logs end with their last chunk.
   open_streams_.EndAll();
   // The gateway's streams now end with an error event: let those be written before the
@@ -224,32 +253,107 @@ void Manager::ControllerLoop() {
   }
 }
 
+std::optional<std::pair<int, std::string>> Manager::CrossSiteRefusal(
+    const http::HttpRequest& request, bool form_ok) {
+  const std::string& method = request.method;
+  if (method == "GET" || method == "HEAD" || method == "OPTIONS") {
+    return std::nullopt;
+  }
+  const std::string_view cookie = request.Header("cookie");
+  if (cookie.find(kSessionCookie) == std::string_view::npos) {
+    return std::nullopt;
+  }
+  // A browser sends the cookie with any request to this host, a form or a fetch of another
+  // site's page included (SameSite=Lax does not stop a same-site one); it also sends Origin
+  // (else Referer) naming the page's origin. Only this server's own pages may write.
+  std::string_view origin = request.Header("origin");
+  std::string_view source = "Origin";
+  if (origin.empty() || origin == "null") {
+    origin = request.Header("referer");
+    source = "Referer";
+  }
+  const std::string_view host = request.Header("host");
+  // scheme://host[:port] of the origin, compared by its authority with Host.
+  std::string_view authority = origin;
+  if (const size_t scheme = authority.find("://"); scheme != std::string_view::npos) {
+    authority.remove_prefix(scheme + 3);
+  } else {
+    authority = {};
+  }
+  authority = authority.substr(0, authority.find('/'));
+  if (origin.empty()) {
+    return std::pair{403, std::string("a write with the session cookie needs an Origin or Referer "
+                                      "header (cross-site request protection); API clients "
+                                      "send 'Authorization: Bearer <api key>' instead")};
+  }
+  if (authority.empty() || host.empty() || authority != host) {
+    return std::pair{
+        403,
+        fmt::format("cross-site write refused: the {} header names '{}', not this server "
+                    "('{}'); API clients send 'Authorization: Bearer <api key>' instead",
+                    source, std::string(origin.substr(0, 200)), std::string(host.substr(0, 200)))};
+  }
+  const std::string_view type = request.Header("content-type");
+  const bool json = type.find("application/json") != std::string_view::npos;
+  const bool form = type.find("application/x-www-form-urlencoded") != std::string_view::npos;
+  if (!request.body.empty() && !json && !(form_ok && form)) {
+    return std::pair{415,
+                     fmt::format("a write with the session cookie must send "
+                                 "'Content-Type: application/json'{}; found '{}'",
+                                 form_ok ? " (or a form)" : "", std::string(type.substr(0, 200)))};
+  }
+  return std::nullopt;
+}
+
 void Manager::HandleLogin(const http::HttpRequest& request, http::ResponseSink& sink) {
   // Form fields (as GPUStack's login form posts them) or a JSON object.
   std::string username;
   std::string password;
   if (request.Header("content-type").find("json") != std::string_view::npos) {
     auto body = ParseJsonBody(request.body);
-    if (!body.ok()) return SendError(sink, body.status());
+    if (!body.ok()) {
+      return SendError(sink, body.status());
+    }
     auto u = StringField(*body, "username");
     auto pw = StringField(*body, "password");
-    if (!u.ok()) return SendError(sink, u.status());
-    if (!pw.ok()) return SendError(sink, pw.status());
+    if (!u.ok()) {
+      return SendError(sink, u.status());
+    }
+    if (!pw.ok()) {
+      return SendError(sink, pw.status());
+    }
     username = *u;
     password = *pw;
   } else {
     auto fields = ParseQueryString(request.body);
-    if (!fields.ok()) return SendError(sink, fields.status());
+    if (!fields.ok()) {
+      return SendError(sink, fields.status());
+    }
     for (const auto& [k, v] : *fields) {
-      if (k == "username") username = v;
-      if (k == "password") password = v;
+      if (k == "username") {
+        username = v;
+      }
+      if (k == "password") {
+        password = v;
+      }
     }
   }
   if (username.empty() || password.empty()) {
     return SendError(sink, InvalidArgument("username and password are required"));
   }
+  const double now = MonotonicSeconds();
+  if (const int64_t wait_s = login_limiter_.RetryAfterS(username, request.peer_address, now)) {
+    sink.AddResponseHeader("Retry-After", std::to_string(wait_s));
+    return sink.SendResponse(
+        429, "application/json",
+        ManagementErrorBody(429, fmt::format("too many failed logins for this user or from this "
+                                             "address; retry in {} s",
+                                             wait_s)));
+  }
   auto user = store_->FindByName(Table::kUsers, username);
-  if (!user.ok()) return SendError(sink, user.status());
+  if (!user.ok()) {
+    return SendError(sink, user.status());
+  }
   // Verify against a dummy hash when the user does not exist: the same time either way.
   static const std::string kDummy = HashPassword("dummy-password");
   const bool ok =
@@ -257,8 +361,10 @@ void Manager::HandleLogin(const http::HttpRequest& request, http::ResponseSink& 
                      user->has_value() ? (*user)->data.value("password_hash", "") : kDummy) &&
       user->has_value();
   if (!ok) {
+    login_limiter_.Failed(username, request.peer_address, now);
     return SendError(sink, Status(StatusCode::kUnauthenticated, "wrong username or password"));
   }
+  login_limiter_.Succeeded(username);
   const std::string cookie =
       SignSession((*user)->id, (*user)->data.value("session_epoch", int64_t{0}),
                   NowUnix() + kSessionLifetimeS, auth_->session_key());
@@ -273,20 +379,27 @@ std::string Manager::MetricsText() {
   const auto by_state = [&](Table table, const char* metric, const char* help,
                             std::vector<std::string> states) {
     std::map<std::string, int64_t> counts;
-    for (const std::string& s : states) counts[s] = 0;
+    for (const std::string& s : states) {
+      counts[s] = 0;
+    }
     auto rows = store_->List(table);
     if (rows.ok()) {
-      for (const store::Record& r : *rows) ++counts[r.data.value("state", "unknown")];
+      for (const store::Record& r : *rows) {
+        ++counts[r.data.value("state", "unknown")];
+      }
     }
     out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", metric, help, metric);
-    for (const auto& [state, n] : counts)
+    for (const auto& [state, n] : counts) {
       out += fmt::format("{}{{state=\"{}\"}} {}\n", metric, state, n);
+    }
   };
   by_state(Table::kWorkers, "tandem_manager_workers", "Workers by state.",
            {"ready", "not_ready", "unreachable", "maintenance"});
   by_state(Table::kModelInstances, "tandem_manager_model_instances", "Model instances by state.",
            {"PENDING", "SCHEDULED", "INITIALIZING", "STARTING", "RUNNING", "ERROR"});
-  if (gateway_) out += gateway_->MetricsText();
+  if (gateway_) {
+    out += gateway_->MetricsText();
+  }
   return out;
 }
 
@@ -324,6 +437,10 @@ void Manager::Route(const http::HttpRequest& request,
     sink->SendResponse(200, "text/plain; version=0.0.4", MetricsText());
     return;
   }
+  if (auto refused = CrossSiteRefusal(request, /*form_ok=*/path == "/auth/login")) {
+    return sink->SendResponse(refused->first, "application/json",
+                              ManagementErrorBody(refused->first, refused->second));
+  }
   if (path == "/auth/login") {
     if (request.method != "POST") {
       return SendMethodNotAllowed(*sink, request.method, path, "POST");
@@ -331,6 +448,9 @@ void Manager::Route(const http::HttpRequest& request,
     return HandleLogin(request, *sink);
   }
   if (path == "/auth/logout") {
+    if (request.method != "POST") {  // a link or an image must not log anyone out
+      return SendMethodNotAllowed(*sink, request.method, path, "POST");
+    }
     // The session's user gets a new epoch: this cookie and every other of theirs stop working.
     const Principal who = auth_->Resolve(request, NowUnix());
     if (who.kind == Principal::Kind::kUser) {
@@ -338,7 +458,9 @@ void Manager::Route(const http::HttpRequest& request,
         d["session_epoch"] = d.value("session_epoch", int64_t{0}) + 1;
         return Status::Ok();
       });
-      if (!bumped.ok()) return SendError(*sink, bumped.status());
+      if (!bumped.ok()) {
+        return SendError(*sink, bumped.status());
+      }
     }
     sink->SendResponseWithHeaders(
         200, "application/json", "{}",
@@ -353,7 +475,9 @@ void Manager::Route(const http::HttpRequest& request,
     if (!read) {
       return SendMethodNotAllowed(*sink, request.method, path, "GET, HEAD");
     }
-    if (who.kind != Principal::Kind::kUser) return SendJson(*sink, {{"user", nullptr}});
+    if (who.kind != Principal::Kind::kUser) {
+      return SendJson(*sink, {{"user", nullptr}});
+    }
     return SendJson(
         *sink,
         {{"user", {{"id", who.user_id}, {"username", who.username}, {"is_admin", who.is_admin}}}});
@@ -390,7 +514,9 @@ void Manager::Route(const http::HttpRequest& request,
   // The console (the web UI): its files, and index.html for its routes (/deployments, …), never
   // for the paths of an API, whatever follows them: a client there gets a JSON 404, not a page.
   if (!IsApiPath(path)) {
-    if (ui_.Serve(request, *sink, /*fallback_to_index=*/true)) return;
+    if (ui_.Serve(request, *sink, /*fallback_to_index=*/true)) {
+      return;
+    }
     if (ui_.Serves(path, /*fallback_to_index=*/true)) {
       return SendMethodNotAllowed(*sink, request.method, path, "GET, HEAD");
     }

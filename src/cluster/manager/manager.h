@@ -9,11 +9,14 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "cluster/manager/auth_cache.h"
 #include "cluster/manager/gateway.h"
+#include "cluster/manager/login_limiter.h"
 #include "cluster/manager/manager_config.h"
 #include "cluster/manager/open_streams.h"
 #include "cluster/store/store.h"
@@ -50,12 +53,19 @@ class Manager {
   void Handle(http::HttpRequest request, std::shared_ptr<http::ResponseSink> sink);
   void Route(const http::HttpRequest& request, const std::shared_ptr<http::ResponseSink>& sink);
   void HandleLogin(const http::HttpRequest& request, http::ResponseSink& sink);
+  // A write (not GET/HEAD/OPTIONS) carrying the session cookie must come from this server's
+  // own origin (Origin, else Referer, naming the Host it was sent to), its body JSON:
+  // (HTTP status 403/415, message) to answer, or none. `form_ok`: /auth/login, whose form
+  // body GPUStack's clients post.
+  static std::optional<std::pair<int, std::string>> CrossSiteRefusal(
+      const http::HttpRequest& request, bool form_ok);
   void ControllerLoop();
   std::string MetricsText();
 
   ManagerConfig config_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<AuthCache> auth_;
+  LoginLimiter login_limiter_;
   std::unique_ptr<Gateway> gateway_;
   OpenStreams open_streams_;  // /v2 watches and followed logs (ended by Stop)
   std::unique_ptr<http::HttpListener> listener_;

@@ -130,7 +130,8 @@ TEST(GatewayTest, AStreamWhoseInstanceDiesEndsWithAnErrorEvent) {
   request.method = "POST";
   request.url = h.Url("/v1/completions");
   request.body = json({{"model", "m"}, {"prompt", "x"}, {"stream", true}}).dump();
-  request.headers = {{"Content-Type", "application/json"}, {"Cookie", admin.substr(7)}};
+  request.headers = {
+      {"Content-Type", "application/json"}, {"Cookie", admin.substr(7)}, {"Origin", h.Url("")}};
   std::string received;
   std::thread stopper;
   http::HttpCall call(request);
@@ -167,7 +168,8 @@ TEST(GatewayTest, StoppingTheManagerWithAStreamInFlightEnds) {
   request.method = "POST";
   request.url = h->Url("/v1/completions");
   request.body = json({{"model", "m"}, {"prompt", "x"}, {"stream", true}}).dump();
-  request.headers = {{"Content-Type", "application/json"}, {"Cookie", admin.substr(7)}};
+  request.headers = {
+      {"Content-Type", "application/json"}, {"Cookie", admin.substr(7)}, {"Origin", h->Url("")}};
   std::promise<void> first_event;
   std::thread client([&] {
     bool told = false;
@@ -211,7 +213,8 @@ TEST(GatewayTest, StoppingTheManagerEndsAStreamWithAnErrorEventAndNoDone) {
   request.method = "POST";
   request.url = h->Url("/v1/completions");
   request.body = json({{"model", "m"}, {"prompt", "x"}, {"stream", true}}).dump();
-  request.headers = {{"Content-Type", "application/json"}, {"Cookie", admin.substr(7)}};
+  request.headers = {
+      {"Content-Type", "application/json"}, {"Cookie", admin.substr(7)}, {"Origin", h->Url("")}};
   std::promise<void> first_event;
   std::string received;
   Status status;

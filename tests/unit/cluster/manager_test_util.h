@@ -63,6 +63,8 @@ class ManagerHarness {
     if (!body.empty()) request.headers.emplace_back("Content-Type", content_type);
     if (auth.rfind("cookie:", 0) == 0) {
       request.headers.emplace_back("Cookie", auth.substr(7));
+      // What the console's pages send with a write (the manager refuses a cross-site one).
+      request.headers.emplace_back("Origin", Url(""));
     } else if (!auth.empty()) {
       request.headers.emplace_back("Authorization", auth);
     }

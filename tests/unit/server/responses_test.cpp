@@ -94,8 +94,8 @@ TEST(ResponseOutputBuilderTest, BlankTextNextToAToolCallOpensNoMessage) {
                 "response.function_call_arguments.done", "response.output_item.done"}));
   const OJson message = builder.AssistantMessage();
   EXPECT_EQ(message["content"], "");
-  EXPECT_EQ(message["tool_calls"][0]["id"], call["call_id"]);
-  EXPECT_EQ(message["tool_calls"][0]["function"]["arguments"], call["arguments"]);
+  EXPECT_EQ(message["tool_calls"][0]["id"].dump(), call["call_id"].dump());
+  EXPECT_EQ(message["tool_calls"][0]["function"]["arguments"].dump(), call["arguments"].dump());
 }
 
 TEST(ResponseOutputBuilderTest, OutputOfOnlyBlanksIsStillAMessage) {
@@ -161,6 +161,30 @@ TEST(ResponseStoreTest, KeepsTheMostRecentlyUsedUpToItsCapacity) {
   EXPECT_TRUE(store.Erase("c"));
   EXPECT_FALSE(store.Erase("c"));
   EXPECT_FALSE(store.Get("c").has_value());
+}
+
+TEST(ResponseStoreTest, KeepsTheMostRecentlyUsedUpToItsBytes) {
+  // Each entry: id (1) + {"id":"x","text":"<100 x>"} (120) + [] (2) = 123 bytes.
+  const std::string text(100, 'x');
+  auto entry = [&](const std::string& id) {
+    return StoredResponse{json{{"id", id}, {"text", text}}, OJson::array()};
+  };
+  ResponseStore store(100, 300);
+  store.Put("a", entry("a"));
+  store.Put("b", entry("b"));
+  EXPECT_EQ(store.bytes(), 246u);
+  ASSERT_TRUE(store.Get("a").has_value());  // a is now more recent than b
+  store.Put("c", entry("c"));               // 369 > 300: b goes
+  EXPECT_EQ(store.size(), 2u);
+  EXPECT_EQ(store.bytes(), 246u);
+  EXPECT_FALSE(store.Get("b").has_value());
+  EXPECT_TRUE(store.Get("a").has_value());
+  // One larger than the whole store is not kept, and evicts nothing.
+  store.Put("big", {json{{"id", "big"}, {"text", std::string(400, 'y')}}, OJson::array()});
+  EXPECT_FALSE(store.Get("big").has_value());
+  EXPECT_EQ(store.size(), 2u);
+  EXPECT_TRUE(store.Erase("a"));
+  EXPECT_EQ(store.bytes(), 123u);
 }
 
 }  // namespace
