@@ -254,9 +254,9 @@ int RunApiServerCommand(int argc, char** argv) {
   std::thread signals([&] {
     int sig = 0;
     sigwait(&set, &sig);
-    // The head stops us: answer what is in flight first (bounded; the head kills us past its
-    // own wait).
-    parts->http->StopWhenIdle(/*max_wait_s=*/10);
+    // The head stops us: answer what is in flight first, as the head does (--shutdown-timeout;
+    // the head kills us past its own wait).
+    parts->http->StopWhenIdle(flags.shutdown_timeout);
   });
   signals.detach();
   parts->http->Run();

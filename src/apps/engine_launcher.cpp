@@ -22,8 +22,8 @@ std::vector<std::string> EngineCoreArgs(const EngineCoreConfig& config) {
   return {"_engine-core", "--config-json", nlohmann::json(config).dump()};
 }
 
-void ExitWithParent() {
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
+void ExitWithParent(int signal) {
+  prctl(PR_SET_PDEATHSIG, signal);
   const char* parent = std::getenv("TANDEM_PARENT_PID");
   if (parent != nullptr && std::atoi(parent) != getppid()) _exit(1);  // orphaned already
 }
@@ -91,6 +91,13 @@ Status ChildProcess::Spawn(const std::vector<std::string>& args,
     on_exit(what);
   });
   return Status::Ok();
+}
+
+void ChildProcess::WaitExit(double timeout_s) {
+  const double deadline = MonotonicSeconds() + timeout_s;
+  while (pid_ > 0 && kill(pid_, 0) == 0 && MonotonicSeconds() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 void ChildProcess::Stop(double timeout_s) {

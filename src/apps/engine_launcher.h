@@ -2,6 +2,8 @@
 // `_api-server`), watched by a thread that reports how it ended.
 #pragma once
 
+#include <signal.h>
+
 #include <sys/types.h>
 
 #include <functional>
@@ -14,10 +16,12 @@
 
 namespace tandem::apps {
 
-// In a child started by ChildProcess: ask for SIGTERM when the parent dies, and exit at once if
+// In a child started by ChildProcess: ask for `signal` when the parent dies, and exit at once if
 // it already has (it may die between the spawn and this call, which PR_SET_PDEATHSIG alone
-// misses). The parent's pid comes in TANDEM_PARENT_PID. Call first thing in the child.
-void ExitWithParent();
+// misses). The parent's pid comes in TANDEM_PARENT_PID. Call first thing in the child. A TP
+// worker asks for SIGKILL: a stopped (SIGSTOP) process keeps a SIGTERM pending forever, and
+// was left behind when its engine core and `tandem serve` exited (issue 31, item 9).
+void ExitWithParent(int signal = SIGTERM);
 
 class ChildProcess {
  public:
@@ -32,6 +36,8 @@ class ChildProcess {
                std::function<void(const std::string&)> on_exit);
   // Sends SIGTERM, waits up to timeout_s, then SIGKILL; joins the watcher.
   void Stop(double timeout_s = 5.0);
+  // Waits up to `timeout_s` for the child to exit by itself (no signal sent).
+  void WaitExit(double timeout_s);
   pid_t pid() const { return pid_; }
 
  private:

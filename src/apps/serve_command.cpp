@@ -20,6 +20,7 @@
 #include "apps/signal_thread.h"
 #include "core/clock.h"
 #include "core/logging.h"
+#include "http/listener.h"
 #include "ipc/handshake.h"
 #include "ipc/ipc_path.h"
 #include "ipc/net_address.h"
@@ -54,7 +55,9 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
   c.gpu_memory_utilization = f.gpu_memory_utilization;
   c.kv_cache_memory_bytes = f.kv_cache_memory_bytes;
   c.seed = f.seed;
-  if (!eos_token_ids.empty()) c.eos_token_id = eos_token_ids.front();
+  if (!eos_token_ids.empty()) {
+    c.eos_token_id = eos_token_ids.front();
+  }
   c.dp_size = f.data_parallel_size;
   c.tensor_parallel_size = f.tensor_parallel_size;
   c.enable_expert_parallel = f.enable_expert_parallel;
@@ -79,7 +82,9 @@ int RunHeadless(const ServeFlags& flags, const EngineCoreConfig& base) {
   std::atomic<int> running{0};
   SignalThread signals([&](int sig) {
     TLOG_INFO("signal {}: stopping the engine cores", sig);
-    for (auto& e : engines) e->Stop(0.1);
+    for (auto& e : engines) {
+      e->Stop(0.1);
+    }
   });
   for (int i = 0; i < flags.data_parallel_size_local; ++i) {
     EngineCoreConfig cfg = base;
@@ -90,7 +95,9 @@ int RunHeadless(const ServeFlags& flags, const EngineCoreConfig& base) {
     ++running;
     Status st = engines.back()->Launch(cfg, [&, rank = cfg.dp_rank](const std::string& what) {
       TLOG_INFO("DP rank {}: {}", rank, what);
-      if (what.find("code 0") == std::string::npos) exit_code = 1;
+      if (what.find("code 0") == std::string::npos) {
+        exit_code = 1;
+      }
       --running;
     });
     if (!st.ok()) {
@@ -100,7 +107,9 @@ int RunHeadless(const ServeFlags& flags, const EngineCoreConfig& base) {
   }
   TLOG_INFO("headless: DP rank(s) {}..{} dial the head at {}", flags.data_parallel_start_rank,
             flags.data_parallel_start_rank + flags.data_parallel_size_local - 1, head.substr(6));
-  while (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (running > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   return exit_code;
 }
 
@@ -130,13 +139,16 @@ int RunSingleRankHead(const ServeFlags& flags, EngineCoreConfig engine_cfg) {
   auto& http = *parts->http;
   auto client = parts->client;
   SignalThread signals([&](int sig) {
-    TLOG_INFO("signal {}: shutting down", sig);
+    TLOG_INFO("signal {}: shutting down (requests in flight get {} s: --shutdown-timeout)", sig,
+              flags.shutdown_timeout);
     stopping = true;
-    http.Stop();
+    http.StopWhenIdle(flags.shutdown_timeout);
   });
   EngineLauncher launcher;
   Status launched = launcher.Launch(engine_cfg, [&](const std::string& what) {
-    if (stopping) return;  // we stopped it
+    if (stopping) {
+      return;  // we stopped it
+    }
     if (!client->IsReady()) {
       TLOG_ERROR("{} before it was ready; see its error above", what);
       exit_code = 1;
@@ -171,8 +183,12 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
   auto free_port = [&]() -> int {  // distinct ports: the kernel may hand one out twice
     for (int attempt = 0; attempt < 50; ++attempt) {
       auto p = ipc::PickFreeTcpPort(addr);
-      if (!p.ok()) return -1;
-      if (taken.insert(*p).second) return *p;
+      if (!p.ok()) {
+        return -1;
+      }
+      if (taken.insert(*p).second) {
+        return *p;
+      }
     }
     return -1;
   };
@@ -184,7 +200,9 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
   const int ep_store_port = ep_groups && !all_local ? free_port() : 0;
   const int dp_store_port = ep_groups && !all_local ? free_port() : 0;
   std::vector<std::string> output_endpoints;
-  for (int i = 0; i < flags.api_server_count; ++i) output_endpoints.push_back(tcp(free_port()));
+  for (int i = 0; i < flags.api_server_count; ++i) {
+    output_endpoints.push_back(tcp(free_port()));
+  }
   if (stats_port < 0 || publish_port < 0 || ep_store_port < 0 || dp_store_port < 0) {
     TLOG_ERROR("--data-parallel-address {} is not an address of this machine", addr);
     return 2;
@@ -229,9 +247,10 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
   std::atomic<int> exit_code{0};
   std::atomic<bool> stopping{false};
   SignalThread signals([&](int sig) {
-    TLOG_INFO("signal {}: shutting down", sig);
+    TLOG_INFO("signal {}: shutting down (requests in flight get {} s: --shutdown-timeout)", sig,
+              flags.shutdown_timeout);
     stopping = true;
-    http.Stop();
+    http.StopWhenIdle(flags.shutdown_timeout);
   });
   std::vector<std::unique_ptr<ChildProcess>> children;
   SpawnSiblingApiServers(flags, output_endpoints, coord_opts.publish_endpoint, serve_args, stopping,
@@ -244,7 +263,9 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
     children.push_back(std::make_unique<ChildProcess>());
     Status st = children.back()->Spawn(
         EngineCoreArgs(cfg), [&, rank = cfg.dp_rank](const std::string& what) {
-          if (stopping) return;
+          if (stopping) {
+            return;
+          }
           if (!client->IsReady()) {
             TLOG_ERROR("DP rank {}: {} before the deployment was ready; see its error above", rank,
                        what);
@@ -254,7 +275,9 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
             client->MarkEngineDead(what, rank);
           }
         });
-    if (!st.ok()) TLOG_ERROR("{}", st.message());
+    if (!st.ok()) {
+      TLOG_ERROR("{}", st.message());
+    }
   }
   std::thread handshake_thread([&] {
     const double deadline_s = MonotonicSeconds() + base.ready_timeout_s;
@@ -282,10 +305,19 @@ int RunDataParallelHead(const ServeFlags& flags, const EngineCoreConfig& base,
   http.Run();
   stopping = true;
   client->Shutdown();
-  // With no engine left, the other API servers answer their requests in flight first (their
-  // clients see the ranks gone within a heartbeat, then drain): give them the time.
-  const double child_stop_s = parts->engines_lost->lost ? 15.0 : 2.0;
-  for (auto& child : children) child->Stop(child_stop_s);
+  // With no engine left, the other API servers answer their requests in flight and exit by
+  // themselves (their clients see the ranks gone within a heartbeat): give them the time before
+  // any signal. Otherwise they drain as this one did (--shutdown-timeout), then write their last
+  // answers.
+  if (parts->engines_lost->lost) {
+    for (auto& child : children) {
+      child->WaitExit(15.0);
+    }
+  }
+  const double child_stop_s = flags.shutdown_timeout + http::HttpListener::kAbortWriteSeconds + 1;
+  for (auto& child : children) {
+    child->Stop(child_stop_s);
+  }
   handshake_thread.join();
   coordinator.Stop();
   return parts->engines_lost->lost ? 1 : exit_code.load();
@@ -299,7 +331,9 @@ int RunServeCommand(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &shutdown_signals, nullptr);
   ServeFlags flags;
   int exit_code = 0;
-  if (!ParseServeFlags(argc, argv, &flags, &exit_code)) return exit_code;
+  if (!ParseServeFlags(argc, argv, &flags, &exit_code)) {
+    return exit_code;
+  }
   InitLogging(flags.headless ? "headless" : "api");
   if (Status st = ValidateServeFlags(flags); !st.ok()) {
     TLOG_ERROR("{}", st.message());
@@ -324,7 +358,9 @@ int RunServeCommand(int argc, char** argv) {
   // default spin made a busy neighbour on one of two cores cost ~4x decode time (the waiting
   // thread spins through the slice the descheduled one needs); 3000 costs ~2x, the CPU share,
   // with no loss when idle (docs/benchmarks.md, "busy neighbour").
-  if (std::getenv("OMP_WAIT_POLICY") == nullptr) setenv("GOMP_SPINCOUNT", "3000", /*overwrite=*/0);
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
+    setenv("GOMP_SPINCOUNT", "3000", /*overwrite=*/0);
+  }
   auto files = InspectModelFiles(flags.model, flags.tokenizer);
   if (!files.ok()) {
     TLOG_ERROR("{}", files.status().message());
@@ -344,7 +380,9 @@ int RunServeCommand(int argc, char** argv) {
   // vLLM's words: V1 always chunks prefills (--no-enable-chunked-prefill is logged as ignored).
   TLOG_INFO("Chunked prefill is enabled with max_num_batched_tokens={}.",
             engine_cfg.max_num_batched_tokens);
-  if (flags.headless) return RunHeadless(flags, engine_cfg);
+  if (flags.headless) {
+    return RunHeadless(flags, engine_cfg);
+  }
   if (LocalRanksOnly(flags) && flags.data_parallel_start_rank > 0) {
     return RunDataParallelApiMachine(flags, engine_cfg, ServeArgs(argc, argv));
   }

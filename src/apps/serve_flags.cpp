@@ -99,6 +99,11 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       "Open connections at most; a connection past it is answered 503 and closed (uvicorn's "
       "--limit-concurrency; 0: no limit)")
       ->check(IntRange(int64_t{0}, std::numeric_limits<int64_t>::max()));
+  Opt(app, "shutdown-timeout", f.shutdown_timeout,
+      "On SIGTERM/SIGINT: seconds the requests in flight may take to finish (new ones get "
+      "503); those still open then are answered 503 or end their stream with an error event "
+      "(vLLM's flag; 0: at once)")
+      ->check(NumberRange(0, 86400));
   Opt(app, "host", f.host, "Address the HTTP server binds");
   Opt(app, "port", f.port, "HTTP port")->check(IntRange(1, 65535));
   app.add_option("--api-key", f.api_key,

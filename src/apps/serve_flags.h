@@ -42,6 +42,7 @@ struct ServeFlags {
   double chat_template_timeout = 10.0;   // seconds
   double stalled_client_timeout = 30.0;  // seconds a client may leave a response unread
   int64_t limit_concurrency = 8192;      // open connections at most (uvicorn's flag)
+  double shutdown_timeout = 0;           // SIGTERM: seconds in-flight requests may finish in
   // Server
   std::string host = "0.0.0.0";
   int port = 8000;

@@ -26,7 +26,7 @@ int RunTpWorkerCommand(int argc, char** argv) {
     }
   }
   InitLogging("engine" + std::to_string(cfg.dp_rank) + "-tp" + std::to_string(cfg.tp_rank));
-  ExitWithParent();  // never outlive the process that started us
+  ExitWithParent(SIGKILL);  // never outlive the engine core, even when stopped
   comm::GroupSpec spec;
   spec.backend = "shm";
   spec.name = cfg.tp_group_name;

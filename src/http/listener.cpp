@@ -31,6 +31,8 @@ HttpListener::HttpListener(SessionOptions options, RequestHandler handler)
       drain_timer_(io_context_) {
   options_.active_exchanges = std::make_shared<std::atomic<int64_t>>(0);
   options_.open_connections = std::make_shared<std::atomic<int64_t>>(0);
+  options_.draining = std::make_shared<std::atomic<bool>>(false);
+  options_.sessions = std::make_shared<SessionRegistry>();
   options_.listener_alive = std::make_shared<ListenerAlive>();
 }
 
@@ -235,18 +237,31 @@ void HttpListener::Run(int32_t num_threads) {
   }
 }
 
-void HttpListener::StopWhenIdle(double max_wait_s) {
-  net::post(io_context_, [this, max_wait_s] {
+void HttpListener::StopWhenIdle(double max_wait_s, std::string abort_message) {
+  net::post(io_context_, [this, max_wait_s, abort_message = std::move(abort_message)]() mutable {
     boost::system::error_code ignored;
     acceptor_.close(ignored);
     accept_backoff_.cancel();
-    PollIdle(MonotonicSeconds() + max_wait_s);
+    options_.draining->store(true);
+    abort_message_ = std::move(abort_message);
+    PollIdle(MonotonicSeconds() + max_wait_s, /*aborted=*/false);
   });
 }
 
-void HttpListener::PollIdle(double deadline_s) {
+// Waits for the exchanges in progress; past the deadline, answers those still open (503, or
+// their stream's last piece) and waits a little more for those answers to be written.
+void HttpListener::PollIdle(double deadline_s, bool aborted) {
   const int64_t active = options_.active_exchanges->load();
-  if (active <= 0 || MonotonicSeconds() >= deadline_s) {
+  const double now = MonotonicSeconds();
+  if (active > 0 && now >= deadline_s && !aborted) {
+    TLOG_WARN("shutting down: answering {} request(s) still in flight with an error", active);
+    options_.sessions->ForEach([this](const std::shared_ptr<HttpSession>& session) {
+      session->AbortForShutdown(abort_message_);
+    });
+    aborted = true;
+    deadline_s = now + kAbortWriteSeconds;
+  }
+  if (active <= 0 || now >= deadline_s) {
     if (active > 0) {
       TLOG_WARN("stopping with {} response(s) still being written", active);
     }
@@ -254,9 +269,9 @@ void HttpListener::PollIdle(double deadline_s) {
     return;
   }
   drain_timer_.expires_after(std::chrono::milliseconds(10));
-  drain_timer_.async_wait([this, deadline_s](boost::system::error_code ec) {
+  drain_timer_.async_wait([this, deadline_s, aborted](boost::system::error_code ec) {
     if (!ec) {
-      PollIdle(deadline_s);
+      PollIdle(deadline_s, aborted);
     }
   });
 }

@@ -43,15 +43,21 @@ class HttpListener {
   // Makes Run() return; open connections are dropped. Thread-safe; idempotent.
   void Stop();
 
-  // Stops accepting, then Stop()s once no exchange is in progress (every response in flight
-  // written or its client gone), or after `max_wait_s`. Thread-safe; returns at once.
-  void StopWhenIdle(double max_wait_s);
+  // Stops accepting (a request on a kept-alive connection gets 503), then Stop()s once no
+  // exchange is in progress (every response in flight written or its client gone). Past
+  // `max_wait_s` (0: at once) the exchanges still open are answered — 503 with `abort_message`,
+  // or their stream's last piece (SessionOptions::shutdown_stream_tail) — never cut silently,
+  // and given kAbortWriteSeconds to be written. Thread-safe; returns at once.
+  void StopWhenIdle(double max_wait_s,
+                    std::string abort_message = "the server is shutting down; retry the request");
+
+  static constexpr double kAbortWriteSeconds = 2.0;
 
  private:
   void DoAccept();
   void OnAcceptError(const boost::system::error_code& ec);
   void RefuseConnection(boost::asio::ip::tcp::socket socket);
-  void PollIdle(double deadline_s);
+  void PollIdle(double deadline_s, bool aborted);
 
   SessionOptions options_;
   RequestHandler handler_;
@@ -60,6 +66,7 @@ class HttpListener {
   boost::asio::steady_timer accept_backoff_;  // after a failed accept (EMFILE, ...)
   int64_t accept_failures_ = 0;               // since the last accept that succeeded
   boost::asio::steady_timer drain_timer_;     // StopWhenIdle's polling
+  std::string abort_message_;                 // StopWhenIdle's
   double last_accept_warning_s_ = -1e9;       // MonotonicSeconds() of the last warning
   int64_t refused_connections_ = 0;           // past max_connections, since the last warning
   double last_refusal_warning_s_ = -1e9;

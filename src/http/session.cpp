@@ -54,7 +54,68 @@ HttpSession::~HttpSession() {
   }
 }
 
+void SessionRegistry::Add(std::weak_ptr<HttpSession> session) {
+  std::lock_guard lock(mutex_);
+  if (sessions_.size() >= 64 && sessions_.size() % 64 == 0) {  // amortized pruning
+    std::erase_if(sessions_, [](const std::weak_ptr<HttpSession>& s) { return s.expired(); });
+  }
+  sessions_.push_back(std::move(session));
+}
+
+void SessionRegistry::ForEach(const std::function<void(const std::shared_ptr<HttpSession>&)>& fn) {
+  std::vector<std::shared_ptr<HttpSession>> live;
+  {
+    std::lock_guard lock(mutex_);
+    std::erase_if(sessions_, [](const std::weak_ptr<HttpSession>& s) { return s.expired(); });
+    for (const auto& weak : sessions_) {
+      if (auto session = weak.lock()) {
+        live.push_back(std::move(session));
+      }
+    }
+  }
+  for (const auto& session : live) {
+    fn(session);
+  }
+}
+
+void HttpSession::AbortForShutdown(const std::string& message) {
+  net::dispatch(stream_.get_executor(), [self = shared_from_this(), message] {
+    if (self->closed_ || !self->exchange_active_ || self->response_complete_) {
+      return;  // nothing open, or the whole response is already queued
+    }
+    std::shared_ptr<SessionSink> sink = self->sink_;
+    if (!self->response_started_) {
+      self->SendErrorAndClose(503, message);  // a new exchange id: the handler's calls drop
+    } else {
+      ++self->exchange_id_;  // the handler's further stream data is dropped
+      self->keep_alive_ = false;
+      self->response_complete_ = true;
+      std::string tail = self->options_.shutdown_stream_tail
+                             ? self->options_.shutdown_stream_tail(self->active_request_.path)
+                             : std::string();
+      if (self->close_delimited_) {
+        if (!tail.empty()) {
+          self->QueueWrite(std::move(tail));
+        } else if (!self->writing_) {
+          self->DoWrite();
+        }
+      } else {
+        if (!tail.empty()) {
+          self->QueueWrite(HttpChunk(tail));
+        }
+        self->QueueWrite(HttpLastChunk());
+      }
+    }
+    if (sink) {
+      sink->FireDisconnect();  // the handler aborts its engine requests
+    }
+  });
+}
+
 void HttpSession::Run() {
+  if (options_.sessions) {
+    options_.sessions->Add(weak_from_this());
+  }
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
     self->StartIdleTimer();  // also bounds the TLS handshake
     self->stream_.HandshakeThen([self](error_code ec) { self->OnHandshake(ec); });
@@ -389,6 +450,9 @@ void HttpSession::OnReadError(error_code ec) {
 }
 
 void HttpSession::OnRequestRead() {
+  if (options_.draining && options_.draining->load() && !exchange_active_) {
+    return SendErrorAndClose(503, "the server is shutting down; retry on another");
+  }
   HttpRequest request = RequestHead();
   auto message = parser_->release();
   request.body = std::move(message.body());

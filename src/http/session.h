@@ -45,6 +45,20 @@ struct ListenerAlive {
   bool alive = true;
 };
 
+class HttpSession;
+
+// The live sessions of a listener, so that shutdown can answer the exchanges still open.
+class SessionRegistry {
+ public:
+  void Add(std::weak_ptr<HttpSession> session);
+  // Calls `fn` for each live session (forgetting the gone). Thread-safe.
+  void ForEach(const std::function<void(const std::shared_ptr<HttpSession>&)>& fn);
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::weak_ptr<HttpSession>> sessions_;
+};
+
 // The limits and hooks a session runs with (the embedding server fills them from its flags).
 struct SessionOptions {
   size_t max_body_bytes = 16u << 20;  // larger bodies get 413
@@ -72,6 +86,13 @@ struct SessionOptions {
   // max_connections (> 0) with a 503 and closes it (uvicorn's --limit-concurrency). 0: no cap.
   std::shared_ptr<std::atomic<int64_t>> open_connections;
   int64_t max_connections = 0;
+  // Shutdown (HttpListener sets these): while `draining`, a request read on a kept-alive
+  // connection gets 503; `sessions` lets the listener answer the exchanges still open when its
+  // wait ends. `shutdown_stream_tail` (the embedding server's): the last piece written to a
+  // stream cut by shutdown, given the request's path (an SSE error event); null: none.
+  std::shared_ptr<std::atomic<bool>> draining;
+  std::shared_ptr<SessionRegistry> sessions;
+  std::function<std::string(const std::string& path)> shutdown_stream_tail;
   // Backpressure (a client that stops reading a response): past send_buffer_bytes queued the
   // stall clock starts, and restarts at each piece (256 KiB) the client takes; run out
   // (stalled_client_timeout_s without a piece taken), or past max_send_buffer_bytes queued
@@ -112,6 +133,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   // Starts reading requests. Call once, right after construction.
   void Run();
+
+  // Shutdown: an exchange still open is answered now — 503 with `message` when its response
+  // has not started, else its stream ends with SessionOptions::shutdown_stream_tail — its
+  // handler is told the client is gone (its engine requests are aborted), and the connection
+  // closes once that is written. Thread-safe (runs on the session's strand).
+  void AbortForShutdown(const std::string& message);
 
  private:
   friend class SessionSink;

@@ -58,6 +58,10 @@ const char* HttpReasonFor(int http_status) {
       return "Conflict";
     case 413:
       return "PayloadTooLarge";
+    case 415:
+      return "UnsupportedMediaType";
+    case 429:
+      return "TooManyRequests";
     case 431:
       return "RequestHeaderFieldsTooLarge";
     case 501:
@@ -87,6 +91,10 @@ const char* OpenAiErrorTypeFor(int http_status) {
       return "ConflictError";
     case 413:
       return "RequestEntityTooLargeError";
+    case 415:
+      return "UnsupportedMediaTypeError";
+    case 429:
+      return "RateLimitError";
     case 431:
       return "RequestHeaderFieldsTooLargeError";
     case 501:

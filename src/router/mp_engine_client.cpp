@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <utility>
 
 #include "core/clock.h"
@@ -25,8 +26,12 @@ MpEngineClient::MpEngineClient(MpEngineClientOptions options)
 MpEngineClient::~MpEngineClient() { Shutdown(); }
 
 bool MpEngineClient::ServesRank(int dp_rank) const {
-  if (dp_rank < 0 || dp_rank >= options_.dp_size) return false;
-  if (options_.num_served_ranks < 0) return true;
+  if (dp_rank < 0 || dp_rank >= options_.dp_size) {
+    return false;
+  }
+  if (options_.num_served_ranks < 0) {
+    return true;
+  }
   return dp_rank >= options_.first_served_rank &&
          dp_rank < options_.first_served_rank + options_.num_served_ranks;
 }
@@ -119,13 +124,20 @@ Status MpEngineClient::AddRequest(protocol::EngineRequest request, OutputCallbac
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto chosen = ChooseRank(request.data_parallel_rank);
-    if (!chosen.ok()) return chosen.status();
+    if (!chosen.ok()) {
+      return chosen.status();
+    }
     rank = *chosen;
     // Under mu_, which the receive thread takes before it calls on_output.
-    if (dp_rank != nullptr) *dp_rank = rank;
+    if (dp_rank != nullptr) {
+      *dp_rank = rank;
+    }
     callbacks_[request.request_id] = std::move(on_output);
     rank_of_request_[request.request_id] = rank;
     Rank& r = ranks_[rank];
+    if (r.in_flight.empty()) {
+      r.last_progress_s = MonotonicSeconds();  // its clock starts now
+    }
     r.in_flight.insert(request.request_id);
     if (track_load) {
       r.load.OnSend(static_cast<int64_t>(request.prompt_token_ids.size()) +
@@ -139,7 +151,9 @@ Status MpEngineClient::AddRequest(protocol::EngineRequest request, OutputCallbac
     rank_of_request_.erase(request.request_id);
     Rank& r = ranks_[rank];
     r.in_flight.erase(request.request_id);
-    if (track_load) r.load.OnSendFailed();
+    if (track_load) {
+      r.load.OnSendFailed();
+    }
   }
   return st;
 }
@@ -149,7 +163,9 @@ void MpEngineClient::AbortRequest(const std::string& request_id) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = rank_of_request_.find(request_id);
-    if (it == rank_of_request_.end()) return;
+    if (it == rank_of_request_.end()) {
+      return;
+    }
     rank = it->second;
     rank_of_request_.erase(it);
     callbacks_.erase(request_id);
@@ -168,31 +184,48 @@ bool MpEngineClient::IsReady() const {
   // after that, serving as long as one rank is.
   bool all = true, any = false;
   for (size_t i = 0; i < ranks_.size(); ++i) {
-    if (!ServesRank(static_cast<int>(i))) continue;
+    if (!ServesRank(static_cast<int>(i))) {
+      continue;
+    }
     const Rank& r = ranks_[i];
     all = all && r.ready && r.input;
-    any = any || (r.ready && !r.dead && r.input);
+    any = any || (r.ready && !r.dead && !r.stalled && r.input);
   }
-  if (all) started_up_ = true;
+  if (all) {
+    started_up_ = true;
+  }
   return started_up_ && any;
 }
 
 std::string MpEngineClient::NotReadyReason() const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!started_up_) return "the engine is still loading the model; retry shortly";
+  if (!started_up_) {
+    return "the engine is still loading the model; retry shortly";
+  }
+  for (const Rank& r : ranks_) {
+    if (r.stalled && !r.dead) {
+      return "the engine has built no output for its requests in " +
+             std::to_string(static_cast<int>(options_.iteration_timeout_s)) +
+             " s (VLLM_ENGINE_ITERATION_TIMEOUT_S): a step is stuck (see the server log)";
+    }
+  }
   return "no engine core is serving: every DP rank was lost (see the server log)";
 }
 
 bool MpEngineClient::RankAlive(int dp_rank) const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (dp_rank < 0 || dp_rank >= static_cast<int>(ranks_.size())) return false;
+  if (dp_rank < 0 || dp_rank >= static_cast<int>(ranks_.size())) {
+    return false;
+  }
   const Rank& r = ranks_[dp_rank];
   return r.ready && !r.dead;
 }
 
 protocol::EngineStats MpEngineClient::LatestStats(int dp_rank) const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (dp_rank < 0 || dp_rank >= static_cast<int>(ranks_.size())) return {};
+  if (dp_rank < 0 || dp_rank >= static_cast<int>(ranks_.size())) {
+    return {};
+  }
   return ranks_[dp_rank].stats;
 }
 
@@ -206,7 +239,9 @@ bool MpEngineClient::WaitReady(double timeout_s) const {
         all_dead &= !ServesRank(static_cast<int>(r)) || ranks_[r].dead;
       }
     }
-    if (all_dead) return false;
+    if (all_dead) {
+      return false;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return IsReady();
@@ -214,7 +249,9 @@ bool MpEngineClient::WaitReady(double timeout_s) const {
 
 void MpEngineClient::MarkEngineDead(const std::string& reason, int dp_rank) {
   for (int32_t r = 0; r < options_.dp_size; ++r) {
-    if ((dp_rank < 0 || dp_rank == r) && ServesRank(r)) FailRank(r, reason);
+    if ((dp_rank < 0 || dp_rank == r) && ServesRank(r)) {
+      FailRank(r, reason);
+    }
   }
 }
 
@@ -224,7 +261,9 @@ void MpEngineClient::FailRank(int32_t rank, const std::string& reason) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     Rank& r = ranks_[rank];
-    if (r.dead) return;
+    if (r.dead) {
+      return;
+    }
     r.dead = true;
     if (r.stats.lockstep) {
       // Expert-parallel ranks step together: the others now wait in collectives the lost
@@ -267,15 +306,25 @@ void MpEngineClient::FailRank(int32_t rank, const std::string& reason) {
       every_served_rank_dead &= !ServesRank(static_cast<int>(r)) || ranks_[r].dead;
     }
     all_lost = !all_lost_reported_ && every_served_rank_dead;
-    if (all_lost) all_lost_reported_ = true;
+    if (all_lost) {
+      all_lost_reported_ = true;
+    }
   }
-  if (all_lost && options_.on_all_ranks_lost) options_.on_all_ranks_lost(reason);
+  if (all_lost && options_.on_all_ranks_lost) {
+    options_.on_all_ranks_lost(reason);
+  }
 }
 
 void MpEngineClient::Shutdown() {
-  if (stop_.exchange(true)) return;
-  if (receiver_.joinable()) receiver_.join();
-  if (!options_.shutdown_engines) return;
+  if (stop_.exchange(true)) {
+    return;
+  }
+  if (receiver_.joinable()) {
+    receiver_.join();
+  }
+  if (!options_.shutdown_engines) {
+    return;
+  }
   std::lock_guard<std::mutex> send_lock(send_mu_);
   for (Rank& r : ranks_) {
     if (r.input && r.ready && !r.dead) {
@@ -286,17 +335,25 @@ void MpEngineClient::Shutdown() {
 
 void MpEngineClient::ReceiveLoop() {
   std::vector<ipc::ZmqSocket*> sockets = {&output_};
-  if (!options_.snapshot_endpoint.empty()) sockets.push_back(&snapshots_);
+  if (!options_.snapshot_endpoint.empty()) {
+    sockets.push_back(&snapshots_);
+  }
   while (!stop_) {
     auto readable = ipc::ZmqSocket::PollReadable(sockets, 100);
-    if (!readable.ok()) break;
+    if (!readable.ok()) {
+      break;
+    }
     if ((*readable)[0]) {
       auto frame = output_.Recv(0);
-      if (frame.ok() && frame->has_value()) HandleOutputs(**frame);
+      if (frame.ok() && frame->has_value()) {
+        HandleOutputs(**frame);
+      }
     }
     if (sockets.size() > 1 && (*readable)[1]) {
       auto frame = snapshots_.Recv(0);
-      if (frame.ok() && frame->has_value()) HandleSnapshot(**frame);
+      if (frame.ok() && frame->has_value()) {
+        HandleSnapshot(**frame);
+      }
     }
     CheckHeartbeats();
   }
@@ -304,10 +361,14 @@ void MpEngineClient::ReceiveLoop() {
 
 void MpEngineClient::HandleOutputs(const std::string& frame) {
   auto type = protocol::PeekType(frame);
-  if (!type.ok()) return;
+  if (!type.ok()) {
+    return;
+  }
   EngineOutputs outputs;
   if (*type == MessageType::kReady) {
-    if (!protocol::Decode(frame, &outputs.stats).ok()) return;
+    if (!protocol::Decode(frame, &outputs.stats).ok()) {
+      return;
+    }
   } else if (*type == MessageType::kOutputs) {
     if (!protocol::Decode(frame, &outputs).ok()) {
       TLOG_ERROR("dropping an undecodable engine output frame ({} bytes)", frame.size());
@@ -317,18 +378,30 @@ void MpEngineClient::HandleOutputs(const std::string& frame) {
     return;
   }
   const int32_t rank = outputs.stats.dp_rank;
-  if (rank < 0 || rank >= options_.dp_size) return;
+  if (rank < 0 || rank >= options_.dp_size) {
+    return;
+  }
   std::vector<std::pair<OutputCallback, const EngineOutput*>> calls;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Rank& r = ranks_[rank];
     // A heartbeat sent before the last outputs may arrive after them: keep the newest stats.
-    if (outputs.stats.seq >= r.stats.seq) r.stats = outputs.stats;
+    // A newer seq is progress: the engine built outputs since.
+    if (outputs.stats.seq > r.stats.seq || !outputs.outputs.empty()) {
+      r.last_progress_s = MonotonicSeconds();
+    }
+    if (outputs.stats.seq >= r.stats.seq) {
+      r.stats = outputs.stats;
+    }
     r.last_heard_s = MonotonicSeconds();
-    if (*type == MessageType::kReady && options_.snapshot_endpoint.empty()) r.ready = true;
+    if (*type == MessageType::kReady && options_.snapshot_endpoint.empty()) {
+      r.ready = true;
+    }
     for (const EngineOutput& out : outputs.outputs) {
       auto it = callbacks_.find(out.request_id);
-      if (it == callbacks_.end()) continue;  // aborted by us: drop late outputs
+      if (it == callbacks_.end()) {
+        continue;  // aborted by us: drop late outputs
+      }
       calls.emplace_back(it->second, &out);
       if (out.finish_reason != static_cast<uint8_t>(FinishReason::kNone)) {
         callbacks_.erase(it);
@@ -337,37 +410,70 @@ void MpEngineClient::HandleOutputs(const std::string& frame) {
       }
     }
   }
-  for (auto& [callback, out] : calls) callback(*out);
+  for (auto& [callback, out] : calls) {
+    callback(*out);
+  }
 }
 
 void MpEngineClient::HandleSnapshot(const std::string& frame) {
   Result<protocol::MessageType> type = protocol::PeekType(frame);
-  if (!type.ok() || *type != protocol::MessageType::kLoadSnapshot) return;  // e.g. StartWave
+  if (!type.ok() || *type != protocol::MessageType::kLoadSnapshot) {
+    return;  // e.g. StartWave
+  }
   protocol::LoadSnapshot snapshot;
-  if (!protocol::Decode(frame, &snapshot).ok()) return;
+  if (!protocol::Decode(frame, &snapshot).ok()) {
+    return;
+  }
   std::vector<std::pair<int32_t, std::string>> to_connect;
   std::vector<int32_t> to_fail;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const protocol::RankLoad& load : snapshot.ranks) {
-      if (load.dp_rank < 0 || load.dp_rank >= options_.dp_size) continue;
+      if (load.dp_rank < 0 || load.dp_rank >= options_.dp_size) {
+        continue;
+      }
       Rank& r = ranks_[load.dp_rank];
       const size_t me = static_cast<size_t>(options_.client_index);
       r.load.OnSnapshot(load.num_held_tokens, me < load.num_received_by_client.size()
                                                   ? load.num_received_by_client[me]
                                                   : 0);
-      if (!ServesRank(load.dp_rank)) continue;  // another machine's API servers serve it
+      if (!ServesRank(load.dp_rank)) {
+        continue;  // another machine's API servers serve it
+      }
       if (load.ready && !r.ready && load.alive) {
         to_connect.emplace_back(load.dp_rank, load.input_endpoint);  // ready once connected
       }
-      if (r.ready && !load.alive && !r.dead) to_fail.push_back(load.dp_rank);
+      if (r.ready && !load.alive && !r.dead) {
+        to_fail.push_back(load.dp_rank);
+      }
     }
   }
   for (auto& [rank, endpoint] : to_connect) {
     Status st = ConnectRank(rank, endpoint, /*mark_ready=*/true);
-    if (!st.ok()) TLOG_ERROR("DP rank {}: {}", rank, st.message());
+    if (!st.ok()) {
+      TLOG_ERROR("DP rank {}: {}", rank, st.message());
+    }
   }
-  for (int32_t rank : to_fail) FailRank(rank, "the coordinator stopped hearing from it");
+  for (int32_t rank : to_fail) {
+    FailRank(rank, "the coordinator stopped hearing from it");
+  }
+}
+
+double EngineIterationTimeoutS() {
+  const char* text = std::getenv("VLLM_ENGINE_ITERATION_TIMEOUT_S");
+  if (text == nullptr || *text == '\0') {
+    return 60.0;
+  }
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(value > 0)) {
+    TLOG_WARN(
+        "VLLM_ENGINE_ITERATION_TIMEOUT_S='{}' is not a positive number of seconds; "
+        "using 60",
+        text);
+    return 60.0;
+  }
+  return value;
 }
 
 void MpEngineClient::CheckHeartbeats() {
@@ -375,6 +481,24 @@ void MpEngineClient::CheckHeartbeats() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     const double now = MonotonicSeconds();
+    // The step watchdog: work waiting and no output built for iteration_timeout_s.
+    for (size_t i = 0; i < ranks_.size(); ++i) {
+      Rank& rank = ranks_[i];
+      const bool stalled = options_.iteration_timeout_s > 0 && rank.ready && !rank.dead &&
+                           !rank.in_flight.empty() &&
+                           now - rank.last_progress_s > options_.iteration_timeout_s;
+      if (stalled != rank.stalled) {
+        if (stalled) {
+          TLOG_ERROR(
+              "DP rank {}: no output for its {} request(s) in flight for {:.0f} s "
+              "(VLLM_ENGINE_ITERATION_TIMEOUT_S); /health answers 503 until it steps",
+              i, rank.in_flight.size(), now - rank.last_progress_s);
+        } else {
+          TLOG_INFO("DP rank {}: stepping again", i);
+        }
+        rank.stalled = stalled;
+      }
+    }
     for (size_t r = 0; r < ranks_.size(); ++r) {
       if (ranks_[r].ready && !ranks_[r].dead &&
           now - ranks_[r].last_heard_s > options_.heartbeat_timeout_s) {

@@ -28,6 +28,9 @@
 
 namespace tandem::router {
 
+// VLLM_ENGINE_ITERATION_TIMEOUT_S (seconds, > 0), else 60.
+double EngineIterationTimeoutS();
+
 struct MpEngineClientOptions {
   std::string output_endpoint;    // our PULL for outputs (we bind)
   std::string input_endpoint;     // one rank, no coordinator: rank 0's request PULL
@@ -39,7 +42,12 @@ struct MpEngineClientOptions {
   int32_t num_served_ranks = -1;  // first_served_rank … + num_served_ranks - 1; -1 = all
   LoadBalancePolicy policy = LoadBalancePolicy::kLeastLoaded;
   double heartbeat_timeout_s = 3.0;  // a ready rank silent this long is dead
-  bool shutdown_engines = true;      // Shutdown() also tells the engines to exit
+  // A rank with requests in flight whose engine built no output for this long is stalled (its
+  // heartbeat thread may live on while its step hangs: a stopped TP worker): it counts as not
+  // serving for IsReady (/health 503) until it steps again. vLLM's
+  // VLLM_ENGINE_ITERATION_TIMEOUT_S (EngineIterationTimeoutS() reads it); <= 0: never.
+  double iteration_timeout_s = EngineIterationTimeoutS();
+  bool shutdown_engines = true;  // Shutdown() also tells the engines to exit
   // Called once, on the thread that found it, when the last live rank is lost after every
   // rank's in-flight requests were failed (the API server then exits, as vLLM's does, so that
   // a supervisor restarts it). Must not block.
@@ -79,7 +87,9 @@ class MpEngineClient : public EngineClient {
     bool ready = false;
     bool dead = false;
     double last_heard_s = 0;
-    RankLoadTracker load;  // held tokens per the snapshots + our sends they do not count
+    double last_progress_s = 0;  // when its stats last advanced, or work arrived at an idle rank
+    bool stalled = false;        // in-flight work and no progress for iteration_timeout_s
+    RankLoadTracker load;        // held tokens per the snapshots + our sends they do not count
     protocol::EngineStats stats;
     std::unordered_set<std::string> in_flight;
   };

@@ -1,8 +1,10 @@
 #include "server/http_server.h"
 
+#include "server/anthropic/messages_response.h"
 #include "server/errors.h"
 #include "server/metrics.h"
 #include "server/openai/chat_prompt.h"
+#include "server/sse.h"
 
 namespace tandem::server {
 
@@ -47,6 +49,17 @@ Status HttpServer::Start() {
   options.error_body = [](int http_status, const std::string& message, const std::string&) {
     return ErrorBody({Status(StatusCode::kInvalidArgument, message), ""}, http_status);
   };
+  // A stream still open when shutdown's wait ends gets one last event saying so, in the shape
+  // its clients read: Anthropic's `event: error` under /v1/messages, else OpenAI's data event.
+  options.shutdown_stream_tail = [](const std::string& path) {
+    const ApiError error{Unavailable("the server is shutting down: this stream ends before its "
+                                     "answer is complete; retry the request"),
+                         ""};
+    if (anthropic::IsMessagesPath(path)) {
+      return "event: error\ndata: " + anthropic::AnthropicErrorBody(error) + "\n\n";
+    }
+    return SseEvent(ErrorBody(error, 503));
+  };
   options.answers_without_body = [this](const HttpRequest& head) {
     return router_->AnswersWithoutBody(head);
   };
@@ -67,7 +80,7 @@ void HttpServer::Run() {
 
 void HttpServer::StopWhenIdle(double max_wait_s) {
   if (listener_) {
-    listener_->StopWhenIdle(max_wait_s);
+    listener_->StopWhenIdle(max_wait_s, "the server is shutting down; retry the request");
   } else {
     Stop();
   }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -21,7 +22,9 @@ namespace json_schema_detail {
 
 std::string Compiler::Unique(const std::string& base) {
   std::string name = base;
-  for (int i = 2; names_.count(name) > 0; ++i) name = fmt::format("{}-{}", base, i);
+  for (int i = 2; names_.count(name) > 0; ++i) {
+    name = fmt::format("{}-{}", base, i);
+  }
   names_.insert(name);
   return name;
 }
@@ -42,7 +45,9 @@ Expr Compiler::Named(const std::string& base, Expr e) {
 }
 
 Expr Compiler::Shared(const std::string& name) {
-  if (grammar_.Find(name) != nullptr) return RuleRef(name);
+  if (grammar_.Find(name) != nullptr) {
+    return RuleRef(name);
+  }
   if (name == "ws") {
     grammar_.Add(name, WsBody());
   } else if (name == "char") {
@@ -92,7 +97,9 @@ Result<Expr> Compiler::Schema(const json& s, const std::string& ptr, const std::
         fmt::format("JSON schema at {} nests deeper than {} levels", Where(ptr), kMaxDepth));
   }
   if (s.is_boolean()) {
-    if (s.get<bool>()) return Shared("value");
+    if (s.get<bool>()) {
+      return Shared("value");
+    }
     return InvalidArgument(
         fmt::format("JSON schema at {} is false: it matches nothing", Where(ptr)));
   }
@@ -101,27 +108,43 @@ Result<Expr> Compiler::Schema(const json& s, const std::string& ptr, const std::
         fmt::format("JSON schema at {} must be an object or a boolean", Where(ptr)));
   }
   for (const auto& [key, value] : s.items()) {
-    if (!KeywordGroup(key).has_value()) return Unsupported(key, ptr);
+    if (!KeywordGroup(key).has_value()) {
+      return Unsupported(key, ptr);
+    }
   }
   for (const char* key : {"$defs", "definitions"}) {
-    if (s.contains(key) && !s[key].is_object()) return BadKeyword(key, ptr, "must be an object");
+    if (s.contains(key) && !s[key].is_object()) {
+      return BadKeyword(key, ptr, "must be an object");
+    }
   }
   bool nullable = false;
   if (const auto it = s.find("nullable"); it != s.end()) {
-    if (!it->is_boolean()) return BadKeyword("nullable", ptr, "must be a boolean");
+    if (!it->is_boolean()) {
+      return BadKeyword("nullable", ptr, "must be a boolean");
+    }
     nullable = it->get<bool>();
   }
   TANDEM_ASSIGN_OR_RETURN(Expr e, Dispatch(s, ptr, name, depth));
-  if (nullable) e = Choice({std::move(e), Literal("null")});
+  if (nullable) {
+    e = Choice({std::move(e), Literal("null")});
+  }
   return e;
 }
 
 Result<Expr> Compiler::Dispatch(const json& s, const std::string& ptr, const std::string& name,
                                 int depth) {
-  if (s.contains("$ref")) return RefSchema(s, ptr, depth);
-  if (s.contains("allOf")) return AllOfSchema(s, ptr, name, depth);
-  if (s.contains("anyOf") || s.contains("oneOf")) return AnyOfSchema(s, ptr, name, depth);
-  if (s.contains("enum") || s.contains("const")) return EnumSchema(s, ptr);
+  if (s.contains("$ref")) {
+    return RefSchema(s, ptr, depth);
+  }
+  if (s.contains("allOf")) {
+    return AllOfSchema(s, ptr, name, depth);
+  }
+  if (s.contains("anyOf") || s.contains("oneOf")) {
+    return AnyOfSchema(s, ptr, name, depth);
+  }
+  if (s.contains("enum") || s.contains("const")) {
+    return EnumSchema(s, ptr);
+  }
   return TypedSchema(s, ptr, name, depth);
 }
 
@@ -137,11 +160,17 @@ Result<Expr> Compiler::Nested(const json& s, const std::string& ptr, const std::
 
 Result<Expr> Compiler::EnumSchema(const json& s, const std::string& ptr) {
   const std::vector<std::string> beside = ConstraintKeys(s, {"enum", "const", "type"});
-  if (!beside.empty()) return Unsupported(beside.front(), ptr, "beside 'enum' or 'const'");
+  if (!beside.empty()) {
+    return Unsupported(beside.front(), ptr, "beside 'enum' or 'const'");
+  }
   std::vector<const json*> values;
   if (const auto it = s.find("enum"); it != s.end()) {
-    if (!it->is_array()) return BadKeyword("enum", ptr, "must be an array");
-    for (const json& v : *it) values.push_back(&v);
+    if (!it->is_array()) {
+      return BadKeyword("enum", ptr, "must be an array");
+    }
+    for (const json& v : *it) {
+      values.push_back(&v);
+    }
   }
   if (const auto it = s.find("const"); it != s.end()) {
     if (!s.contains("enum")) {
@@ -161,13 +190,20 @@ Result<Expr> Compiler::EnumSchema(const json& s, const std::string& ptr) {
   }
   const char* keyword = s.contains("enum") ? "enum" : "const";
   std::vector<std::string> texts;
+  std::unordered_set<std::string> seen;  // a repeated value once (a set: 100k values were 8 s)
   for (const json* v : values) {
     TANDEM_ASSIGN_OR_RETURN(std::string text, CompactText(*v, keyword, ptr));
-    if (std::find(texts.begin(), texts.end(), text) == texts.end()) texts.push_back(text);
+    if (seen.insert(text).second) {
+      texts.push_back(std::move(text));
+    }
   }
-  if (texts.empty()) return BadKeyword(keyword, ptr, "admits no value (of the schema's type)");
+  if (texts.empty()) {
+    return BadKeyword(keyword, ptr, "admits no value (of the schema's type)");
+  }
   std::vector<Expr> choices;
-  for (std::string& text : texts) choices.push_back(Literal(std::move(text)));
+  for (std::string& text : texts) {
+    choices.push_back(Literal(std::move(text)));
+  }
   return Choice(std::move(choices));
 }
 
@@ -178,14 +214,28 @@ Result<Expr> Compiler::TypedSchema(const json& s, const std::string& ptr, const 
     TANDEM_ASSIGN_OR_RETURN(types, ParseTypes(*it, ptr));
   } else {
     std::set<Group> groups;
-    for (const auto& [key, value] : s.items()) groups.insert(*KeywordGroup(key));
-    if (groups.count(Group::kObject)) types.push_back("object");
-    if (groups.count(Group::kArray)) types.push_back("array");
-    if (groups.count(Group::kString)) types.push_back("string");
-    if (groups.count(Group::kNumeric)) types.push_back("number");
-    if (types.empty()) return Shared("value");
+    for (const auto& [key, value] : s.items()) {
+      groups.insert(*KeywordGroup(key));
+    }
+    if (groups.count(Group::kObject)) {
+      types.push_back("object");
+    }
+    if (groups.count(Group::kArray)) {
+      types.push_back("array");
+    }
+    if (groups.count(Group::kString)) {
+      types.push_back("string");
+    }
+    if (groups.count(Group::kNumeric)) {
+      types.push_back("number");
+    }
+    if (types.empty()) {
+      return Shared("value");
+    }
   }
-  if (HasType(types, "number")) std::erase(types, "integer");
+  if (HasType(types, "number")) {
+    std::erase(types, "integer");
+  }
   std::vector<Expr> choices;
   for (const std::string& type : types) {
     TANDEM_ASSIGN_OR_RETURN(Expr e, OfType(type, s, ptr, name, depth));
@@ -196,12 +246,24 @@ Result<Expr> Compiler::TypedSchema(const json& s, const std::string& ptr, const 
 
 Result<Expr> Compiler::OfType(const std::string& type, const json& s, const std::string& ptr,
                               const std::string& name, int depth) {
-  if (type == "string") return StringSchema(s, ptr);
-  if (type == "integer") return IntegerSchema(s, ptr);
-  if (type == "number") return NumberSchema(s, ptr);
-  if (type == "boolean") return Choice({Literal("true"), Literal("false")});
-  if (type == "null") return Literal("null");
-  if (type == "object") return ObjectSchema(s, ptr, name, depth);
+  if (type == "string") {
+    return StringSchema(s, ptr);
+  }
+  if (type == "integer") {
+    return IntegerSchema(s, ptr);
+  }
+  if (type == "number") {
+    return NumberSchema(s, ptr);
+  }
+  if (type == "boolean") {
+    return Choice({Literal("true"), Literal("false")});
+  }
+  if (type == "null") {
+    return Literal("null");
+  }
+  if (type == "object") {
+    return ObjectSchema(s, ptr, name, depth);
+  }
   return ArraySchema(s, ptr, name, depth);
 }
 

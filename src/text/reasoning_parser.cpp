@@ -59,6 +59,20 @@ ReasoningDelta ReasoningParser::Feed(std::string_view text) {
       out.content.append(rest);
       break;
     }
+    if (mode_ == Mode::kBeforeThink) {
+      // The block opens the output or not at all: once text other than whitespace and the
+      // start of a tag came, the output is content, a later "<think>" included (e.g. inside
+      // JSON that a structured-output grammar made the model write).
+      const size_t first = rest.find_first_not_of(" \t\r\n");
+      const std::string_view from = first == std::string_view::npos ? "" : rest.substr(first);
+      const bool tag_or_part = from.empty() || from.starts_with(kThinkStart) ||
+                               from.starts_with(kThinkEnd) || kThinkStart.starts_with(from) ||
+                               kThinkEnd.starts_with(from);
+      if (!tag_or_part) {
+        mode_ = Mode::kAfterThink;
+        continue;
+      }
+    }
     const std::string_view tag = mode_ == Mode::kInThink ? kThinkEnd : kThinkStart;
     const size_t at = rest.find(tag);
     if (at != std::string_view::npos) {

@@ -9,7 +9,8 @@
 //
 // The tags themselves are dropped. A trailing partial tag ("<thi") is held back until the next
 // Feed or Finish decides; the tags are ASCII, so splitting never cuts a UTF-8 sequence that
-// Feed received whole. Once the block closed, later "<think>" text is plain content.
+// Feed received whole. Once the block closed, later "<think>" text is plain content; so is a
+// "<think>" after content (the block opens the output, after whitespace only, or not at all).
 // Reference: vLLM reasoning/qwen3_reasoning_parser.py (tags), HF Qwen3 chat templates.
 #pragma once
 

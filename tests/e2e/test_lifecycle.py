@@ -2,7 +2,9 @@
 exits non-zero after answering what was in flight (vLLM's behaviour, so a supervisor restarts
 it); a killed server's ipc socket files are removed by the next one, in the directory
 $VLLM_RPC_BASE_PATH, $TMPDIR or /tmp chooses (an unusable one refused at start-up); the API key
-is not passed down to engine processes."""
+is not passed down to engine processes. Issue 31: a stalled step turns /health to 503; SIGTERM
+answers every request in flight (at once, or after --shutdown-timeout) and ends a stopped
+engine core."""
 import glob
 import os
 import shutil
@@ -163,8 +165,116 @@ def test_the_api_key_reaches_no_engine_process():
               "the environment read is the engine core's")
 
 
+def start_in_flight(srv):
+    """A stream (after its first chunk) and a whole request, both in flight; returns their
+    result lists and threads."""
+    streamed, whole = [], []
+
+    def stream():
+        streamed.append(srv.stream("/v1/completions", {
+            "prompt": "Once", "max_tokens": 300, "ignore_eos": True, "stream": True}))
+
+    def one():
+        whole.append(srv.post_json("/v1/completions", {
+            "prompt": "Lily", "max_tokens": 300, "ignore_eos": True}))
+
+    threads = [threading.Thread(target=stream), threading.Thread(target=one)]
+    for t in threads:
+        t.start()
+    srv.wait_until_running(2)
+    return streamed, whole, threads
+
+
+def wait_for_log(srv, needle, timeout_s=30):
+    deadline = time.time() + timeout_s
+    while needle not in srv.full_log():
+        check(time.time() < deadline, f"no {needle!r} in the log:\n{srv.logs()}")
+        time.sleep(0.05)
+
+
+def test_sigterm_answers_every_request_in_flight_and_ends_a_stopped_engine():
+    # Issue 31, item 9. The engine core is stopped (SIGSTOP): nothing it would answer comes.
+    # SIGTERM with --shutdown-timeout 0 (vLLM's default): the stream ends with an error event,
+    # the whole request gets a 503, never a silent close; the stopped engine core is killed.
+    with Server(STORIES_GGUF) as srv:
+        cores = engine_cores(srv.proc.pid)
+        streamed, whole, threads = start_in_flight(srv)
+        os.kill(int(cores[0]), signal.SIGSTOP)
+        srv.proc.send_signal(signal.SIGTERM)
+        for t in threads:
+            t.join(timeout=60)
+        status, chunks, done = streamed[0]
+        check(status == 200 and not done and chunks and "error" in chunks[-1] and
+              "shutting down" in chunks[-1]["error"]["message"],
+              f"the stream ends with an error event: {chunks[-1:]} done={done}")
+        status, body = whole[0]
+        check(status == 503 and "shutting down" in body["error"]["message"],
+              f"the whole request gets a 503: {status} {body}")
+        srv.proc.wait(timeout=30)
+        check(subprocess.run(["ps", "-o", "stat=", "-p", cores[0]], capture_output=True,
+                             text=True).stdout.strip() in ("", "Z"),
+              f"the stopped engine core {cores[0]} is gone")
+
+
+def test_sigterm_with_a_shutdown_timeout_lets_requests_in_flight_finish():
+    with Server(STORIES_GGUF, "--shutdown-timeout", "60") as srv:
+        cores = engine_cores(srv.proc.pid)
+        streamed, whole, threads = start_in_flight(srv)
+        os.kill(int(cores[0]), signal.SIGSTOP)  # holds them in flight across the signal
+        srv.proc.send_signal(signal.SIGTERM)
+        wait_for_log(srv, "shutting down (requests in flight get 60 s")
+        os.kill(int(cores[0]), signal.SIGCONT)
+        for t in threads:
+            t.join(timeout=60)
+        status, chunks, done = streamed[0]
+        check(status == 200 and done and chunks[-1]["choices"][0]["finish_reason"] == "length",
+              f"the stream finishes: {chunks[-1:]} done={done}")
+        status, body = whole[0]
+        check(status == 200 and body["usage"]["completion_tokens"] == 300,
+              f"the whole request finishes: {status} {str(body)[:200]}")
+        check(srv.proc.wait(timeout=30) == 0, "the server exits 0 once they are answered")
+
+
+def health(srv):
+    try:
+        return srv.request("GET", "/health", timeout=5)[0]
+    except OSError:
+        return 0
+
+
+def test_a_stopped_tp_worker_turns_health_to_503_until_it_steps_again():
+    # Issue 31, item 9: the engine core's heartbeat goes on while its step waits for a stopped
+    # TP worker; the step watchdog (VLLM_ENGINE_ITERATION_TIMEOUT_S) sees no output built.
+    with Server(STORIES_GGUF, "--tensor-parallel-size", "2", "--max-model-len", "512",
+                env={"VLLM_ENGINE_ITERATION_TIMEOUT_S": "2"}) as srv:
+        cores = engine_cores(srv.proc.pid)
+        workers = subprocess.run(["pgrep", "-P", cores[0], "-f", "_tp-worker"],
+                                 capture_output=True, text=True).stdout.split()
+        check(len(workers) == 1, f"one TP worker of our engine core: {workers}")
+        os.kill(int(workers[0]), signal.SIGSTOP)
+        result = []
+        thread = threading.Thread(target=lambda: result.append(srv.post_json(
+            "/v1/completions", {"prompt": "Once", "max_tokens": 4, "temperature": 0})))
+        thread.start()
+        deadline = time.time() + 60
+        while health(srv) != 503:
+            check(time.time() < deadline, f"/health never turned 503:\n{srv.logs()}")
+            time.sleep(0.1)
+        os.kill(int(workers[0]), signal.SIGCONT)
+        thread.join(timeout=60)
+        check(result and result[0][0] == 200, f"the request finishes once it steps: {result}")
+        deadline = time.time() + 60
+        while health(srv) != 200:
+            check(time.time() < deadline, "/health never came back to 200")
+            time.sleep(0.1)
+        check("no output for its 1 request(s) in flight" in srv.full_log(), "the stall is logged")
+
+
 if __name__ == "__main__":
     run([test_the_only_engine_core_dying_ends_the_server_after_its_requests,
+         test_a_stopped_tp_worker_turns_health_to_503_until_it_steps_again,
+         test_sigterm_answers_every_request_in_flight_and_ends_a_stopped_engine,
+         test_sigterm_with_a_shutdown_timeout_lets_requests_in_flight_finish,
          test_every_api_server_answers_its_requests_when_the_engines_are_gone,
          test_a_killed_servers_ipc_files_are_removed_by_the_next,
          test_vllm_rpc_base_path_chooses_the_ipc_directory_before_tmpdir,

@@ -37,7 +37,7 @@ int64_t LoginLimiter::Wait(const std::string& key, double now_s) {
 int64_t LoginLimiter::RetryAfterS(const std::string& username, const std::string& address,
                                   double now_s) {
   std::lock_guard lock(mutex_);
-  return std::max(Wait("user:" + username, now_s), Wait("addr:" + address, now_s));
+  return std::max(Wait("user:" + address + " " + username, now_s), Wait("addr:" + address, now_s));
 }
 
 void LoginLimiter::Failed(const std::string& username, const std::string& address, double now_s) {
@@ -48,7 +48,7 @@ void LoginLimiter::Failed(const std::string& username, const std::string& addres
       it = it->second.empty() ? failures_.erase(it) : std::next(it);
     }
   }
-  for (const std::string& key : {"user:" + username, "addr:" + address}) {
+  for (const std::string& key : {"user:" + address + " " + username, "addr:" + address}) {
     std::deque<double>& times = failures_[key];
     Prune(times, now_s);
     times.push_back(now_s);
@@ -59,9 +59,9 @@ void LoginLimiter::Failed(const std::string& username, const std::string& addres
   }
 }
 
-void LoginLimiter::Succeeded(const std::string& username) {
+void LoginLimiter::Succeeded(const std::string& username, const std::string& address) {
   std::lock_guard lock(mutex_);
-  failures_.erase("user:" + username);
+  failures_.erase("user:" + address + " " + username);
 }
 
 }  // namespace tandem::cluster::manager

@@ -364,7 +364,7 @@ void Manager::HandleLogin(const http::HttpRequest& request, http::ResponseSink& 
     login_limiter_.Failed(username, request.peer_address, now);
     return SendError(sink, Status(StatusCode::kUnauthenticated, "wrong username or password"));
   }
-  login_limiter_.Succeeded(username);
+  login_limiter_.Succeeded(username, request.peer_address);
   const std::string cookie =
       SignSession((*user)->id, (*user)->data.value("session_epoch", int64_t{0}),
                   NowUnix() + kSessionLifetimeS, auth_->session_key());

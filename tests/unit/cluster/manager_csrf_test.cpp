@@ -92,22 +92,27 @@ TEST(ManagerCsrfTest, WrongPasswordsAreThrottledWith429AndRetryAfter) {
   EXPECT_LE(retry_after, 60);
 }
 
-TEST(LoginLimiterTest, CountsPerUserAndPerAddressOverASlidingWindow) {
+TEST(LoginLimiterTest, CountsPerUserAndAddressAndPerAddressOverASlidingWindow) {
   LoginLimiter limiter(/*max_failures=*/3, /*window_s=*/60);
   for (int i = 0; i < 3; ++i) {
     limiter.Failed("alice", "10.0.0.1", 100.0 + i);
   }
-  EXPECT_EQ(limiter.RetryAfterS("alice", "10.0.0.9", 103), 57);  // the user, from anywhere
-  EXPECT_EQ(limiter.RetryAfterS("bob", "10.0.0.1", 103), 57);    // the address, any user
-  EXPECT_EQ(limiter.RetryAfterS("bob", "10.0.0.9", 103), 0);
-  EXPECT_EQ(limiter.RetryAfterS("alice", "10.0.0.9", 159.5), 1);
-  EXPECT_EQ(limiter.RetryAfterS("alice", "10.0.0.9", 160), 0);  // the first left the window
-  limiter.Failed("carol", "10.0.0.2", 200);
-  limiter.Failed("carol", "10.0.0.3", 200);
-  limiter.Failed("carol", "10.0.0.4", 200);
-  EXPECT_GT(limiter.RetryAfterS("carol", "10.0.0.5", 201), 0);
-  limiter.Succeeded("carol");
-  EXPECT_EQ(limiter.RetryAfterS("carol", "10.0.0.5", 201), 0);
+  EXPECT_EQ(limiter.RetryAfterS("alice", "10.0.0.1", 103), 57);
+  EXPECT_EQ(limiter.RetryAfterS("bob", "10.0.0.1", 103), 57);   // the address, any user
+  EXPECT_EQ(limiter.RetryAfterS("alice", "10.0.0.9", 103), 0);  // not locked out elsewhere
+  EXPECT_EQ(limiter.RetryAfterS("alice", "10.0.0.1", 159.5), 1);
+  EXPECT_EQ(limiter.RetryAfterS("alice", "10.0.0.1", 160), 0);  // the first left the window
+  // Many addresses guessing one user's password: each address has its own count.
+  for (int a = 0; a < 3; ++a) {
+    limiter.Failed("carol", "10.0.1." + std::to_string(a), 200);
+  }
+  EXPECT_EQ(limiter.RetryAfterS("carol", "10.0.1.7", 201), 0);
+  for (int i = 0; i < 3; ++i) {
+    limiter.Failed("carol", "10.0.2.1", 200);
+  }
+  EXPECT_GT(limiter.RetryAfterS("carol", "10.0.2.1", 201), 0);
+  limiter.Succeeded("carol", "10.0.2.1");  // forgets the pair, not the address
+  EXPECT_GT(limiter.RetryAfterS("carol", "10.0.2.1", 201), 0);
 }
 
 }  // namespace

@@ -86,11 +86,20 @@ TEST(ReasoningParserTest, UnclosedReasoningStaysReasoning) {
 
 TEST(ReasoningParserTest, HeldPartialTagIsReleasedWhenItIsNotATag) {
   ReasoningParser parser(ThinkState::kNone);
-  ReasoningDelta d = parser.Feed("a <th");
-  EXPECT_EQ(d.content, "a ");
+  ReasoningDelta d = parser.Feed("\n<th");
+  EXPECT_EQ(d.content, "\n");
   d = parser.Feed("ing");
   EXPECT_EQ(d.content, "<thing");
   EXPECT_FALSE(parser.saw_reasoning());
+}
+
+TEST(ReasoningParserTest, ATagAfterContentIsContent) {
+  // A structured output's JSON may hold the tags as text (issue 31): the block opens the output
+  // or not at all.
+  ExpectSplitInvariant(ThinkState::kNone, R"({"<think>":"</think>"})", "",
+                       R"({"<think>":"</think>"})");
+  ExpectSplitInvariant(ThinkState::kNone, "a <think>b</think>c", "", "a <think>b</think>c");
+  ExpectSplitInvariant(ThinkState::kNone, " \n<think>r</think>c", "r", " \nc");
 }
 
 TEST(ReasoningParserTest, MultiByteTextIsNeverSplit) {
