@@ -73,6 +73,7 @@ Result<server::ServerConfig> MakeServerConfig(const ServeFlags& f, const ModelFi
   c.chat_template_limits.max_recursion_depth = f.chat_template_max_recursion;
   c.chat_template_limits.max_loop_iterations = f.chat_template_max_loop_iterations;
   c.chat_template_limits.max_output_bytes = f.chat_template_max_output_bytes;
+  c.chat_template_limits.max_live_bytes = 4 * f.chat_template_max_output_bytes;
   c.chat_template_limits.timeout_s = f.chat_template_timeout;
   c.stalled_client_timeout_s = f.stalled_client_timeout;
   c.limit_concurrency = f.limit_concurrency;

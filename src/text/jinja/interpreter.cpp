@@ -14,16 +14,24 @@ namespace {
 
 // Items a for loop walks: list elements, dict keys, string characters; undefined/None = none.
 std::vector<Value> IterationItems(const Value& value, const Expr& at) {
-  if (value.undefined() || value.data().is_null()) return {};
+  if (value.undefined() || value.data().is_null()) {
+    return {};
+  }
   const Json& d = value.data();
   std::vector<Value> items;
   if (d.is_array()) {
     items.reserve(d.size());
-    for (const Json& item : d) items.push_back(Value::Of(item));
+    for (const Json& item : d) {
+      items.push_back(Value::Of(item));
+    }
   } else if (d.is_object()) {
-    for (auto it = d.begin(); it != d.end(); ++it) items.push_back(Value::Of(it.key()));
+    for (auto it = d.begin(); it != d.end(); ++it) {
+      items.push_back(Value::Of(it.key()));
+    }
   } else if (d.is_string()) {
-    for (char c : d.get_ref<const std::string&>()) items.push_back(Value::Of(std::string(1, c)));
+    for (char c : d.get_ref<const std::string&>()) {
+      items.push_back(Value::Of(std::string(1, c)));
+    }
   } else {
     Fail("'" + TypeName(value) + "' object is not iterable", at);
   }
@@ -46,12 +54,16 @@ bool WithinBounds(const Json& value, int64_t max_bytes, int32_t max_depth, bool*
         return false;
       }
       for (auto it = v->begin(); it != v->end(); ++it) {
-        if (v->is_object()) bytes += static_cast<int64_t>(it.key().size());
+        if (v->is_object()) {
+          bytes += static_cast<int64_t>(it.key().size());
+        }
         stack.emplace_back(&*it, depth + 1);
       }
     }
     bytes += 8;
-    if (bytes > max_bytes) return false;
+    if (bytes > max_bytes) {
+      return false;
+    }
   }
   return true;
 }
@@ -73,8 +85,11 @@ std::string Interpreter::Render(const Body& body) {
   char base = 0;
   stack_base_ = &base;
   deadline_s_ = limits_.timeout_s > 0 ? MonotonicSeconds() + limits_.timeout_s : 0;
+  RenderMeter::Scope metered(&meter_);
   std::string out;
+  outputs_.push_back(&out);
   ExecBody(body, &out);
+  outputs_.pop_back();
   return out;
 }
 
@@ -88,14 +103,30 @@ void Interpreter::CountIteration(int line, int column) {
   Tick(line, column);
 }
 
+void Interpreter::CheckLive(int line, int column) const {
+  int64_t live = meter_.live_bytes();
+  for (const std::string* out : outputs_) {
+    live += static_cast<int64_t>(out->size());
+  }
+  if (live > limits_.max_live_bytes) {
+    throw TemplateError("the render holds more than " + std::to_string(limits_.max_live_bytes) +
+                            " bytes in the values it made and its output together, the limit (4 "
+                            "× --chat-template-max-output-bytes)",
+                        line, column);
+  }
+}
+
 void Interpreter::Tick(int line, int column) {
+  CheckLive(line, column);
   char here = 0;
   if (stack_base_ - &here > kMaxRenderStackBytes) {
     throw TemplateError("the render nests expressions and macro calls too deeply (more than " +
                             std::to_string(kMaxRenderStackBytes >> 20) + " MiB of stack)",
                         line, column);
   }
-  if ((++ticks_ & 255) != 0) return;
+  if ((++ticks_ & 255) != 0) {
+    return;
+  }
   if (limits_.cancelled != nullptr && limits_.cancelled->load(std::memory_order_relaxed)) {
     throw TemplateError("the render was cancelled: the server is shutting down", line, column);
   }
@@ -109,6 +140,7 @@ void Interpreter::Tick(int line, int column) {
 }
 
 void Interpreter::CheckOutput(const std::string& out, int line, int column) const {
+  CheckLive(line, column);
   if (static_cast<int64_t>(out.size()) > limits_.max_output_bytes) {
     throw TemplateError("the render's output grew past " +
                             std::to_string(limits_.max_output_bytes) +
@@ -119,7 +151,9 @@ void Interpreter::CheckOutput(const std::string& out, int line, int column) cons
 
 void Interpreter::CheckBuilt(const Json& value, int line, int column, int32_t max_depth) const {
   bool too_deep = false;
-  if (WithinBounds(value, limits_.max_output_bytes, max_depth, &too_deep)) return;
+  if (WithinBounds(value, limits_.max_output_bytes, max_depth, &too_deep)) {
+    return;
+  }
   if (too_deep) {
     throw TemplateError("a list or dict built by the template nests deeper than " +
                             std::to_string(kMaxValueDepth) + " levels, the limit",
@@ -134,7 +168,9 @@ void Interpreter::CheckBuilt(const Json& value, int line, int column, int32_t ma
 Interpreter::Flow Interpreter::ExecBody(const Body& body, std::string* out) {
   for (const NodePtr& node : body) {
     Flow flow = ExecNode(*node, out);
-    if (flow != Flow::kNormal) return flow;
+    if (flow != Flow::kNormal) {
+      return flow;
+    }
   }
   return Flow::kNormal;
 }
@@ -152,7 +188,9 @@ Interpreter::Flow Interpreter::ExecNode(const Node& node, std::string* out) {
       return Flow::kNormal;
     case Node::Kind::kIf:
       for (const auto& [cond, body] : node.branches) {
-        if (IsTruthy(Eval(*cond))) return ExecBody(body, out);
+        if (IsTruthy(Eval(*cond))) {
+          return ExecBody(body, out);
+        }
       }
       return ExecBody(node.else_body, out);
     case Node::Kind::kFor:
@@ -176,8 +214,12 @@ Interpreter::Flow Interpreter::ExecFor(const Node& node, std::string* out) {
   // Refused before the items are built (a 15 MB string is 15 million of them).
   const Json& d = iterable.data();
   int64_t num_items = 0;
-  if (d.is_string()) num_items = static_cast<int64_t>(d.get_ref<const std::string&>().size());
-  if (d.is_array() || d.is_object()) num_items = static_cast<int64_t>(d.size());
+  if (d.is_string()) {
+    num_items = static_cast<int64_t>(d.get_ref<const std::string&>().size());
+  }
+  if (d.is_array() || d.is_object()) {
+    num_items = static_cast<int64_t>(d.size());
+  }
   if (num_items > limits_.max_loop_iterations - iterations_) {
     Fail("a loop over " + std::to_string(num_items) + " items would pass the limit of " +
              std::to_string(limits_.max_loop_iterations) +
@@ -210,10 +252,14 @@ Interpreter::Flow Interpreter::ExecFor(const Node& node, std::string* out) {
       bind(item);
       bool keep = IsTruthy(Eval(*node.filter));
       scopes_.pop_back();
-      if (keep) items.push_back(item);
+      if (keep) {
+        items.push_back(item);
+      }
     }
   }
-  if (items.empty()) return ExecBody(node.else_body, out);
+  if (items.empty()) {
+    return ExecBody(node.else_body, out);
+  }
   for (size_t i = 0; i < items.size(); ++i) {
     CountIteration(node.line, node.column);
     scopes_.emplace_back();
@@ -226,12 +272,18 @@ Interpreter::Flow Interpreter::ExecFor(const Node& node, std::string* out) {
     loop["first"] = i == 0;
     loop["last"] = i + 1 == items.size();
     loop["length"] = items.size();
-    if (i > 0) loop["previtem"] = items[i - 1].data();
-    if (i + 1 < items.size()) loop["nextitem"] = items[i + 1].data();
+    if (i > 0) {
+      loop["previtem"] = items[i - 1].data();
+    }
+    if (i + 1 < items.size()) {
+      loop["nextitem"] = items[i + 1].data();
+    }
     scopes_.back()["loop"] = Value::Of(std::move(loop));
     Flow flow = ExecBody(node.body, out);
     scopes_.pop_back();
-    if (flow == Flow::kBreak) break;
+    if (flow == Flow::kBreak) {
+      break;
+    }
   }
   return Flow::kNormal;
 }
@@ -242,7 +294,9 @@ void Interpreter::ExecSet(const Node& node) {
     value = Eval(*node.expr);
   } else {  // block set: the rendered body, a string
     std::string rendered;
+    outputs_.push_back(&rendered);
     ExecBody(node.body, &rendered);  // checked against max_output_bytes as it grows
+    outputs_.pop_back();
     value = Value::Of(std::move(rendered));
   }
   if (node.targets.size() == 1) {
@@ -259,13 +313,20 @@ void Interpreter::ExecSet(const Node& node) {
   // The value alone is measured (not the whole namespace, which a loop may set often): one
   // level below the depth limit, so a namespace holding itself stops there too.
   CheckBuilt(value.data(), node.line, node.column, kMaxValueDepth - 1);
-  object->MutableData()[node.targets[1]] = value.data();
+  // A copy into the namespace, in place, replacing the attribute's old value.
+  Json& attributes = object->MutableData();
+  const auto old = attributes.find(node.targets[1]);
+  meter_.Adjust(JsonBytes(value.data()) - (old == attributes.end() ? 0 : JsonBytes(*old)));
+  attributes[node.targets[1]] = value.data();
+  CheckLive(node.line, node.column);
 }
 
 Value* Interpreter::Lookup(const std::string& name) {
   for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
     auto it = scope->find(name);
-    if (it != scope->end()) return &it->second;
+    if (it != scope->end()) {
+      return &it->second;
+    }
   }
   return nullptr;
 }
@@ -295,7 +356,9 @@ Value Interpreter::EvalValue(const Expr& expr) {
     case Expr::Kind::kList:
     case Expr::Kind::kTuple: {
       Json list = Json::array();
-      for (const ExprPtr& arg : expr.args) list.push_back(Eval(*arg).data());
+      for (const ExprPtr& arg : expr.args) {
+        list.push_back(Eval(*arg).data());
+      }
       CheckBuilt(list, expr.line, expr.column);
       return Value::Of(std::move(list));
     }
@@ -303,7 +366,9 @@ Value Interpreter::EvalValue(const Expr& expr) {
       Json dict = Json::object();
       for (size_t i = 0; i + 1 < expr.args.size(); i += 2) {
         Value key = Eval(*expr.args[i]);
-        if (!key.data().is_string()) Fail("dict keys must be strings", *expr.args[i]);
+        if (!key.data().is_string()) {
+          Fail("dict keys must be strings", *expr.args[i]);
+        }
         dict[key.data().get<std::string>()] = Eval(*expr.args[i + 1]).data();
       }
       CheckBuilt(dict, expr.line, expr.column);
@@ -332,18 +397,29 @@ Value Interpreter::EvalValue(const Expr& expr) {
     }
     case Expr::Kind::kUnary: {
       Value operand = Eval(*expr.args[0]);
-      if (expr.name == "not") return Value::Of(!IsTruthy(operand));
-      if (!operand.data().is_number())
+      if (expr.name == "not") {
+        return Value::Of(!IsTruthy(operand));
+      }
+      if (!operand.data().is_number()) {
         Fail("bad operand type for unary " + expr.name + ": '" + TypeName(operand) + "'", expr);
-      if (expr.name == "+") return operand;
-      if (operand.data().is_number_float()) return Value::Of(-operand.data().get<double>());
-      if (operand.data().get<int64_t>() == INT64_MIN) Fail("integer overflow in unary -", expr);
+      }
+      if (expr.name == "+") {
+        return operand;
+      }
+      if (operand.data().is_number_float()) {
+        return Value::Of(-operand.data().get<double>());
+      }
+      if (operand.data().get<int64_t>() == INT64_MIN) {
+        Fail("integer overflow in unary -", expr);
+      }
       return Value::Of(-operand.data().get<int64_t>());
     }
     case Expr::Kind::kBinary:
       return EvalBinary(expr);
     case Expr::Kind::kTernary:
-      if (IsTruthy(Eval(*expr.args[1]))) return Eval(*expr.args[0]);
+      if (IsTruthy(Eval(*expr.args[1]))) {
+        return Eval(*expr.args[0]);
+      }
       return expr.args[2] ? Eval(*expr.args[2]) : Value::Undefined();
   }
   Fail("unknown expression", expr);
@@ -358,33 +434,53 @@ Value Interpreter::EvalIndex(const Value& target, const Value& index, const Expr
   if ((d.is_array() || d.is_string()) && index.data().is_number_integer()) {
     size_t size = d.is_array() ? d.size() : d.get_ref<const std::string&>().size();
     int64_t i = NormalizeIndex(index.data().get<int64_t>(), size);
-    if (i < 0 || i >= static_cast<int64_t>(size)) return Value::Undefined();
-    if (d.is_array()) return Value::Of(d[i]);
+    if (i < 0 || i >= static_cast<int64_t>(size)) {
+      return Value::Undefined();
+    }
+    if (d.is_array()) {
+      return Value::Of(d[i]);
+    }
     return Value::Of(std::string(1, d.get_ref<const std::string&>()[i]));
   }
-  if (target.undefined()) return Value::Undefined();
+  if (target.undefined()) {
+    return Value::Undefined();
+  }
   Fail("cannot index '" + TypeName(target) + "' with '" + TypeName(index) + "'", at);
 }
 
 Value Interpreter::EvalSlice(const Expr& expr) {
   Value target = Eval(*expr.args[0]);
   const Json& d = target.data();
-  if (!d.is_array() && !d.is_string()) Fail("cannot slice '" + TypeName(target) + "'", expr);
+  if (!d.is_array() && !d.is_string()) {
+    Fail("cannot slice '" + TypeName(target) + "'", expr);
+  }
   auto size =
       static_cast<int64_t>(d.is_array() ? d.size() : d.get_ref<const std::string&>().size());
   auto part = [&](int k, int64_t fallback) {
-    if (!expr.args[k]) return fallback;
+    if (!expr.args[k]) {
+      return fallback;
+    }
     Value v = Eval(*expr.args[k]);
-    if (v.data().is_null()) return fallback;
-    if (!v.data().is_number_integer()) Fail("slice indices must be integers", *expr.args[k]);
+    if (v.data().is_null()) {
+      return fallback;
+    }
+    if (!v.data().is_number_integer()) {
+      Fail("slice indices must be integers", *expr.args[k]);
+    }
     return v.data().get<int64_t>();
   };
   int64_t step = part(3, 1);
-  if (step == 0) Fail("slice step cannot be zero", expr);
+  if (step == 0) {
+    Fail("slice step cannot be zero", expr);
+  }
   // Python slice semantics (PySlice_AdjustIndices).
   auto clamp = [&](int64_t i, bool is_stop) {
-    if (i < 0) i += size;
-    if (step > 0) return std::clamp<int64_t>(i, 0, size);
+    if (i < 0) {
+      i += size;
+    }
+    if (step > 0) {
+      return std::clamp<int64_t>(i, 0, size);
+    }
     return std::clamp<int64_t>(i, -1, size - 1);
   };
   int64_t start = expr.args[1] ? clamp(part(1, 0), false) : (step > 0 ? 0 : size - 1);
@@ -416,11 +512,15 @@ Value Interpreter::EvalCall(const Expr& expr) {
   }
   if (callee.kind == Expr::Kind::kName && !Lookup(callee.name)) {
     auto macro = macros_.find(callee.name);
-    if (macro != macros_.end()) return CallMacro(*macro->second, std::move(args), kwargs, expr);
+    if (macro != macros_.end()) {
+      return CallMacro(*macro->second, std::move(args), kwargs, expr);
+    }
   }
   if (callee.kind == Expr::Kind::kName && !Lookup(callee.name) && IsGlobalFunction(callee.name)) {
     Value result = CallFunction(callee.name, args, kwargs, expr, limits_);
-    if (callee.name == "namespace") CheckBuilt(result.data(), expr.line, expr.column);
+    if (callee.name == "namespace") {
+      CheckBuilt(result.data(), expr.line, expr.column);
+    }
     return result;
   }
   Fail("'" + (callee.kind == Expr::Kind::kName ? callee.name : std::string("expression")) +
@@ -447,7 +547,9 @@ Value Interpreter::CallMacro(const Node& macro, std::vector<Value> args,
     }
   }
   for (const auto& [name, value] : kwargs) {
-    if (!scope.count(name)) Fail("macro '" + macro.text + "' has no parameter '" + name + "'", at);
+    if (!scope.count(name)) {
+      Fail("macro '" + macro.text + "' has no parameter '" + name + "'", at);
+    }
     scope[name] = value;
   }
   if (call_depth_ >= limits_.max_recursion_depth) {
@@ -459,7 +561,9 @@ Value Interpreter::CallMacro(const Node& macro, std::vector<Value> args,
   ++call_depth_;
   scopes_.push_back(std::move(scope));
   std::string out;
+  outputs_.push_back(&out);
   ExecBody(macro.body, &out);
+  outputs_.pop_back();
   scopes_.pop_back();
   --call_depth_;
   return Value::Of(std::move(out));
@@ -467,13 +571,17 @@ Value Interpreter::CallMacro(const Node& macro, std::vector<Value> args,
 
 std::vector<Value> Interpreter::EvalArgs(const Expr& expr, size_t first) {
   std::vector<Value> args;
-  for (size_t i = first; i < expr.args.size(); ++i) args.push_back(Eval(*expr.args[i]));
+  for (size_t i = first; i < expr.args.size(); ++i) {
+    args.push_back(Eval(*expr.args[i]));
+  }
   return args;
 }
 
 std::vector<std::pair<std::string, Value>> Interpreter::EvalKwargs(const Expr& expr) {
   std::vector<std::pair<std::string, Value>> kwargs;
-  for (const auto& [name, value] : expr.kwargs) kwargs.emplace_back(name, Eval(*value));
+  for (const auto& [name, value] : expr.kwargs) {
+    kwargs.emplace_back(name, Eval(*value));
+  }
   return kwargs;
 }
 

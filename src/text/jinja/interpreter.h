@@ -62,10 +62,15 @@ class Interpreter {
   void CountIteration(int line, int column);
   void Tick(int line, int column);
   void CheckOutput(const std::string& out, int line, int column) const;
+  // The render's live bytes (RenderMeter's values plus its outputs in progress) within
+  // max_live_bytes.
+  void CheckLive(int line, int column) const;
   void CheckBuilt(const Json& value, int line, int column,
                   int32_t max_depth = kMaxValueDepth) const;
 
   std::vector<std::map<std::string, Value>> scopes_;  // [0] = globals
+  RenderMeter meter_;                                 // the values this render made
+  std::vector<const std::string*> outputs_;           // outputs in progress, outermost first
   std::map<std::string, const Node*> macros_;         // defined so far, by name
 
   const RenderLimits limits_;

@@ -18,6 +18,10 @@ struct RenderLimits {
   int64_t max_loop_iterations = 1'000'000;
   // Bytes of the rendered text, and of any one string, list or dict the template builds.
   int64_t max_output_bytes = 16 << 20;
+  // Bytes the render holds at once: every value it made (strings, lists, dicts, copies) that is
+  // still alive, and its outputs in progress (macro calls' included), together. The per-value
+  // cap above does not bound 300 values of 15 MB, or 62 macro frames of 15 MB each.
+  int64_t max_live_bytes = int64_t{64} << 20;
   // Wall time of one render, in seconds; <= 0 = no limit.
   double timeout_s = 10.0;
   // When set and true, the render stops at its next check (server shutdown).

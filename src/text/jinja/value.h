@@ -15,6 +15,36 @@ namespace tandem::text::jinja {
 // passing it to a filter) costs O(1) whatever its size: `messages|length` inside a loop over
 // 10,000 messages must not copy them all each time. Only namespace() attributes are assigned
 // in place (MutableData), copying first when the value is shared.
+// The bytes of the values one render holds (every value made while it runs, alive), kept by
+// the Interpreter: Value::Of charges what it wraps (strings by length, other scalars as 8,
+// walked) while a meter is installed on the thread, and the value's last owner gives it back.
+class RenderMeter {
+ public:
+  int64_t live_bytes() const { return *live_; }
+  // Installs `meter` for this thread while the guard lives (nullptr: none).
+  class Scope {
+   public:
+    explicit Scope(RenderMeter* meter);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    RenderMeter* previous_;
+  };
+  // Adds `delta` bytes (a namespace attribute replaced in place: new minus old); given back
+  // when the render ends.
+  void Adjust(int64_t delta) { *live_ += delta; }
+
+ private:
+  friend class Value;
+  // Shared with the deleters of the values it charged, which may outlive the meter.
+  std::shared_ptr<int64_t> live_ = std::make_shared<int64_t>(0);
+};
+
+// Bytes of `value` as the meter counts them: strings and keys by length, every value 8 more.
+int64_t JsonBytes(const Json& value);
+
 class Value {
  public:
   Value() : data_(Null()) {}
@@ -23,7 +53,7 @@ class Value {
     value.undefined_ = true;
     return value;
   }
-  static Value Of(Json data) { return Value(std::make_shared<const Json>(std::move(data))); }
+  static Value Of(Json data) { return Value(Make(std::move(data))); }
 
   const Json& data() const { return *data_; }  // null = Python None (and for undefined)
   bool undefined() const {
@@ -36,6 +66,8 @@ class Value {
  private:
   explicit Value(std::shared_ptr<const Json> data) : data_(std::move(data)) {}
   static const std::shared_ptr<const Json>& Null();
+  // The shared data, charged to this thread's RenderMeter (if any) until its last owner goes.
+  static std::shared_ptr<const Json> Make(Json data);
 
   std::shared_ptr<const Json> data_;
   bool undefined_ = false;

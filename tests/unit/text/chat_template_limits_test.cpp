@@ -106,6 +106,36 @@ std::string RenderOk(const std::string& source,
   return rendered.ok() ? rendered.value() : "<render error>";
 }
 
+TEST(ChatTemplateLimitsTest, ManyValuesEachUnderTheCapStopAtTheLiveByteLimit) {
+  // Each copy is 1 MB, under the 2 MB per-value cap; together they pass 8 MB (issue 31: 300
+  // copies of a 15 MB string took the server past 6 GB).
+  ChatTemplateLimits limits;
+  limits.max_output_bytes = 2 << 20;
+  limits.max_live_bytes = 8 << 20;
+  std::string copies = "{% set s = 'x' * 1000000 %}";
+  for (int i = 0; i < 20; ++i) {
+    copies += "{% set v" + std::to_string(i) + " = s ~ " + std::to_string(i) + " %}";
+  }
+  Status st = RenderError(copies + "{{ v19|length }}", limits);
+  ExpectMessageHas(st, "holds more than 8388608 bytes");
+  ExpectMessageHas(st, "--chat-template-max-output-bytes");
+  // Macro frames each holding a big argument and output.
+  st = RenderError(
+      "{% macro f(n, s) %}{% if n > 0 %}{{ f(n - 1, s ~ 'y') }}{% endif %}{{ s }}{% endmacro %}"
+      "{{ f(30, 'x' * 500000) }}",
+      limits);
+  ExpectMessageHas(st, "holds more than 8388608 bytes");
+  // Values that are let go do not count: 20 copies in turn, each replacing the last.
+  auto parsed = ChatTemplate::Parse(
+      "{% set s = 'x' * 1000000 %}{% set ns = namespace(t='') %}"
+      "{% for i in range(20) %}{% set ns.t = s ~ i %}{% set t = s ~ i %}{% endfor %}"
+      "{{ ns.t|length }}");
+  ASSERT_TRUE(parsed.ok());
+  auto rendered = parsed->Render(ordered_json::object(), limits);
+  ASSERT_TRUE(rendered.ok()) << rendered.status().message();
+  EXPECT_EQ(rendered.value(), "1000002");  // "x" * 1e6 ~ 19
+}
+
 TEST(ChatTemplateLimitsTest, HugeStepsAndBoundsNearInt64EndsDoNotWrap) {
   EXPECT_EQ(RenderOk("{{ 'abc'[2::9223372036854775807] }}|{{ 'abc'[::-9223372036854775807] }}"),
             "c|c");
