@@ -60,7 +60,9 @@ class BudgetFixture : public ::testing::Test {
     char buf[4096];
     while (out.find(needle) == std::string::npos) {
       const size_t n = socket.read_some(net::buffer(buf), ec);
-      if (ec) break;
+      if (ec) {
+        break;
+      }
       out.append(buf, n);
     }
     return out;
