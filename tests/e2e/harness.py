@@ -246,6 +246,14 @@ def check(cond, msg):
         raise AssertionError(msg)
 
 
+def check_error(status, body, want_status, needles, what):
+    """An OpenAI-shape error: `want_status`, and each of `needles` in its message."""
+    check(status == want_status, f"{what}: status {status}, want {want_status}: {str(body)[:300]}")
+    message = body["error"]["message"]
+    for n in needles:
+        check(n in message, f"{what}: {n!r} not in {message!r}")
+
+
 def run(tests):
     """Runs test functions, prints a line each, exits non-zero on any failure."""
     failed = 0

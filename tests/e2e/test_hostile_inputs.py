@@ -17,7 +17,7 @@ import os
 import socket
 import time
 
-from harness import ASAN, MODELS, Server, check, run
+from harness import ASAN, MODELS, Server, check, check_error, run
 
 QWEN3 = os.path.join(MODELS, "tiny-qwen3")
 KEY = "sk-hostile"
@@ -41,13 +41,6 @@ def timed(what, fn):
     out = fn()
     print(f"  {what}: {time.time() - start:.2f} s", flush=True)
     return out
-
-
-def check_error(status, body, want_status, needles, what):
-    check(status == want_status, f"{what}: status {status}, want {want_status}: {str(body)[:300]}")
-    message = body["error"]["message"]
-    for n in needles:
-        check(n in message, f"{what}: {n!r} not in {message!r}")
 
 
 def check_serves(srv):

@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 
-from harness import ASAN, MODELS, Server, check, run
+from harness import ASAN, MODELS, Server, check, check_error, run
 
 QWEN3 = os.path.join(MODELS, "tiny-qwen3")
 KEY = "sk-limits"
@@ -50,13 +50,6 @@ def deep_bodies():
 def post_raw(srv, path, raw):
     status, _, out = srv.request("POST", path, raw=raw.encode(), headers=AUTH)
     return status, json.loads(out)
-
-
-def check_error(status, body, want_status, needles, what):
-    check(status == want_status, f"{what}: status {status}, want {want_status}: {str(body)[:300]}")
-    message = body["error"]["message"]
-    for n in needles:
-        check(n in message, f"{what}: {n!r} not in {message!r}")
 
 
 def check_serves(srv):
