@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <mutex>
 #include <utility>
 
@@ -163,7 +164,11 @@ void HttpSession::DoRead() {
   }
   ReleaseBodyCharge();  // a request abandoned before its body was whole
   parser_.emplace();
-  parser_->body_limit(options_.max_body_bytes);
+  // No body limit while the header is parsed: Beast would fail a Content-Length over the limit
+  // as the header completes, before the route and the key are checked, and a wrong key would
+  // read 413 instead of 401. The limit is set once the header is checked (BodyWithinLimit).
+  // (An empty optional reads as "over the limit" in this Boost: the largest value instead.)
+  parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
   parser_->header_limit(options_.max_header_bytes);
   header_checked_ = false;
   header_bytes_ = 0;
@@ -317,11 +322,11 @@ std::optional<FramingError> HttpSession::CheckHeader() {
 // 100 only when the application reads the body). A body the budget cannot hold is refused.
 bool HttpSession::DispatchedBeforeBody() {
   const auto& header = parser_->get();
-  if (parser_->is_done() || exchange_active_) {
-    return false;  // no body; or pipelined behind an active exchange: read as it comes
+  if (parser_->is_done()) {
+    return false;  // no body
   }
   const bool http10 = header.version() < 11;
-  if (options_.answers_without_body) {
+  if (!exchange_active_ && options_.answers_without_body) {
     HttpRequest head = RequestHead();
     if (options_.answers_without_body(head)) {
       discard_input_ = true;
@@ -329,8 +334,17 @@ bool HttpSession::DispatchedBeforeBody() {
       return true;
     }
   }
-  if (const auto length = parser_->content_length();
-      length && !ChargeBody(static_cast<int64_t>(*length))) {
+  // The body limit, now that a request answered without its body has been answered.
+  const auto length = parser_->content_length();
+  if (length && *length > options_.max_body_bytes) {
+    OnReadError(bhttp::error::body_limit);
+    return true;
+  }
+  parser_->body_limit(options_.max_body_bytes);  // a chunked body's chunks count against it
+  if (exchange_active_) {
+    return false;  // pipelined behind an active exchange: read as it comes
+  }
+  if (length && !ChargeBody(static_cast<int64_t>(*length))) {
     discard_input_ = true;
     OnBadRequest(503, BudgetRefusal());
     return true;

@@ -161,6 +161,26 @@ def check_body_too_large(srv):
           f"body {body[:200]!r}")
 
 
+def check_oversized_body_checks_key_and_path_first(srv):
+    """An oversized Content-Length with a wrong key is a 401 and on an unknown path a 404, as
+    when the body fits: the key and the route are checked before the body's size (the 413 once
+    came first, at the header). A chunked body past the limit is still a 413."""
+    size = 17 << 20
+    cases = ((f"POST {C}", "Bearer wrong", b"HTTP/1.1 401"),
+             ("POST /v1/no-such-route", f"Bearer {KEY}", b"HTTP/1.1 404"))
+    for line, auth, want in cases:
+        head, _ = answer_to_oversized(
+            srv, f"{line} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 f"Authorization: {auth}\r\nContent-Length: {size}\r\n\r\n".encode())
+        check(head.startswith(want), f"{line} with {auth!r}: {head[:100]!r}, want {want!r}")
+    chunk = b"a" * (1 << 20)
+    head, _ = answer_to_oversized(
+        srv, f"POST {C} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             f"Authorization: Bearer {KEY}\r\nTransfer-Encoding: chunked\r\n\r\n".encode(),
+        (b"100000\r\n" + chunk + b"\r\n") * 17 + b"0\r\n\r\n")
+    check(head.startswith(b"HTTP/1.1 413"), f"chunked 17 MiB body: {head[:100]!r}")
+
+
 def check_header_too_large(srv):
     """Request line + headers past 64 KiB: 431 (RFC 6585 §5) in the OpenAI shape, naming the
     limit (Beast's own limit of 8 KiB answered a generic 400 "header limit exceeded")."""
@@ -279,6 +299,8 @@ def tests_on(srv):
     """One test per row, then the raw-HTTP cases and the checks after every bad input."""
     tests = [test_of(srv, row.name, lambda s, row=row: expect_error(s, row)) for row in ROWS]
     tests += [test_of(srv, "body_over_16_mib_is_413", check_body_too_large),
+              test_of(srv, "oversized_body_checks_key_and_path_first",
+                      check_oversized_body_checks_key_and_path_first),
               test_of(srv, "header_over_64_kib_is_431", check_header_too_large),
               test_of(srv, "header_limit_counts_every_byte_however_it_arrives",
                       check_header_limit_counts_every_byte_however_it_arrives),
