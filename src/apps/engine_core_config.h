@@ -18,6 +18,7 @@ struct EngineCoreConfig {
   std::string tokenizer_path;  // --tokenizer ("" = the model's); structured outputs read it
   std::string dtype = "auto";
   std::string kv_cache_dtype = "auto";
+  std::string device = "auto";      // --device auto | cpu | cuda
   std::string quantization;         // --quantization ("" = detect)
   int num_threads = 0;              // 0 = all cores
   bool enable_cpu_binding = false;  // --additional-config enable_cpu_binding
@@ -69,8 +70,8 @@ struct EngineCoreConfig {
 };
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
-    EngineCoreConfig, model_path, tokenizer_path, dtype, kv_cache_dtype, quantization, num_threads,
-    enable_cpu_binding, q8_0_dot, dp_local_rank, dp_rank, max_model_len, max_num_seqs,
+    EngineCoreConfig, model_path, tokenizer_path, dtype, kv_cache_dtype, device, quantization,
+    num_threads, enable_cpu_binding, q8_0_dot, dp_local_rank, dp_rank, max_model_len, max_num_seqs,
     max_num_batched_tokens, scheduling_policy, block_size, enable_prefix_caching,
     enable_prefix_caching_given, gpu_memory_utilization, kv_cache_memory_bytes, seed, eos_token_id,
     input_endpoint, output_endpoint, handshake_endpoint, output_endpoints, dp_size,

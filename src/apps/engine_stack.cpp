@@ -105,6 +105,7 @@ model::LoadOptions MakeLoadOptions(const EngineCoreConfig& cfg, comm::ProcessGro
   model::LoadOptions load;
   load.dtype = cfg.dtype;
   load.kv_cache_dtype = cfg.kv_cache_dtype;
+  load.device = cfg.device;
   load.quantization = cfg.quantization;
   load.q8_0_dot = cfg.q8_0_dot;
   load.num_threads = cfg.num_threads;

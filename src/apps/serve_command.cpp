@@ -40,6 +40,7 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
   c.tokenizer_path = f.tokenizer;
   c.dtype = f.dtype;
   c.kv_cache_dtype = f.kv_cache_dtype;
+  c.device = f.device;
   c.quantization = f.quantization;
   c.enable_cpu_binding = f.enable_cpu_binding;
   c.q8_0_dot = f.q8_0_dot;

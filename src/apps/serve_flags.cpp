@@ -13,6 +13,8 @@
 #include "apps/speculative_flag.h"
 #include "core/logging.h"
 #include "core/resource_limits.h"
+#include "kernels/backend.h"
+#include "tensor/device.h"
 
 namespace tandem::apps {
 
@@ -43,6 +45,11 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
         }
         return "'" + v + "' is not one of auto, float32, bfloat16, float16, half";
       });
+  Opt(app, "device", f.device,
+      "Device the model runs on: auto (cuda when this build has CUDA and a GPU is visible, else "
+      "cpu) | cpu | cuda (stops start-up with the reason when it cannot be had: this build has "
+      "no CUDA backend yet)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   Opt(app, "quantization", f.quantization,
       "Quantization of the checkpoint: ascend (msModelSlim W8A8_DYNAMIC / W8A8) | "
       "compressed-tensors (int8 W8A8). Default: detected from the folder "
@@ -338,6 +345,10 @@ Status ValidateServeFlags(ServeFlags& f) {
     if (const char* k = std::getenv("VLLM_API_KEY")) f.api_key = k;
   }
   if (f.model.empty()) return InvalidArgument("no model given: tandem serve MODEL [flags]");
+  {
+    TANDEM_ASSIGN_OR_RETURN(const tensor::DeviceRequest request, tensor::ParseDeviceFlag(f.device));
+    TANDEM_RETURN_IF_ERROR(kernels::BackendFor(request).status());
+  }
   TANDEM_RETURN_IF_ERROR(CheckJson("speculative-config", f.speculative_config));
   TANDEM_RETURN_IF_ERROR(CheckJson("compilation-config", f.compilation_config));
   TANDEM_RETURN_IF_ERROR(CheckJson("additional-config", f.additional_config));

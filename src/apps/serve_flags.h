@@ -22,6 +22,7 @@ struct ServeFlags {
   std::string tokenizer;  // empty = from the model
   std::string dtype = "auto";
   std::string kv_cache_dtype = "auto";     // --kv-cache-dtype
+  std::string device = "auto";             // --device auto | cpu | cuda
   std::string quantization;                // --quantization / -q ("" = detect)
   std::string chat_template;               // file path; empty = the model's
   std::string generation_config = "auto";  // auto|vllm|PATH

@@ -3,11 +3,21 @@
 #include <algorithm>
 
 #include "core/check.h"
+#include "kernels/device_ops.h"
 
 namespace tandem::model {
 
-DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp)
-    : info_(std::move(info)), w_(std::move(weights)), tp_(tp) {
+DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp,
+                           kernels::Backend& backend)
+    : info_(std::move(info)),
+      w_(std::move(weights)),
+      tp_(tp),
+      backend_(&backend),
+      stream_(backend.CreateStream()),
+      activations_(std::make_unique<tensor::DeviceArena>(backend.allocator(), "activations")) {
+  TANDEM_CHECK(backend.device().kind == tensor::DeviceKind::kCpu)
+      << "DecoderModel: weights are host memory; the " << backend.name()
+      << " backend cannot run them yet";
   const LocalHeads heads = LocalHeadsOf(info_.num_heads, info_.num_kv_heads, tp_);
   info_.num_heads = heads.num_heads;
   info_.num_kv_heads = heads.num_kv_heads;
@@ -18,7 +28,8 @@ DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp)
   size_t bytes = w_.embedding.table()->size_bytes() + w_.final_norm.weight.size() * sizeof(float);
   if (w_.lm_head.weight() != w_.embedding.table()) bytes += w_.lm_head.weight_bytes();
   for (const DecoderLayer& layer : w_.layers) {
-    TANDEM_CHECK(layer.mixer != nullptr) << "DecoderModel: a layer without a token mixer";
+    TANDEM_CHECK(layer.mixer != nullptr && layer.ffn != nullptr)
+        << "DecoderModel: a layer without a token mixer or a feed-forward";
     bytes += layer.weight_bytes();
     const int64_t floats = layer.mixer->state_floats();
     state_layer_.push_back(floats > 0);
@@ -36,9 +47,13 @@ DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp)
 }
 
 void DecoderModel::FinalNormedHidden(std::vector<float>* out) const {
-  const int64_t rows = static_cast<int64_t>(hidden_.size()) / info_.hidden_size;
-  out->resize(hidden_.size());
-  w_.final_norm.Forward(hidden_.data(), out->data(), rows);
+  if (hidden_.data == nullptr) {
+    out->clear();
+    return;
+  }
+  out->resize(hidden_.numel());
+  const tensor::TensorView dst = tensor::HostView(hidden_.shape, tensor::DType::kF32, out->data());
+  w_.final_norm.Forward(*stream_, hidden_, dst);
 }
 
 void DecoderModel::AttachMtp(std::unique_ptr<MtpModule> mtp) {
@@ -83,30 +98,38 @@ KvCacheSpec DecoderModel::kv_cache_spec() const {
 void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, std::vector<float>& logits) {
   CheckContext(ctx, kv);
   const int64_t n = ctx.num_tokens(), dim = info_.hidden_size;
-  hidden_.resize(n * dim);
-  normed_.resize(n * dim);
-  delta_.resize(n * dim);
-  w_.embedding.Forward(ctx.token_ids.data(), n, hidden_.data());
-  tp_.AllReduceSum(hidden_.data(), n * dim);  // vocab-parallel: other ranks' rows were zeros
+  const int64_t num_logits = static_cast<int64_t>(ctx.logits_indices.size());
+  const int64_t local_vocab = w_.lm_head.out_features();
+  tensor::DeviceArena& arena = *activations_;
+  arena.Reset();
+  const tensor::DType f32 = tensor::DType::kF32;
+  const size_t step_bytes = 3 * arena.BytesFor({n, dim}, f32) +
+                            arena.BytesFor({num_logits, dim}, f32) +
+                            arena.BytesFor({num_logits, local_vocab}, f32);
+  const Status reserved = arena.Reserve(step_bytes);
+  TANDEM_CHECK(reserved.ok()) << reserved.message();
+  hidden_ = arena.AllocateOrDie({n, dim}, f32);
+  const tensor::TensorView normed = arena.AllocateOrDie({n, dim}, f32);
+  const tensor::TensorView delta = arena.AllocateOrDie({n, dim}, f32);
+  w_.embedding.Forward(ctx.token_ids.data(), n, hidden_.f32());
+  tp_.AllReduceSum(hidden_.f32(), n * dim);  // vocab-parallel: other ranks' rows were zeros
   for (size_t l = 0; l < w_.layers.size(); ++l) {
     const int32_t c = cache_index_[l];
     LayerCache cache = state_layer_[l]
                            ? LayerCache{nullptr, nullptr, kv.state[c].data(), kv.spec.state_floats}
                            : LayerCache{kv.key_cache[c].data(), kv.value_cache[c].data()};
     cache.kv_dtype = kv.spec.kv_dtype;
-    w_.layers[l].Forward(ctx, tp_, cache, hidden_.data(), normed_.data(), delta_.data(), dim);
+    w_.layers[l].Forward(ctx, tp_, cache, *stream_, hidden_, normed, delta);
   }
   // Only the rows whose logits are wanted go through the final norm and lm_head.
-  const int64_t num_logits = static_cast<int64_t>(ctx.logits_indices.size());
-  last_.resize(num_logits * dim);
-  for (int64_t i = 0; i < num_logits; ++i) {
-    const int64_t row = ctx.logits_indices[i];
-    std::copy(&hidden_[row * dim], &hidden_[row * dim] + dim, &last_[i * dim]);
-  }
-  w_.final_norm.Forward(last_.data(), last_.data(), num_logits);
-  local_logits_.resize(num_logits * w_.lm_head.out_features());
-  w_.lm_head.Forward(last_.data(), local_logits_.data(), num_logits);
-  GatherVocabLogits(tp_, local_logits_, num_logits, info_.vocab_size, gathered_, logits);
+  const tensor::TensorView last = arena.AllocateOrDie({num_logits, dim}, f32);
+  const tensor::TensorView rows = tensor::HostView({num_logits}, tensor::DType::kI32,
+                                                   const_cast<int32_t*>(ctx.logits_indices.data()));
+  kernels::GatherRows(*stream_, hidden_, rows, last);
+  w_.final_norm.Forward(*stream_, last, last);
+  const tensor::TensorView local_logits = arena.AllocateOrDie({num_logits, local_vocab}, f32);
+  w_.lm_head.Forward(last.f32(), local_logits.f32(), num_logits);
+  GatherVocabLogits(tp_, local_logits.f32(), num_logits, info_.vocab_size, gathered_, logits);
 }
 
 // The worker builds ctx; an inconsistent one is a bug there, not bad user input.
@@ -165,13 +188,13 @@ void DecoderModel::CommitSpeculativeStates(const ForwardContext& ctx,
 
 void DecoderModel::DummyForward() {
   for (DecoderLayer& layer : w_.layers) {
-    if (layer.sparse && layer.moe.expert_parallel()) layer.moe.Forward(nullptr, nullptr, 0);
+    if (layer.ffn->expert_parallel()) layer.ffn->Forward(nullptr, nullptr, 0);
   }
 }
 
 bool DecoderModel::NeedsLockstep() const {
   for (const DecoderLayer& layer : w_.layers) {
-    if (layer.sparse && layer.moe.expert_parallel()) return true;
+    if (layer.ffn->expert_parallel()) return true;
   }
   return false;
 }

@@ -4,8 +4,10 @@
 // return a DecoderModel; the forward pass is the same for all of them.
 #pragma once
 
+#include <memory>
 #include <vector>
 
+#include "kernels/backend.h"
 #include "model/layers/decoder_layer.h"
 #include "model/layers/embedding.h"
 #include "model/layers/linear.h"
@@ -13,6 +15,8 @@
 #include "model/layers/tensor_parallel.h"
 #include "model/model.h"
 #include "model/mtp_module.h"
+#include "tensor/device_arena.h"
+#include "tensor/tensor_view.h"
 
 namespace tandem::model {
 
@@ -28,8 +32,12 @@ class DecoderModel : public Model {
  public:
   // `info` must describe the full model (vocab, hidden, layers, heads, head_dim) and `weights`
   // hold TP rank tp.rank's shard of it; info's heads become this rank's and weight_bytes is
-  // computed here from the weights.
-  DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp = {});
+  // computed here from the weights. The forward pass runs on `backend`'s stream, its per-step
+  // rows (residual stream, normed rows, deltas, lm_head rows and logits) in an activation arena
+  // of that backend (docs/design/device-seam.md). Weights are host memory: the CPU backend only
+  // (checked), until weights move into a device arena.
+  DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp = {},
+               kernels::Backend& backend = kernels::CpuBackend());
 
   const ModelInfo& info() const override { return info_; }
 
@@ -68,9 +76,12 @@ class DecoderModel : public Model {
   int32_t num_state_layers_ = 0;
   int64_t state_floats_ = 0;
   tensor::DType kv_dtype_ = tensor::DType::kF32;
-  std::unique_ptr<MtpModule> mtp_;                     // null: no MTP head
-  std::vector<float> hidden_, normed_, delta_, last_;  // scratch, reused across steps
-  std::vector<float> local_logits_, gathered_;         // scratch: vocab-parallel lm_head
+  std::unique_ptr<MtpModule> mtp_;  // null: no MTP head
+  kernels::Backend* backend_;
+  std::unique_ptr<kernels::Stream> stream_;
+  std::unique_ptr<tensor::DeviceArena> activations_;  // reset at the start of every Forward
+  tensor::TensorView hidden_;    // the last Forward's residual stream [num_tokens, hidden]
+  std::vector<float> gathered_;  // scratch: vocab-parallel lm_head
 };
 
 }  // namespace tandem::model

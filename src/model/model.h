@@ -106,6 +106,9 @@ struct LoadOptions {
   // --kv-cache-dtype: auto (float32, the activations' dtype) | float32 | bfloat16 | float16;
   // fp8 variants are refused by name (no CPU kernel).
   std::string kv_cache_dtype = "auto";
+  // --device: auto | cpu | cuda, resolved by kernels::BackendFor (a device this build or machine
+  // cannot give is kInvalidArgument naming --device). The model runs on that backend.
+  std::string device = "auto";
   // --quantization: "" (detect from the folder) | ascend | compressed-tensors (W8A8 int8;
   // docs/design/w8a8.md). A value the folder does not match is kInvalidArgument.
   std::string quantization;

@@ -5,7 +5,10 @@
 namespace tandem::model {
 
 MtpModule::MtpModule(MtpWeights weights, int64_t hidden_size, TpContext tp)
-    : w_(std::move(weights)), hidden_size_(hidden_size), tp_(tp) {}
+    : w_(std::move(weights)),
+      hidden_size_(hidden_size),
+      tp_(tp),
+      stream_(kernels::CpuBackend().CreateStream()) {}
 
 size_t MtpModule::weight_bytes() const {
   return w_.fc.weight_bytes() + w_.layer.weight_bytes() +
@@ -35,7 +38,10 @@ void MtpModule::Forward(const ForwardContext& ctx, const int32_t* next_tokens,
   hidden_out.resize(n * h);
   w_.fc.Forward(concat_.data(), hidden_out.data(), n);
   delta_.resize(n * h);
-  w_.layer.Forward(ctx, tp_, cache, hidden_out.data(), normed_.data(), delta_.data(), h);
+  const tensor::DType f32 = tensor::DType::kF32;
+  w_.layer.Forward(ctx, tp_, cache, *stream_, tensor::HostView({n, h}, f32, hidden_out.data()),
+                   tensor::HostView({n, h}, f32, normed_.data()),
+                   tensor::HostView({n, h}, f32, delta_.data()));
   w_.norm.Forward(hidden_out.data(), hidden_out.data(), n);
   const int64_t num_logits = static_cast<int64_t>(ctx.logits_indices.size());
   rows_.resize(num_logits * h);
@@ -46,7 +52,7 @@ void MtpModule::Forward(const ForwardContext& ctx, const int32_t* next_tokens,
   }
   local_logits_.resize(num_logits * lm_head.out_features());
   lm_head.Forward(rows_.data(), local_logits_.data(), num_logits);
-  GatherVocabLogits(tp_, local_logits_, num_logits, vocab_size, gathered_, logits);
+  GatherVocabLogits(tp_, local_logits_.data(), num_logits, vocab_size, gathered_, logits);
 }
 
 }  // namespace tandem::model

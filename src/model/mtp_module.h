@@ -10,7 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
+
+#include "kernels/backend.h"
 
 #include "model/forward_context.h"
 #include "model/layers/decoder_layer.h"
@@ -45,15 +48,16 @@ class MtpModule {
   size_t weight_bytes() const;
   // No rows on this rank: enters the head's expert-parallel collectives only.
   void DummyForward() {
-    if (w_.layer.sparse && w_.layer.moe.expert_parallel()) {
-      w_.layer.moe.Forward(nullptr, nullptr, 0);
-    }
+    if (w_.layer.ffn->expert_parallel()) w_.layer.ffn->Forward(nullptr, nullptr, 0);
   }
 
  private:
   MtpWeights w_;
   int64_t hidden_size_;
   TpContext tp_;
+  // Host scratch on the CPU stream; moves into the activation arena with the layers
+  // (docs/design/device-seam.md §8 step 4).
+  std::unique_ptr<kernels::Stream> stream_;
   std::vector<float> embedded_, concat_, normed_, delta_, rows_, local_logits_, gathered_;
 };
 

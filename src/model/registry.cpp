@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "core/logging.h"
+#include "kernels/backend.h"
 #include "kernels/ops.h"
 #include "model/arch/llama.h"
 #include "model/arch/qwen.h"
@@ -27,6 +28,7 @@
 #include "model/loader/safetensors_reader.h"
 #include "model/loader/w8a8_source.h"
 #include "model/model.h"
+#include "tensor/device.h"
 
 namespace tandem::model {
 namespace {
@@ -164,6 +166,16 @@ Result<std::unique_ptr<Model>> LoadModelWeights(const std::string& path,
 
 Result<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOptions& options) {
   TANDEM_ASSIGN_OR_RETURN(const tensor::DType kv_dtype, ParseKvCacheDtype(options.kv_cache_dtype));
+  TANDEM_ASSIGN_OR_RETURN(const tensor::DeviceRequest device,
+                          tensor::ParseDeviceFlag(options.device));
+  TANDEM_ASSIGN_OR_RETURN(kernels::Backend * backend, kernels::BackendFor(device));
+  // Every model runs on the CPU backend today (its weights are host memory); a backend whose
+  // device is not the host would have to be handed to the architecture loaders.
+  if (backend->device().kind != tensor::DeviceKind::kCpu) {
+    return Unimplemented(std::string("--device ") + tensor::DeviceRequestName(device) +
+                         ": models load into host memory only");
+  }
+  TLOG_INFO("device: {} (--device {})", backend->name(), tensor::DeviceRequestName(device));
   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, LoadModelWeights(path, options));
   TANDEM_RETURN_IF_ERROR(model->SetKvCacheDtype(kv_dtype));
   return model;

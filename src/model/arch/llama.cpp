@@ -11,6 +11,9 @@
 #include <algorithm>
 
 #include "model/decoder_model.h"
+#include "model/layers/attention.h"
+#include "model/layers/mlp.h"
+#include "model/layers/moe.h"
 #include "model/loader/sharded_reader.h"
 
 namespace tandem::model {
@@ -121,15 +124,15 @@ Status LoadLlamaLayer(const LlamaConfig& c, WeightFormat f, int l, const TpConte
     }
     tensor::Tensor gate_up = tensor::GatherRows(tensor::ConcatRows({&gate, &up}), rows);
     gate_up.Reshape({experts, 2 * local_ff, dim});
-    layer.sparse = true;
-    layer.moe = Moe(std::move(router), std::move(gate_up), std::move(down), c.num_experts,
-                    c.num_experts_per_tok, dim, local_ff, /*norm_topk_prob=*/true, tp.ep);
+    layer.ffn = std::make_unique<Moe>(std::move(router), std::move(gate_up), std::move(down),
+                                      c.num_experts, c.num_experts_per_tok, dim, local_ff,
+                                      /*norm_topk_prob=*/true, tp.ep);
     return Status::Ok();
   }
   TANDEM_ASSIGN_OR_RETURN(auto gate, r.ReadStored(name("ffn_gate", "mlp.gate_proj")));
   TANDEM_ASSIGN_OR_RETURN(auto up, r.ReadStored(name("ffn_up", "mlp.up_proj")));
   TANDEM_ASSIGN_OR_RETURN(auto down, r.ReadStored(name("ffn_down", "mlp.down_proj")));
-  layer.mlp = Mlp(gate, up, std::move(down));
+  layer.ffn = std::make_unique<Mlp>(gate, up, std::move(down));
   return Status::Ok();
 }
 

@@ -8,6 +8,8 @@
 // shared expert: sigmoid(shared_expert_gate(x)) · shared_expert(x) (SwiGLU of
 // shared_expert_intermediate_size).
 // Deviations: none in the math; all compute is f32; top-k ties go to the lower expert id.
+#include <optional>
+
 #include "model/arch/qwen.h"
 #include "model/decoder_model.h"
 #include "model/loader/hf_layer_weights.h"
@@ -56,21 +58,22 @@ Result<std::unique_ptr<Model>> LoadQwen2Moe(const QwenConfig& c, const WeightSou
     TANDEM_RETURN_IF_ERROR(LoadHfLayerNorms(r, l, c.rms_norm_eps, layer));
     TANDEM_ASSIGN_OR_RETURN(auto aw, LoadHfAttention(r, prefix(l) + ".self_attn", attn));
     layer.mixer = std::make_unique<Attention>(local, std::move(aw), rope);
-    layer.sparse = c.IsSparseLayer(l);
-    if (!layer.sparse) {
-      TANDEM_ASSIGN_OR_RETURN(layer.mlp,
+    if (!c.IsSparseLayer(l)) {
+      TANDEM_ASSIGN_OR_RETURN(Mlp mlp,
                               LoadHfMlp(r, prefix(l) + ".mlp", c.hidden_size, c.intermediate_size));
+      layer.ffn = std::make_unique<Mlp>(std::move(mlp));
       continue;
     }
-    TANDEM_ASSIGN_OR_RETURN(layer.moe,
+    TANDEM_ASSIGN_OR_RETURN(Moe moe,
                             LoadHfMoe(r, prefix(l) + ".mlp", c.num_experts, c.num_experts_per_tok,
                                       c.hidden_size, c.moe_intermediate_size, c.norm_topk_prob));
-    layer.has_shared_expert = shared;
+    std::optional<SharedExpert> shared_expert;
     if (shared) {
-      TANDEM_ASSIGN_OR_RETURN(layer.shared_expert,
+      TANDEM_ASSIGN_OR_RETURN(shared_expert,
                               LoadHfSharedExpert(r, prefix(l) + ".mlp", c.hidden_size,
                                                  c.shared_expert_intermediate_size));
     }
+    layer.ffn = MoeFeedForward(std::move(moe), std::move(shared_expert));
   }
   // 3. Forward: the shared decoder stack.
   return std::unique_ptr<Model>(std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w), tp));

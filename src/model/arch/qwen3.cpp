@@ -48,8 +48,9 @@ Result<std::unique_ptr<Model>> LoadQwen3(const QwenConfig& c, const WeightSource
     TANDEM_RETURN_IF_ERROR(LoadHfLayerNorms(r, l, c.rms_norm_eps, layer));
     TANDEM_ASSIGN_OR_RETURN(auto aw, LoadHfAttention(r, prefix(l) + ".self_attn", attn));
     layer.mixer = std::make_unique<Attention>(local, std::move(aw), rope);
-    TANDEM_ASSIGN_OR_RETURN(layer.mlp,
+    TANDEM_ASSIGN_OR_RETURN(Mlp mlp,
                             LoadHfMlp(r, prefix(l) + ".mlp", c.hidden_size, c.intermediate_size));
+    layer.ffn = std::make_unique<Mlp>(std::move(mlp));
   }
   // 3. Forward: the shared decoder stack.
   return std::unique_ptr<Model>(std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w), tp));

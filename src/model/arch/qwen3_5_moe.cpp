@@ -17,10 +17,13 @@
 // in_proj_qkv and conv1d, z/b/a rows, dt_bias/A_log, out_proj columns); experts' intermediate
 // rows/columns — or, with expert parallel, whole experts per EP rank. Fused tensors are read
 // whole and sliced here.
+#include <optional>
+
 #include "core/logging.h"
 #include "model/arch/qwen35.h"
 #include "model/decoder_model.h"
 #include "model/layers/expert_parallel.h"
+#include "model/layers/feed_forward.h"
 #include "model/layers/gated_delta_net.h"
 #include "model/loader/hf_layer_weights.h"
 
@@ -227,6 +230,22 @@ Result<Moe> LoadMoe(const ShardedReader& r, const Qwen35Config& c, const std::st
              local_ff, /*norm_topk_prob=*/true, tp.ep);
 }
 
+// The sparse block at `m` ("….mlp"): LoadMoe's experts, plus the sigmoid-gated shared expert
+// when the config has one.
+Result<std::unique_ptr<FeedForward>> LoadSparseFfn(const ShardedReader& r, const Qwen35Config& c,
+                                                   const std::string& m,
+                                                   const std::string& gate_up_name,
+                                                   const std::string& down_name,
+                                                   const TpContext& tp) {
+  TANDEM_ASSIGN_OR_RETURN(Moe moe, LoadMoe(r, c, m + ".", gate_up_name, down_name, tp));
+  std::optional<SharedExpert> shared;
+  if (c.shared_expert_intermediate_size > 0) {
+    TANDEM_ASSIGN_OR_RETURN(
+        shared, LoadHfSharedExpert(r, m, c.hidden_size, c.shared_expert_intermediate_size));
+  }
+  return MoeFeedForward(std::move(moe), std::move(shared));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const WeightSource& src,
@@ -301,15 +320,8 @@ Result<std::unique_ptr<Model>> LoadQwen35Moe(const Qwen35Config& c, const Weight
     } else {
       TANDEM_ASSIGN_OR_RETURN(layer.mixer, LoadGdn(r, c, p + "linear_attn.", tp));
     }
-    layer.sparse = true;
-    TANDEM_ASSIGN_OR_RETURN(layer.moe,
-                            LoadMoe(r, c, p + "mlp.", gate_up_names[l], down_names[l], tp));
-    layer.has_shared_expert = c.shared_expert_intermediate_size > 0;
-    if (layer.has_shared_expert) {
-      TANDEM_ASSIGN_OR_RETURN(
-          layer.shared_expert,
-          LoadHfSharedExpert(r, p + "mlp", h, c.shared_expert_intermediate_size));
-    }
+    TANDEM_ASSIGN_OR_RETURN(layer.ffn,
+                            LoadSparseFfn(r, c, p + "mlp", gate_up_names[l], down_names[l], tp));
   }
   // 3. Forward: the shared decoder stack (+ the MTP head when asked).
   auto model = std::make_unique<DecoderModel>(ModelInfoOf(c), std::move(w), tp);
@@ -362,13 +374,7 @@ Result<std::unique_ptr<MtpModule>> LoadQwen35Mtp(const Qwen35Config& c, const We
   AddOne(layer.ffn_norm.weight);
   layer.attn_norm.eps = layer.ffn_norm.eps = c.rms_norm_eps;
   TANDEM_ASSIGN_OR_RETURN(layer.mixer, LoadAttention(r, c, p + "self_attn.", tp));
-  layer.sparse = true;
-  TANDEM_ASSIGN_OR_RETURN(layer.moe, LoadMoe(r, c, p + "mlp.", gate_up, down, tp));
-  layer.has_shared_expert = c.shared_expert_intermediate_size > 0;
-  if (layer.has_shared_expert) {
-    TANDEM_ASSIGN_OR_RETURN(layer.shared_expert,
-                            LoadHfSharedExpert(r, p + "mlp", h, c.shared_expert_intermediate_size));
-  }
+  TANDEM_ASSIGN_OR_RETURN(layer.ffn, LoadSparseFfn(r, c, p + "mlp", gate_up, down, tp));
   return std::make_unique<MtpModule>(std::move(w), h, tp);
 }
 

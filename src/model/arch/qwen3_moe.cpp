@@ -53,14 +53,15 @@ Result<std::unique_ptr<Model>> LoadQwen3Moe(const QwenConfig& c, const WeightSou
     TANDEM_RETURN_IF_ERROR(LoadHfLayerNorms(r, l, c.rms_norm_eps, layer));
     TANDEM_ASSIGN_OR_RETURN(auto aw, LoadHfAttention(r, prefix(l) + ".self_attn", attn));
     layer.mixer = std::make_unique<Attention>(local, std::move(aw), rope);
-    layer.sparse = c.IsSparseLayer(l);
-    if (layer.sparse) {
-      TANDEM_ASSIGN_OR_RETURN(layer.moe,
+    if (c.IsSparseLayer(l)) {
+      TANDEM_ASSIGN_OR_RETURN(Moe moe,
                               LoadHfMoe(r, prefix(l) + ".mlp", c.num_experts, c.num_experts_per_tok,
                                         c.hidden_size, c.moe_intermediate_size, c.norm_topk_prob));
+      layer.ffn = std::make_unique<Moe>(std::move(moe));
     } else {
-      TANDEM_ASSIGN_OR_RETURN(layer.mlp,
+      TANDEM_ASSIGN_OR_RETURN(Mlp mlp,
                               LoadHfMlp(r, prefix(l) + ".mlp", c.hidden_size, c.intermediate_size));
+      layer.ffn = std::make_unique<Mlp>(std::move(mlp));
     }
   }
   // 3. Forward: the shared decoder stack.

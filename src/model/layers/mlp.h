@@ -5,12 +5,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/layers/feed_forward.h"
 #include "model/layers/linear.h"
 #include "tensor/tensor.h"
 
 namespace tandem::model {
 
-class Mlp {
+class Mlp : public FeedForward {
  public:
   Mlp() = default;
   // gate, up: [ff, dim]; down: [dim, ff], row-major f32.
@@ -22,8 +23,8 @@ class Mlp {
   // x, out: [rows, dim] (must not alias). Scratch is per thread and shared by every Mlp of the
   // thread (one set for all layers, not one per layer: a 2048-token step needs ~70 MB of it on a
   // 1024-wide model); Forward must not be re-entered on one thread.
-  void Forward(const float* x, float* out, int64_t rows);
-  size_t weight_bytes() const { return gate_up_.weight_bytes() + down_.weight_bytes(); }
+  void Forward(const float* x, float* out, int64_t rows) override;
+  size_t weight_bytes() const override { return gate_up_.weight_bytes() + down_.weight_bytes(); }
 
  private:
   Linear gate_up_;  // [2 * ff, dim]: gate rows then up rows

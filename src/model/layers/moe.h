@@ -13,13 +13,14 @@
 #include <vector>
 
 #include "model/layers/expert_parallel.h"
+#include "model/layers/feed_forward.h"
 #include "model/layers/linear.h"
 #include "model/layers/weight_matmul.h"
 #include "tensor/tensor.h"
 
 namespace tandem::model {
 
-class Moe {
+class Moe : public FeedForward {
  public:
   Moe() = default;
   // router: [num_experts, dim] (every expert, on every rank). gate, up: [L][ff][dim];
@@ -41,9 +42,9 @@ class Moe {
   // same number of times, with rows = 0 when it has no tokens (a dummy step).
   // A failed collective aborts (the step cannot finish without the other ranks' experts).
   // Not thread-safe (scratch buffers).
-  void Forward(const float* x, float* out, int64_t rows);
-  bool expert_parallel() const { return ep_.enabled(); }
-  size_t weight_bytes() const;
+  void Forward(const float* x, float* out, int64_t rows) override;
+  bool expert_parallel() const override { return ep_.enabled(); }
+  size_t weight_bytes() const override;
 
  private:
   // expert_ids_ / weights_ [rows, top_k] of the rows x[0 … rows).

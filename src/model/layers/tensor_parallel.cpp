@@ -35,19 +35,16 @@ LocalHeads LocalHeadsOf(int32_t num_heads, int32_t num_kv_heads, const TpContext
   return LocalHeads{num_heads / tp.size, num_kv_heads >= tp.size ? num_kv_heads / tp.size : 1};
 }
 
-void GatherVocabLogits(const TpContext& tp, const std::vector<float>& local, int64_t rows,
-                       int64_t vocab_size, std::vector<float>& scratch,
-                       std::vector<float>& logits) {
+void GatherVocabLogits(const TpContext& tp, const float* local, int64_t rows, int64_t vocab_size,
+                       std::vector<float>& scratch, std::vector<float>& logits) {
   const int64_t per = LocalVocabOf(vocab_size, tp).padded;
-  TANDEM_CHECK(static_cast<int64_t>(local.size()) == rows * per)
-      << "local logits have " << local.size() << " values; expected " << rows << " x " << per;
   logits.resize(rows * vocab_size);
   if (tp.size == 1) {
-    std::copy(local.begin(), local.end(), logits.begin());
+    std::copy(local, local + rows * per, logits.begin());
     return;
   }
   scratch.resize(static_cast<size_t>(tp.size) * rows * per);
-  tp.AllGather(local.data(), local.size(), scratch.data());
+  tp.AllGather(local, static_cast<size_t>(rows * per), scratch.data());
   // scratch: [tp, rows, per] → logits: [rows, vocab], rank r's slice at columns r·per.
   for (int32_t r = 0; r < tp.size; ++r) {
     const int64_t begin = r * per;

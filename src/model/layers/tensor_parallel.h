@@ -50,10 +50,10 @@ struct LocalHeads {
 };
 LocalHeads LocalHeadsOf(int32_t num_heads, int32_t num_kv_heads, const TpContext& tp);
 
-// Vocab-parallel logits: local = this rank's [rows, vocab.padded] slice of the logits; gathers
-// every rank's slice and writes the full [rows, vocab_size] f32 row-major logits (padding
-// dropped) into `logits` on every rank. `scratch` is reused between calls.
-void GatherVocabLogits(const TpContext& tp, const std::vector<float>& local, int64_t rows,
-                       int64_t vocab_size, std::vector<float>& scratch, std::vector<float>& logits);
+// Vocab-parallel logits: local = this rank's [rows, vocab.padded] f32 slice of the logits;
+// gathers every rank's slice and writes the full [rows, vocab_size] f32 row-major logits
+// (padding dropped) into `logits` on every rank. `scratch` is reused between calls.
+void GatherVocabLogits(const TpContext& tp, const float* local, int64_t rows, int64_t vocab_size,
+                       std::vector<float>& scratch, std::vector<float>& logits);
 
 }  // namespace tandem::model
