@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "core/logging.h"
 #include "worker/logprobs.h"
+#include "worker/mtp_proposer.h"
 #include "worker/plan_validator.h"
 
 namespace tandem::worker {
@@ -28,13 +29,14 @@ ModelRunner::ModelRunner(std::unique_ptr<model::Model> model, int32_t num_blocks
     free_state_slots_.push_back(slot);
   }
   if (speculative.enabled() && speculative.method == "ngram") {
-    ngram_ = std::make_unique<NgramProposer>(speculative.prompt_lookup_min,
-                                             speculative.prompt_lookup_max,
-                                             speculative.num_speculative_tokens);
+    proposer_ = std::make_unique<NgramProposer>(speculative.prompt_lookup_min,
+                                                speculative.prompt_lookup_max,
+                                                speculative.num_speculative_tokens);
   } else if (speculative.enabled()) {
     TANDEM_CHECK(model_->HasMtp())
         << "speculative method '" << speculative.method << "' needs the model's MTP head";
-    num_mtp_drafts_ = speculative.num_speculative_tokens;
+    proposer_ =
+        std::make_unique<MtpProposer>(*model_, kv_cache_, speculative.num_speculative_tokens);
   }
 }
 
@@ -51,7 +53,9 @@ protocol::StepResult ModelRunner::Execute(const protocol::StepPlan& plan) {
   CommitSpeculativeStates(inputs, sampled);
   protocol::StepResult result = AppendAndReport(plan, inputs, sampled);
   AddPromptLogprobs(inputs, &result);
-  if (num_mtp_drafts_ > 0 && inputs.ctx.num_tokens() > 0) ProposeMtp(inputs, sampled, &result);
+  if (proposer_ && inputs.ctx.num_tokens() > 0) {
+    result.draft_token_ids = proposer_->Propose(inputs, sampled);
+  }
   for (size_t i = 0; i < result.draft_token_ids.size(); ++i) {
     if (!result.draft_token_ids[i].empty()) {
       TLOG_DEBUG("step {}: request {} drafts [{}]", plan.step_id, plan.scheduled_request_ids[i],
@@ -115,10 +119,7 @@ void ModelRunner::Forward(const StepInputs& inputs) {
   logits_.clear();
   if (inputs.ctx.num_tokens() == 0) {
     model_->DummyForward();  // an idle rank's step: still enter the other DP ranks' collectives
-    for (int32_t k = 0; k < num_mtp_drafts_; ++k) {  // ... the MTP head's too
-      model_->MtpForward(model::ForwardContext{}, nullptr, nullptr, kv_cache_, mtp_hidden_,
-                         mtp_logits_);
-    }
+    if (proposer_) proposer_->DummyStep();  // ... the MTP head's too
     return;
   }
   model_->Forward(inputs.ctx, kv_cache_, logits_);
@@ -127,89 +128,6 @@ void ModelRunner::Forward(const StepInputs& inputs) {
       << "model '" << model_->info().architecture << "' returned " << logits_.size()
       << " logits; expected " << inputs.ctx.logits_indices.size() << " rows × vocabulary "
       << sampler_.vocab_size();
-}
-
-void ModelRunner::ProposeMtp(const StepInputs& inputs,
-                             const std::vector<std::vector<SampledToken>>& sampled,
-                             protocol::StepResult* result) {
-  const model::ForwardContext& ctx = inputs.ctx;
-  const int32_t vocab = sampler_.vocab_size();
-  model_->TargetHidden(&target_hidden_);
-  const int64_t h = static_cast<int64_t>(target_hidden_.size()) / ctx.num_tokens();
-  // Pass 1 over every row: row at position p pairs h_p with the token at p + 1 (the request's
-  // own token when known — its KV entry is then right; a filler for rejected drafts' rows,
-  // whose entries later steps overwrite).
-  std::vector<int32_t> next(ctx.num_tokens());
-  model::ForwardContext pass = ctx;
-  pass.logits_indices.clear();
-  struct Drafting {
-    size_t request;    // index in inputs
-    int32_t position;  // MTP position of its next draft row
-  };
-  std::vector<Drafting> drafting;
-  for (size_t i = 0; i < inputs.requests.size(); ++i) {
-    const RequestState& state = *inputs.requests[i];
-    for (int32_t row = ctx.query_start_loc[i]; row < ctx.query_start_loc[i + 1]; ++row) {
-      const int32_t p = ctx.positions[row];
-      next[row] = p + 1 < state.num_tokens() ? state.token_ids[p + 1] : state.token_ids.back();
-    }
-    if (sampled[i].empty()) continue;
-    // The last token gained sits at num_tokens − 1; the row before it drafts what follows.
-    const int32_t p = state.num_tokens() - 2;
-    const int32_t row = ctx.query_start_loc[i] + (p - ctx.positions[ctx.query_start_loc[i]]);
-    pass.logits_indices.push_back(row);
-    drafting.push_back({i, p});
-  }
-  model_->MtpForward(pass, next.data(), target_hidden_.data(), kv_cache_, mtp_hidden_, mtp_logits_);
-  std::vector<std::vector<int32_t>> drafts(inputs.requests.size());
-  std::vector<float> previous_hidden(drafting.size() * h);
-  for (size_t d = 0; d < drafting.size(); ++d) {
-    const auto row = std::span<const float>(mtp_logits_).subspan(d * vocab, vocab);
-    drafts[drafting[d].request].push_back(GreedyArgmax(row));
-    const int64_t src = pass.logits_indices[d];
-    std::copy(mtp_hidden_.begin() + src * h, mtp_hidden_.begin() + (src + 1) * h,
-              previous_hidden.begin() + d * h);
-  }
-  // Drafts 2..k: one row per request still drafting, from the head's own output.
-  for (int32_t k = 1; k < num_mtp_drafts_; ++k) {
-    model::ForwardContext step;
-    step.block_size = ctx.block_size;
-    step.query_start_loc.push_back(0);
-    std::vector<int32_t> tokens;
-    std::vector<float> hidden;
-    std::vector<size_t> kept;
-    for (size_t d = 0; d < drafting.size(); ++d) {
-      if (drafting[d].request == SIZE_MAX) continue;
-      const RequestState& state = *inputs.requests[drafting[d].request];
-      const int32_t p = drafting[d].position + k;
-      if (p / ctx.block_size >= static_cast<int32_t>(state.block_ids.size())) {
-        drafting[d].request = SIZE_MAX;  // no room (max_model_len): stop drafting
-        continue;
-      }
-      tokens.push_back(drafts[drafting[d].request].back());
-      hidden.insert(hidden.end(), previous_hidden.begin() + d * h,
-                    previous_hidden.begin() + (d + 1) * h);
-      step.token_ids.push_back(tokens.back());
-      step.positions.push_back(p);
-      step.slot_mapping.push_back(int64_t{state.block_ids[p / ctx.block_size]} * ctx.block_size +
-                                  p % ctx.block_size);
-      step.query_start_loc.push_back(step.num_tokens());
-      step.seq_lens.push_back(p + 1);
-      step.block_tables.push_back(state.block_ids);
-      step.state_slots.push_back(state.state_slot);
-      step.logits_indices.push_back(step.num_tokens() - 1);
-      kept.push_back(d);
-    }
-    model_->MtpForward(step, tokens.data(), hidden.data(), kv_cache_, mtp_hidden_, mtp_logits_);
-    for (size_t r = 0; r < kept.size(); ++r) {
-      const size_t d = kept[r];
-      const auto row = std::span<const float>(mtp_logits_).subspan(r * vocab, vocab);
-      drafts[drafting[d].request].push_back(GreedyArgmax(row));
-      std::copy(mtp_hidden_.begin() + r * h, mtp_hidden_.begin() + (r + 1) * h,
-                previous_hidden.begin() + d * h);
-    }
-  }
-  result->draft_token_ids = std::move(drafts);
 }
 
 void ModelRunner::CommitSpeculativeStates(const StepInputs& inputs,
@@ -313,7 +231,6 @@ protocol::StepResult ModelRunner::AppendAndReport(
   result.request_ids = plan.scheduled_request_ids;
   result.sampled_token_ids.resize(inputs.requests.size());
   result.logprobs.resize(inputs.requests.size());
-  if (ngram_) result.draft_token_ids.resize(inputs.requests.size());
   for (size_t i = 0; i < inputs.requests.size(); ++i) {
     if (sampled[i].empty()) continue;
     RequestState& state = *inputs.requests[i];
@@ -323,7 +240,6 @@ protocol::StepResult ModelRunner::AppendAndReport(
       result.logprobs[i].push_back(token.has_logprobs ? token.logprobs
                                                       : protocol::PositionLogprobs{});
     }
-    if (ngram_) result.draft_token_ids[i] = ngram_->Propose(state.token_ids);
   }
   return result;
 }

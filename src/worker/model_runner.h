@@ -26,6 +26,7 @@
 #include "protocol/step_plan.h"
 #include "worker/input_builder.h"
 #include "worker/ngram_proposer.h"
+#include "worker/proposer.h"
 #include "worker/request_state.h"
 #include "worker/sampler.h"
 #include "worker/structured_output.h"
@@ -77,12 +78,6 @@ class ModelRunner {
   // Per scheduled request: its emitted tokens (none mid-prefill; 1..k+1 with k drafts).
   std::vector<std::vector<SampledToken>> SampleTokens(const StepInputs& inputs);
   std::vector<SampledToken> SampleRequest(const StepInputs& inputs, size_t i);
-  // MTP: the head runs over every row of the step (filling its KV), drafts the first token of
-  // each request that gained tokens from the row of its last accepted position, then each
-  // further draft from its own output, one row per request (always num_mtp_drafts_
-  // applications, so expert-parallel ranks enter the same collectives).
-  void ProposeMtp(const StepInputs& inputs, const std::vector<std::vector<SampledToken>>& sampled,
-                  protocol::StepResult* result);
   // Hybrid models: each verifying request's recurrent state becomes the one after its
   // accepted drafts (the forward kept one per verified position).
   void CommitSpeculativeStates(const StepInputs& inputs,
@@ -102,12 +97,10 @@ class ModelRunner {
   int32_t eos_token_id_ = -1;
   StructuredOutputs structured_{nullptr, 1};
   std::vector<uint32_t> token_bitmask_;    // [BitmaskWords(vocab)] scratch for grammar masks
-  std::unique_ptr<NgramProposer> ngram_;   // null: no ngram speculation
-  int32_t num_mtp_drafts_ = 0;             // > 0: the model's MTP head drafts this many
+  std::unique_ptr<Proposer> proposer_;     // null: no speculative decoding
   std::vector<int32_t> free_state_slots_;  // hybrid models: slots no running request holds
   uint64_t num_requests_added_ = 0;        // counter mixed into unseeded requests' streams
   std::vector<float> logits_;              // [num_logits, vocab_size] f32 of the last step
-  std::vector<float> target_hidden_, mtp_hidden_, mtp_logits_;  // MTP scratch
 };
 
 }  // namespace tandem::worker

@@ -27,4 +27,13 @@ std::vector<int32_t> NgramProposer::Propose(std::span<const int32_t> token_ids) 
   return {};
 }
 
+std::vector<std::vector<int32_t>> NgramProposer::Propose(
+    const StepInputs& inputs, const std::vector<std::vector<SampledToken>>& sampled) {
+  std::vector<std::vector<int32_t>> drafts(inputs.requests.size());
+  for (size_t i = 0; i < inputs.requests.size(); ++i) {
+    if (!sampled[i].empty()) drafts[i] = Propose(inputs.requests[i]->token_ids);
+  }
+  return drafts;
+}
+
 }  // namespace tandem::worker

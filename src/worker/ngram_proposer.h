@@ -15,9 +15,11 @@
 #include <span>
 #include <vector>
 
+#include "worker/proposer.h"
+
 namespace tandem::worker {
 
-class NgramProposer {
+class NgramProposer : public Proposer {
  public:
   // 1 <= min_n <= max_n; k >= 1 drafts at most.
   NgramProposer(int32_t min_n, int32_t max_n, int32_t k);
@@ -25,6 +27,9 @@ class NgramProposer {
   // Drafts for the sequence `token_ids` (prompt + output so far): 0..k ids. O(len · max_n).
   // Thread-safe (no state).
   std::vector<int32_t> Propose(std::span<const int32_t> token_ids) const;
+  // Proposer: each request that gained tokens drafts from its whole sequence.
+  std::vector<std::vector<int32_t>> Propose(
+      const StepInputs& inputs, const std::vector<std::vector<SampledToken>>& sampled) override;
 
  private:
   int32_t min_n_;
