@@ -11,7 +11,9 @@
 # TANDEM_MODEL / TANDEM_FLAGS (environment) serve another model / add flags on tandem's side
 # (e.g. a W8A8 folder of the same shapes against llama.cpp's Q8_0 GGUF); TANDEM_B_MODEL /
 # TANDEM_B_FLAGS add a second tandem configuration ("tandem-b", e.g. the bf16 folder) to every
-# round, and the summary then also prints tandem / tandem-b.
+# round, and the summary then also prints tandem / tandem-b. TANDEM_B_BIN (environment) runs
+# tandem-b from another binary (e.g. a build of the commit before a change: before/after in
+# one run); TANDEM_B_MODEL then defaults to the same model.
 # LLAMA_SERVER: from ../shared/peers/build_llamacpp.sh. Run on an otherwise idle machine (2
 # cores: any other busy process wrecks the numbers). Not part of CI. Results: docs/benchmarks.md.
 set -u
@@ -28,7 +30,9 @@ CONCURRENCY=${CONCURRENCY:-"1 8 16"}
 RESULTS=$(mktemp)
 TANDEM_MODEL=${TANDEM_MODEL:-$MODEL}
 TANDEM_FLAGS=${TANDEM_FLAGS:-}
-TANDEM_B_MODEL=${TANDEM_B_MODEL:-}
+TANDEM_B_BIN=${TANDEM_B_BIN:-}
+TANDEM_B_MODEL=${TANDEM_B_MODEL:-${TANDEM_B_BIN:+$TANDEM_MODEL}}
+TANDEM_B_BIN=${TANDEM_B_BIN:-$BIN}
 TANDEM_B_FLAGS=${TANDEM_B_FLAGS:-}
 SERVERS="tandem${TANDEM_B_MODEL:+ tandem-b} llama.cpp"
 
@@ -56,7 +60,7 @@ for round in $(seq 1 "$ROUNDS"); do
         --max-num-seqs 16 $TANDEM_FLAGS > /tmp/bench_vs_srv.log 2>&1 &
     elif [ "$server" = tandem-b ]; then
       # shellcheck disable=SC2086
-      $BIN serve "$TANDEM_B_MODEL" --host 127.0.0.1 --port $PORT --num-threads "$THREADS" \
+      $TANDEM_B_BIN serve "$TANDEM_B_MODEL" --host 127.0.0.1 --port $PORT --num-threads "$THREADS" \
         --max-num-seqs 16 $TANDEM_B_FLAGS > /tmp/bench_vs_srv.log 2>&1 &
     else
       "$LLAMA" -m "$MODEL" --host 127.0.0.1 --port $PORT -t "$THREADS" -tb "$THREADS" -np 16 \

@@ -225,7 +225,7 @@ static Status CheckJson(const std::string& flag, const std::string& value) {
 }
 
 // --data-parallel-rank / --data-parallel-external-lb / --data-parallel-hybrid-lb as vLLM
-// takes them (docs/design/dp-load-balancing-modes.md): -dpr R is external mode with the one
+// takes them (docs/design/dp-load-balancing-modes.md): -dpn R is external mode with the one
 // rank R; external mode serves one rank per machine.
 static Status ResolveLoadBalancingMode(ServeFlags& f) {
   if (f.data_parallel_hybrid_lb && (f.data_parallel_external_lb || f.data_parallel_rank >= 0)) {
@@ -433,8 +433,8 @@ std::vector<std::string> NormalizeFlagSpellings(int argc, char** argv) {
         {"-tp", "--tensor-parallel-size"},   {"-dp", "--data-parallel-size"},
         {"-pp", "--pipeline-parallel-size"}, {"-dpl", "--data-parallel-size-local"},
         {"-dpa", "--data-parallel-address"}, {"-dpp", "--data-parallel-rpc-port"},
-        {"-dpr", "--data-parallel-rank"},    {"-dpb", "--data-parallel-backend"},
-        {"-ep", "--enable-expert-parallel"}};
+        {"-dpr", "--data-parallel-start-rank"}, {"-dpn", "--data-parallel-rank"},
+        {"-dpb", "--data-parallel-backend"},    {"-ep", "--enable-expert-parallel"}};
     if (auto it = kShortForms.find(a); it != kShortForms.end()) a = it->second;
     if (a.rfind("--", 0) == 0) {
       size_t end = a.find('=');

@@ -109,8 +109,8 @@ struct ServeFlags {
   std::string distributed_executor_backend;      // mp | uni; ray, external_launcher: refused
   std::string data_parallel_backend = "mp";      // -dpb; ray: refused
   bool data_parallel_hybrid_lb = false;          // each machine's API servers serve its own ranks
-  bool data_parallel_external_lb = false;        // one API deployment per rank (set by -dpr)
-  int data_parallel_rank = -1;                   // -dpr: external load balancing, this rank
+  bool data_parallel_external_lb = false;        // one API deployment per rank (set by -dpn)
+  int data_parallel_rank = -1;                   // -dpn: external load balancing, this rank
   bool enable_server_load_tracking = false;      // GET /load counts requests in flight
   bool enable_request_id_headers = false;        // X-Request-Id on every response
   std::string allowed_origins = "[\"*\"]";       // CORS, JSON lists as vLLM takes them
@@ -182,7 +182,8 @@ void LogIneffectiveFlags(const ServeFlags& flags);
 void LogAppliedFlags(const ServeFlags& flags);
 
 // vLLM spellings: `--a_b` → `--a-b` (the name part only; values are untouched); the short
-// forms -tp -dp -pp -dpl -dpa -dpp -dpr -dpb -ep → their long flags.
+// forms -tp -dp -pp -dpl -dpa -dpp -dpr -dpn -dpb -ep → their long flags, as vLLM maps them
+// (-dpr is --data-parallel-start-rank, -dpn --data-parallel-rank).
 std::vector<std::string> NormalizeFlagSpellings(int argc, char** argv);
 
 }  // namespace tandem::apps

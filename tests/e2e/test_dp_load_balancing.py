@@ -80,14 +80,14 @@ def test_hybrid_lb_each_machine_serves_its_own_rank():
 
 
 def test_external_lb_one_api_deployment_per_rank():
-    check_two_machines(["--data-parallel-rank", "0"], ["-dpr", "1"])
+    check_two_machines(["--data-parallel-rank", "0"], ["-dpn", "1"])
 
 
 def test_a_second_machine_with_other_settings_is_refused_by_name():
     rpc = free_port()
     ports = ["--data-parallel-rpc-port", str(rpc)]
-    with Server(STORIES_GGUF, *COMMON, *ports, "-dpr", "0", ready_timeout_s=120) as head:
-        p = subprocess.run([BIN, "serve", STORIES_GGUF, *COMMON, *ports, "-dpr", "1",
+    with Server(STORIES_GGUF, *COMMON, *ports, "-dpn", "0", ready_timeout_s=120) as head:
+        p = subprocess.run([BIN, "serve", STORIES_GGUF, *COMMON, *ports, "-dpn", "1",
                             "--seed", "7", "--port", str(free_port()), "--num-threads", "1"],
                            capture_output=True, text=True, timeout=120)
         out = p.stdout + p.stderr
@@ -143,14 +143,18 @@ MISUSES = [
      "load-balancing modes; choose one"),
     (["--data-parallel-hybrid-lb", "--headless", "--data-parallel-start-rank", "1"],
      "--data-parallel-hybrid-lb runs this machine's own API servers; it cannot be --headless"),
-    (["-dpr", "1", "--data-parallel-size-local", "2"],
+    (["-dpn", "1", "--data-parallel-size-local", "2"],
      "--data-parallel-rank serves one DP rank per API deployment; --data-parallel-size-local 2 "
      "must be 1"),
-    (["-dpr", "1"],
+    (["-dpn", "1"],
      "--data-parallel-rank with DP rank(s) from 1 needs --data-parallel-address"),
-    (["-dpr", "1", "--data-parallel-start-rank", "2"],
+    (["-dpn", "1", "-dpr", "2"],
      "--data-parallel-rank 1 and --data-parallel-start-rank 2 disagree"),
-    (["-dpr", "2"], "--data-parallel-rank 2 must be in [0, --data-parallel-size 2)"),
+    (["-dpn", "2"], "--data-parallel-rank 2 must be in [0, --data-parallel-size 2)"),
+    # vLLM's -dpr is --data-parallel-start-rank (a follower's first rank), not the rank.
+    (["-dpr", "1"],
+     "--data-parallel-start-rank 1 is for --headless machines (or --data-parallel-hybrid-lb "
+     "ones); the head serves ranks from 0"),
 ]
 
 

@@ -36,7 +36,7 @@ ISSUE_FLAGS = [
     "-dpr", "-ep", "--max-model-len", "--dtype",
 ]
 # vLLM flags with a row here that the issue does not list.
-EXTRA_FLAGS = ["--disable-log-requests"]
+EXTRA_FLAGS = ["--disable-log-requests", "-dpn"]
 
 Row = collections.namedtuple("Row", "args model serves needles")
 
@@ -118,7 +118,9 @@ STARTUP = [
          "server"),
     logs(["-dpp", "13389"],
          "--data-parallel-rpc-port 13389 accepted; no effect with one DP rank and one API server"),
-    logs(["-dpr", "0"], "--data-parallel-rank " + NO_EFFECT_ONE_RANK),
+    # vLLM's short forms: -dpr is --data-parallel-start-rank, -dpn --data-parallel-rank.
+    refused(["-dpr", "1"], "--data-parallel-start-rank 1 must be in [0, --data-parallel-size 1)"),
+    logs(["-dpn", "0"], "--data-parallel-rank " + NO_EFFECT_ONE_RANK),
     logs(["-ep"], "--enable-expert-parallel: one rank (DP 1 x TP 1) holds all 8 experts of each "
                   "MoE layer; nothing to split", model=STORIES_MOE_GGUF),
     logs(["--max-model-len", "1k"], "max_model_len 1000, "),
