@@ -61,10 +61,9 @@ void DecoderModel::AttachMtp(std::unique_ptr<MtpModule> mtp) {
   mtp_ = std::move(mtp);
 }
 
-void DecoderModel::MtpForward(const ForwardContext& ctx, const int32_t* next_tokens,
-                              const float* hidden, KvCache& kv, std::vector<float>& hidden_out,
-                              std::vector<float>& logits) {
-  TANDEM_CHECK(mtp_ != nullptr) << "MtpForward on a model without an MTP head";
+void DecoderModel::Draft(const ForwardContext& ctx, const int32_t* next_tokens, const float* hidden,
+                         KvCache& kv, std::vector<float>& hidden_out, std::vector<float>& logits) {
+  TANDEM_CHECK(mtp_ != nullptr) << "Draft on a model without an MTP head";
   if (ctx.num_tokens() == 0) {
     mtp_->DummyForward();
     hidden_out.clear();
@@ -95,7 +94,7 @@ KvCacheSpec DecoderModel::kv_cache_spec() const {
   return spec;
 }
 
-void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, std::vector<float>& logits) {
+void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, ForwardOutput& out) {
   CheckContext(ctx, kv);
   const int64_t n = ctx.num_tokens(), dim = info_.hidden_size;
   const int64_t num_logits = static_cast<int64_t>(ctx.logits_indices.size());
@@ -129,7 +128,12 @@ void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, std::vector<f
   w_.final_norm.Forward(*stream_, last, last);
   const tensor::TensorView local_logits = arena.AllocateOrDie({num_logits, local_vocab}, f32);
   w_.lm_head.Forward(last.f32(), local_logits.f32(), num_logits);
-  GatherVocabLogits(tp_, local_logits.f32(), num_logits, info_.vocab_size, gathered_, logits);
+  GatherVocabLogits(tp_, local_logits.f32(), num_logits, info_.vocab_size, gathered_, out.logits);
+  if (out.want_hidden) {
+    FinalNormedHidden(&out.hidden);
+  } else {
+    out.hidden.clear();
+  }
 }
 
 // The worker builds ctx; an inconsistent one is a bug there, not bad user input.

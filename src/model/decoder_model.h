@@ -28,7 +28,7 @@ struct DecoderWeights {
   Linear lm_head;  // [vocab slice (padded), hidden]; may share the embedding table (tied)
 };
 
-class DecoderModel : public Model {
+class DecoderModel : public Model, private DraftHead {
  public:
   // `info` must describe the full model (vocab, hidden, layers, heads, head_dim) and `weights`
   // hold TP rank tp.rank's shard of it; info's heads become this rank's and weight_bytes is
@@ -44,19 +44,18 @@ class DecoderModel : public Model {
   // The final-normed hidden state of every row of the last Forward: [num_tokens, hidden] f32
   // (what an MTP head reads as h_p). Only valid until the next Forward.
   void FinalNormedHidden(std::vector<float>* out) const;
-  // Attaches an MTP head: the KV cache gains one paged layer (the last) for it.
+  // Attaches an MTP head: the KV cache gains one paged layer (the last) for it, and
+  // draft_head() answers it.
   void AttachMtp(std::unique_ptr<MtpModule> mtp);
-  bool HasMtp() const override { return mtp_ != nullptr; }
-  void TargetHidden(std::vector<float>* out) const override { FinalNormedHidden(out); }
-  void MtpForward(const ForwardContext& ctx, const int32_t* next_tokens, const float* hidden,
-                  KvCache& kv, std::vector<float>& hidden_out, std::vector<float>& logits) override;
+  DraftHead* draft_head() override { return mtp_ ? static_cast<DraftHead*>(this) : nullptr; }
   const Embedding& embedding() const { return w_.embedding; }
   const Linear& lm_head() const { return w_.lm_head; }
   KvCacheSpec kv_cache_spec() const override;
   Status SetKvCacheDtype(tensor::DType dtype) override;
   // See Model::Forward. An inconsistent ctx/kv (sizes, slots beyond the cache) is a caller bug
   // and aborts via TANDEM_CHECK naming the mismatch.
-  void Forward(const ForwardContext& ctx, KvCache& kv, std::vector<float>& logits) override;
+  void Forward(const ForwardContext& ctx, KvCache& kv, ForwardOutput& out) override;
+  using Model::Forward;
   void CommitSpeculativeStates(const ForwardContext& ctx, const std::vector<int32_t>& num_accepted,
                                KvCache& kv) override;
   void DummyForward() override;
@@ -64,6 +63,9 @@ class DecoderModel : public Model {
 
  private:
   void CheckContext(const ForwardContext& ctx, const KvCache& kv) const;
+  // DraftHead: the MTP head over ctx's rows (model/mtp_module.h), its KV layer the last paged one.
+  void Draft(const ForwardContext& ctx, const int32_t* next_tokens, const float* hidden,
+             KvCache& kv, std::vector<float>& hidden_out, std::vector<float>& logits) override;
 
   ModelInfo info_;
   DecoderWeights w_;

@@ -50,6 +50,31 @@ ModelInfo ModelInfoFromConfig(const Config& c) {
   return info;
 }
 
+// What one forward pass gives back (docs/design/device-seam.md §6).
+struct ForwardOutput {
+  // In: also return the hidden rows (a draft head reads them).
+  bool want_hidden = false;
+  // [ctx.logits_indices.size(), vocab_size] f32 row-major: the logits of the rows asked for.
+  std::vector<float> logits;
+  // With want_hidden: the final-normed hidden state of every row, [num_tokens, hidden] f32 (a
+  // draft head's h_p). Else empty.
+  std::vector<float> hidden;
+};
+
+// A drafter a model carries with it (its MTP head): one application over ctx's rows from the
+// target's hidden rows, with its own paged KV layer in the model's KvCache.
+class DraftHead {
+ public:
+  virtual ~DraftHead() = default;
+  // next_tokens [num_tokens] = x_{p+1}, hidden [num_tokens, hidden] = h_p (the target's
+  // final-normed rows, or this head's own output for later drafts); writes hidden_out
+  // [num_tokens, hidden] = h' and logits [ctx.logits_indices.size(), vocab]. With no rows it
+  // only enters the collectives other DP ranks' heads enter (expert parallel). Thread: as
+  // Model::Forward.
+  virtual void Draft(const ForwardContext& ctx, const int32_t* next_tokens, const float* hidden,
+                     KvCache& kv, std::vector<float>& hidden_out, std::vector<float>& logits) = 0;
+};
+
 class Model {
  public:
   virtual ~Model() = default;
@@ -65,10 +90,17 @@ class Model {
   }
 
   // Runs one step over ctx's flat batch: writes each token's K/V into `kv` at
-  // ctx.slot_mapping, attends over each sequence's blocks (causal), and writes
-  // logits [ctx.logits_indices.size(), vocab_size] f32 row-major into `logits`.
+  // ctx.slot_mapping, attends over each sequence's blocks (causal), and fills `out` (logits of
+  // ctx.logits_indices; the hidden rows when out.want_hidden).
   // Thread: one caller at a time (the worker thread).
-  virtual void Forward(const ForwardContext& ctx, KvCache& kv, std::vector<float>& logits) = 0;
+  virtual void Forward(const ForwardContext& ctx, KvCache& kv, ForwardOutput& out) = 0;
+  // Logits only: logits [ctx.logits_indices.size(), vocab_size] f32 row-major.
+  void Forward(const ForwardContext& ctx, KvCache& kv, std::vector<float>& logits) {
+    ForwardOutput out;
+    out.logits = std::move(logits);  // keeps the caller's capacity
+    Forward(ctx, kv, out);
+    logits = std::move(out.logits);
+  }
 
   // Speculative decoding with recurrent (linear-attention) layers: after the Forward of `ctx`,
   // sequence s (index in ctx) accepted num_accepted[s] of its ctx.num_draft_tokens[s] drafts;
@@ -77,17 +109,8 @@ class Model {
   virtual void CommitSpeculativeStates(const ForwardContext& ctx,
                                        const std::vector<int32_t>& num_accepted, KvCache& kv) {}
 
-  // MTP speculative decoding (a model whose MTP head was loaded, LoadOptions::load_mtp).
-  virtual bool HasMtp() const { return false; }
-  // The final-normed hidden state of every row of the last Forward: [num_tokens, hidden] f32.
-  virtual void TargetHidden(std::vector<float>* out) const {}
-  // One application of the MTP head over ctx's rows (its own KV layer in `kv`, at ctx's
-  // slots): next_tokens [num_tokens] = x_{p+1}, hidden [num_tokens, hidden] = h_p; writes
-  // hidden_out [num_tokens, hidden] = h' and logits [ctx.logits_indices.size(), vocab]. With no
-  // rows it only enters the collectives other DP ranks' heads enter (expert parallel).
-  virtual void MtpForward(const ForwardContext& ctx, const int32_t* next_tokens,
-                          const float* hidden, KvCache& kv, std::vector<float>& hidden_out,
-                          std::vector<float>& logits) {}
+  // The model's own draft head (its MTP head, loaded with LoadOptions::load_mtp), or null.
+  virtual DraftHead* draft_head() { return nullptr; }
 
   // A step with no tokens on this rank (vLLM execute_dummy_batch): enters every collective
   // that other ranks' Forward enter outside this rank's TP group — with expert parallel, each

@@ -33,11 +33,12 @@ ModelRunner::ModelRunner(std::unique_ptr<model::Model> model, int32_t num_blocks
                                                 speculative.prompt_lookup_max,
                                                 speculative.num_speculative_tokens);
   } else if (speculative.enabled()) {
-    TANDEM_CHECK(model_->HasMtp())
+    TANDEM_CHECK(model_->draft_head() != nullptr)
         << "speculative method '" << speculative.method << "' needs the model's MTP head";
     proposer_ =
         std::make_unique<MtpProposer>(*model_, kv_cache_, speculative.num_speculative_tokens);
   }
+  output_.want_hidden = proposer_ != nullptr && proposer_->NeedsHidden();
 }
 
 Status ModelRunner::ValidatePlan(const protocol::StepPlan& plan) const {
@@ -54,7 +55,7 @@ protocol::StepResult ModelRunner::Execute(const protocol::StepPlan& plan) {
   protocol::StepResult result = AppendAndReport(plan, inputs, sampled);
   AddPromptLogprobs(inputs, &result);
   if (proposer_ && inputs.ctx.num_tokens() > 0) {
-    result.draft_token_ids = proposer_->Propose(inputs, sampled);
+    result.draft_token_ids = proposer_->Propose(inputs, sampled, output_);
   }
   for (size_t i = 0; i < result.draft_token_ids.size(); ++i) {
     if (!result.draft_token_ids[i].empty()) {
@@ -116,16 +117,16 @@ void ModelRunner::AddRequest(const protocol::NewRequestData& data) {
 }
 
 void ModelRunner::Forward(const StepInputs& inputs) {
-  logits_.clear();
+  output_.logits.clear();
   if (inputs.ctx.num_tokens() == 0) {
     model_->DummyForward();  // an idle rank's step: still enter the other DP ranks' collectives
     if (proposer_) proposer_->DummyStep();  // ... the MTP head's too
     return;
   }
-  model_->Forward(inputs.ctx, kv_cache_, logits_);
+  model_->Forward(inputs.ctx, kv_cache_, output_);
   const size_t expected = inputs.ctx.logits_indices.size() * sampler_.vocab_size();
-  TANDEM_CHECK(logits_.size() == expected)
-      << "model '" << model_->info().architecture << "' returned " << logits_.size()
+  TANDEM_CHECK(output_.logits.size() == expected)
+      << "model '" << model_->info().architecture << "' returned " << output_.logits.size()
       << " logits; expected " << inputs.ctx.logits_indices.size() << " rows × vocabulary "
       << sampler_.vocab_size();
 }
@@ -160,7 +161,7 @@ std::vector<SampledToken> ModelRunner::SampleRequest(const StepInputs& inputs, s
   // inside the sampler's copy of the row, or in place when logprobs are asked for (vLLM's
   // logprobs see the grammar's mask).
   auto row_logits = [&](size_t k) {
-    return std::span<float>(logits_).subspan((inputs.logits_rows[i] + k) * vocab, vocab);
+    return std::span<float>(output_.logits).subspan((inputs.logits_rows[i] + k) * vocab, vocab);
   };
   auto make_row = [&](std::span<const int32_t> output, std::span<float> logits) {
     SamplingRow row{&state.sampling, state.prompt_token_ids(), output, &state.generator};
@@ -211,7 +212,8 @@ void ModelRunner::AddPromptLogprobs(const StepInputs& inputs, protocol::StepResu
     if (result->prompt_logprobs.empty()) result->prompt_logprobs.resize(inputs.requests.size());
     const RequestState& state = *inputs.requests[i];
     for (int32_t r = 0; r < inputs.num_prompt_logprob_rows[i]; ++r) {
-      const auto row = std::span<const float>(logits_).subspan((first_row + r) * vocab, vocab);
+      const auto row =
+          std::span<const float>(output_.logits).subspan((first_row + r) * vocab, vocab);
       const int32_t target = state.token_ids[inputs.prompt_logprob_first_position[i] + r + 1];
       protocol::PositionLogprobs lp =
           ComputeRawLogprobs(row, target, state.sampling.prompt_logprobs, scratch);

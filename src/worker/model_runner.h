@@ -100,7 +100,7 @@ class ModelRunner {
   std::unique_ptr<Proposer> proposer_;     // null: no speculative decoding
   std::vector<int32_t> free_state_slots_;  // hybrid models: slots no running request holds
   uint64_t num_requests_added_ = 0;        // counter mixed into unseeded requests' streams
-  std::vector<float> logits_;              // [num_logits, vocab_size] f32 of the last step
+  model::ForwardOutput output_;            // the last step's logits (+ hidden rows for MTP)
 };
 
 }  // namespace tandem::worker

@@ -8,24 +8,37 @@
 
 namespace tandem::worker {
 
+namespace {
+
+model::DraftHead& HeadOf(model::Model& model) {
+  model::DraftHead* head = model.draft_head();
+  TANDEM_CHECK(head != nullptr) << "MTP speculation needs the model's MTP head";
+  return *head;
+}
+
+}  // namespace
+
 MtpProposer::MtpProposer(model::Model& model, model::KvCache& kv, int32_t num_drafts)
-    : model_(model), kv_(kv), num_drafts_(num_drafts), vocab_(model.info().vocab_size) {
-  TANDEM_CHECK(model_.HasMtp()) << "MTP speculation needs the model's MTP head";
+    : head_(HeadOf(model)), kv_(kv), num_drafts_(num_drafts), vocab_(model.info().vocab_size) {
   TANDEM_CHECK(num_drafts_ >= 1) << "MtpProposer: " << num_drafts_ << " drafts";
 }
 
 void MtpProposer::DummyStep() {
   for (int32_t k = 0; k < num_drafts_; ++k) {
-    model_.MtpForward(model::ForwardContext{}, nullptr, nullptr, kv_, mtp_hidden_, mtp_logits_);
+    head_.Draft(model::ForwardContext{}, nullptr, nullptr, kv_, mtp_hidden_, mtp_logits_);
   }
 }
 
 std::vector<std::vector<int32_t>> MtpProposer::Propose(
-    const StepInputs& inputs, const std::vector<std::vector<SampledToken>>& sampled) {
+    const StepInputs& inputs, const std::vector<std::vector<SampledToken>>& sampled,
+    const model::ForwardOutput& target) {
   const model::ForwardContext& ctx = inputs.ctx;
   const int32_t vocab = vocab_;
-  model_.TargetHidden(&target_hidden_);
-  const int64_t h = static_cast<int64_t>(target_hidden_.size()) / ctx.num_tokens();
+  const std::vector<float>& target_hidden = target.hidden;
+  TANDEM_CHECK(!target_hidden.empty() && target_hidden.size() % ctx.num_tokens() == 0)
+      << "MtpProposer: " << target_hidden.size() << " hidden values for " << ctx.num_tokens()
+      << " rows (the forward was not asked for them)";
+  const int64_t h = static_cast<int64_t>(target_hidden.size()) / ctx.num_tokens();
   // Pass 1 over every row: row at position p pairs h_p with the token at p + 1 (the request's
   // own token when known — its KV entry is then right; a filler for rejected drafts' rows,
   // whose entries later steps overwrite).
@@ -50,7 +63,7 @@ std::vector<std::vector<int32_t>> MtpProposer::Propose(
     pass.logits_indices.push_back(row);
     drafting.push_back({i, p});
   }
-  model_.MtpForward(pass, next.data(), target_hidden_.data(), kv_, mtp_hidden_, mtp_logits_);
+  head_.Draft(pass, next.data(), target_hidden.data(), kv_, mtp_hidden_, mtp_logits_);
   std::vector<std::vector<int32_t>> drafts(inputs.requests.size());
   std::vector<float> previous_hidden(drafting.size() * h);
   for (size_t d = 0; d < drafting.size(); ++d) {
@@ -90,7 +103,7 @@ std::vector<std::vector<int32_t>> MtpProposer::Propose(
       step.logits_indices.push_back(step.num_tokens() - 1);
       kept.push_back(d);
     }
-    model_.MtpForward(step, tokens.data(), hidden.data(), kv_, mtp_hidden_, mtp_logits_);
+    head_.Draft(step, tokens.data(), hidden.data(), kv_, mtp_hidden_, mtp_logits_);
     for (size_t r = 0; r < kept.size(); ++r) {
       const size_t d = kept[r];
       const auto row = std::span<const float>(mtp_logits_).subspan(r * vocab, vocab);

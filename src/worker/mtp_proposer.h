@@ -19,20 +19,22 @@ namespace tandem::worker {
 
 class MtpProposer : public Proposer {
  public:
-  // model (with its MTP head: model.HasMtp(), checked) and kv (the runner's cache, whose last
-  // paged layer is the head's) must outlive the proposer. num_drafts >= 1.
+  // model (with its MTP head: model.draft_head(), checked) and kv (the runner's cache, whose
+  // last paged layer is the head's) must outlive the proposer. num_drafts >= 1.
   MtpProposer(model::Model& model, model::KvCache& kv, int32_t num_drafts);
 
-  std::vector<std::vector<int32_t>> Propose(
-      const StepInputs& inputs, const std::vector<std::vector<SampledToken>>& sampled) override;
+  bool NeedsHidden() const override { return true; }
+  std::vector<std::vector<int32_t>> Propose(const StepInputs& inputs,
+                                            const std::vector<std::vector<SampledToken>>& sampled,
+                                            const model::ForwardOutput& target) override;
   void DummyStep() override;
 
  private:
-  model::Model& model_;
+  model::DraftHead& head_;
   model::KvCache& kv_;
   int32_t num_drafts_;
   int32_t vocab_;
-  std::vector<float> target_hidden_, mtp_hidden_, mtp_logits_;  // scratch
+  std::vector<float> mtp_hidden_, mtp_logits_;  // scratch
 };
 
 }  // namespace tandem::worker

@@ -28,7 +28,8 @@ std::vector<int32_t> NgramProposer::Propose(std::span<const int32_t> token_ids) 
 }
 
 std::vector<std::vector<int32_t>> NgramProposer::Propose(
-    const StepInputs& inputs, const std::vector<std::vector<SampledToken>>& sampled) {
+    const StepInputs& inputs, const std::vector<std::vector<SampledToken>>& sampled,
+    const model::ForwardOutput& /*target*/) {
   std::vector<std::vector<int32_t>> drafts(inputs.requests.size());
   for (size_t i = 0; i < inputs.requests.size(); ++i) {
     if (!sampled[i].empty()) drafts[i] = Propose(inputs.requests[i]->token_ids);

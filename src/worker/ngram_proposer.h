@@ -28,8 +28,9 @@ class NgramProposer : public Proposer {
   // Thread-safe (no state).
   std::vector<int32_t> Propose(std::span<const int32_t> token_ids) const;
   // Proposer: each request that gained tokens drafts from its whole sequence.
-  std::vector<std::vector<int32_t>> Propose(
-      const StepInputs& inputs, const std::vector<std::vector<SampledToken>>& sampled) override;
+  std::vector<std::vector<int32_t>> Propose(const StepInputs& inputs,
+                                            const std::vector<std::vector<SampledToken>>& sampled,
+                                            const model::ForwardOutput& target) override;
 
  private:
   int32_t min_n_;

@@ -57,10 +57,11 @@ class CountingModel : public Model {
   CountingModel(Model& inner, std::atomic<int64_t>* started) : inner_(inner), started_(started) {}
   const ModelInfo& info() const override { return inner_.info(); }
   KvCacheSpec kv_cache_spec() const override { return inner_.kv_cache_spec(); }
-  void Forward(const ForwardContext& ctx, KvCache& kv, std::vector<float>& logits) override {
+  using Model::Forward;
+  void Forward(const ForwardContext& ctx, KvCache& kv, ForwardOutput& out) override {
     if (started_ != nullptr) started_->fetch_add(1);
     ++forwards_;
-    inner_.Forward(ctx, kv, logits);
+    inner_.Forward(ctx, kv, out);
   }
   void DummyForward() override { inner_.DummyForward(); }
   bool NeedsLockstep() const override { return inner_.NeedsLockstep(); }

@@ -22,8 +22,10 @@ class FakeModel : public model::Model {
   }
   const model::ModelInfo& info() const override { return info_; }
   model::KvCacheSpec kv_cache_spec() const override { return spec_; }
+  using model::Model::Forward;
   void Forward(const model::ForwardContext& ctx, model::KvCache& kv,
-               std::vector<float>& logits) override {
+               model::ForwardOutput& out) override {
+    std::vector<float>& logits = out.logits;
     contexts_->push_back(ctx);
     logits.assign(ctx.logits_indices.size() * info_.vocab_size, 0.0f);
     for (size_t i = 0; i < ctx.logits_indices.size(); ++i) {
