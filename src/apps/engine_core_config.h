@@ -23,6 +23,7 @@ struct EngineCoreConfig {
   int num_threads = 0;              // 0 = all cores
   bool enable_cpu_binding = false;  // --additional-config enable_cpu_binding
   std::string q8_0_dot = "int8";    // --additional-config q8_0_dot (int8 | float32)
+  int profile_steps = 0;            // --additional-config profile_steps (0 = off)
   int dp_local_rank = 0;            // this DP rank's index among the ranks of its machine
   int dp_rank = 0;
   // scheduler
@@ -71,8 +72,8 @@ struct EngineCoreConfig {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     EngineCoreConfig, model_path, tokenizer_path, dtype, kv_cache_dtype, device, quantization,
-    num_threads, enable_cpu_binding, q8_0_dot, dp_local_rank, dp_rank, max_model_len, max_num_seqs,
-    max_num_batched_tokens, scheduling_policy, block_size, enable_prefix_caching,
+    num_threads, enable_cpu_binding, q8_0_dot, profile_steps, dp_local_rank, dp_rank, max_model_len,
+    max_num_seqs, max_num_batched_tokens, scheduling_policy, block_size, enable_prefix_caching,
     enable_prefix_caching_given, gpu_memory_utilization, kv_cache_memory_bytes, seed, eos_token_id,
     input_endpoint, output_endpoint, handshake_endpoint, output_endpoints, dp_size,
     tensor_parallel_size, enable_expert_parallel, ready_timeout_s, tp_rank, tp_group_name,

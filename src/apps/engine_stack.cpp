@@ -108,6 +108,7 @@ model::LoadOptions MakeLoadOptions(const EngineCoreConfig& cfg, comm::ProcessGro
   load.device = cfg.device;
   load.quantization = cfg.quantization;
   load.q8_0_dot = cfg.q8_0_dot;
+  load.profile_steps = cfg.profile_steps;
   load.num_threads = cfg.num_threads;
   if (cfg.enable_cpu_binding) {
     load.cpu_binding_slot = cfg.dp_local_rank * cfg.tensor_parallel_size + cfg.tp_rank;

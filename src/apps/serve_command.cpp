@@ -44,6 +44,7 @@ EngineCoreConfig MakeEngineConfig(const ServeFlags& f, int max_model_len,
   c.quantization = f.quantization;
   c.enable_cpu_binding = f.enable_cpu_binding;
   c.q8_0_dot = f.q8_0_dot;
+  c.profile_steps = f.profile_steps;
   c.num_threads = f.num_threads;
   c.max_model_len = max_model_len;
   c.max_num_seqs = f.max_num_seqs;

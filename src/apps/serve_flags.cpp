@@ -201,7 +201,9 @@ void DeclareServeFlags(CLI::App& app, ServeFlags& f) {
       "Accelerator graph config (JSON); no effect on CPU");
   Opt(app, "additional-config", f.additional_config,
       "Platform-specific config (JSON object). On CPU: {\"enable_cpu_binding\": true} pins each "
-      "TP/DP rank's threads to its own cores; {\"q8_0_dot\": \"int8\"|\"float32\"} picks how "
+      "TP/DP rank's threads to its own cores; {\"profile_steps\": N} logs where every N engine "
+      "steps' time went (matmul, attention, norms, collectives, sampling, ...); "
+      "{\"q8_0_dot\": \"int8\"|\"float32\"} picks how "
       "GGUF Q8_0 weights multiply: int8 (default on AVX-512 VNNI CPUs: activations quantized to "
       "Q8_0 per block of 32, llama.cpp's arithmetic) or float32 (exact widening, f32 "
       "activations); other keys are logged as having no effect");
@@ -370,6 +372,16 @@ Status ValidateServeFlags(ServeFlags& f) {
         f.q8_0_dot = value.get<std::string>();
         continue;
       }
+      if (key == "profile_steps") {
+        if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
+            value.get<int64_t>() > 1000000) {
+          return InvalidArgument(
+              "--additional-config profile_steps must be an integer in [0, 1000000], got " +
+              value.dump());
+        }
+        f.profile_steps = value.get<int32_t>();
+        continue;
+      }
       if (key != "enable_cpu_binding") {
         f.additional_config_ignored.push_back(key);
         continue;
@@ -430,9 +442,9 @@ std::vector<std::string> NormalizeFlagSpellings(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     static const std::map<std::string, std::string> kShortForms = {
-        {"-tp", "--tensor-parallel-size"},   {"-dp", "--data-parallel-size"},
-        {"-pp", "--pipeline-parallel-size"}, {"-dpl", "--data-parallel-size-local"},
-        {"-dpa", "--data-parallel-address"}, {"-dpp", "--data-parallel-rpc-port"},
+        {"-tp", "--tensor-parallel-size"},      {"-dp", "--data-parallel-size"},
+        {"-pp", "--pipeline-parallel-size"},    {"-dpl", "--data-parallel-size-local"},
+        {"-dpa", "--data-parallel-address"},    {"-dpp", "--data-parallel-rpc-port"},
         {"-dpr", "--data-parallel-start-rank"}, {"-dpn", "--data-parallel-rank"},
         {"-dpb", "--data-parallel-backend"},    {"-ep", "--enable-expert-parallel"}};
     if (auto it = kShortForms.find(a); it != kShortForms.end()) a = it->second;

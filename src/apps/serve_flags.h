@@ -84,6 +84,7 @@ struct ServeFlags {
   std::string additional_config;
   bool enable_cpu_binding = false;  // --additional-config '{"enable_cpu_binding": true}'
   std::string q8_0_dot = "int8";    // --additional-config '{"q8_0_dot": "float32"}'
+  int32_t profile_steps = 0;        // --additional-config '{"profile_steps": N}' (0 = off)
   std::vector<std::string> additional_config_ignored;  // other keys (logged by name)
   bool async_scheduling = false;
   bool enforce_eager = false;

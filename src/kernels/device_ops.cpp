@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <initializer_list>
 
+#include "core/step_profile.h"
 #include "kernels/ops.h"
 
 namespace tandem::kernels {
@@ -36,7 +37,10 @@ void RmsNorm(Stream& stream, const TensorView& x, const TensorView& weight, cons
   TANDEM_CHECK(x.numel() == y.numel() && dim > 0 && x.numel() % dim == 0)
       << "RmsNorm: x " << tensor::ShapeToString(x.shape) << ", y " << tensor::ShapeToString(y.shape)
       << ", weight " << tensor::ShapeToString(weight.shape);
-  if (stream.device().kind != DeviceKind::kCpu) NoKernel("RmsNorm", stream);
+  if (stream.device().kind != DeviceKind::kCpu) {
+    NoKernel("RmsNorm", stream);
+  }
+  const core::ScopedPhase phase(core::StepPhase::kNormAct);
   kernels::RmsNorm(x.f32(), weight.f32(), y.f32(), x.numel() / dim, dim, eps);
 }
 
@@ -44,11 +48,16 @@ void AddInPlace(Stream& stream, const TensorView& x, const TensorView& d) {
   CheckOnStream("AddInPlace", stream, {&x, &d});
   TANDEM_CHECK(x.numel() == d.numel()) << "AddInPlace: x " << tensor::ShapeToString(x.shape)
                                        << ", d " << tensor::ShapeToString(d.shape);
-  if (stream.device().kind != DeviceKind::kCpu) NoKernel("AddInPlace", stream);
+  if (stream.device().kind != DeviceKind::kCpu) {
+    NoKernel("AddInPlace", stream);
+  }
+  const core::ScopedPhase phase(core::StepPhase::kNormAct);
   float* xs = x.f32();
   const float* ds = d.f32();
   const int64_t n = x.numel();
-  for (int64_t i = 0; i < n; ++i) xs[i] += ds[i];
+  for (int64_t i = 0; i < n; ++i) {
+    xs[i] += ds[i];
+  }
 }
 
 void GatherRows(Stream& stream, const TensorView& src, const TensorView& rows,
@@ -58,7 +67,9 @@ void GatherRows(Stream& stream, const TensorView& src, const TensorView& rows,
                rows.numel() == dst.dim(0))
       << "GatherRows: src " << tensor::ShapeToString(src.shape) << ", rows "
       << tensor::ShapeToString(rows.shape) << ", dst " << tensor::ShapeToString(dst.shape);
-  if (stream.device().kind != DeviceKind::kCpu) NoKernel("GatherRows", stream);
+  if (stream.device().kind != DeviceKind::kCpu) {
+    NoKernel("GatherRows", stream);
+  }
   const int64_t width = src.dim(1), n = src.dim(0);
   const int32_t* index = rows.i32();
   const float* from = src.f32();

@@ -26,7 +26,9 @@ DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp,
   TANDEM_CHECK(static_cast<int32_t>(w_.layers.size()) == info_.num_layers)
       << "DecoderModel: " << w_.layers.size() << " layers, info says " << info_.num_layers;
   size_t bytes = w_.embedding.table()->size_bytes() + w_.final_norm.weight.size() * sizeof(float);
-  if (w_.lm_head.weight() != w_.embedding.table()) bytes += w_.lm_head.weight_bytes();
+  if (w_.lm_head.weight() != w_.embedding.table()) {
+    bytes += w_.lm_head.weight_bytes();
+  }
   for (const DecoderLayer& layer : w_.layers) {
     TANDEM_CHECK(layer.mixer != nullptr && layer.ffn != nullptr)
         << "DecoderModel: a layer without a token mixer or a feed-forward";
@@ -178,9 +180,13 @@ void DecoderModel::CheckContext(const ForwardContext& ctx, const KvCache& kv) co
 
 void DecoderModel::CommitSpeculativeStates(const ForwardContext& ctx,
                                            const std::vector<int32_t>& num_accepted, KvCache& kv) {
-  if (num_state_layers_ == 0) return;
+  if (num_state_layers_ == 0) {
+    return;
+  }
   for (size_t l = 0; l < w_.layers.size(); ++l) {
-    if (!state_layer_[l]) continue;
+    if (!state_layer_[l]) {
+      continue;
+    }
     LayerCache cache{nullptr, nullptr, kv.state[cache_index_[l]].data(), kv.spec.state_floats};
     for (int32_t s = 0; s < ctx.num_seqs(); ++s) {
       if (s < static_cast<int32_t>(ctx.num_draft_tokens.size()) && ctx.num_draft_tokens[s] > 0) {
@@ -192,13 +198,17 @@ void DecoderModel::CommitSpeculativeStates(const ForwardContext& ctx,
 
 void DecoderModel::DummyForward() {
   for (DecoderLayer& layer : w_.layers) {
-    if (layer.ffn->expert_parallel()) layer.ffn->Forward(nullptr, nullptr, 0);
+    if (layer.ffn->expert_parallel()) {
+      layer.ffn->Forward(nullptr, nullptr, 0);
+    }
   }
 }
 
 bool DecoderModel::NeedsLockstep() const {
   for (const DecoderLayer& layer : w_.layers) {
-    if (layer.ffn->expert_parallel()) return true;
+    if (layer.ffn->expert_parallel()) {
+      return true;
+    }
   }
   return false;
 }

@@ -139,6 +139,9 @@ struct LoadOptions {
   // llama.cpp's arithmetic, on AVX-512 VNNI CPUs; elsewhere as float32) | "float32" (exact
   // widening, f32 activations). Process-wide (SetQ8_0Dot).
   std::string q8_0_dot = "int8";
+  // --additional-config profile_steps: > 0 logs where every N engine steps' time went
+  // (core/step_profile.h). Process-wide (StepProfile::Enable).
+  int32_t profile_steps = 0;
   int32_t num_threads = 0;  // 0 = all cores
   // --additional-config enable_cpu_binding: this process's slot among the ranks of its machine
   // (local DP rank × TP size + TP rank); its threads are pinned to cores

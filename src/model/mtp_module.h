@@ -48,7 +48,9 @@ class MtpModule {
   size_t weight_bytes() const;
   // No rows on this rank: enters the head's expert-parallel collectives only.
   void DummyForward() {
-    if (w_.layer.ffn->expert_parallel()) w_.layer.ffn->Forward(nullptr, nullptr, 0);
+    if (w_.layer.ffn->expert_parallel()) {
+      w_.layer.ffn->Forward(nullptr, nullptr, 0);
+    }
   }
 
  private:

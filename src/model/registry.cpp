@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "core/logging.h"
+#include "core/step_profile.h"
 #include "kernels/backend.h"
 #include "kernels/ops.h"
 #include "model/arch/llama.h"
@@ -35,10 +36,18 @@ namespace {
 
 // The dtype --dtype converts weights to; nullopt for "auto" (as stored).
 Result<std::optional<tensor::DType>> ParseDtype(const std::string& dtype) {
-  if (dtype == "auto") return std::optional<tensor::DType>();
-  if (dtype == "float32" || dtype == "float") return std::optional(tensor::DType::kF32);
-  if (dtype == "bfloat16") return std::optional(tensor::DType::kBF16);
-  if (dtype == "float16" || dtype == "half") return std::optional(tensor::DType::kF16);
+  if (dtype == "auto") {
+    return std::optional<tensor::DType>();
+  }
+  if (dtype == "float32" || dtype == "float") {
+    return std::optional(tensor::DType::kF32);
+  }
+  if (dtype == "bfloat16") {
+    return std::optional(tensor::DType::kBF16);
+  }
+  if (dtype == "float16" || dtype == "half") {
+    return std::optional(tensor::DType::kF16);
+  }
   return InvalidArgument("--dtype '" + dtype +
                          "' is not supported; use auto, float32 (float), bfloat16 or float16 "
                          "(half)");
@@ -47,7 +56,9 @@ Result<std::optional<tensor::DType>> ParseDtype(const std::string& dtype) {
 // `source`, or `source` converted to `cast` (kept alive in `holder`).
 const WeightSource& Cast(const WeightSource& source, std::optional<tensor::DType> cast,
                          std::unique_ptr<CastingWeightSource>& holder) {
-  if (!cast.has_value()) return source;
+  if (!cast.has_value()) {
+    return source;
+  }
   holder = std::make_unique<CastingWeightSource>(source, *cast);
   TLOG_INFO("--dtype: Linear and embedding weights of {} converted to {} at load",
             source.source_name(), tensor::DTypeName(*cast));
@@ -94,7 +105,9 @@ Result<const WeightSource*> OpenQuantized(const SafetensorsCheckpoint& checkpoin
                                           const std::string& dir, const std::string& requested,
                                           std::unique_ptr<W8A8WeightSource>& holder) {
   TANDEM_ASSIGN_OR_RETURN(const QuantFormat format, DetectQuantFormat(dir, requested));
-  if (format == QuantFormat::kNone) return &checkpoint;
+  if (format == QuantFormat::kNone) {
+    return &checkpoint;
+  }
   TANDEM_ASSIGN_OR_RETURN(holder, W8A8WeightSource::Open(checkpoint, dir, format));
   TLOG_INFO("{}: {} int8 W8A8 Linears ({}, {})", dir, holder->num_int8_linears(),
             format == QuantFormat::kAscend ? "msModelSlim quant_model_description.json"
@@ -141,16 +154,26 @@ Result<std::unique_ptr<Model>> LoadHfFolder(const std::string& dir, const TpCont
   }
   TANDEM_ASSIGN_OR_RETURN(QwenConfig config, QwenConfigFromHf(dir));
   TANDEM_ASSIGN_OR_RETURN(const WeightSource* source, weights());
-  if (arch == "Qwen3ForCausalLM") return LoadQwen3(config, *source, tp);
-  if (arch == "Qwen3MoeForCausalLM") return LoadQwen3Moe(config, *source, tp);
+  if (arch == "Qwen3ForCausalLM") {
+    return LoadQwen3(config, *source, tp);
+  }
+  if (arch == "Qwen3MoeForCausalLM") {
+    return LoadQwen3Moe(config, *source, tp);
+  }
   return LoadQwen2Moe(config, *source, tp);
 }
 
 // The K/V element type --kv-cache-dtype names (vLLM's values; "auto" = f32, our activations').
 Result<tensor::DType> ParseKvCacheDtype(const std::string& name) {
-  if (name == "auto" || name == "float32" || name == "float") return tensor::DType::kF32;
-  if (name == "bfloat16") return tensor::DType::kBF16;
-  if (name == "float16" || name == "half") return tensor::DType::kF16;
+  if (name == "auto" || name == "float32" || name == "float") {
+    return tensor::DType::kF32;
+  }
+  if (name == "bfloat16") {
+    return tensor::DType::kBF16;
+  }
+  if (name == "float16" || name == "half") {
+    return tensor::DType::kF16;
+  }
   if (name.rfind("fp8", 0) == 0) {
     return InvalidArgument("--kv-cache-dtype " + name +
                            ": fp8 KV caches have no CPU kernel; use auto, bfloat16 or float16");
@@ -194,17 +217,24 @@ Result<std::unique_ptr<Model>> LoadModelWeights(const std::string& path,
     return InvalidArgument("q8_0_dot '" + options.q8_0_dot + "': use int8 or float32");
   }
   SetQ8_0Dot(options.q8_0_dot == "int8" ? Q8_0Dot::kInt8 : Q8_0Dot::kFloat32);
+  if (options.profile_steps > 0) {
+    core::StepProfile::Enable(options.profile_steps);
+  }
   if (options.cpu_binding_slot >= 0) {
     const int threads = kernels::NumThreads();
     TANDEM_ASSIGN_OR_RETURN(
         std::vector<int> cores,
         kernels::BindThreadsToCores(options.cpu_binding_slot * threads, threads));
     std::string list;
-    for (int c : cores) list += (list.empty() ? "" : ",") + std::to_string(c);
+    for (int c : cores) {
+      list += (list.empty() ? "" : ",") + std::to_string(c);
+    }
     TLOG_INFO("enable_cpu_binding: {} threads pinned to CPUs {}", threads, list);
   }
   std::error_code ec;
-  if (!fs::exists(path, ec)) return NotFound("model path '" + path + "' does not exist");
+  if (!fs::exists(path, ec)) {
+    return NotFound("model path '" + path + "' does not exist");
+  }
   if (fs::is_directory(path, ec)) {
     return LoadHfFolder(path, tp, options.load_mtp, cast, options.quantization);
   }
@@ -232,7 +262,9 @@ Result<std::unique_ptr<Model>> LoadModelWeights(const std::string& path,
       TANDEM_ASSIGN_OR_RETURN(QwenConfig config, QwenConfigFromGguf(*gguf));
       const Qwen3GgufSource source(*gguf, config);
       const WeightSource& weights = Cast(source, cast, holder);
-      if (gguf_arch.value() == "qwen3") return LoadQwen3(config, weights, tp);
+      if (gguf_arch.value() == "qwen3") {
+        return LoadQwen3(config, weights, tp);
+      }
       return LoadQwen3Moe(config, weights, tp);
     }
     TANDEM_ASSIGN_OR_RETURN(LlamaConfig config, LlamaConfigFromGguf(*gguf));

@@ -15,14 +15,22 @@ const char* DeviceKindName(DeviceKind kind) {
 }
 
 std::string DeviceName(const Device& device) {
-  if (device.kind == DeviceKind::kCpu) return "cpu";
+  if (device.kind == DeviceKind::kCpu) {
+    return "cpu";
+  }
   return std::string(DeviceKindName(device.kind)) + ":" + std::to_string(device.index);
 }
 
 Result<DeviceRequest> ParseDeviceFlag(const std::string& value) {
-  if (value == "auto") return DeviceRequest::kAuto;
-  if (value == "cpu") return DeviceRequest::kCpu;
-  if (value == "cuda") return DeviceRequest::kCuda;
+  if (value == "auto") {
+    return DeviceRequest::kAuto;
+  }
+  if (value == "cpu") {
+    return DeviceRequest::kCpu;
+  }
+  if (value == "cuda") {
+    return DeviceRequest::kCuda;
+  }
   return InvalidArgument("--device '" + value + "' is not one of auto, cpu, cuda");
 }
 

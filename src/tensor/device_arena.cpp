@@ -22,7 +22,9 @@ size_t DeviceArena::BytesFor(const Shape& shape, DType dtype) const {
 }
 
 Status DeviceArena::Reserve(size_t bytes) {
-  if (bytes <= capacity_) return Status::Ok();
+  if (bytes <= capacity_) {
+    return Status::Ok();
+  }
   TANDEM_CHECK(used_ == 0) << "arena '" << name_ << "' grown while " << used_
                            << " bytes are in use";
   const size_t grown = std::max(bytes, capacity_ + capacity_ / 2);

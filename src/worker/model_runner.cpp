@@ -8,7 +8,9 @@
 #include <fmt/ranges.h>
 
 #include "core/check.h"
+#include "core/clock.h"
 #include "core/logging.h"
+#include "core/step_profile.h"
 #include "worker/logprobs.h"
 #include "worker/mtp_proposer.h"
 #include "worker/plan_validator.h"
@@ -47,14 +49,20 @@ Status ModelRunner::ValidatePlan(const protocol::StepPlan& plan) const {
 }
 
 protocol::StepResult ModelRunner::Execute(const protocol::StepPlan& plan) {
+  const double started = core::StepProfile::enabled() ? MonotonicSeconds() : 0.0;
   UpdateStates(plan);
   const StepInputs inputs = input_builder_.Build(plan, requests_);
   Forward(inputs);
-  const std::vector<std::vector<SampledToken>> sampled = SampleTokens(inputs);
+  std::vector<std::vector<SampledToken>> sampled;
+  {
+    const core::ScopedPhase phase(core::StepPhase::kSampling);
+    sampled = SampleTokens(inputs);
+  }
   CommitSpeculativeStates(inputs, sampled);
   protocol::StepResult result = AppendAndReport(plan, inputs, sampled);
   AddPromptLogprobs(inputs, &result);
   if (proposer_ && inputs.ctx.num_tokens() > 0) {
+    const core::ScopedPhase phase(core::StepPhase::kDrafting);
     result.draft_token_ids = proposer_->Propose(inputs, sampled, output_);
   }
   for (size_t i = 0; i < result.draft_token_ids.size(); ++i) {
@@ -62,6 +70,10 @@ protocol::StepResult ModelRunner::Execute(const protocol::StepPlan& plan) {
       TLOG_DEBUG("step {}: request {} drafts [{}]", plan.step_id, plan.scheduled_request_ids[i],
                  fmt::join(result.draft_token_ids[i], ", "));
     }
+  }
+  if (started > 0) {
+    core::StepProfile::EndStep(MonotonicSeconds() - started, inputs.ctx.num_tokens(),
+                               inputs.ctx.num_seqs());
   }
   return result;
 }
@@ -75,11 +87,17 @@ void ModelRunner::UpdateStates(const protocol::StepPlan& plan) {
   // Finished first: a preempted request can come back as new in the same plan.
   for (const std::string& request_id : plan.finished_request_ids) {
     auto it = requests_.find(request_id);
-    if (it == requests_.end()) continue;
-    if (it->second.state_slot >= 0) free_state_slots_.push_back(it->second.state_slot);
+    if (it == requests_.end()) {
+      continue;
+    }
+    if (it->second.state_slot >= 0) {
+      free_state_slots_.push_back(it->second.state_slot);
+    }
     requests_.erase(it);
   }
-  for (const protocol::NewRequestData& data : plan.new_requests) AddRequest(data);
+  for (const protocol::NewRequestData& data : plan.new_requests) {
+    AddRequest(data);
+  }
   for (const protocol::CachedRequestData& data : plan.cached_requests) {
     auto it = requests_.find(data.request_id);
     TANDEM_CHECK(it != requests_.end())
@@ -120,7 +138,9 @@ void ModelRunner::Forward(const StepInputs& inputs) {
   output_.logits.clear();
   if (inputs.ctx.num_tokens() == 0) {
     model_->DummyForward();  // an idle rank's step: still enter the other DP ranks' collectives
-    if (proposer_) proposer_->DummyStep();  // ... the MTP head's too
+    if (proposer_) {
+      proposer_->DummyStep();  // ... the MTP head's too
+    }
     return;
   }
   model_->Forward(inputs.ctx, kv_cache_, output_);
@@ -133,22 +153,30 @@ void ModelRunner::Forward(const StepInputs& inputs) {
 
 void ModelRunner::CommitSpeculativeStates(const StepInputs& inputs,
                                           const std::vector<std::vector<SampledToken>>& sampled) {
-  if (kv_cache_.num_state_slots == 0) return;  // paged KV only: nothing to roll back
+  if (kv_cache_.num_state_slots == 0) {
+    return;  // paged KV only: nothing to roll back
+  }
   std::vector<int32_t> num_accepted(inputs.requests.size(), 0);
   bool any = false;
   for (size_t i = 0; i < inputs.requests.size(); ++i) {
-    if (inputs.drafts[i]->empty()) continue;
+    if (inputs.drafts[i]->empty()) {
+      continue;
+    }
     any = true;
     // Every emitted token but the last is an accepted draft (a mid-prefill request has none).
     num_accepted[i] = std::max(0, static_cast<int32_t>(sampled[i].size()) - 1);
   }
-  if (any) model_->CommitSpeculativeStates(inputs.ctx, num_accepted, kv_cache_);
+  if (any) {
+    model_->CommitSpeculativeStates(inputs.ctx, num_accepted, kv_cache_);
+  }
 }
 
 std::vector<std::vector<SampledToken>> ModelRunner::SampleTokens(const StepInputs& inputs) {
   std::vector<std::vector<SampledToken>> sampled(inputs.requests.size());
   for (size_t i = 0; i < inputs.requests.size(); ++i) {
-    if (inputs.logits_rows[i] >= 0) sampled[i] = SampleRequest(inputs, i);
+    if (inputs.logits_rows[i] >= 0) {
+      sampled[i] = SampleRequest(inputs, i);
+    }
   }
   return sampled;
 }
@@ -175,7 +203,9 @@ std::vector<SampledToken> ModelRunner::SampleRequest(const StepInputs& inputs, s
     return row;
   };
   auto advance_grammar = [&](const SampledToken& token) {
-    if (state.grammar) state.grammar->Accept(token.token_id);
+    if (state.grammar) {
+      state.grammar->Accept(token.token_id);
+    }
   };
   if (drafts.empty()) {
     const std::span<float> logits = row_logits(0);
@@ -197,7 +227,9 @@ std::vector<SampledToken> ModelRunner::SampleRequest(const StepInputs& inputs, s
     bool accepted = false;
     emitted.push_back(sampler_.VerifyRow(logits, row, drafts[k], &accepted));
     advance_grammar(emitted.back());
-    if (!accepted) break;
+    if (!accepted) {
+      break;
+    }
     history.push_back(drafts[k]);
   }
   return emitted;
@@ -208,8 +240,12 @@ void ModelRunner::AddPromptLogprobs(const StepInputs& inputs, protocol::StepResu
   std::vector<int32_t> scratch;
   for (size_t i = 0; i < inputs.requests.size(); ++i) {
     const int32_t first_row = inputs.prompt_logprob_rows[i];
-    if (first_row < 0) continue;
-    if (result->prompt_logprobs.empty()) result->prompt_logprobs.resize(inputs.requests.size());
+    if (first_row < 0) {
+      continue;
+    }
+    if (result->prompt_logprobs.empty()) {
+      result->prompt_logprobs.resize(inputs.requests.size());
+    }
     const RequestState& state = *inputs.requests[i];
     for (int32_t r = 0; r < inputs.num_prompt_logprob_rows[i]; ++r) {
       const auto row =
@@ -234,7 +270,9 @@ protocol::StepResult ModelRunner::AppendAndReport(
   result.sampled_token_ids.resize(inputs.requests.size());
   result.logprobs.resize(inputs.requests.size());
   for (size_t i = 0; i < inputs.requests.size(); ++i) {
-    if (sampled[i].empty()) continue;
+    if (sampled[i].empty()) {
+      continue;
+    }
     RequestState& state = *inputs.requests[i];
     for (const SampledToken& token : sampled[i]) {
       state.token_ids.push_back(token.token_id);

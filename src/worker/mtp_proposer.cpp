@@ -56,7 +56,9 @@ std::vector<std::vector<int32_t>> MtpProposer::Propose(
       const int32_t p = ctx.positions[row];
       next[row] = p + 1 < state.num_tokens() ? state.token_ids[p + 1] : state.token_ids.back();
     }
-    if (sampled[i].empty()) continue;
+    if (sampled[i].empty()) {
+      continue;
+    }
     // The last token gained sits at num_tokens − 1; the row before it drafts what follows.
     const int32_t p = state.num_tokens() - 2;
     const int32_t row = ctx.query_start_loc[i] + (p - ctx.positions[ctx.query_start_loc[i]]);
@@ -82,7 +84,9 @@ std::vector<std::vector<int32_t>> MtpProposer::Propose(
     std::vector<float> hidden;
     std::vector<size_t> kept;
     for (size_t d = 0; d < drafting.size(); ++d) {
-      if (drafting[d].request == SIZE_MAX) continue;
+      if (drafting[d].request == SIZE_MAX) {
+        continue;
+      }
       const RequestState& state = *inputs.requests[drafting[d].request];
       const int32_t p = drafting[d].position + k;
       if (p / ctx.block_size >= static_cast<int32_t>(state.block_ids.size())) {

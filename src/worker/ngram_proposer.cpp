@@ -18,7 +18,9 @@ std::vector<int32_t> NgramProposer::Propose(std::span<const int32_t> token_ids) 
     const std::span<const int32_t> suffix = token_ids.subspan(len - n);
     // Earlier occurrences start at j <= len - n - 1, so a token follows each.
     for (int64_t j = len - n - 1; j >= 0; --j) {
-      if (!std::equal(suffix.begin(), suffix.end(), token_ids.begin() + j)) continue;
+      if (!std::equal(suffix.begin(), suffix.end(), token_ids.begin() + j)) {
+        continue;
+      }
       const int64_t first = j + n;
       const int64_t last = std::min(len, first + k_);
       return std::vector<int32_t>(token_ids.begin() + first, token_ids.begin() + last);
@@ -32,7 +34,9 @@ std::vector<std::vector<int32_t>> NgramProposer::Propose(
     const model::ForwardOutput& /*target*/) {
   std::vector<std::vector<int32_t>> drafts(inputs.requests.size());
   for (size_t i = 0; i < inputs.requests.size(); ++i) {
-    if (!sampled[i].empty()) drafts[i] = Propose(inputs.requests[i]->token_ids);
+    if (!sampled[i].empty()) {
+      drafts[i] = Propose(inputs.requests[i]->token_ids);
+    }
   }
   return drafts;
 }

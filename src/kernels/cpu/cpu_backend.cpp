@@ -52,12 +52,16 @@ class CpuBackendImpl : public Backend {
   void CopyToDevice(const tensor::TensorView& dst, const void* src, size_t bytes,
                     Stream& /*stream*/) override {
     CheckCpuView(dst, bytes, "CopyToDevice");
-    if (dst.data != src && bytes > 0) std::memcpy(dst.data, src, bytes);
+    if (dst.data != src && bytes > 0) {
+      std::memcpy(dst.data, src, bytes);
+    }
   }
   void CopyToHost(void* dst, const tensor::TensorView& src, size_t bytes,
                   Stream& /*stream*/) override {
     CheckCpuView(src, bytes, "CopyToHost");
-    if (dst != src.data && bytes > 0) std::memcpy(dst, src.data, bytes);
+    if (dst != src.data && bytes > 0) {
+      std::memcpy(dst, src.data, bytes);
+    }
   }
 
  private:

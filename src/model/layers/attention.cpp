@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "core/step_profile.h"
 #include "kernels/ops.h"
 
 namespace tandem::model {
@@ -99,20 +100,26 @@ void Attention::Forward(const float* x, const ForwardContext& ctx, LayerCache& c
   if (!k_norm_.weight.empty()) {
     k_norm_.Forward(k_.data(), k_.data(), num_tokens * dims_.num_kv_heads);
   }
-  rope_.Apply(q_.data(), ctx.positions.data(), num_tokens, dims_.num_heads);
-  rope_.Apply(k_.data(), ctx.positions.data(), num_tokens, dims_.num_kv_heads);
-  kernels::WriteKvCache(k_.data(), v_.data(), ctx.slot_mapping.data(), num_tokens, kv_size,
-                        key_cache, value_cache, cache.kv_dtype);
-  kernels::PagedAttentionParams p;
-  p.num_heads = dims_.num_heads;
-  p.num_kv_heads = dims_.num_kv_heads;
-  p.head_dim = dims_.head_dim;
-  p.block_size = ctx.block_size;
-  p.scale = 1.0f / std::sqrt(static_cast<float>(dims_.head_dim));
-  p.kv_dtype = cache.kv_dtype;
-  kernels::PagedAttention(q_.data(), key_cache, value_cache, ctx.query_start_loc.data(),
-                          ctx.seq_lens.data(), ctx.num_seqs(), ctx.block_tables, p,
-                          attn_out_.data());
+  {
+    const core::ScopedPhase phase(core::StepPhase::kNormAct);
+    rope_.Apply(q_.data(), ctx.positions.data(), num_tokens, dims_.num_heads);
+    rope_.Apply(k_.data(), ctx.positions.data(), num_tokens, dims_.num_kv_heads);
+  }
+  {
+    const core::ScopedPhase phase(core::StepPhase::kAttention);
+    kernels::WriteKvCache(k_.data(), v_.data(), ctx.slot_mapping.data(), num_tokens, kv_size,
+                          key_cache, value_cache, cache.kv_dtype);
+    kernels::PagedAttentionParams p;
+    p.num_heads = dims_.num_heads;
+    p.num_kv_heads = dims_.num_kv_heads;
+    p.head_dim = dims_.head_dim;
+    p.block_size = ctx.block_size;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(dims_.head_dim));
+    p.kv_dtype = cache.kv_dtype;
+    kernels::PagedAttention(q_.data(), key_cache, value_cache, ctx.query_start_loc.data(),
+                            ctx.seq_lens.data(), ctx.num_seqs(), ctx.block_tables, p,
+                            attn_out_.data());
+  }
   if (output_gate_) {
     for (size_t i = 0; i < attn_out_.size(); ++i) {
       attn_out_[i] *= 1.0f / (1.0f + std::exp(-gate_[i]));

@@ -17,7 +17,9 @@ class MoeWithSharedExpert : public FeedForward {
 
   void Forward(const float* x, float* out, int64_t rows) override {
     moe_.Forward(x, out, rows);
-    if (rows > 0) shared_.AddForward(x, out, rows);
+    if (rows > 0) {
+      shared_.AddForward(x, out, rows);
+    }
   }
   size_t weight_bytes() const override { return moe_.weight_bytes() + shared_.weight_bytes(); }
   bool expert_parallel() const override { return moe_.expert_parallel(); }
@@ -30,7 +32,9 @@ class MoeWithSharedExpert : public FeedForward {
 }  // namespace
 
 std::unique_ptr<FeedForward> MoeFeedForward(Moe moe, std::optional<SharedExpert> shared) {
-  if (!shared) return std::make_unique<Moe>(std::move(moe));
+  if (!shared) {
+    return std::make_unique<Moe>(std::move(moe));
+  }
   return std::make_unique<MoeWithSharedExpert>(std::move(moe), std::move(*shared));
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/check.h"
+#include "core/step_profile.h"
 #include "kernels/ops.h"
 
 namespace tandem::model {
@@ -124,6 +125,7 @@ void GatedDeltaNet::CommitSpeculativeState(const ForwardContext& ctx, int32_t se
 
 void GatedDeltaNet::ForwardSequence(int64_t first, int64_t rows, bool fresh, float* state,
                                     int64_t num_snapshots, float* snapshots) {
+  const core::ScopedPhase phase(core::StepPhase::kAttention);
   const int64_t channels = dims_.conv_channels(), hk = dims_.num_k_heads, hv = dims_.num_v_heads;
   const int64_t dk = dims_.key_dim, dv = dims_.value_dim, kernel = dims_.conv_kernel;
   float* conv_state = state;

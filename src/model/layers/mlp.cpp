@@ -1,5 +1,7 @@
 #include "model/layers/mlp.h"
 
+#include "core/step_profile.h"
+
 namespace tandem::model {
 
 Mlp::Mlp(const std::vector<float>& gate, const std::vector<float>& up, std::vector<float> down,
@@ -21,7 +23,10 @@ void Mlp::Forward(const float* x, float* out, int64_t rows) {
   gate_up_out.resize(rows * 2 * ff_);
   act.resize(rows * ff_);
   gate_up_.Forward(x, gate_up_out.data(), rows);
-  kernels::SiluMul(gate_up_out.data(), act.data(), rows, ff_);
+  {
+    const core::ScopedPhase phase(core::StepPhase::kNormAct);
+    kernels::SiluMul(gate_up_out.data(), act.data(), rows, ff_);
+  }
   down_.Forward(act.data(), out, rows);
 }
 

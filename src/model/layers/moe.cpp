@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "core/step_profile.h"
 
 namespace tandem::model {
 
@@ -72,6 +73,7 @@ size_t Moe::weight_bytes() const {
 }
 
 void Moe::Route(const float* x, int64_t rows) {
+  const core::ScopedPhase phase(core::StepPhase::kRouting);
   logits_.resize(rows * num_experts_);
   expert_ids_.resize(rows * top_k_);
   weights_.resize(rows * top_k_);
@@ -96,7 +98,10 @@ void Moe::RunExpert(int64_t local_e, const float* xe, float* ye, int64_t n) {
   gu_.resize(n * 2 * ff_);
   act_.resize(n * ff_);
   MultiplyWeight(gate_up_, gate_up_plan_, xe, gu_.data(), n, local_e * 2 * ff_, 2 * ff_);
-  kernels::SiluMul(gu_.data(), act_.data(), n, ff_);
+  {
+    const core::ScopedPhase phase(core::StepPhase::kNormAct);
+    kernels::SiluMul(gu_.data(), act_.data(), n, ff_);
+  }
   MultiplyWeight(down_, down_plan_, act_.data(), ye, n, local_e * dim_, dim_);
 }
 

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "core/step_profile.h"
 #include "model/layers/moe.h"
 
 namespace tandem::model {
@@ -49,8 +50,11 @@ void Moe::ForwardExpertParallel(const float* x, float* out, int64_t rows) {
   std::vector<float> my_counts(size);
   for (int32_t r = 0; r < size; ++r) my_counts[r] = static_cast<float>(pairs_to[r]);
   counts_.resize(static_cast<size_t>(size) * size);
-  CheckOk(ep_.group->AllGather(my_counts.data(), size, counts_.data()), "pair-count all-gather",
-          ep_);
+  {
+    const core::ScopedPhase phase(core::StepPhase::kCollective);
+    CheckOk(ep_.group->AllGather(my_counts.data(), size, counts_.data()), "pair-count all-gather",
+            ep_);
+  }
   std::vector<size_t> pairs_from(size);
   size_t num_received = 0;
   for (int32_t s = 0; s < size; ++s) {
@@ -73,7 +77,11 @@ void Moe::ForwardExpertParallel(const float* x, float* out, int64_t rows) {
     send_elems[r] = pairs_to[r] * stride;
     recv_elems[r] = pairs_from[r] * stride;
   }
-  CheckOk(ep_.group->AllToAll(send_.data(), send_elems, recv_.data(), recv_elems), "dispatch", ep_);
+  {
+    const core::ScopedPhase phase(core::StepPhase::kCollective);
+    CheckOk(ep_.group->AllToAll(send_.data(), send_elems, recv_.data(), recv_elems), "dispatch",
+            ep_);
+  }
 
   // Local experts over everything received, grouped per expert.
   answers_.resize(std::max<size_t>(1, num_received * dim_));
@@ -108,8 +116,11 @@ void Moe::ForwardExpertParallel(const float* x, float* out, int64_t rows) {
     send_elems[r] = pairs_from[r] * dim_;
     recv_elems[r] = pairs_to[r] * dim_;
   }
-  CheckOk(ep_.group->AllToAll(answers_.data(), send_elems, returned_.data(), recv_elems), "combine",
-          ep_);
+  {
+    const core::ScopedPhase phase(core::StepPhase::kCollective);
+    CheckOk(ep_.group->AllToAll(answers_.data(), send_elems, returned_.data(), recv_elems),
+            "combine", ep_);
+  }
   // Each row adds its experts' outputs in expert order, as the single-rank path does, so the
   // sums round the same way.
   std::vector<int64_t> slot_of_pair(num_pairs);

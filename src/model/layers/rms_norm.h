@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/step_profile.h"
 #include "kernels/device_ops.h"
 #include "kernels/ops.h"
 #include "tensor/tensor_view.h"
@@ -16,6 +17,7 @@ struct RmsNormLayer {
 
   // x, y: [rows, dim]; y may equal x.
   void Forward(const float* x, float* y, int64_t rows) const {
+    const core::ScopedPhase phase(core::StepPhase::kNormAct);
     kernels::RmsNorm(x, weight.data(), y, rows, static_cast<int64_t>(weight.size()), eps);
   }
   // The same over views on the stream's device (a host weight: CPU streams only, until the

@@ -3,11 +3,13 @@
 #include <algorithm>
 
 #include "core/check.h"
+#include "core/step_profile.h"
 
 namespace tandem::model {
 
 void TpContext::AllReduceSum(float* x, size_t count) const {
   if (size == 1) return;
+  const core::ScopedPhase phase(core::StepPhase::kCollective);
   const Status s = group->AllReduceSum(x, count);
   TANDEM_CHECK(s.ok()) << "TP rank " << rank << "/" << size << ": all-reduce of " << count
                        << " floats failed: " << s.ToString();
@@ -18,6 +20,7 @@ void TpContext::AllGather(const float* in, size_t count, float* out) const {
     std::copy(in, in + count, out);
     return;
   }
+  const core::ScopedPhase phase(core::StepPhase::kCollective);
   const Status s = group->AllGather(in, count, out);
   TANDEM_CHECK(s.ok()) << "TP rank " << rank << "/" << size << ": all-gather of " << count
                        << " floats failed: " << s.ToString();

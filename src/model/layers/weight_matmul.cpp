@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "core/step_profile.h"
 #include "kernels/ops.h"
 
 namespace tandem::model {
@@ -97,6 +98,7 @@ tensor::Tensor DropPackedBytes(tensor::Tensor w, const Int8WeightPlan& plan) {
 
 void MultiplyWeight(const tensor::Tensor& w, const Int8WeightPlan& plan, const float* x, float* y,
                     int64_t m, int64_t first_row, int64_t rows) {
+  const core::ScopedPhase phase(core::StepPhase::kMatmul);
   const int64_t k = w.shape().back();
   if (plan.kind == Int8WeightPlan::Kind::kNone) {
     const auto* base = static_cast<const unsigned char*>(w.raw());

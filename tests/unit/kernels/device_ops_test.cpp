@@ -56,7 +56,9 @@ TEST(DeviceOpsTest, RmsNormAddAndGatherMatchTheHostKernels) {
     x[i] = std::sin(0.37f * static_cast<float>(i)) * 3.0f;
     d[i] = 0.25f * static_cast<float>(i % 5) - 0.5f;
   }
-  for (int64_t j = 0; j < dim; ++j) w[j] = 0.5f + 0.125f * static_cast<float>(j);
+  for (int64_t j = 0; j < dim; ++j) {
+    w[j] = 0.5f + 0.125f * static_cast<float>(j);
+  }
   std::vector<float> want(rows * dim), got(rows * dim);
   kernels::RmsNorm(x.data(), w.data(), want.data(), rows, dim, 1e-6f);
   RmsNorm(*stream, HostView({rows, dim}, DType::kF32, x.data()),
@@ -67,7 +69,9 @@ TEST(DeviceOpsTest, RmsNormAddAndGatherMatchTheHostKernels) {
   std::vector<float> sum = x;
   AddInPlace(*stream, HostView({rows, dim}, DType::kF32, sum.data()),
              HostView({rows, dim}, DType::kF32, d.data()));
-  for (int64_t i = 0; i < rows * dim; ++i) EXPECT_EQ(sum[i], x[i] + d[i]);
+  for (int64_t i = 0; i < rows * dim; ++i) {
+    EXPECT_EQ(sum[i], x[i] + d[i]);
+  }
 
   std::vector<int32_t> pick = {2, 0};
   std::vector<float> picked(2 * dim);

@@ -19,13 +19,17 @@ class CountingAllocator : public DeviceAllocator {
   explicit CountingAllocator(size_t limit = SIZE_MAX) : limit_(limit) {}
   Device device() const override { return {}; }
   void* Allocate(size_t bytes, size_t alignment) override {
-    if (bytes > limit_) return nullptr;
+    if (bytes > limit_) {
+      return nullptr;
+    }
     ++allocations;
     live += bytes;
     return std::aligned_alloc(alignment, (bytes + alignment - 1) / alignment * alignment);
   }
   void Free(void* ptr, size_t bytes) override {
-    if (ptr == nullptr) return;
+    if (ptr == nullptr) {
+      return;
+    }
     live -= bytes;
     std::free(ptr);
   }
@@ -100,7 +104,9 @@ TEST(DeviceArenaTest, ARefusedReserveIsAnErrorAndKeepsTheOldBuffer) {
 
 TEST(TensorViewTest, RowsIsAViewOfTheSameBytes) {
   std::vector<float> data(12);
-  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<float>(i);
+  }
   const TensorView all = HostView({4, 3}, DType::kF32, data.data());
   const TensorView mid = all.Rows(1, 2);
   EXPECT_EQ(mid.shape, (Shape{2, 3}));
