@@ -62,7 +62,20 @@ int RunDataParallelApiMachine(const ServeFlags& flags, const EngineCoreConfig& b
   ipc::HandshakeClient handshake(head);
   TLOG_INFO("API machine for DP rank(s) {}..{} of {}: asking the head at {} for its coordinator",
             first, last, flags.data_parallel_size, head_address);
-  auto reply = handshake.Hello(hello, MonotonicSeconds() + base.ready_timeout_s);
+  Result<protocol::HandshakeReply> reply = Unavailable("no reply");
+  std::atomic<bool> cancelled{false};
+  {
+    // SIGINT / SIGTERM while the head is not there yet stop the wait (the signals are blocked
+    // in every thread; without a SignalThread they stayed pending for the whole deadline).
+    SignalThread waiting_signals([&](int sig) {
+      TLOG_INFO("signal {}: no longer waiting for the head", sig);
+      cancelled = true;
+    });
+    reply = handshake.Hello(hello, MonotonicSeconds() + base.ready_timeout_s, &cancelled);
+  }
+  if (cancelled) {
+    return 0;
+  }
   if (!reply.ok()) {
     TLOG_ERROR("{}", reply.status().message());
     return 1;

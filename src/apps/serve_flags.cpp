@@ -447,7 +447,11 @@ std::vector<std::string> NormalizeFlagSpellings(int argc, char** argv) {
         {"-dpa", "--data-parallel-address"},    {"-dpp", "--data-parallel-rpc-port"},
         {"-dpr", "--data-parallel-start-rank"}, {"-dpn", "--data-parallel-rank"},
         {"-dpb", "--data-parallel-backend"},    {"-ep", "--enable-expert-parallel"}};
-    if (auto it = kShortForms.find(a); it != kShortForms.end()) a = it->second;
+    // "-dpn 1" and, as argparse also takes it, "-dpn=1".
+    const size_t eq = a.rfind("--", 0) == 0 ? std::string::npos : a.find('=');
+    if (auto it = kShortForms.find(a.substr(0, eq)); it != kShortForms.end()) {
+      a = it->second + (eq == std::string::npos ? "" : a.substr(eq));
+    }
     if (a.rfind("--", 0) == 0) {
       size_t end = a.find('=');
       if (end == std::string::npos) end = a.size();

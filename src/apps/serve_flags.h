@@ -184,7 +184,7 @@ void LogAppliedFlags(const ServeFlags& flags);
 
 // vLLM spellings: `--a_b` → `--a-b` (the name part only; values are untouched); the short
 // forms -tp -dp -pp -dpl -dpa -dpp -dpr -dpn -dpb -ep → their long flags, as vLLM maps them
-// (-dpr is --data-parallel-start-rank, -dpn --data-parallel-rank).
+// (-dpr is --data-parallel-start-rank, -dpn --data-parallel-rank), also as "-dpn=1".
 std::vector<std::string> NormalizeFlagSpellings(int argc, char** argv);
 
 }  // namespace tandem::apps

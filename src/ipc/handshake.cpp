@@ -197,20 +197,25 @@ Result<HandshakeReply> HandshakeClient::Hello(const EngineHello& hello, double d
 }
 
 Result<HandshakeReply> HandshakeClient::Hello(const protocol::ApiServerHello& hello,
-                                              double deadline_s) {
+                                              double deadline_s,
+                                              const std::atomic<bool>* cancelled) {
   return Exchange(protocol::Encode(MessageType::kApiServerHello, hello),
                   "the API servers of DP rank(s) " + std::to_string(hello.first_rank) + ".." +
                       std::to_string(hello.first_rank + hello.num_ranks - 1),
-                  deadline_s);
+                  deadline_s, cancelled);
 }
 
 Result<HandshakeReply> HandshakeClient::Exchange(const std::string& frame, const std::string& who,
-                                                 double deadline_s) {
+                                                 double deadline_s,
+                                                 const std::atomic<bool>* cancelled) {
   TANDEM_RETURN_IF_ERROR(dealer_.Connect(head_endpoint_));
   TANDEM_RETURN_IF_ERROR(dealer_.Send(frame));
   const std::string address = head_endpoint_.substr(head_endpoint_.find("://") + 3);
   double next_log_s = MonotonicSeconds() + 10;
   while (true) {
+    if (cancelled != nullptr && cancelled->load()) {
+      return Unavailable(who + " stopped waiting for the head at " + address + ": shutdown signal");
+    }
     const double now = MonotonicSeconds();
     if (now >= deadline_s) {
       return Unavailable(who + " got no answer from the head at " + address +

@@ -6,6 +6,7 @@
 // Reference: vLLM v1 engine/utils.py wait_for_engine_startup (HELLO/READY over a ROUTER).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -90,8 +91,10 @@ class HandshakeClient {
   Result<protocol::HandshakeReply> Hello(const protocol::EngineHello& hello, double deadline_s);
 
   // An API machine's hello (hybrid / external DP load balancing): the reply's publish_endpoint
-  // is the coordinator's PUB. Errors as Hello's.
-  Result<protocol::HandshakeReply> Hello(const protocol::ApiServerHello& hello, double deadline_s);
+  // is the coordinator's PUB. Errors as Hello's; also kUnavailable as soon as `cancelled` (when
+  // given) turns true (a shutdown signal while waiting for the head).
+  Result<protocol::HandshakeReply> Hello(const protocol::ApiServerHello& hello, double deadline_s,
+                                         const std::atomic<bool>* cancelled = nullptr);
 
   // Tells the head this rank has loaded its model.
   Status Ready(const protocol::EngineReadyInfo& info);
@@ -99,7 +102,8 @@ class HandshakeClient {
  private:
   // Sends `frame` and waits for the head's HandshakeReply; `who` names us in messages.
   Result<protocol::HandshakeReply> Exchange(const std::string& frame, const std::string& who,
-                                            double deadline_s);
+                                            double deadline_s,
+                                            const std::atomic<bool>* cancelled = nullptr);
 
   std::string head_endpoint_;
   ZmqSocket dealer_;

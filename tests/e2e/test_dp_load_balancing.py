@@ -3,6 +3,7 @@ on loopback, each with its own API server serving only its own DP rank, one depl
 head runs the handshake and the coordinator). Outputs equal one rank's; each machine's requests
 run on its own rank only; a pin to the other machine's rank is a 400 naming the range; /metrics
 shows the served rank only; the flags' misuses stop start-up naming them."""
+import signal
 import subprocess
 import time
 
@@ -150,6 +151,8 @@ MISUSES = [
      "--data-parallel-rank with DP rank(s) from 1 needs --data-parallel-address"),
     (["-dpn", "1", "-dpr", "2"],
      "--data-parallel-rank 1 and --data-parallel-start-rank 2 disagree"),
+    (["-dpn=1", "-dpr=2"],  # argparse's "-x=value" spelling of the short forms
+     "--data-parallel-rank 1 and --data-parallel-start-rank 2 disagree"),
     (["-dpn", "2"], "--data-parallel-rank 2 must be in [0, --data-parallel-size 2)"),
     # vLLM's -dpr is --data-parallel-start-rank (a follower's first rank), not the rank.
     (["-dpr", "1"],
@@ -169,8 +172,33 @@ def test_misused_flags_stop_start_up_naming_them():
     check(not failures, "\n".join(failures))
 
 
+def test_a_machine_waiting_for_its_head_stops_on_sigterm():
+    """SIGTERM while an API machine still waits for an absent head ends it at once, exit 0 (the
+    signal stayed pending until the start-up deadline, up to 600 s)."""
+    p = subprocess.Popen([BIN, "serve", STORIES_GGUF, *COMMON, "-dpn", "1",
+                          "--data-parallel-rpc-port", str(free_port()), "--port",
+                          str(free_port())],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = []
+    try:
+        for line in p.stdout:  # the wait has begun once it asks the head
+            log.append(line)
+            if "asking the head" in line:
+                break
+        p.send_signal(signal.SIGTERM)
+        rest, _ = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    out = "".join(log) + (rest or "")
+    check(p.returncode == 0 and "signal 15: no longer waiting for the head" in out,
+          f"code {p.returncode}:\n{out[-1500:]}")
+
+
 if __name__ == "__main__":
     run([test_hybrid_lb_each_machine_serves_its_own_rank, test_external_lb_one_api_deployment_per_rank,
          test_a_second_machine_with_other_settings_is_refused_by_name,
          test_hybrid_lb_with_expert_parallel_steps_both_machines_in_waves,
-         test_misused_flags_stop_start_up_naming_them])
+         test_misused_flags_stop_start_up_naming_them,
+         test_a_machine_waiting_for_its_head_stops_on_sigterm])
