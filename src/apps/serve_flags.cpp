@@ -241,7 +241,11 @@ static Status ResolveLoadBalancingMode(ServeFlags& f) {
                            std::to_string(f.data_parallel_size) + ")");
   }
   if (f.data_parallel_rank >= 0) {
-    if (f.data_parallel_start_rank != 0 && f.data_parallel_start_rank != f.data_parallel_rank) {
+    // An explicit start rank 0 (-dpr 0) counts as given, not as the default.
+    const bool start_rank_given = std::find(f.given_flags.begin(), f.given_flags.end(),
+                                            "data-parallel-start-rank") != f.given_flags.end();
+    if ((f.data_parallel_start_rank != 0 || start_rank_given) &&
+        f.data_parallel_start_rank != f.data_parallel_rank) {
       return InvalidArgument("--data-parallel-rank " + std::to_string(f.data_parallel_rank) +
                              " and --data-parallel-start-rank " +
                              std::to_string(f.data_parallel_start_rank) +

@@ -153,6 +153,8 @@ MISUSES = [
      "--data-parallel-rank 1 and --data-parallel-start-rank 2 disagree"),
     (["-dpn=1", "-dpr=2"],  # argparse's "-x=value" spelling of the short forms
      "--data-parallel-rank 1 and --data-parallel-start-rank 2 disagree"),
+    (["-dpn", "1", "-dpr", "0"],  # an explicit 0 is not the default
+     "--data-parallel-rank 1 and --data-parallel-start-rank 0 disagree"),
     (["-dpn", "2"], "--data-parallel-rank 2 must be in [0, --data-parallel-size 2)"),
     # vLLM's -dpr is --data-parallel-start-rank (a follower's first rank), not the rank.
     (["-dpr", "1"],
