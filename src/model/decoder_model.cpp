@@ -12,7 +12,6 @@ DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp,
     : info_(std::move(info)),
       w_(std::move(weights)),
       tp_(tp),
-      backend_(&backend),
       stream_(backend.CreateStream()),
       activations_(std::make_unique<tensor::DeviceArena>(backend.allocator(), "activations")) {
   TANDEM_CHECK(backend.device().kind == tensor::DeviceKind::kCpu)
@@ -74,8 +73,8 @@ void DecoderModel::Draft(const ForwardContext& ctx, const int32_t* next_tokens, 
   }
   LayerCache cache{kv.key_cache[num_kv_layers_].data(), kv.value_cache[num_kv_layers_].data()};
   cache.kv_dtype = kv.spec.kv_dtype;
-  mtp_->Forward(ctx, next_tokens, hidden, w_.embedding, w_.lm_head, info_.vocab_size, cache,
-                hidden_out, logits);
+  mtp_->Forward(*stream_, ctx, next_tokens, hidden, w_.embedding, w_.lm_head, info_.vocab_size,
+                cache, hidden_out, logits);
 }
 
 Status DecoderModel::SetKvCacheDtype(tensor::DType dtype) {

@@ -79,7 +79,6 @@ class DecoderModel : public Model, private DraftHead {
   int64_t state_floats_ = 0;
   tensor::DType kv_dtype_ = tensor::DType::kF32;
   std::unique_ptr<MtpModule> mtp_;  // null: no MTP head
-  kernels::Backend* backend_;
   std::unique_ptr<kernels::Stream> stream_;
   std::unique_ptr<tensor::DeviceArena> activations_;  // reset at the start of every Forward
   tensor::TensorView hidden_;    // the last Forward's residual stream [num_tokens, hidden]

@@ -5,20 +5,18 @@
 namespace tandem::model {
 
 MtpModule::MtpModule(MtpWeights weights, int64_t hidden_size, TpContext tp)
-    : w_(std::move(weights)),
-      hidden_size_(hidden_size),
-      tp_(tp),
-      stream_(kernels::CpuBackend().CreateStream()) {}
+    : w_(std::move(weights)), hidden_size_(hidden_size), tp_(tp) {}
 
 size_t MtpModule::weight_bytes() const {
   return w_.fc.weight_bytes() + w_.layer.weight_bytes() +
          (w_.enorm.weight.size() + w_.hnorm.weight.size() + w_.norm.weight.size()) * sizeof(float);
 }
 
-void MtpModule::Forward(const ForwardContext& ctx, const int32_t* next_tokens,
-                        const float* target_hidden, const Embedding& embedding,
-                        const Linear& lm_head, int64_t vocab_size, LayerCache& cache,
-                        std::vector<float>& hidden_out, std::vector<float>& logits) {
+void MtpModule::Forward(kernels::Stream& stream, const ForwardContext& ctx,
+                        const int32_t* next_tokens, const float* target_hidden,
+                        const Embedding& embedding, const Linear& lm_head, int64_t vocab_size,
+                        LayerCache& cache, std::vector<float>& hidden_out,
+                        std::vector<float>& logits) {
   const int64_t n = ctx.num_tokens(), h = hidden_size_;
   embedded_.resize(n * h);
   embedding.Forward(next_tokens, n, embedded_.data());
@@ -39,7 +37,7 @@ void MtpModule::Forward(const ForwardContext& ctx, const int32_t* next_tokens,
   w_.fc.Forward(concat_.data(), hidden_out.data(), n);
   delta_.resize(n * h);
   const tensor::DType f32 = tensor::DType::kF32;
-  w_.layer.Forward(ctx, tp_, cache, *stream_, tensor::HostView({n, h}, f32, hidden_out.data()),
+  w_.layer.Forward(ctx, tp_, cache, stream, tensor::HostView({n, h}, f32, hidden_out.data()),
                    tensor::HostView({n, h}, f32, normed_.data()),
                    tensor::HostView({n, h}, f32, delta_.data()));
   w_.norm.Forward(hidden_out.data(), hidden_out.data(), n);

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "kernels/backend.h"
@@ -40,10 +39,12 @@ class MtpModule {
   // x_{p+1} of each row; target_hidden [num_tokens, hidden] f32 = h_p (final-normed, or the
   // head's own h' for later draft steps); cache: the head's paged KV layer (ctx's slots).
   // Writes hidden_out [num_tokens, hidden] = h' and logits [ctx.logits_indices.size(), vocab]
-  // from `lm_head` (vocab-parallel under TP, gathered). Not thread-safe.
-  void Forward(const ForwardContext& ctx, const int32_t* next_tokens, const float* target_hidden,
-               const Embedding& embedding, const Linear& lm_head, int64_t vocab_size,
-               LayerCache& cache, std::vector<float>& hidden_out, std::vector<float>& logits);
+  // from `lm_head` (vocab-parallel under TP, gathered). The decoder layer runs on `stream`, the
+  // model's. Not thread-safe.
+  void Forward(kernels::Stream& stream, const ForwardContext& ctx, const int32_t* next_tokens,
+               const float* target_hidden, const Embedding& embedding, const Linear& lm_head,
+               int64_t vocab_size, LayerCache& cache, std::vector<float>& hidden_out,
+               std::vector<float>& logits);
 
   size_t weight_bytes() const;
   // No rows on this rank: enters the head's expert-parallel collectives only.
@@ -57,9 +58,8 @@ class MtpModule {
   MtpWeights w_;
   int64_t hidden_size_;
   TpContext tp_;
-  // Host scratch on the CPU stream; moves into the activation arena with the layers
+  // Host scratch; moves into the model's activation arena with the layers
   // (docs/design/device-seam.md §8 step 4).
-  std::unique_ptr<kernels::Stream> stream_;
   std::vector<float> embedded_, concat_, normed_, delta_, rows_, local_logits_, gathered_;
 };
 

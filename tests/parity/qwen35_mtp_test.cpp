@@ -5,10 +5,12 @@
 // agrees under its own convention).
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "common/golden_json.h"
+#include "kernels/backend.h"
 #include "model/arch/qwen35.h"
 #include "model/decoder_model.h"
 #include "model/loader/safetensors_reader.h"
@@ -93,8 +95,9 @@ TEST(Qwen35MtpTest, FirstDraftsAlongEveryGoldenPathEqualTheReference) {
       head_ctx.logits_indices.push_back(prompt_len + static_cast<int32_t>(j) - 2);
     }
     std::vector<float> head_hidden, head_logits;
-    (*mtp)->Forward(head_ctx, next.data(), hidden.data(), trunk->embedding(), trunk->lm_head(),
-                    vocab, cache, head_hidden, head_logits);
+    const std::unique_ptr<kernels::Stream> stream = kernels::CpuBackend().CreateStream();
+    (*mtp)->Forward(*stream, head_ctx, next.data(), hidden.data(), trunk->embedding(),
+                    trunk->lm_head(), vocab, cache, head_hidden, head_logits);
     for (size_t j = 0; j < want.size(); ++j) {
       const auto row = std::span<const float>(head_logits).subspan(j * vocab, vocab);
       const int32_t draft =
