@@ -50,7 +50,7 @@ TEST(Qwen35GgufSourceTest, EveryHfTensorIncludingMtpEqualsTheGgufOne) {
   auto hf = SafetensorsCheckpoint::Open(kDir);
   ASSERT_TRUE(hf.ok()) << hf.status().ToString();
   const std::string text_prefix = "model.language_model.";
-  int compared = 0, mtp = 0;
+  int compared = 0, mtp = 0, stored_f16 = 0;
   for (const std::string& name : SafetensorsNames(kDir + "/model.safetensors")) {
     const std::string as =
         name.rfind(text_prefix, 0) == 0 ? "model." + name.substr(text_prefix.size()) : name;
@@ -67,11 +67,26 @@ TEST(Qwen35GgufSourceTest, EveryHfTensorIncludingMtpEqualsTheGgufOne) {
     for (int64_t i = 0; i < want->numel(); ++i) {
       ASSERT_LE(std::fabs(want->f32()[i] - got->f32()[i]), tolerance) << "element " << i;
     }
+    // ReadStored: the same values, in the file's dtype wherever a Linear or the experts hold
+    // the tensor (whole rows or head-wide column blocks reordered as stored).
+    auto stored = source.ReadStored(as);
+    ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+    ASSERT_EQ(stored->shape(), got->shape());
+    const tensor::Tensor stored_f32 =
+        stored->dtype() == tensor::DType::kF32 ? stored->Clone() : stored->ToF32();
+    for (int64_t i = 0; i < want->numel(); ++i) {
+      ASSERT_EQ(stored_f32.f32()[i], got->f32()[i]) << "element " << i << " as stored";
+    }
+    stored_f16 += stored->dtype() == tensor::DType::kF16;
     ++compared;
     mtp += name.rfind("mtp.", 0) == 0;
   }
   EXPECT_GE(compared, 90);  // 4 layers + embeddings + head + the MTP layer
   EXPECT_GE(mtp, 15);       // fc, 3 head norms, attention, router, experts, shared expert
+  // Every F16 matrix of the file stays F16: embedding and lm_head (2), qkv/z/b/a/out of the 3
+  // GDN layers (15), fused gate_up, down and the shared gate/up/down of the 4 + MTP layers (25),
+  // q/k/v/o of layer 3 and the MTP layer (8), the MTP fc (1).
+  EXPECT_EQ(stored_f16, 51);
 }
 
 }  // namespace

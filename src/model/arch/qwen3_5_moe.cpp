@@ -17,7 +17,9 @@
 // in_proj_qkv and conv1d, z/b/a rows, dt_bias/A_log, out_proj columns); experts' intermediate
 // rows/columns — or, with expert parallel, whole experts per EP rank. Fused tensors are read
 // whole and sliced here.
+#include <initializer_list>
 #include <optional>
+#include <utility>
 
 #include "core/logging.h"
 #include "model/arch/qwen35.h"
@@ -55,17 +57,6 @@ Names NamesOf(const WeightSource& src) {
 // Rows [first, first + count) of a row-major [rows, width] matrix.
 std::vector<float> Rows(const std::vector<float>& x, int64_t width, int64_t first, int64_t count) {
   return std::vector<float>(x.begin() + first * width, x.begin() + (first + count) * width);
-}
-
-// Columns [first, first + count) of a row-major [rows, width] matrix.
-std::vector<float> Cols(const std::vector<float>& x, int64_t rows, int64_t width, int64_t first,
-                        int64_t count) {
-  std::vector<float> out;
-  out.reserve(rows * count);
-  for (int64_t r = 0; r < rows; ++r) {
-    out.insert(out.end(), x.begin() + r * width + first, x.begin() + r * width + first + count);
-  }
-  return out;
 }
 
 void DeclareAttention(ShardedReader& r, const Qwen35Config& c, const std::string& a) {
@@ -168,15 +159,31 @@ Result<std::unique_ptr<TokenMixer>> LoadGdn(const ShardedReader& r, const Qwen35
     out.insert(out.end(), v.begin(), v.end());
     return out;
   };
+  // The projections in their stored dtype: this rank's rows (or out_proj's columns) of each.
+  auto row_ranges = [](tensor::Tensor t,
+                       std::initializer_list<std::pair<int64_t, int64_t>> ranges) {
+    std::vector<int64_t> rows;
+    for (const auto& [first, count] : ranges) {
+      for (int64_t i = first; i < first + count; ++i) {
+        rows.push_back(i);
+      }
+    }
+    if (static_cast<int64_t>(rows.size()) == t.dim(0)) {
+      return t;  // one TP rank: all of them
+    }
+    return tensor::GatherRows(t, rows);
+  };
   GatedDeltaNetWeights w;
-  TANDEM_ASSIGN_OR_RETURN(auto qkv, r.Read(g + "in_proj_qkv.weight"));
-  w.in_proj_qkv = qkv_rows(qkv, h);
-  TANDEM_ASSIGN_OR_RETURN(auto z, r.Read(g + "in_proj_z.weight"));
-  w.in_proj_z = Rows(z, h, v0 * dv, lv * dv);
-  TANDEM_ASSIGN_OR_RETURN(auto b, r.Read(g + "in_proj_b.weight"));
-  w.in_proj_b = Rows(b, h, v0, lv);
-  TANDEM_ASSIGN_OR_RETURN(auto a, r.Read(g + "in_proj_a.weight"));
-  w.in_proj_a = Rows(a, h, v0, lv);
+  TANDEM_ASSIGN_OR_RETURN(auto qkv, r.ReadStored(g + "in_proj_qkv.weight"));
+  w.in_proj_qkv = row_ranges(std::move(qkv), {{k0 * dk, lk * dk},
+                                              {full.num_k_heads * dk + k0 * dk, lk * dk},
+                                              {2 * full.num_k_heads * dk + v0 * dv, lv * dv}});
+  TANDEM_ASSIGN_OR_RETURN(auto z, r.ReadStored(g + "in_proj_z.weight"));
+  w.in_proj_z = row_ranges(std::move(z), {{v0 * dv, lv * dv}});
+  TANDEM_ASSIGN_OR_RETURN(auto b, r.ReadStored(g + "in_proj_b.weight"));
+  w.in_proj_b = row_ranges(std::move(b), {{v0, lv}});
+  TANDEM_ASSIGN_OR_RETURN(auto a, r.ReadStored(g + "in_proj_a.weight"));
+  w.in_proj_a = row_ranges(std::move(a), {{v0, lv}});
   TANDEM_ASSIGN_OR_RETURN(auto conv, r.Read(g + "conv1d.weight"));  // [C, 1, K] = [C, K]
   w.conv1d = qkv_rows(conv, full.conv_kernel);
   TANDEM_ASSIGN_OR_RETURN(auto dt_bias, r.Read(g + "dt_bias"));
@@ -184,8 +191,9 @@ Result<std::unique_ptr<TokenMixer>> LoadGdn(const ShardedReader& r, const Qwen35
   TANDEM_ASSIGN_OR_RETURN(auto a_log, r.Read(g + "A_log"));
   w.a_log = Rows(a_log, 1, v0, lv);
   TANDEM_ASSIGN_OR_RETURN(w.norm, r.Read(g + "norm.weight"));
-  TANDEM_ASSIGN_OR_RETURN(auto out, r.Read(g + "out_proj.weight"));  // row-parallel
-  w.out_proj = Cols(out, h, full.num_v_heads * dv, v0 * dv, lv * dv);
+  TANDEM_ASSIGN_OR_RETURN(auto out, r.ReadStored(g + "out_proj.weight"));  // row-parallel
+  w.out_proj =
+      lv == full.num_v_heads ? std::move(out) : tensor::SliceColumns(out, v0 * dv, lv * dv);
   return std::unique_ptr<TokenMixer>(std::make_unique<GatedDeltaNet>(local, std::move(w)));
 }
 

@@ -34,11 +34,17 @@ GatedDeltaNet::GatedDeltaNet(const GatedDeltaNetDims& dims, GatedDeltaNetWeights
   const int64_t value_size = hv * dims.value_dim;
   TANDEM_CHECK(dims.num_k_heads > 0 && hv % dims.num_k_heads == 0 && dims.conv_kernel >= 1)
       << "GatedDeltaNet: " << hv << " value heads over " << dims.num_k_heads << " key heads";
-  in_proj_qkv_ = Linear(std::move(w.in_proj_qkv), dims.conv_channels(), hidden);
-  in_proj_z_ = Linear(std::move(w.in_proj_z), value_size, hidden);
-  in_proj_b_ = Linear(std::move(w.in_proj_b), hv, hidden);
-  in_proj_a_ = Linear(std::move(w.in_proj_a), hv, hidden);
-  out_proj_ = Linear(std::move(w.out_proj), hidden, value_size);
+  const auto shaped = [](tensor::Tensor t, int64_t rows, int64_t cols, const char* name) {
+    TANDEM_CHECK(t.rank() == 2 && t.dim(0) == rows && t.dim(1) == cols)
+        << "GatedDeltaNet: " << name << " is " << tensor::ShapeToString(t.shape()) << "; expected ["
+        << rows << ", " << cols << "]";
+    return Linear(std::move(t));
+  };
+  in_proj_qkv_ = shaped(std::move(w.in_proj_qkv), dims.conv_channels(), hidden, "in_proj_qkv");
+  in_proj_z_ = shaped(std::move(w.in_proj_z), value_size, hidden, "in_proj_z");
+  in_proj_b_ = shaped(std::move(w.in_proj_b), hv, hidden, "in_proj_b");
+  in_proj_a_ = shaped(std::move(w.in_proj_a), hv, hidden, "in_proj_a");
+  out_proj_ = shaped(std::move(w.out_proj), hidden, value_size, "out_proj");
   TANDEM_CHECK(static_cast<int64_t>(conv1d_.size()) == dims.conv_channels() * dims.conv_kernel &&
                static_cast<int64_t>(dt_bias_.size()) == hv &&
                static_cast<int64_t>(a_log_.size()) == hv &&

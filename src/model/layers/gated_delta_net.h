@@ -37,17 +37,18 @@ struct GatedDeltaNetDims {
   }
 };
 
-// Row-major f32, HF layout ([out, in]), value heads in grouped order.
+// HF layout ([out, in], row-major), value heads in grouped order. The projections stay in the
+// dtype they were stored in (F32, F16, BF16 or Q8_0: Linear's matmul kernels), the rest f32.
 struct GatedDeltaNetWeights {
-  std::vector<float> in_proj_qkv;  // [conv_channels, hidden]: q (Hk·dk) | k (Hk·dk) | v (Hv·dv)
-  std::vector<float> in_proj_z;    // [Hv·dv, hidden]
-  std::vector<float> in_proj_b;    // [Hv, hidden]
-  std::vector<float> in_proj_a;    // [Hv, hidden]
-  std::vector<float> conv1d;       // [conv_channels, K] (HF [C, 1, K] squeezed), no bias
-  std::vector<float> dt_bias;      // [Hv]
-  std::vector<float> a_log;        // [Hv] (A = −e^A_log)
-  std::vector<float> norm;         // [dv] gated RMSNorm weight (plain, not +1)
-  std::vector<float> out_proj;     // [hidden, Hv·dv]
+  tensor::Tensor in_proj_qkv;  // [conv_channels, hidden]: q (Hk·dk) | k (Hk·dk) | v (Hv·dv)
+  tensor::Tensor in_proj_z;    // [Hv·dv, hidden]
+  tensor::Tensor in_proj_b;    // [Hv, hidden]
+  tensor::Tensor in_proj_a;    // [Hv, hidden]
+  tensor::Tensor out_proj;     // [hidden, Hv·dv]
+  std::vector<float> conv1d;   // [conv_channels, K] (HF [C, 1, K] squeezed), no bias
+  std::vector<float> dt_bias;  // [Hv]
+  std::vector<float> a_log;    // [Hv] (A = −e^A_log)
+  std::vector<float> norm;     // [dv] gated RMSNorm weight (plain, not +1)
 };
 
 class GatedDeltaNet : public TokenMixer {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "model/config/model_config.h"
@@ -28,6 +29,42 @@ void UntileHeadRows(std::vector<float>& x, int64_t width, int64_t first, int64_t
       std::copy(tiled.begin() + from, tiled.begin() + from + head_rows * width, x.begin() + to);
     }
   }
+}
+
+// The row order UntileHeadRows gives: out row `to` = in row `from`, for `rows` rows.
+std::vector<int64_t> UntiledRowOrder(int64_t rows, int64_t first, int64_t num_k_heads,
+                                     int64_t num_v_heads, int64_t head_rows) {
+  std::vector<int64_t> order(rows);
+  for (int64_t i = 0; i < rows; ++i) {
+    order[i] = i;
+  }
+  const int64_t r = num_v_heads / num_k_heads;
+  for (int64_t g = 0; g < num_k_heads; ++g) {
+    for (int64_t i = 0; i < r; ++i) {
+      for (int64_t x = 0; x < head_rows; ++x) {
+        order[first + (g * r + i) * head_rows + x] = first + (i * num_k_heads + g) * head_rows + x;
+      }
+    }
+  }
+  return order;
+}
+
+// t [rows, Hv·dv] in any dtype whose blocks divide dv: the column blocks of dv values in tiled
+// head order → grouped, in every row (ssm_out's input columns).
+tensor::Tensor UntileColumnBlocks(const tensor::Tensor& t, int64_t num_k_heads, int64_t num_v_heads,
+                                  int64_t dv) {
+  const std::vector<int64_t> heads = UntiledRowOrder(num_v_heads, 0, num_k_heads, num_v_heads, 1);
+  tensor::Tensor out(t.shape(), t.dtype());
+  const size_t row = tensor::DTypeBytes(t.dtype(), t.dim(1));
+  const size_t head = tensor::DTypeBytes(t.dtype(), dv);
+  const auto* src = static_cast<const unsigned char*>(t.raw());
+  auto* dst = static_cast<unsigned char*>(out.mutable_raw());
+  for (int64_t r = 0; r < t.dim(0); ++r) {
+    for (int64_t h = 0; h < num_v_heads; ++h) {
+      std::memcpy(dst + r * row + h * head, src + r * row + heads[h] * head, head);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -134,7 +171,8 @@ Qwen35GgufSource::Entry Qwen35GgufSource::MinusOne(const std::string& gguf_name,
 void Qwen35GgufSource::Direct(const std::string& hf, const std::string& gguf_name) {
   auto shape = gguf_.TensorShape(gguf_name);
   entries_[hf] = {shape.ok() ? shape.value() : tensor::Shape{},
-                  [this, gguf_name] { return Read(gguf_, gguf_name); }};
+                  [this, gguf_name] { return Read(gguf_, gguf_name); },
+                  [this, gguf_name] { return gguf_.ReadStored(gguf_name); }};
 }
 
 void Qwen35GgufSource::AddLayer(const std::string& hf, int32_t block, bool full_attention) {
@@ -160,12 +198,19 @@ void Qwen35GgufSource::AddLayer(const std::string& hf, int32_t block, bool full_
     auto untiled = [this, hk, hv](std::string name, tensor::Shape shape, int64_t first,
                                   int64_t head_rows) {
       const int64_t width = shape.size() > 1 ? shape.back() : 1;
-      return Entry{shape,
-                   [this, name, first, head_rows, width, hk, hv]() -> Result<std::vector<float>> {
-                     TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, name));
-                     UntileHeadRows(w, width, first, hk, hv, head_rows);
-                     return w;
-                   }};
+      Entry entry{shape,
+                  [this, name, first, head_rows, width, hk, hv]() -> Result<std::vector<float>> {
+                    TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, name));
+                    UntileHeadRows(w, width, first, hk, hv, head_rows);
+                    return w;
+                  }};
+      if (shape.size() == 2) {  // a matrix: whole rows move, in the stored dtype
+        entry.read_stored = [this, name, first, head_rows, hk, hv]() -> Result<tensor::Tensor> {
+          TANDEM_ASSIGN_OR_RETURN(tensor::Tensor w, gguf_.ReadStored(name));
+          return tensor::GatherRows(w, UntiledRowOrder(w.dim(0), first, hk, hv, head_rows));
+        };
+      }
+      return entry;
     };
     entries_[p + "in_proj_qkv.weight"] =
         untiled(g + "attn_qkv.weight", {channels, h}, 2 * hk * dk, dv);
@@ -189,7 +234,8 @@ void Qwen35GgufSource::AddLayer(const std::string& hf, int32_t block, bool full_
     Direct(p + "norm.weight", g + "ssm_norm.weight");
     // ssm_out [H, Hv·dv]: its input columns are in tiled order; untile each row's columns.
     entries_[p + "out_proj.weight"] = Entry{
-        {h, hv * dv}, [this, g, h, hk, hv, dv]() -> Result<std::vector<float>> {
+        {h, hv * dv},
+        [this, g, h, hk, hv, dv]() -> Result<std::vector<float>> {
           TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, g + "ssm_out.weight"));
           for (int64_t row = 0; row < h; ++row) {
             std::vector<float> cols(w.begin() + row * hv * dv, w.begin() + (row + 1) * hv * dv);
@@ -197,11 +243,19 @@ void Qwen35GgufSource::AddLayer(const std::string& hf, int32_t block, bool full_
             std::copy(cols.begin(), cols.end(), w.begin() + row * hv * dv);
           }
           return w;
+        },
+        [this, g, hk, hv, dv, hf_name = p + "out_proj.weight"]() -> Result<tensor::Tensor> {
+          TANDEM_ASSIGN_OR_RETURN(tensor::Tensor w, gguf_.ReadStored(g + "ssm_out.weight"));
+          if (dv % tensor::DTypeBlockValues(w.dtype()) != 0) {  // a head would cut a block
+            return ReadF32(hf_name);
+          }
+          return UntileColumnBlocks(w, hk, hv, dv);
         }};
   }
   Direct(hf + "mlp.gate.weight", g + "ffn_gate_inp.weight");
   entries_[hf + "mlp.experts.gate_up_proj"] = Entry{
-      {e, 2 * ff, h}, [this, g, e, ff, h]() -> Result<std::vector<float>> {
+      {e, 2 * ff, h},
+      [this, g, e, ff, h]() -> Result<std::vector<float>> {
         TANDEM_ASSIGN_OR_RETURN(auto gate, Read(gguf_, g + "ffn_gate_exps.weight"));
         TANDEM_ASSIGN_OR_RETURN(auto up, Read(gguf_, g + "ffn_up_exps.weight"));
         std::vector<float> fused;
@@ -209,6 +263,24 @@ void Qwen35GgufSource::AddLayer(const std::string& hf, int32_t block, bool full_
         for (int64_t x = 0; x < e; ++x) {
           fused.insert(fused.end(), gate.begin() + x * ff * h, gate.begin() + (x + 1) * ff * h);
           fused.insert(fused.end(), up.begin() + x * ff * h, up.begin() + (x + 1) * ff * h);
+        }
+        return fused;
+      },
+      [this, g, e]() -> Result<tensor::Tensor> {  // each expert's gate rows, then its up rows
+        TANDEM_ASSIGN_OR_RETURN(tensor::Tensor gate, gguf_.ReadStored(g + "ffn_gate_exps.weight"));
+        TANDEM_ASSIGN_OR_RETURN(tensor::Tensor up, gguf_.ReadStored(g + "ffn_up_exps.weight"));
+        if (gate.dtype() != up.dtype() || gate.shape() != up.shape() || gate.rank() != 3) {
+          return InvalidArgument("GGUF file '" + gguf_.path() + "': " + g +
+                                 "ffn_gate_exps and ffn_up_exps differ in dtype or shape");
+        }
+        tensor::Tensor fused({e, 2 * gate.dim(1), gate.dim(2)}, gate.dtype());
+        const size_t half = gate.size_bytes() / static_cast<size_t>(e);
+        auto* out = static_cast<unsigned char*>(fused.mutable_raw());
+        for (int64_t x = 0; x < e; ++x) {
+          std::memcpy(out + 2 * x * half, static_cast<const unsigned char*>(gate.raw()) + x * half,
+                      half);
+          std::memcpy(out + (2 * x + 1) * half,
+                      static_cast<const unsigned char*>(up.raw()) + x * half, half);
         }
         return fused;
       }};
@@ -227,6 +299,26 @@ Result<tensor::Shape> Qwen35GgufSource::TensorShape(const std::string& name) con
     return InvalidArgument("'" + source_name() + "' has no tensor for '" + name + "'");
   }
   return it->second.shape;
+}
+
+Result<tensor::Tensor> Qwen35GgufSource::ReadStored(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) {
+    return InvalidArgument("'" + source_name() + "' has no tensor for '" + name + "'");
+  }
+  if (!it->second.read_stored) {
+    return ReadF32(name);
+  }
+  TANDEM_ASSIGN_OR_RETURN(tensor::Tensor t, it->second.read_stored());
+  if (t.numel() != tensor::NumElements(it->second.shape)) {
+    return InvalidArgument("'" + source_name() + "': tensor for '" + name + "' has shape " +
+                           tensor::ShapeToString(t.shape()) + "; expected " +
+                           tensor::ShapeToString(it->second.shape));
+  }
+  if (t.shape() != it->second.shape) {
+    t.Reshape(it->second.shape);
+  }
+  return t;
 }
 
 Result<tensor::Tensor> Qwen35GgufSource::ReadF32(const std::string& name) const {

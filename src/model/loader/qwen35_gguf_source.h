@@ -10,6 +10,10 @@
 //     tensors: presented fused as HF's gate_up_proj [E, 2·I, H] and down_proj [E, H, I].
 // The MTP block (blk.{n_layers}.*, with nextn.eh_proj / enorm / hnorm / shared_head_norm) is
 // presented as HF's mtp.layers.0.* / mtp.fc / mtp.pre_fc_norm_* / mtp.norm.
+// ReadStored keeps the file's dtype (F32, F16, BF16, Q8_0) for every matrix a Linear or the
+// experts hold — the projections, experts, embedding and lm_head, with the reorders above done
+// on whole rows or head-wide column blocks — so a Q8_0 file stays Q8_0 in memory; the norms,
+// A_log, dt_bias and conv1d (transformed values, small) are f32.
 #pragma once
 
 #include <functional>
@@ -37,11 +41,14 @@ class Qwen35GgufSource : public WeightSource {
   bool HasTensor(const std::string& name) const override { return entries_.count(name) > 0; }
   Result<tensor::Shape> TensorShape(const std::string& name) const override;
   Result<tensor::Tensor> ReadF32(const std::string& name) const override;
+  Result<tensor::Tensor> ReadStored(const std::string& name) const override;
 
  private:
   struct Entry {
     tensor::Shape shape;  // HF shape
     std::function<Result<std::vector<float>>()> read;
+    // In the stored dtype (null: f32 values only, from `read`).
+    std::function<Result<tensor::Tensor>()> read_stored;
   };
   // GGUF block `block` under the HF layer prefix `hf` ("model.layers.3.", "mtp.layers.0.").
   void AddLayer(const std::string& hf, int32_t block, bool full_attention);

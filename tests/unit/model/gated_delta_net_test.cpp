@@ -37,16 +37,21 @@ GatedDeltaNet MakeLayer() {
   std::mt19937 rng(3);
   const int64_t value_size = int64_t{d.num_v_heads} * d.value_dim;
   GatedDeltaNetWeights w;
-  w.in_proj_qkv = Random(d.conv_channels() * kHidden, rng, 0.25f);
-  w.in_proj_z = Random(value_size * kHidden, rng, 0.25f);
-  w.in_proj_b = Random(d.num_v_heads * kHidden, rng, 0.25f);
-  w.in_proj_a = Random(d.num_v_heads * kHidden, rng, 0.25f);
+  w.in_proj_qkv = tensor::Tensor::FromF32({d.conv_channels(), kHidden},
+                                          Random(d.conv_channels() * kHidden, rng, 0.25f));
+  w.in_proj_z =
+      tensor::Tensor::FromF32({value_size, kHidden}, Random(value_size * kHidden, rng, 0.25f));
+  w.in_proj_b = tensor::Tensor::FromF32({d.num_v_heads, kHidden},
+                                        Random(d.num_v_heads * kHidden, rng, 0.25f));
+  w.in_proj_a = tensor::Tensor::FromF32({d.num_v_heads, kHidden},
+                                        Random(d.num_v_heads * kHidden, rng, 0.25f));
   w.conv1d = Random(d.conv_channels() * d.conv_kernel, rng, 0.5f);
   w.dt_bias = Random(d.num_v_heads, rng, 1.0f);
   w.a_log = Random(d.num_v_heads, rng, 0.5f);
   w.norm = Random(d.value_dim, rng, 0.1f);
   for (float& v : w.norm) v += 1.0f;
-  w.out_proj = Random(kHidden * value_size, rng, 0.25f);
+  w.out_proj =
+      tensor::Tensor::FromF32({kHidden, value_size}, Random(kHidden * value_size, rng, 0.25f));
   return GatedDeltaNet(d, std::move(w));
 }
 
