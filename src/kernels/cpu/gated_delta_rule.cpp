@@ -3,6 +3,7 @@
 // (torch_recurrent_gated_delta_rule, torch_chunk_gated_delta_rule); FLA naive.py / chunk.py.
 // Deviation: the chunked form keeps a chunk's small matrices (cumulative decays, the L×L
 // triangle, U, W, V′) in f64, trading speed for agreement with the recurrence; the state is f32.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -89,7 +90,7 @@ void GatedDeltaRuleChunked(const float* q, const float* k, const float* v, const
   for (int64_t j = 0; j < d.num_v_heads; ++j) {
     const HeadRows rows{d, j};
     float* s = state + j * dk * dv;  // [dk, dv], carried from chunk to chunk
-    std::vector<double> gamma, a, u, w, vp;
+    std::vector<double> gamma, a, u, w, vp, acc(dv), next(dk * dv), carry;
     for (int64_t t0 = 0; t0 < d.num_tokens; t0 += chunk_size) {
       const int64_t len = std::min(chunk_size, d.num_tokens - t0);
       auto key = [&](int64_t i) { return k + rows.KeyRow(t0 + i); };
@@ -139,7 +140,7 @@ void GatedDeltaRuleChunked(const float* q, const float* k, const float* v, const
       // O_i = e^γ_i q_iᵀ S + Σ_{l ≤ i} (q_i·k_l) e^(γ_i − γ_l) V′_l
       for (int64_t i = 0; i < len; ++i) {
         float* o = out + rows.ValueRow(t0 + i);
-        std::vector<double> acc(dv, 0.0);
+        std::fill(acc.begin(), acc.end(), 0.0);
         const double inter = std::exp(gamma[i]);
         for (int64_t x = 0; x < dk; ++x) {
           const double qx = inter * query(i)[x];
@@ -151,16 +152,28 @@ void GatedDeltaRuleChunked(const float* q, const float* k, const float* v, const
         }
         for (int64_t c = 0; c < dv; ++c) o[c] = static_cast<float>(acc[c]);
       }
-      // S ← e^γ_L S + Σ_i e^(γ_L − γ_i) k_i V′_iᵀ
+      // S ← e^γ_L S + Σ_i e^(γ_L − γ_i) k_i V′_iᵀ: each decay once per token, then rank-1
+      // updates of whole rows (the value axis innermost), accumulated in f64.
       const double total = std::exp(gamma[len - 1]);
+      carry.resize(len);
+      for (int64_t i = 0; i < len; ++i) {
+        carry[i] = std::exp(gamma[len - 1] - gamma[i]);
+      }
       for (int64_t x = 0; x < dk; ++x) {
+        double* row = next.data() + x * dv;
         for (int64_t c = 0; c < dv; ++c) {
-          double next = total * s[x * dv + c];
-          for (int64_t i = 0; i < len; ++i) {
-            next += std::exp(gamma[len - 1] - gamma[i]) * key(i)[x] * vp[i * dv + c];
-          }
-          s[x * dv + c] = static_cast<float>(next);
+          row[c] = total * s[x * dv + c];
         }
+        for (int64_t i = 0; i < len; ++i) {
+          const double kx = carry[i] * key(i)[x];
+          const double* vpi = vp.data() + i * dv;
+          for (int64_t c = 0; c < dv; ++c) {
+            row[c] += kx * vpi[c];
+          }
+        }
+      }
+      for (int64_t x = 0; x < dk * dv; ++x) {
+        s[x] = static_cast<float>(next[x]);
       }
     }
   }
