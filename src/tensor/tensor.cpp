@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "tensor/huge_pages.h"
+
 namespace tandem::tensor {
 
 int64_t NumElements(const Shape& shape) {
@@ -26,7 +28,7 @@ Tensor::Tensor(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtyp
       << DTypeName(dtype_) << " tensor " << ShapeToString(shape_) << ": the last axis must be "
       << "whole blocks of " << DTypeBlockValues(dtype_);
   const size_t bytes = DTypeBytes(dtype_, NumElements(shape_));
-  owned_.assign((bytes + sizeof(float) - 1) / sizeof(float), 0.0f);
+  ResizeOnHugePages(owned_, (bytes + sizeof(float) - 1) / sizeof(float));  // zeros
 }
 
 Tensor Tensor::View(Shape shape, DType dtype, const void* data) {

@@ -224,14 +224,19 @@ Result<Moe> LoadMoe(const ShardedReader& r, const Qwen35Config& c, const std::st
     }
   }
   gate_up_all.Reshape({e * 2 * ff, h});
-  tensor::Tensor gate_up = tensor::GatherRows(gate_up_all, rows);
+  // Every row, in order (one rank holds all experts whole): no copy (gigabytes at real width).
+  tensor::Tensor gate_up = static_cast<int64_t>(rows.size()) == e * 2 * ff
+                               ? std::move(gate_up_all)
+                               : tensor::GatherRows(gate_up_all, rows);
   gate_up.Reshape({experts.count, 2 * local_ff, h});
   down_all.Reshape({e * h, ff});
   std::vector<int64_t> down_rows;
   for (int64_t x = experts.first; x < experts.first + experts.count; ++x) {
     for (int64_t row = 0; row < h; ++row) down_rows.push_back(x * h + row);
   }
-  tensor::Tensor down = tensor::GatherRows(down_all, down_rows);
+  tensor::Tensor down = static_cast<int64_t>(down_rows.size()) == e * h
+                            ? std::move(down_all)
+                            : tensor::GatherRows(down_all, down_rows);
   if (local_ff != ff) down = tensor::SliceColumns(down, f0, local_ff);
   down.Reshape({experts.count, h, local_ff});
   return Moe(std::move(router), std::move(gate_up), std::move(down), e, c.num_experts_per_tok, h,

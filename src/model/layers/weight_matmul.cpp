@@ -7,6 +7,7 @@
 #include "core/check.h"
 #include "core/step_profile.h"
 #include "kernels/ops.h"
+#include "tensor/huge_pages.h"
 
 namespace tandem::model {
 namespace {
@@ -41,7 +42,8 @@ Int8WeightPlan PackSegments(const tensor::Tensor& w, Int8WeightPlan::Kind kind,
       << tensor::DTypeName(w.dtype()) << " weight of " << rows
       << " rows does not split into segments of " << segment_rows;
   plan.segment_bytes = bytes_of(plan.segment_rows, plan.k);
-  plan.packed.resize(static_cast<size_t>(rows / plan.segment_rows * plan.segment_bytes));
+  tensor::ResizeOnHugePages(plan.packed,
+                            static_cast<size_t>(rows / plan.segment_rows * plan.segment_bytes));
   for (int64_t s = 0; s < rows / plan.segment_rows; ++s) {
     pack(s * plan.segment_rows, plan.segment_rows, plan.packed.data() + s * plan.segment_bytes);
   }

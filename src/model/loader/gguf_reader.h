@@ -93,13 +93,14 @@ class GgufReader : public WeightSource {
   Result<tensor::Tensor> ReadF32(const std::string& name) const override;
   // F32/F16/BF16/Q8_0 copied as stored.
   Result<tensor::Tensor> ReadStored(const std::string& name) const override;
+  // A non-owning view of tensor `name` over the mapped file, in its stored dtype: valid while
+  // this reader lives (a loader's scratch: no copy of a tensor it rearranges anyway).
+  Result<tensor::Tensor> TensorView(const std::string& name) const;
 
  private:
   GgufReader() = default;
   Status Parse();
   Result<const GgufValue*> Lookup(const std::string& key, GgufType type) const;
-  // A non-owning view of tensor `name` over the mapped file, in its stored dtype.
-  Result<tensor::Tensor> TensorView(const std::string& name) const;
 
   std::unique_ptr<tensor::MmapFile> file_;
   uint32_t version_ = 0;

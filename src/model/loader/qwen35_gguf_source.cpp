@@ -267,8 +267,9 @@ void Qwen35GgufSource::AddLayer(const std::string& hf, int32_t block, bool full_
         return fused;
       },
       [this, g, e]() -> Result<tensor::Tensor> {  // each expert's gate rows, then its up rows
-        TANDEM_ASSIGN_OR_RETURN(tensor::Tensor gate, gguf_.ReadStored(g + "ffn_gate_exps.weight"));
-        TANDEM_ASSIGN_OR_RETURN(tensor::Tensor up, gguf_.ReadStored(g + "ffn_up_exps.weight"));
+        // Views of the mapped file: the experts are copied once, into the fused tensor.
+        TANDEM_ASSIGN_OR_RETURN(tensor::Tensor gate, gguf_.TensorView(g + "ffn_gate_exps.weight"));
+        TANDEM_ASSIGN_OR_RETURN(tensor::Tensor up, gguf_.TensorView(g + "ffn_up_exps.weight"));
         if (gate.dtype() != up.dtype() || gate.shape() != up.shape() || gate.rank() != 3) {
           return InvalidArgument("GGUF file '" + gguf_.path() + "': " + g +
                                  "ffn_gate_exps and ffn_up_exps differ in dtype or shape");
