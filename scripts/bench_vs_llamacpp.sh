@@ -14,6 +14,11 @@
 # round, and the summary then also prints tandem / tandem-b. TANDEM_B_BIN (environment) runs
 # tandem-b from another binary (e.g. a build of the commit before a change: before/after in
 # one run); TANDEM_B_MODEL then defaults to the same model.
+# First, llama-bench (beside LLAMA_SERVER, or LLAMA_BENCH) measures the file on its own (tg32 and
+# pp INPUT_LEN, 2 repetitions); the summary prints llama-server's single-stream decode speed
+# (1000 / TPOT p50 at concurrency 1) over llama-bench's tg32. Below 0.7 the peer is not running
+# as it can on this machine (a busy machine, a wrong thread count): the summary says so and
+# reports no tandem/llama.cpp ratio.
 # LLAMA_SERVER: from ../shared/peers/build_llamacpp.sh. Run on an otherwise idle machine (2
 # cores: any other busy process wrecks the numbers). Not part of CI. Results: docs/benchmarks.md.
 set -u
@@ -51,6 +56,20 @@ tree_rss_mib() {
   done
   echo $((kb / 1024))
 }
+
+LLAMA_BENCH=${LLAMA_BENCH:-$(dirname "$LLAMA")/llama-bench}
+if [ -x "$LLAMA_BENCH" ]; then
+  "$LLAMA_BENCH" -m "$MODEL" -t "$THREADS" -p "$INPUT" -n 32 -r 2 -o json 2>/dev/null |
+    python3 -c '
+import json, sys
+for t in json.load(sys.stdin):
+    kind, n = ("tg", t["n_gen"]) if t["n_gen"] else ("pp", t["n_prompt"])
+    print("llama-bench %s%d: %.1f tok/s" % (kind, n, t["avg_ts"]))
+    print("bench", kind, t["avg_ts"], file=open(sys.argv[1], "a"))
+' "$RESULTS"
+else
+  echo "no llama-bench at $LLAMA_BENCH (LLAMA_BENCH=...): the peer is not checked against itself" >&2
+fi
 
 for round in $(seq 1 "$ROUNDS"); do
   for server in $SERVERS; do
@@ -90,7 +109,7 @@ for round in $(seq 1 "$ROUNDS"); do
       tpot=$(echo "$out" | grep -i "Median TPOT" | awk '{print $NF}')
       rss=$(tree_rss_mib "$pid")
       echo "round=$round $server concurrency=$c output_tok_s=$tps ttft_p50_ms=$ttft tpot_p50_ms=$tpot rss_mib=$rss"
-      echo "$round $server $c $tps $ttft" >> "$RESULTS"
+      echo "$round $server $c $tps $ttft $tpot" >> "$RESULTS"
     done
     kill "$pid"
     wait "$pid" 2>/dev/null
@@ -104,12 +123,25 @@ done
 python3 - "$RESULTS" <<'PY'
 import statistics, sys
 rows = [line.split() for line in open(sys.argv[1]) if line.strip()]
-runs = {}  # (round, concurrency) -> {server: (tok/s, ttft)}
-for rnd, server, c, tps, ttft in rows:
+bench = {r[1]: float(r[2]) for r in rows if r[0] == "bench"}
+runs = {}  # (round, concurrency) -> {server: (tok/s, ttft, tpot)}
+for row in rows:
+    if row[0] == "bench":
+        continue
+    rnd, server, c, tps, ttft, tpot = (row + [""] * 6)[:6]
     try:
-        runs.setdefault((rnd, int(c)), {})[server] = (float(tps), float(ttft))
+        runs.setdefault((rnd, int(c)), {})[server] = (float(tps), float(ttft), float(tpot))
     except ValueError:
         pass  # a run that printed no number
+tpots = [v["llama.cpp"][2] for (r, c), v in runs.items() if c == 1 and "llama.cpp" in v]
+if "tg" in bench and tpots:
+    own = 1000 / statistics.median(tpots) / bench["tg"]
+    print(f"llama-server decode at concurrency 1 = {own:.2f} of its own llama-bench tg32 "
+          f"({1000 / statistics.median(tpots):.1f} vs {bench['tg']:.1f} tok/s)")
+    if own < 0.7:
+        print("the peer runs far below its own llama-bench here: the comparison is broken "
+              "(a busy machine?); no ratio reported")
+        sys.exit(0)
 for a, b in (("tandem", "llama.cpp"), ("tandem-b", "llama.cpp"), ("tandem", "tandem-b")):
     for c in sorted({c for _, c in runs}):
         pairs = [v for (r, cc), v in runs.items() if cc == c and a in v and b in v]
