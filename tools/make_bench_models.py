@@ -6,7 +6,8 @@ lengths):
   PYTHONPATH=<llama.cpp>/gguf-py python3 tools/make_bench_models.py --arch NAME \\
       --type bf16|f16|f32|q8_0 --out DIR
 writes DIR/NAME-TYPE.gguf (llama.cpp's layout for the architecture) and DIR/NAME-hf/ (a Hugging
-Face folder with the same weights: safetensors + config.json + tokenizer; kept when it exists).
+Face folder with the same weights: safetensors + config.json + tokenizer; kept when it was
+written whole for the same arch, shape and seed: bench_model.json).
 A Qwen3.5 model's MTP layer is in the HF folder only unless --gguf-mtp (the peer's llama.cpp
 cannot load a qwen35moe GGUF that has it).
 `--list` prints the names and their sizes. Needs numpy (Debian python3-numpy) and the gguf-py
@@ -23,6 +24,7 @@ Architectures (names as llama.cpp's general.architecture, plus the shape):
   qwen35moe-tiny          the same layout at toy width (hidden 64): checks the writer in seconds
 """
 import argparse
+import json
 import os
 import sys
 import time
@@ -66,6 +68,9 @@ def main():
     except ImportError:
         sys.exit("make_bench_models.py: gguf-py not importable: set PYTHONPATH to the gguf-py "
                  "folder of ../shared/peers's llama.cpp tree (e.g. /tmp/peer-llama.cpp/gguf-py)")
+    if not os.path.isdir(args.shared_models):
+        ap.error(f"--shared-models {args.shared_models}: not a folder (the shared models, whose "
+                 "tokenizers the models use)")
     module = ARCHS[args.arch]
     overrides = {k: getattr(args, k.replace("-", "_")) for k in
                  ("hidden", "layers", "intermediate", "heads", "kv_heads")
@@ -77,13 +82,25 @@ def main():
     model = (module.Model(args.arch, args.seed, args.shared_models, gguf, overrides)
              if module is llama else
              module.Model(args.arch, args.seed, args.shared_models, gguf, args.gguf_mtp))
+    if args.type == "q8_0" and any(v % 32 for k, v in model.c.items()
+                                   if k in ("hidden", "intermediate", "moe", "shared")):
+        ap.error("--type q8_0 needs widths that are multiples of 32 (its blocks): "
+                 + str({k: v for k, v in model.c.items() if k in ("hidden", "intermediate")}))
     os.makedirs(args.out, exist_ok=True)
     hf = os.path.join(args.out, args.arch + "-hf")
+    # The folder is kept only when it was written, whole, for this arch, shape and seed.
+    recipe = json.dumps({"arch": args.arch, "config": model.c, "seed": args.seed},
+                        sort_keys=True)
+    marker = os.path.join(hf, "bench_model.json")
     started = time.time()
-    if os.path.exists(os.path.join(hf, "model.safetensors")):
-        print(f"{hf}: kept (delete it to write it again)")
+    if os.path.exists(marker) and open(marker).read() == recipe:
+        print(f"{hf}: kept (written for the same arch, shape and seed)")
     else:
+        if os.path.exists(marker):
+            os.remove(marker)
         n = model.write_hf(hf)
+        with open(marker, "w") as f:
+            f.write(recipe)
         print(f"{hf}: {n / 1e6:.1f} M parameters ({time.time() - started:.0f} s)")
     if not args.no_gguf:
         qname, ftype = TYPES[args.type]

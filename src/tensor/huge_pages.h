@@ -1,4 +1,4 @@
-// Transparent huge pages for large host buffers (weights, packed weights, KV pools).
+// Transparent huge pages for large host buffers (tensors, packed weights).
 //
 // A buffer of gigabytes faulted in 4 KiB pages costs one page fault per 4 KiB; on a VM whose
 // memory the host backs lazily each fault is expensive (measured here: 2 GB in 7.0 s with 4 KiB
@@ -26,7 +26,8 @@ template <typename Vector>
 void ResizeOnHugePages(Vector& v, size_t n) {
   if (n > v.capacity() && n * sizeof(typename Vector::value_type) >= kHugePageBytes) {
     Vector fresh;
-    fresh.reserve(n);  // allocated, not yet touched (a large malloc is a fresh mapping)
+    fresh.reserve(n);  // allocated, not yet touched (above glibc's mmap threshold, a fresh
+                       // mapping; below it, possibly reused heap the advice cannot help)
     AdviseHugePages(fresh.data(), n * sizeof(typename Vector::value_type));
     fresh.assign(v.begin(), v.end());
     v.swap(fresh);

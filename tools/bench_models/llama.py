@@ -62,7 +62,19 @@ class Model:
             mat(p + "mlp.up_proj.weight", (f, h), h)
             mat(p + "mlp.down_proj.weight", (h, f), f)
         norm("model.norm.weight")
-        return out  # tied embeddings: no lm_head
+        out.append(("lm_head.weight", "F32", (self.vocab, h), self._lm_head))
+        return out
+
+    def _valid_ids(self):
+        src = self.gguf.GGUFReader(self.gguf_source)
+        return np.array([t == 1 for t in src.fields["tokenizer.ggml.token_type"].contents()])
+
+    def _lm_head(self):
+        """The embedding table with the rows of control and byte ids zeroed (greedy text stays
+        valid UTF-8): an untied head, the same in the HF folder and the GGUF."""
+        w = common.normal(self.seed, "model.embed_tokens.weight", (self.vocab, self.c["hidden"]), 1)
+        w[~self._valid_ids()] = 0
+        return w
 
     def write_hf(self, folder):
         common.ensure_dir(folder)
@@ -79,7 +91,7 @@ class Model:
             "hidden_size": c["hidden"], "num_hidden_layers": c["layers"],
             "num_attention_heads": c["heads"], "num_key_value_heads": c["kv_heads"],
             "head_dim": c["hidden"] // c["heads"], "intermediate_size": c["intermediate"],
-            "max_position_embeddings": 2048, "tie_word_embeddings": True,
+            "max_position_embeddings": 2048, "tie_word_embeddings": False,
         })
         with open(os.path.join(folder, "config.json"), "w") as f:
             json.dump(config, f, indent=2)
@@ -94,7 +106,6 @@ class Model:
         hf = {name: (shape, make) for name, _, shape, make in self.hf_specs()}
         src = gguf.GGUFReader(self.gguf_source)
         tok = {k: src.fields[k].contents() for k in src.fields if k.startswith("tokenizer.")}
-        valid = np.array([t == 1 for t in tok["tokenizer.ggml.token_type"]])
         tensors = []
 
         def add(name, hf_name, kind=None, transform=None):
@@ -118,13 +129,7 @@ class Model:
             add(g + "ffn_up.weight", p + "mlp.up_proj.weight")
             add(g + "ffn_down.weight", p + "mlp.down_proj.weight")
         add("output_norm.weight", "model.norm.weight")
-        shape, make = hf["model.embed_tokens.weight"]
-
-        def output():  # the tied table with the rows of ids never to emit zeroed
-            w = make()
-            w[~valid] = 0
-            return w
-        tensors.append(("output.weight", shape, qtype, output))
+        add("output.weight", "lm_head.weight")
 
         def metadata(w):
             hd = c["hidden"] // c["heads"]

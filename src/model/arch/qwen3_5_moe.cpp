@@ -237,7 +237,19 @@ Result<Moe> LoadMoe(const ShardedReader& r, const Qwen35Config& c, const std::st
   tensor::Tensor down = static_cast<int64_t>(down_rows.size()) == e * h
                             ? std::move(down_all)
                             : tensor::GatherRows(down_all, down_rows);
-  if (local_ff != ff) down = tensor::SliceColumns(down, f0, local_ff);
+  if (local_ff != ff) {
+    const int64_t block = tensor::DTypeBlockValues(down.dtype());
+    if (f0 % block != 0 || local_ff % block != 0) {
+      return InvalidArgument(
+          "'" + down_name + "' is " + tensor::DTypeName(down.dtype()) + " (blocks of " +
+          std::to_string(block) + " values) and --tensor-parallel-size " + std::to_string(tp.size) +
+          " splits each expert's " + std::to_string(ff) + " intermediate columns into " +
+          std::to_string(local_ff) +
+          ", cutting a block; use a size that keeps whole blocks, or expert parallel "
+          "(--enable-expert-parallel)");
+    }
+    down = tensor::SliceColumns(down, f0, local_ff);
+  }
   down.Reshape({experts.count, h, local_ff});
   return Moe(std::move(router), std::move(gate_up), std::move(down), e, c.num_experts_per_tok, h,
              local_ff, /*norm_topk_prob=*/true, tp.ep);

@@ -10,9 +10,33 @@
 namespace tandem::model {
 namespace {
 
-Result<std::vector<float>> Read(const GgufReader& gguf, const std::string& name) {
+// GGUF tensor `name` has (row-major) shape `want`: checked before a rearrangement indexes it.
+Status CheckShape(const GgufReader& gguf, const std::string& name, const tensor::Shape& want) {
+  TANDEM_ASSIGN_OR_RETURN(const tensor::Shape got, gguf.TensorShape(name));
+  if (got != want) {
+    return InvalidArgument("GGUF file '" + gguf.path() + "': tensor '" + name + "' has shape " +
+                           tensor::ShapeToString(got) + "; the config expects " +
+                           tensor::ShapeToString(want));
+  }
+  return Status::Ok();
+}
+
+// Tensor `name` of shape `want`, widened to f32 / as stored / as a view of the mapped file.
+Result<std::vector<float>> Read(const GgufReader& gguf, const std::string& name,
+                                const tensor::Shape& want) {
+  TANDEM_RETURN_IF_ERROR(CheckShape(gguf, name, want));
   TANDEM_ASSIGN_OR_RETURN(tensor::Tensor t, gguf.ReadF32(name));
   return t.TakeF32();
+}
+Result<tensor::Tensor> Stored(const GgufReader& gguf, const std::string& name,
+                              const tensor::Shape& want) {
+  TANDEM_RETURN_IF_ERROR(CheckShape(gguf, name, want));
+  return gguf.ReadStored(name);
+}
+Result<tensor::Tensor> View(const GgufReader& gguf, const std::string& name,
+                            const tensor::Shape& want) {
+  TANDEM_RETURN_IF_ERROR(CheckShape(gguf, name, want));
+  return gguf.TensorView(name);
 }
 
 // Rows [rows, width] whose block of `num_heads` heads × `head_rows` rows starting at row
@@ -161,8 +185,8 @@ Qwen35GgufSource::Qwen35GgufSource(const GgufReader& gguf, const Qwen35Config& c
 
 Qwen35GgufSource::Entry Qwen35GgufSource::MinusOne(const std::string& gguf_name,
                                                    int64_t size) const {
-  return Entry{{size}, [this, gguf_name]() -> Result<std::vector<float>> {
-                 TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, gguf_name));
+  return Entry{{size}, [this, gguf_name, size]() -> Result<std::vector<float>> {
+                 TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, gguf_name, {size}));
                  for (float& v : w) v -= 1.0f;  // the loader adds the zero-centred norm's 1 back
                  return w;
                }};
@@ -171,7 +195,10 @@ Qwen35GgufSource::Entry Qwen35GgufSource::MinusOne(const std::string& gguf_name,
 void Qwen35GgufSource::Direct(const std::string& hf, const std::string& gguf_name) {
   auto shape = gguf_.TensorShape(gguf_name);
   entries_[hf] = {shape.ok() ? shape.value() : tensor::Shape{},
-                  [this, gguf_name] { return Read(gguf_, gguf_name); },
+                  [this, gguf_name]() -> Result<std::vector<float>> {
+                    TANDEM_ASSIGN_OR_RETURN(tensor::Tensor t, gguf_.ReadF32(gguf_name));
+                    return t.TakeF32();
+                  },
                   [this, gguf_name] { return gguf_.ReadStored(gguf_name); }};
 }
 
@@ -198,15 +225,17 @@ void Qwen35GgufSource::AddLayer(const std::string& hf, int32_t block, bool full_
     auto untiled = [this, hk, hv](std::string name, tensor::Shape shape, int64_t first,
                                   int64_t head_rows) {
       const int64_t width = shape.size() > 1 ? shape.back() : 1;
-      Entry entry{shape,
-                  [this, name, first, head_rows, width, hk, hv]() -> Result<std::vector<float>> {
-                    TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, name));
-                    UntileHeadRows(w, width, first, hk, hv, head_rows);
-                    return w;
-                  }};
+      Entry entry{
+          shape,
+          [this, name, shape, first, head_rows, width, hk, hv]() -> Result<std::vector<float>> {
+            TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, name, shape));
+            UntileHeadRows(w, width, first, hk, hv, head_rows);
+            return w;
+          }};
       if (shape.size() == 2) {  // a matrix: whole rows move, in the stored dtype
-        entry.read_stored = [this, name, first, head_rows, hk, hv]() -> Result<tensor::Tensor> {
-          TANDEM_ASSIGN_OR_RETURN(tensor::Tensor w, gguf_.ReadStored(name));
+        entry.read_stored = [this, name, shape, first, head_rows, hk,
+                             hv]() -> Result<tensor::Tensor> {
+          TANDEM_ASSIGN_OR_RETURN(tensor::Tensor w, Stored(gguf_, name, shape));
           return tensor::GatherRows(w, UntiledRowOrder(w.dim(0), first, hk, hv, head_rows));
         };
       }
@@ -220,13 +249,14 @@ void Qwen35GgufSource::AddLayer(const std::string& hf, int32_t block, bool full_
     entries_[p + "dt_bias"] = untiled(g + "ssm_dt.bias", {hv}, 0, 1);
     // conv1d [C, K] (squeezed): v channels untiled; presented as HF's [C, 1, K].
     entries_[p + "conv1d.weight"] = Entry{
-        {channels, 1, kernel}, [this, g, kernel, hk, hv, dk, dv]() -> Result<std::vector<float>> {
-          TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, g + "ssm_conv1d.weight"));
+        {channels, 1, kernel},
+        [this, g, channels, kernel, hk, hv, dk, dv]() -> Result<std::vector<float>> {
+          TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, g + "ssm_conv1d.weight", {channels, kernel}));
           UntileHeadRows(w, kernel, 2 * hk * dk, hk, hv, dv);
           return w;
         }};
     entries_[p + "A_log"] = Entry{{hv}, [this, g, hk, hv]() -> Result<std::vector<float>> {
-                                    TANDEM_ASSIGN_OR_RETURN(auto a, Read(gguf_, g + "ssm_a"));
+                                    TANDEM_ASSIGN_OR_RETURN(auto a, Read(gguf_, g + "ssm_a", {hv}));
                                     UntileHeadRows(a, 1, 0, hk, hv, 1);
                                     for (float& v : a) v = std::log(-v);  // ssm_a = −exp(A_log)
                                     return a;
@@ -236,7 +266,7 @@ void Qwen35GgufSource::AddLayer(const std::string& hf, int32_t block, bool full_
     entries_[p + "out_proj.weight"] = Entry{
         {h, hv * dv},
         [this, g, h, hk, hv, dv]() -> Result<std::vector<float>> {
-          TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, g + "ssm_out.weight"));
+          TANDEM_ASSIGN_OR_RETURN(auto w, Read(gguf_, g + "ssm_out.weight", {h, hv * dv}));
           for (int64_t row = 0; row < h; ++row) {
             std::vector<float> cols(w.begin() + row * hv * dv, w.begin() + (row + 1) * hv * dv);
             UntileHeadRows(cols, 1, 0, hk, hv, dv);
@@ -244,8 +274,9 @@ void Qwen35GgufSource::AddLayer(const std::string& hf, int32_t block, bool full_
           }
           return w;
         },
-        [this, g, hk, hv, dv, hf_name = p + "out_proj.weight"]() -> Result<tensor::Tensor> {
-          TANDEM_ASSIGN_OR_RETURN(tensor::Tensor w, gguf_.ReadStored(g + "ssm_out.weight"));
+        [this, g, h, hk, hv, dv, hf_name = p + "out_proj.weight"]() -> Result<tensor::Tensor> {
+          TANDEM_ASSIGN_OR_RETURN(tensor::Tensor w,
+                                  Stored(gguf_, g + "ssm_out.weight", {h, hv * dv}));
           if (dv % tensor::DTypeBlockValues(w.dtype()) != 0) {  // a head would cut a block
             return ReadF32(hf_name);
           }
@@ -256,8 +287,8 @@ void Qwen35GgufSource::AddLayer(const std::string& hf, int32_t block, bool full_
   entries_[hf + "mlp.experts.gate_up_proj"] = Entry{
       {e, 2 * ff, h},
       [this, g, e, ff, h]() -> Result<std::vector<float>> {
-        TANDEM_ASSIGN_OR_RETURN(auto gate, Read(gguf_, g + "ffn_gate_exps.weight"));
-        TANDEM_ASSIGN_OR_RETURN(auto up, Read(gguf_, g + "ffn_up_exps.weight"));
+        TANDEM_ASSIGN_OR_RETURN(auto gate, Read(gguf_, g + "ffn_gate_exps.weight", {e, ff, h}));
+        TANDEM_ASSIGN_OR_RETURN(auto up, Read(gguf_, g + "ffn_up_exps.weight", {e, ff, h}));
         std::vector<float> fused;
         fused.reserve(gate.size() + up.size());
         for (int64_t x = 0; x < e; ++x) {
@@ -266,10 +297,12 @@ void Qwen35GgufSource::AddLayer(const std::string& hf, int32_t block, bool full_
         }
         return fused;
       },
-      [this, g, e]() -> Result<tensor::Tensor> {  // each expert's gate rows, then its up rows
+      [this, g, e, ff, h]() -> Result<tensor::Tensor> {  // each expert's gate rows, then up
         // Views of the mapped file: the experts are copied once, into the fused tensor.
-        TANDEM_ASSIGN_OR_RETURN(tensor::Tensor gate, gguf_.TensorView(g + "ffn_gate_exps.weight"));
-        TANDEM_ASSIGN_OR_RETURN(tensor::Tensor up, gguf_.TensorView(g + "ffn_up_exps.weight"));
+        TANDEM_ASSIGN_OR_RETURN(tensor::Tensor gate,
+                                View(gguf_, g + "ffn_gate_exps.weight", {e, ff, h}));
+        TANDEM_ASSIGN_OR_RETURN(tensor::Tensor up,
+                                View(gguf_, g + "ffn_up_exps.weight", {e, ff, h}));
         if (gate.dtype() != up.dtype() || gate.shape() != up.shape() || gate.rank() != 3) {
           return InvalidArgument("GGUF file '" + gguf_.path() + "': " + g +
                                  "ffn_gate_exps and ffn_up_exps differ in dtype or shape");

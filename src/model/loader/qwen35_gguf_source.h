@@ -12,8 +12,9 @@
 // presented as HF's mtp.layers.0.* / mtp.fc / mtp.pre_fc_norm_* / mtp.norm.
 // ReadStored keeps the file's dtype (F32, F16, BF16, Q8_0) for every matrix a Linear or the
 // experts hold — the projections, experts, embedding and lm_head, with the reorders above done
-// on whole rows or head-wide column blocks — so a Q8_0 file stays Q8_0 in memory; the norms,
-// A_log, dt_bias and conv1d (transformed values, small) are f32.
+// on whole rows or head-wide column blocks — so a Q8_0 file stays Q8_0 in memory; the
+// transformed small tensors (zero-centred norms, A_log, dt_bias, conv1d) are f32, the rest as
+// stored. Every tensor a reorder indexes is checked against the config's shape first.
 #pragma once
 
 #include <functional>

@@ -92,7 +92,7 @@ Status ShardedReader::CheckAll() const {
 }
 
 Result<std::vector<float>> ShardedReader::Read(const std::string& name) const {
-  TANDEM_ASSIGN_OR_RETURN(tensor::Tensor shard, ReadStored(name));
+  TANDEM_ASSIGN_OR_RETURN(tensor::Tensor shard, Shard(name, /*widen=*/true));
   if (shard.int8_quant() != nullptr) {
     return InvalidArgument("weight '" + name + "' in " + source_.source_name() + " is " +
                            shard.int8_quant()->name() +
@@ -113,7 +113,7 @@ Result<tensor::Tensor> ShardedReader::ReadEmbeddingTable(const std::string& name
   return table;
 }
 
-Result<tensor::Tensor> ShardedReader::ReadStored(const std::string& name) const {
+Result<tensor::Tensor> ShardedReader::Shard(const std::string& name, bool widen) const {
   auto it = decls_.find(name);
   TANDEM_CHECK(it != decls_.end()) << "weight '" << name << "' read but never declared";
   const Decl& d = it->second;
@@ -137,10 +137,16 @@ Result<tensor::Tensor> ShardedReader::ReadStored(const std::string& name) const 
   for (size_t a = s.axis + 1; a < d.shape.size(); ++a) inner *= d.shape[a];
   tensor::Shape shape = d.shape;
   if (!shape.empty()) shape[s.axis] = s.padded;
+  auto cuts_block = [&](int64_t block) {
+    return (s.begin * inner) % block != 0 || (s.count * inner) % block != 0 ||
+           (s.padded * inner) % block != 0;
+  };
+  if (widen && cuts_block(tensor::DTypeBlockValues(full.dtype()))) {
+    full = full.ToF32();
+  }
   const tensor::DType dtype = full.dtype();
   const int64_t block = tensor::DTypeBlockValues(dtype);
-  if ((s.begin * inner) % block != 0 || (s.count * inner) % block != 0 ||
-      (s.padded * inner) % block != 0) {
+  if (cuts_block(block)) {
     // A Q8_0 row split (row-parallel, input columns) must cut between blocks of 32.
     return InvalidArgument("weight '" + name + "' in " + source_.source_name() + " is " +
                            tensor::DTypeName(dtype) + " (blocks of " + std::to_string(block) +

@@ -63,7 +63,7 @@ class ShardedReader {
   Result<std::vector<float>> Read(const std::string& name) const;
   // The same shard in the dtype WeightSource::ReadStored gives (F32/F16/BF16), for the weights
   // of Linear and Embedding; padding rows (vocab-parallel) are zeros of that dtype.
-  Result<tensor::Tensor> ReadStored(const std::string& name) const;
+  Result<tensor::Tensor> ReadStored(const std::string& name) const { return Shard(name, false); }
   // ReadStored for the token-embedding table (a row lookup, no int8 path): an int8-quantized
   // table is kInvalidArgument naming it.
   Result<tensor::Tensor> ReadEmbeddingTable(const std::string& name) const;
@@ -78,6 +78,9 @@ class ShardedReader {
     int64_t begin = 0, count = 0, padded = 0;  // in elements of the axis
   };
   Result<Slice> SliceOf(const std::string& name, const Decl& d) const;
+  // ReadStored's shard; `widen`: a block dtype (Q8_0) whose shard would cut a block is widened
+  // to f32 first instead of refused (Read multiplies in f32 anyway).
+  Result<tensor::Tensor> Shard(const std::string& name, bool widen) const;
 
   const WeightSource& source_;
   TpContext tp_;
