@@ -297,6 +297,64 @@ TEST(GgufReaderTest, Qwen35ConfigRefusesMtpLayersOutsideTheBlockCount) {
   }
 }
 
+// A qwen35moe tensor that the source reorders (value heads untiled, experts fused) is checked
+// against the config's shape before any index is taken: a wrong file is an error naming the
+// tensor, not a read or write past its end.
+TEST(GgufReaderTest, Qwen35SourceChecksAReorderedTensorsShapeFirst) {
+  GgufWriter w;
+  w.Pod<uint32_t>(0x46554747);
+  w.Pod<uint32_t>(3);
+  w.Pod<uint64_t>(2);              // tensors
+  w.Pod<uint64_t>(0);              // kv pairs
+  w.Str("blk.0.attn_qkv.weight");  // F32 [3, 8]: the config below expects [16, 8]
+  w.Pod<uint32_t>(2);
+  w.Pod<uint64_t>(8);
+  w.Pod<uint64_t>(3);
+  w.Pod<uint32_t>(0);
+  w.Pod<uint64_t>(0);
+  w.Str("blk.0.ffn_gate_exps.weight");  // F32 [3, 4, 8]: 3 experts, the config has 2
+  w.Pod<uint32_t>(3);
+  w.Pod<uint64_t>(8);
+  w.Pod<uint64_t>(4);
+  w.Pod<uint64_t>(3);
+  w.Pod<uint32_t>(0);
+  w.Pod<uint64_t>(96);
+  w.Align(32);
+  for (int i = 0; i < 3 * 8 + 3 * 4 * 8; ++i) {
+    w.Pod<float>(0.5f);
+  }
+  auto r = GgufReader::Open(WriteTemp("qwen35_shapes.gguf", w.bytes));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  Qwen35Config c;
+  c.hidden_size = 8;
+  c.num_layers = 1;
+  c.full_attention = {false};
+  c.head_dim = 8;
+  c.linear_num_key_heads = 1;
+  c.linear_num_value_heads = 2;
+  c.linear_key_head_dim = 4;
+  c.linear_value_head_dim = 4;  // conv channels 2·4 + 2·4 = 16
+  c.num_experts = 2;
+  c.moe_intermediate_size = 4;
+  const Qwen35GgufSource source(**r, c);
+  for (const std::string name : {"model.layers.0.linear_attn.in_proj_qkv.weight",
+                                 "model.layers.0.mlp.experts.gate_up_proj"}) {
+    SCOPED_TRACE(name);
+    for (bool stored : {true, false}) {
+      auto t = stored ? source.ReadStored(name) : source.ReadF32(name);
+      ASSERT_FALSE(t.ok());
+      EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(t.status().message().find("the config expects"), std::string::npos)
+          << t.status().message();
+      EXPECT_NE(t.status().message().find(name.find("qkv") != std::string::npos
+                                              ? "blk.0.attn_qkv.weight"
+                                              : "blk.0.ffn_gate_exps.weight"),
+                std::string::npos)
+          << t.status().message();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gguf_reader_test
 }  // namespace tandem::model
