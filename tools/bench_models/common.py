@@ -7,6 +7,7 @@ without holding a model in memory.
 """
 import json
 import os
+import shutil
 import struct
 import zlib
 
@@ -146,6 +147,26 @@ def valid_output_ids(tokens, token_types):
         except (KeyError, UnicodeDecodeError):
             pass
     return ok
+
+
+def write_hf_folder(folder, specs, config, tokenizer_dir):
+    """An HF folder: model.safetensors from `specs` [(name, dtype, shape, make)] one tensor at
+    a time, config.json, and the tokenizer files `tokenizer_dir` has. Returns the parameter
+    count."""
+    ensure_dir(folder)
+    makers = {name: make for name, _, _, make in specs}
+    w = SafetensorsWriter(os.path.join(folder, "model.safetensors"),
+                          [(n, d, s) for n, d, s, _ in specs])
+    for name, _, _ in w.specs:
+        w.write(name, makers[name]())
+    w.close()
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    for n in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
+        src = os.path.join(tokenizer_dir, n)
+        if os.path.exists(src):
+            shutil.copyfile(src, os.path.join(folder, n))
+    return sum(int(np.prod(s)) for _, _, s, _ in specs)
 
 
 def ensure_dir(path):

@@ -9,7 +9,6 @@ and byte tokens are zero, so greedy text is valid UTF-8.
 """
 import json
 import os
-import shutil
 
 import numpy as np
 
@@ -77,14 +76,6 @@ class Model:
         return w
 
     def write_hf(self, folder):
-        common.ensure_dir(folder)
-        specs = self.hf_specs()
-        makers = {name: make for name, _, _, make in specs}
-        w = common.SafetensorsWriter(os.path.join(folder, "model.safetensors"),
-                                     [(n, d, s) for n, d, s, _ in specs])
-        for name, _, _ in w.specs:
-            w.write(name, makers[name]())
-        w.close()
         c = self.c
         config = dict(self.source_config)
         config.update({
@@ -93,13 +84,7 @@ class Model:
             "head_dim": c["hidden"] // c["heads"], "intermediate_size": c["intermediate"],
             "max_position_embeddings": 2048, "tie_word_embeddings": False,
         })
-        with open(os.path.join(folder, "config.json"), "w") as f:
-            json.dump(config, f, indent=2)
-        for n in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
-            src = os.path.join(self.hf_source, n)
-            if os.path.exists(src):
-                shutil.copyfile(src, os.path.join(folder, n))
-        return sum(int(np.prod(s)) for _, _, s, _ in specs)
+        return common.write_hf_folder(folder, self.hf_specs(), config, self.hf_source)
 
     def write_gguf(self, path, qtype, file_type):
         c, q, gguf = self.c, self.gguf.GGMLQuantizationType, self.gguf

@@ -20,7 +20,6 @@ routers and conv1d in F32.
 """
 import json
 import os
-import shutil
 
 import numpy as np
 
@@ -168,19 +167,7 @@ class Model:
         return config
 
     def write_hf(self, folder):
-        common.ensure_dir(folder)
-        specs = self.hf_specs()
-        makers = {name: make for name, _, _, make in specs}
-        w = common.SafetensorsWriter(os.path.join(folder, "model.safetensors"),
-                                     [(n, d, s) for n, d, s, _ in specs])
-        for name, _, _ in w.specs:
-            w.write(name, makers[name]())
-        w.close()
-        with open(os.path.join(folder, "config.json"), "w") as f:
-            json.dump(self.hf_config(), f, indent=2)
-        for n in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
-            shutil.copyfile(os.path.join(self.template, n), os.path.join(folder, n))
-        return sum(int(np.prod(s)) for _, _, s, _ in specs)
+        return common.write_hf_folder(folder, self.hf_specs(), self.hf_config(), self.template)
 
     # ---- the GGUF: llama.cpp's names, layouts and transforms of the same values ----
     def _tile(self, x, first, head_rows):
