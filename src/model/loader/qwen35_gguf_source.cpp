@@ -39,23 +39,9 @@ Result<tensor::Tensor> View(const GgufReader& gguf, const std::string& name,
   return gguf.TensorView(name);
 }
 
-// Rows [rows, width] whose block of `num_heads` heads × `head_rows` rows starting at row
-// `first` is in tiled order → grouped order (grouped head g·r + i ← tiled head i·Hk + g).
-void UntileHeadRows(std::vector<float>& x, int64_t width, int64_t first, int64_t num_k_heads,
-                    int64_t num_v_heads, int64_t head_rows) {
-  const int64_t r = num_v_heads / num_k_heads;
-  std::vector<float> tiled(x.begin() + first * width,
-                           x.begin() + (first + num_v_heads * head_rows) * width);
-  for (int64_t g = 0; g < num_k_heads; ++g) {
-    for (int64_t i = 0; i < r; ++i) {
-      const int64_t from = (i * num_k_heads + g) * head_rows * width;
-      const int64_t to = (first + (g * r + i) * head_rows) * width;
-      std::copy(tiled.begin() + from, tiled.begin() + from + head_rows * width, x.begin() + to);
-    }
-  }
-}
-
-// The row order UntileHeadRows gives: out row `to` = in row `from`, for `rows` rows.
+// The value-head rows of [rows, …] starting at row `first` (num_v_heads heads × head_rows rows)
+// from tiled order to grouped (grouped head g·r + i ← tiled head i·Hk + g): out row j = in row
+// order[j]; the rows outside the block stay.
 std::vector<int64_t> UntiledRowOrder(int64_t rows, int64_t first, int64_t num_k_heads,
                                      int64_t num_v_heads, int64_t head_rows) {
   std::vector<int64_t> order(rows);
@@ -71,6 +57,20 @@ std::vector<int64_t> UntiledRowOrder(int64_t rows, int64_t first, int64_t num_k_
     }
   }
   return order;
+}
+
+// UntiledRowOrder applied to f32 rows [rows, width] in place.
+void UntileHeadRows(std::vector<float>& x, int64_t width, int64_t first, int64_t num_k_heads,
+                    int64_t num_v_heads, int64_t head_rows) {
+  const int64_t rows = static_cast<int64_t>(x.size()) / width;
+  const std::vector<int64_t> order =
+      UntiledRowOrder(rows, first, num_k_heads, num_v_heads, head_rows);
+  std::vector<float> out(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    std::copy(x.begin() + order[r] * width, x.begin() + (order[r] + 1) * width,
+              out.begin() + r * width);
+  }
+  x.swap(out);
 }
 
 // t [rows, Hv·dv] in any dtype whose blocks divide dv: the column blocks of dv values in tiled
