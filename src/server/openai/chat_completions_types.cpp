@@ -23,50 +23,50 @@ namespace {
 
 // Top-level fields chat requests read (besides request_fields.h's); others are ignored and named
 // in one warning (vLLM's default).
-const std::set<std::string> kKnownFields = {"messages",
-                                            "model",
-                                            "max_tokens",
-                                            "max_completion_tokens",
-                                            "temperature",
-                                            "top_p",
-                                            "top_k",
-                                            "min_p",
-                                            "presence_penalty",
-                                            "frequency_penalty",
-                                            "repetition_penalty",
-                                            "seed",
-                                            "n",
-                                            "stop",
-                                            "stop_token_ids",
-                                            "ignore_eos",
-                                            "min_tokens",
-                                            "stream",
-                                            "stream_options",
-                                            "skip_special_tokens",
-                                            "include_stop_str_in_output",
-                                            "return_token_ids",
-                                            "user",
-                                            "logprobs",
-                                            "top_logprobs",
-                                            "add_generation_prompt",
-                                            "continue_final_message",
-                                            "chat_template_kwargs",
-                                            "tools",
-                                            "tool_choice",
-                                            "logit_bias",
-                                            "response_format",
-                                            "parallel_tool_calls",
-                                            "documents",
-                                            "reasoning_effort",
-                                            "chat_template",
-                                            "include_reasoning",
-                                            "structured_outputs",
-                                            "guided_json",
-                                            "guided_regex",
-                                            "guided_choice",
-                                            "guided_grammar",
-                                            "guided_decoding_backend",
-                                            "guided_whitespace_pattern"};
+const std::set<std::string> kChatKnownFields = {"messages",
+                                                "model",
+                                                "max_tokens",
+                                                "max_completion_tokens",
+                                                "temperature",
+                                                "top_p",
+                                                "top_k",
+                                                "min_p",
+                                                "presence_penalty",
+                                                "frequency_penalty",
+                                                "repetition_penalty",
+                                                "seed",
+                                                "n",
+                                                "stop",
+                                                "stop_token_ids",
+                                                "ignore_eos",
+                                                "min_tokens",
+                                                "stream",
+                                                "stream_options",
+                                                "skip_special_tokens",
+                                                "include_stop_str_in_output",
+                                                "return_token_ids",
+                                                "user",
+                                                "logprobs",
+                                                "top_logprobs",
+                                                "add_generation_prompt",
+                                                "continue_final_message",
+                                                "chat_template_kwargs",
+                                                "tools",
+                                                "tool_choice",
+                                                "logit_bias",
+                                                "response_format",
+                                                "parallel_tool_calls",
+                                                "documents",
+                                                "reasoning_effort",
+                                                "chat_template",
+                                                "include_reasoning",
+                                                "structured_outputs",
+                                                "guided_json",
+                                                "guided_regex",
+                                                "guided_choice",
+                                                "guided_grammar",
+                                                "guided_decoding_backend",
+                                                "guided_whitespace_pattern"};
 
 const std::set<std::string> kRoles = {"system",    "developer", "user",
                                       "assistant", "tool",      "function"};
@@ -83,7 +83,7 @@ ApiResult<std::string> ContentText(const OJson& content, size_t message_index) {
   std::string text;
   for (size_t p = 0; p < content.size(); ++p) {
     const OJson& part = content[p];
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+    if (!part.is_object() || StringMember(part, "type", "") != "text" || !part.contains("text") ||
         !part["text"].is_string()) {
       return BadParam("messages", fmt::format("messages[{}].content[{}]: only parts "
                                               "{{\"type\": \"text\", \"text\": string}} are "
@@ -178,7 +178,7 @@ ApiResult<OJson> ParseTools(const OJson& body, int32_t max_tools) {
   }
   for (size_t k = 0; k < it->size(); ++k) {
     const OJson& tool = (*it)[k];
-    if (!tool.is_object() || tool.value("type", "function") != "function" ||
+    if (!tool.is_object() || StringMember(tool, "type", "function") != "function" ||
         !tool.contains("function") || !tool["function"].is_object() ||
         !tool["function"].contains("name") || !tool["function"]["name"].is_string()) {
       return BadParam("tools", fmt::format("tools[{}] must be {{\"type\": \"function\", "
@@ -337,7 +337,7 @@ ApiResult<ChatCompletionRequest> ParseChatCompletionRequest(const OJson& body,
                               request.input.tool_choice_name,
                               request.input.parallel_tool_calls ? -1 : 1));
   }
-  WarnIgnoredFields(plain, kKnownFields);
+  WarnIgnoredFields(plain, kChatKnownFields);
   TANDEM_API_ASSIGN_OR_RETURN(request.logprobs, GetBool(plain, "logprobs", false));
   const bool has_top = plain.contains("top_logprobs") && !plain["top_logprobs"].is_null();
   TANDEM_API_ASSIGN_OR_RETURN(const int64_t top_logprobs, GetInt(plain, "top_logprobs", 0));

@@ -212,6 +212,14 @@ std::string TypeWithArticle(const J& value) {
 std::string JsonTypeWithArticle(const json& value) { return TypeWithArticle(value); }
 std::string JsonTypeWithArticle(const OrderedJson& value) { return TypeWithArticle(value); }
 
+std::optional<std::string> StringMember(const OrderedJson& object, const char* key,
+                                        std::string_view absent) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return std::string(absent);
+  if (!it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
 namespace {
 
 // A request body as JSON of type J (json or ordered_json), nesting limited while parsing.

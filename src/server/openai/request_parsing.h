@@ -57,6 +57,12 @@ std::string JsonTypeWithArticle(const nlohmann::ordered_json& value);
 
 using OrderedJson = nlohmann::ordered_json;
 
+// The string member `key` of `object` (a JSON object): `absent` when the key is missing or null,
+// nullopt when it holds anything but a string — so a comparison with an expected value fails
+// instead of throwing, as nlohmann's value() does (type_error 302). Never throws.
+std::optional<std::string> StringMember(const OrderedJson& object, const char* key,
+                                        std::string_view absent);
+
 // Parses `text` keeping key order; a discarded value (is_discarded()) for anything that is not
 // JSON, including numbers beyond double range and nesting deeper than kMaxJsonDepth.
 // Never throws.

@@ -42,7 +42,7 @@ ApiResult<std::string> ContentText(const OJson& content, size_t index) {
   std::string text;
   for (size_t p = 0; p < content.size(); ++p) {
     const OJson& part = content[p];
-    const std::string type = part.is_object() ? part.value("type", "") : "";
+    const std::string type = part.is_object() ? StringMember(part, "type", "").value_or("") : "";
     if ((type != "input_text" && type != "output_text" && type != "text") ||
         !part.contains("text") || !part["text"].is_string()) {
       return BadItem(index, fmt::format("content[{}]: only text parts ({{\"type\": \"input_text\" "
@@ -88,7 +88,7 @@ ApiResult<OJson> FunctionCallOutput(const OJson& item, size_t index) {
 
 // Appends `call` to the assistant message at the end of `messages`, or to a new one.
 void AppendToolCall(OJson call, OJson* messages) {
-  if (messages->empty() || messages->back().value("role", "") != "assistant") {
+  if (messages->empty() || StringMember(messages->back(), "role", "") != "assistant") {
     messages->push_back({{"role", "assistant"}, {"content", ""}});
   }
   OJson& message = messages->back();

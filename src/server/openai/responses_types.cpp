@@ -126,8 +126,8 @@ ApiResult<OJson> ChatTools(const OJson& tools) {
   OJson out = OJson::array();
   for (size_t k = 0; k < tools.size(); ++k) {
     const OJson& tool = tools[k];
-    if (!tool.is_object() || tool.value("type", "") != "function" || !tool.contains("name") ||
-        !tool["name"].is_string()) {
+    if (!tool.is_object() || StringMember(tool, "type", "") != "function" ||
+        !tool.contains("name") || !tool["name"].is_string()) {
       return BadParam("tools", fmt::format("tools[{}] must be {{\"type\": \"function\", \"name\": "
                                            "string, \"parameters\": {{...}}}}; tandem serves no "
                                            "hosted tools",
@@ -145,8 +145,8 @@ ApiResult<OJson> ChatTools(const OJson& tools) {
 // tool_choice: "none" | "auto" | "required" | {"type": "function", "name"} → chat's shape.
 ApiResult<OJson> ChatToolChoice(const OJson& choice) {
   if (choice.is_string()) return choice;
-  if (choice.is_object() && choice.value("type", "") == "function" && choice.contains("name") &&
-      choice["name"].is_string()) {
+  if (choice.is_object() && StringMember(choice, "type", "") == "function" &&
+      choice.contains("name") && choice["name"].is_string()) {
     return OJson{{"type", "function"}, {"function", {{"name", choice["name"]}}}};
   }
   return BadParam("tool_choice",

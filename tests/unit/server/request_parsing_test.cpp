@@ -132,5 +132,37 @@ TEST(RequestParsingTest, ChatTopLogprobsNeedsLogprobsAndMessagesAreRequired) {
   EXPECT_EQ(ok.value().common.sampling.max_tokens, 5);
 }
 
+TEST(RequestParsingTest, ATypeThatIsNotAStringIsA400NamingTheFieldNotAThrow) {
+  // Found by the openai_request fuzzer: nlohmann's value("type", "function") threw type_error
+  // 302 on {"type": {...}} (the server's last-resort catch answered; the parser must).
+  const ServerContext context = MakeContext();
+  const char* tool = R"({"messages": [{"role": "user", "content": "weather?"}],
+      "tools": [{"type": {"name": "get_weather"}, "function": {"name": "get_weather"}}],
+      "tool_choice": "required"})";
+  auto tools = ParseChatCompletionRequest(json::parse(tool), context);
+  ASSERT_FALSE(tools.ok());
+  EXPECT_EQ(tools.error().param, "tools");
+  EXPECT_NE(tools.error().status.message().find("tools[0]"), std::string::npos);
+  const char* part = R"({"messages": [{"role": "user", "content": [{"type": 7, "text": "a"}]}]})";
+  auto parts = ParseChatCompletionRequest(json::parse(part), context);
+  ASSERT_FALSE(parts.ok());
+  EXPECT_EQ(parts.error().param, "messages");
+  EXPECT_NE(parts.error().status.message().find("content[0]"), std::string::npos);
+  // An absent or null type still means "function" for a chat tool.
+  const char* untyped = R"({"messages": [{"role": "user", "content": "hi"}],
+      "tools": [{"type": null, "function": {"name": "f"}}, {"function": {"name": "g"}}]})";
+  auto ok = ParseChatCompletionRequest(json::parse(untyped), context);
+  ASSERT_TRUE(ok.ok()) << ok.error().status.message();
+}
+
+TEST(RequestParsingTest, StringMemberNeverThrows) {
+  const OrderedJson object = OrderedJson::parse(R"({"s": "x", "n": 1, "o": {}, "z": null})");
+  EXPECT_EQ(StringMember(object, "s", "d"), "x");
+  EXPECT_EQ(StringMember(object, "missing", "d"), "d");
+  EXPECT_EQ(StringMember(object, "z", "d"), "d");
+  EXPECT_EQ(StringMember(object, "n", "d"), std::nullopt);
+  EXPECT_EQ(StringMember(object, "o", "d"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace tandem::server::openai

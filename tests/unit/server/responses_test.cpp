@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "server/openai/response_output.h"
 #include "server/openai/response_store.h"
 #include "server/openai/responses_types.h"
+#include "testing.h"
 
 namespace tandem::server::openai {
 namespace {
@@ -147,6 +149,35 @@ TEST(ResponsesInputTest, UnsupportedItemsAre400sNamingTheItem) {
   auto call = ParseResponsesInput(OJson::parse(R"([{"type": "function_call", "name": "f"}])"));
   ASSERT_FALSE(call.ok());
   EXPECT_NE(call.error().status.message().find("'call_id'"), std::string::npos);
+}
+
+TEST(ResponsesInputTest, APartTypeThatIsNotAStringIsA400NotAThrow) {
+  auto part = ParseResponsesInput(OJson::parse(R"([{"role": "user",
+      "content": [{"type": ["input_text"], "text": "a"}]}])"));
+  ASSERT_FALSE(part.ok());
+  EXPECT_EQ(part.error().param, "input");
+}
+
+TEST(ResponsesRequestTest, AToolOrToolChoiceTypeThatIsNotAStringIsA400NotAThrow) {
+  ServerContext context;
+  context.config.served_model_names = {"m"};
+  context.config.max_model_len = 64;
+  context.tokenizer = std::make_shared<testing::FakeTokenizer>();
+  auto chat = [&](const char* body) {
+    auto request = ParseResponsesRequest(OJson::parse(body));
+    EXPECT_TRUE(request.ok()) << request.error().status.message();
+    return ToChatRequest(request.value(), OJson::array(), context);
+  };
+  auto tools = chat(R"({"model": "m", "input": "hi", "tools": [{"type": {"x": 1}, "name": "f"}]})");
+  ASSERT_FALSE(tools.ok());
+  EXPECT_EQ(tools.error().param, "tools");
+  auto choice = chat(R"({"model": "m", "input": "hi", "tools": [{"type": "function", "name": "f"}],
+      "tool_choice": {"type": 3, "name": "f"}})");
+  ASSERT_FALSE(choice.ok());
+  EXPECT_EQ(choice.error().param, "tool_choice");
+  auto ok = chat(R"({"model": "m", "input": "hi", "tools": [{"type": "function", "name": "f"}],
+      "tool_choice": {"type": "function", "name": "f"}})");
+  EXPECT_TRUE(ok.ok()) << ok.error().status.message();
 }
 
 TEST(ResponseStoreTest, KeepsTheMostRecentlyUsedUpToItsCapacity) {
