@@ -504,6 +504,7 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive, bool http10) {
   active_request_.path = request.path;
   active_request_.arrival_time_s = request.arrival_time_s;
   sink_ = std::make_shared<SessionSink>(weak_from_this(), exchange_id_, options_.listener_alive);
+  request.client_gone = sink_->client_gone();
   DoRead();  // watch for disconnects (and a pipelined next request)
   handler_(std::move(request), sink_);
 }

@@ -4,6 +4,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -85,12 +86,15 @@ class SessionSink : public ResponseSink {
     }
     return session->stream_.get_executor();
   }
+  // The flag FireDisconnect sets, for HttpRequest::client_gone.
+  std::shared_ptr<const std::atomic<bool>> client_gone() const { return client_gone_; }
   // Runs the disconnect callback at most once.
   void FireDisconnect() {
     std::function<void()> callback;
     {
       std::lock_guard lock(mutex_);
       disconnected_ = true;
+      client_gone_->store(true);
       callback = std::move(on_disconnect_);
       on_disconnect_ = nullptr;
     }
@@ -132,6 +136,7 @@ class SessionSink : public ResponseSink {
   std::mutex mutex_;
   std::function<void()> on_disconnect_;
   bool disconnected_ = false;  // FireDisconnect ran
+  const std::shared_ptr<std::atomic<bool>> client_gone_ = std::make_shared<std::atomic<bool>>();
 };
 
 }  // namespace tandem::http

@@ -4,6 +4,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -40,6 +41,10 @@ struct HttpRequest {
   // Releases the body's bytes from the server's body budget (http/body_budget.h) when the last
   // copy of the request is gone; null when not counted.
   std::shared_ptr<const void> body_charge;
+  // Turns true (and stays so) once the client has gone before the response was complete (the
+  // sink's disconnect): long work before the first byte — a chat-template render on the
+  // preprocessing pool — polls it and stops early. Null when nothing watches the connection.
+  std::shared_ptr<const std::atomic<bool>> client_gone;
 
   // The first header named `name` (any case), "" when absent.
   std::string_view Header(std::string_view name) const;

@@ -47,6 +47,10 @@ Result<std::string> ChatTemplate::Render(const nlohmann::ordered_json& context,
     if (limits.cancelled != nullptr && limits.cancelled->load()) {
       return Unavailable("the chat template render was cancelled: the server is shutting down");
     }
+    if (limits.client_gone != nullptr && limits.client_gone->load()) {
+      return Unavailable(
+          "the chat template render was cancelled: the client closed the connection");
+    }
     return ToStatus(error);
   } catch (const nlohmann::json::exception& error) {
     return InvalidArgument(std::string("chat template render failed: ") + error.what());

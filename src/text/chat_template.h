@@ -36,7 +36,7 @@ class ChatTemplate {
   // chat_template_kwargs, within `limits`.
   // Errors: kInvalidArgument with the template's own message for raise_exception('...'), else
   // "chat template line L, column C: <error>" — a limit reached names the limit and its flag;
-  // kUnavailable when limits.cancelled was set during the render.
+  // kUnavailable when limits.cancelled or limits.client_gone was set during the render.
   // Thread-safe: a ChatTemplate may be rendered concurrently. Runs on the caller's thread and
   // uses at most jinja::kMaxRenderStackBytes of its stack.
   Result<std::string> Render(const nlohmann::json& context,

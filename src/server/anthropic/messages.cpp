@@ -88,6 +88,7 @@ ApiResult<std::shared_ptr<MessagesCall>> PrepareCall(const ServerContext& contex
   call->context = &context;
   TANDEM_API_ASSIGN_OR_RETURN(call->request,
                               openai::ParseChatCompletionRequest(chat_body, context));
+  call->request.input.client_gone = http_request.client_gone;
   TANDEM_API_ASSIGN_OR_RETURN(
       call->request.common.data_parallel_rank,
       openai::ParseDataParallelRankHeader(DataParallelRankHeader(http_request)));
@@ -138,6 +139,7 @@ void HandleCountTokens(const ServerContext& context, const HttpRequest& http_req
     (void)unused;
     TANDEM_API_ASSIGN_OR_RETURN(openai::ChatInput input,
                                 openai::ParseChatInput(chat_body, context.config));
+    input.client_gone = http_request.client_gone;
     TANDEM_API_ASSIGN_OR_RETURN(openai::ChatPrompt prompt,
                                 openai::TokenizeChatPrompt(context, input));
     return static_cast<int32_t>(prompt.token_ids.size());

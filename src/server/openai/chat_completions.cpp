@@ -249,6 +249,7 @@ ApiResult<std::shared_ptr<ChatCall>> PrepareCall(const ServerContext& context,
   auto call = std::make_shared<ChatCall>();
   call->context = &context;
   TANDEM_API_ASSIGN_OR_RETURN(call->request, ParseChatCompletionRequest(body, context));
+  call->request.input.client_gone = http_request.client_gone;
   TANDEM_API_ASSIGN_OR_RETURN(call->request.common.data_parallel_rank,
                               ParseDataParallelRankHeader(DataParallelRankHeader(http_request)));
   TANDEM_API_ASSIGN_OR_RETURN(ChatPrompt prompt, PrepareChatPrompt(context, &call->request));

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -34,6 +36,9 @@ struct ChatInput {
   std::string reasoning_effort;      // "low" | "medium" | "high": a template variable
   std::optional<std::string> chat_template;  // the request's own (--trust-request-chat-template)
   bool include_reasoning = true;             // false: the reasoning is parsed out and dropped
+  // The connection's HttpRequest::client_gone (not a body field): the render stops when the
+  // client has gone. Null: never.
+  std::shared_ptr<const std::atomic<bool>> client_gone;
 };
 
 struct ChatCompletionRequest {

@@ -98,9 +98,11 @@ ApiResult<std::string> RenderChatPrompt(const ServerContext& context, const Chat
   }
   const nlohmann::ordered_json template_context =
       ChatTemplateContext(input, context.config, *context.tokenizer);
-  auto rendered = chat_template->Render(template_context, context.config.chat_template_limits);
+  text::ChatTemplateLimits limits = context.config.chat_template_limits;
+  limits.client_gone = input.client_gone.get();
+  auto rendered = chat_template->Render(template_context, limits);
   if (!rendered.ok() && rendered.status().code() == StatusCode::kUnavailable) {
-    return ApiError{rendered.status(), ""};  // cancelled: the server is shutting down
+    return ApiError{rendered.status(), ""};  // cancelled: shutdown, or the client has gone
   }
   if (!rendered.ok()) {
     return BadParam("messages", "cannot apply the chat template to these messages: " +

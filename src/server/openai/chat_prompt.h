@@ -34,7 +34,8 @@ Result<std::shared_ptr<const text::ChatTemplate>> LoadChatTemplate(
 // Errors (400, param "messages"): no chat template; the template raised or failed (its
 // message), or hit one of config.chat_template_limits (named in the message);
 // continue_final_message when the final message's content is not in the prompt. 503 when the
-// render was cancelled by shutdown (the connection usually closes first).
+// render was cancelled by shutdown or by the client leaving (input.client_gone; the connection
+// is then gone and nothing is sent).
 ApiResult<std::string> RenderChatPrompt(const ServerContext& context, const ChatInput& input);
 
 // HF's cut: `rendered` up to the end of the last occurrence of `final_content` (stripped);

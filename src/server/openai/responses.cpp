@@ -104,6 +104,7 @@ ApiResult<bool> Prepare(const ServerContext& context, const HttpRequest& http_re
     call->history = std::move(stored->conversation);
   }
   TANDEM_API_ASSIGN_OR_RETURN(call->chat, ToChatRequest(call->request, call->history, context));
+  call->chat.input.client_gone = http_request.client_gone;
   GenerationRequest& common = call->chat.common;
   // The response streams its own events, not chat's: the chat body carries no `stream`, but
   // ServeGeneration starts the SSE stream when the request streams.

@@ -33,7 +33,7 @@ struct Tokenized {
 };
 
 ApiResult<Tokenized> TokenizeBody(const ServerContext& context, const json& body,
-                                  const OJson& ordered, bool authorized) {
+                                  const OJson& ordered, const HttpRequest& request) {
   const bool has_prompt = body.contains("prompt") && !body["prompt"].is_null();
   const bool has_messages = body.contains("messages") && !body["messages"].is_null();
   if (has_prompt == has_messages) {
@@ -48,7 +48,8 @@ ApiResult<Tokenized> TokenizeBody(const ServerContext& context, const json& body
     return out;
   }
   TANDEM_API_ASSIGN_OR_RETURN(ChatInput input, ParseChatInput(ordered, context.config));
-  if (!authorized && input.chat_template.has_value()) {
+  input.client_gone = request.client_gone;
+  if (!request.authorized && input.chat_template.has_value()) {
     // /tokenize is outside /v1, open to anyone as in vLLM; running a request's own template
     // (--trust-request-chat-template) is not: it needs the key when one is set.
     return ApiError{Status(StatusCode::kUnauthenticated,
@@ -75,7 +76,7 @@ void HandleTokenize(const ServerContext& context, const HttpRequest& request,
   if (!model.ok()) return SendError(*sink, model.error());
   auto token_strs = GetBool(body, "return_token_strs", false);
   if (!token_strs.ok()) return SendError(*sink, token_strs.error());
-  auto tokenized = TokenizeBody(context, body, ordered.value(), request.authorized);
+  auto tokenized = TokenizeBody(context, body, ordered.value(), request);
   if (!tokenized.ok()) return SendError(*sink, tokenized.error());
   const std::vector<int32_t>& ids = tokenized.value().ids;
   json response = {{"count", ids.size()},

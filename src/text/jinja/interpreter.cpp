@@ -130,6 +130,9 @@ void Interpreter::Tick(int line, int column) {
   if (limits_.cancelled != nullptr && limits_.cancelled->load(std::memory_order_relaxed)) {
     throw TemplateError("the render was cancelled: the server is shutting down", line, column);
   }
+  if (limits_.client_gone != nullptr && limits_.client_gone->load(std::memory_order_relaxed)) {
+    throw TemplateError("the render was cancelled: the client closed the connection", line, column);
+  }
   if (deadline_s_ > 0 && MonotonicSeconds() > deadline_s_) {
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%g", limits_.timeout_s);

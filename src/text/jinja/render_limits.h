@@ -26,6 +26,10 @@ struct RenderLimits {
   double timeout_s = 10.0;
   // When set and true, the render stops at its next check (server shutdown).
   const std::atomic<bool>* cancelled = nullptr;
+  // When set and true, the request's client has gone (http::ResponseSink::client_gone): the
+  // render stops at its next check, so its preprocessing worker is free for others at once
+  // instead of at the timeout.
+  const std::atomic<bool>* client_gone = nullptr;
 };
 
 // Fixed bounds, not settings: how deep lists/dicts built by a template may nest (request JSON is

@@ -108,7 +108,11 @@ TEST_F(ListenerFixture, CancelEndsARunningCallAndTheServerSeesTheDisconnect) {
   std::mutex mutex;
   std::condition_variable cv;
   bool disconnected = false;
-  Start([&](HttpRequest, std::shared_ptr<ResponseSink> sink) {
+  std::shared_ptr<const std::atomic<bool>> client_gone;  // the request's view of the same
+  Start([&](HttpRequest request, std::shared_ptr<ResponseSink> sink) {
+    client_gone = request.client_gone;
+    ASSERT_NE(client_gone, nullptr);
+    EXPECT_FALSE(client_gone->load());  // the client waits for this stream's head
     sink->SetOnDisconnect([&] {
       std::lock_guard lock(mutex);
       disconnected = true;
@@ -130,6 +134,7 @@ TEST_F(ListenerFixture, CancelEndsARunningCallAndTheServerSeesTheDisconnect) {
   EXPECT_TRUE(call.head_received());
   std::unique_lock lock(mutex);
   cv.wait(lock, [&] { return disconnected; });
+  EXPECT_TRUE(client_gone->load());  // set before the callback runs
 }
 
 TEST(HttpClientTest, ARefusedConnectionFailsBeforeTheHead) {

@@ -238,6 +238,18 @@ TEST(ChatTemplateLimitsTest, CancellationEndsARenderAsUnavailable) {
   ExpectMessageHas(st, "shutting down");
 }
 
+TEST(ChatTemplateLimitsTest, AClientThatLeftEndsItsRenderAsUnavailable) {
+  // The render would otherwise run to its 10 s timeout, holding a preprocessing worker.
+  std::atomic<bool> client_gone{true};
+  ChatTemplateLimits limits;
+  limits.max_loop_iterations = int64_t{1} << 40;
+  limits.client_gone = &client_gone;
+  Status st = RenderError(
+      "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", limits);
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  ExpectMessageHas(st, "the client closed the connection");
+}
+
 TEST(ChatTemplateLimitsTest, IntegerOverflowIsAnErrorNotACrash) {
   ExpectMessageHas(RenderError("{{ 9223372036854775807 + 1 }}"), "integer overflow");
   ExpectMessageHas(RenderError("{{ 99999999999999999999.0 | int }}"), "does not fit in int64");
