@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs one libFuzzer target of fuzz/ (or `all` of them, one after another) for SECONDS each.
+# Runs one libFuzzer target of fuzz/ (or `all` of them, TANDEM_FUZZ_JOBS at a time: one per core
+# by default) for SECONDS each.
 #   scripts/fuzz.sh TARGET SECONDS      e.g. scripts/fuzz.sh jinja 60; scripts/fuzz.sh all 20
+#   (SECONDS 0: only build them; scripts/test.sh builds in the background while other tiers run)
 # Targets: gguf safetensors hf_config openai_request jinja spm_tokenizer bpe_tokenizer, and
 # structured outputs' compilers and the JSON parser: gbnf json_schema regex json (each input of
 # these must finish within 5 s and 1 GiB: their budgets are far below, issue 31).
@@ -16,7 +18,7 @@ cd "$(dirname "$0")/.."
 
 TARGETS=(gguf safetensors hf_config openai_request jinja spm_tokenizer bpe_tokenizer gbnf json_schema
          regex json)
-if [ $# -ne 2 ] || ! [[ "$2" =~ ^[0-9]+$ ]] || [ "$2" -lt 1 ]; then
+if [ $# -ne 2 ] || ! [[ "$2" =~ ^[0-9]+$ ]]; then
   echo "usage: scripts/fuzz.sh TARGET|all SECONDS   (TARGET: ${TARGETS[*]})" >&2
   exit 2
 fi
@@ -44,19 +46,24 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DCMAKE_BUILD_TYPE=Fuzz >/dev/null
 fi
 
-failed=()
-for target in "${selected[@]}"; do
-  # One build at a time on a shared machine (the same lock as the normal build's).
-  flock /tmp/tandem-build.lock ninja -C "$BUILD" "${target}_fuzzer"
-  findings="$BUILD/findings/$target"
+# Every selected target in one build (ninja runs two compilers at once), one build at a time on
+# a shared machine (the same lock as the normal build's).
+fuzzers=()
+for target in "${selected[@]}"; do fuzzers+=("${target}_fuzzer"); done
+flock /tmp/tandem-build.lock ninja -C "$BUILD" "${fuzzers[@]}"
+if [ "$seconds" = 0 ]; then exit 0; fi
+
+# Runs one target; its verdict goes to build-fuzz/findings/TARGET/verdict ("ok" or "FAILED").
+run_target() {
+  local target="$1" findings="$BUILD/findings/$1" corpus seeds log status=0 caps cov execs
   mkdir -p "$findings"
+  rm -f "$findings/verdict"
   corpus="$(mktemp -d "${TMPDIR:-/tmp}/tandem-fuzz-$target-XXXXXX")"
   seeds="$corpus/seeds"
   python3 fuzz/make_seeds.py "$target" "$SHARED" "$seeds"
   mkdir "$corpus/new"
   log="$findings/fuzz.log"
   echo "fuzz.sh: $target for ${seconds} s ($(ls "$seeds" | wc -l) seeds; log $log)"
-  status=0
   caps=(-timeout=10 -rss_limit_mb=2048)
   case "$target" in gbnf | json_schema | regex | json) caps=(-timeout=5 -rss_limit_mb=1024) ;; esac
   TANDEM_SHARED_DIR="$SHARED" "$BUILD/fuzz/${target}_fuzzer" "$corpus/new" "$seeds" \
@@ -68,10 +75,33 @@ for target in "${selected[@]}"; do
   if [ "$status" -ne 0 ]; then
     echo "fuzz.sh: $target FAILED (exit $status); findings in $findings:" >&2
     grep -E 'ERROR|invariant|SUMMARY|Test unit written' "$log" | head -20 >&2 || true
-    failed+=("$target")
+    echo FAILED >"$findings/verdict"
   else
     echo "fuzz.sh: $target ok: ${execs:-?} runs, ${cov:-cov: ?} edges"
+    echo ok >"$findings/verdict"
   fi
+}
+
+# TANDEM_FUZZ_JOBS targets at a time (default: one per core): each libFuzzer process is
+# single-threaded, so on 2 cores two run side by side in the time of one, each as long.
+jobs="${TANDEM_FUZZ_JOBS:-$(nproc)}"
+if ! [[ "$jobs" =~ ^[0-9]+$ ]] || [ "$jobs" -lt 1 ]; then
+  echo "fuzz.sh: TANDEM_FUZZ_JOBS must be a positive integer, got '$jobs'" >&2
+  exit 2
+fi
+running=0
+for target in "${selected[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  run_target "$target" &
+  running=$((running + 1))
+done
+wait || true
+failed=()
+for target in "${selected[@]}"; do
+  if [ "$(cat "$BUILD/findings/$target/verdict" 2>/dev/null)" != ok ]; then failed+=("$target"); fi
 done
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "fuzz.sh: findings in: ${failed[*]} (see $BUILD/findings/)" >&2
