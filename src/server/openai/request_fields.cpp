@@ -44,14 +44,18 @@ ApiResult<bool> RefuseUnbuilt(const json& body, int32_t n) {
 ApiResult<bool> ParseTokenList(const json& body, const char* field, std::vector<int32_t>* out) {
   if (!Given(body, field)) return true;
   const json& ids = body[field];
-  if (!ids.is_array()) return WrongFieldType(field, "a non-empty array of token ids", ids);
+  if (!ids.is_array()) {
+    return WrongFieldType(field, "a non-empty array of token ids", ids);
+  }
   if (ids.empty()) {
     return BadParam(field, fmt::format("'{}' must be a non-empty array of token ids; found an "
                                        "empty array",
                                        field));
   }
   for (const json& id : ids) {
-    if (!id.is_number_integer()) return WrongFieldType(field, "an array of integers", id);
+    if (!id.is_number_integer()) {
+      return WrongFieldType(field, "an array of integers", id);
+    }
     // dump(): the id as written (one past int64 is unsigned in JSON; never shown wrapped).
     if ((id.is_number_unsigned() && id.get<uint64_t>() > INT32_MAX) || id.get<int64_t>() < 0 ||
         id.get<int64_t>() > INT32_MAX) {
@@ -65,9 +69,13 @@ ApiResult<bool> ParseTokenList(const json& body, const char* field, std::vector<
 ApiResult<bool> ParseStrings(const json& body, const char* field, std::vector<std::string>* out) {
   if (!Given(body, field)) return true;
   const json& list = body[field];
-  if (!list.is_array()) return WrongFieldType(field, "an array of strings", list);
+  if (!list.is_array()) {
+    return WrongFieldType(field, "an array of strings", list);
+  }
   for (const json& s : list) {
-    if (!s.is_string()) return WrongFieldType(field, "an array of strings", s);
+    if (!s.is_string()) {
+      return WrongFieldType(field, "an array of strings", s);
+    }
     out->push_back(s.get<std::string>());
   }
   return true;
@@ -75,7 +83,9 @@ ApiResult<bool> ParseStrings(const json& body, const char* field, std::vector<st
 
 ApiResult<bool> ParseStringField(const json& body, const char* field, std::string* out) {
   if (!Given(body, field)) return true;
-  if (!body[field].is_string()) return WrongFieldType(field, "a string", body[field]);
+  if (!body[field].is_string()) {
+    return WrongFieldType(field, "a string", body[field]);
+  }
   *out = body[field].get<std::string>();
   return true;
 }

@@ -215,8 +215,12 @@ std::string JsonTypeWithArticle(const OrderedJson& value) { return TypeWithArtic
 std::optional<std::string> StringMember(const OrderedJson& object, const char* key,
                                         std::string_view absent) {
   auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return std::string(absent);
-  if (!it->is_string()) return std::nullopt;
+  if (it == object.end() || it->is_null()) {
+    return std::string(absent);
+  }
+  if (!it->is_string()) {
+    return std::nullopt;
+  }
   return it->get<std::string>();
 }
 
