@@ -9,8 +9,8 @@
 #   fuzz       each fuzz/ target for TANDEM_FUZZ_SECONDS (default 20; 0 skips it) in build-fuzz/
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit`, and skip every other tier.
 # Each step prints how long it took ("== test.sh: STEP took N s"), CI's budget being 90 minutes.
-# Once the release build is done, the sanitizer and fuzz folders build in the background at idle
-# priority (SCHED_IDLE: they get only the CPU time lint and the tests leave, which the e2e tests,
+# Once the release build and lint are done, the sanitizer and fuzz folders build in the background
+# at idle priority (SCHED_IDLE: they get only the CPU time the tests leave, which the e2e tests,
 # mostly waiting on their servers, leave plenty of); each tier waits for its own build, whose
 # log is build/background/<tier>.log.
 set -euo pipefail
@@ -25,6 +25,9 @@ step() {
 
 step setup bash scripts/setup.sh
 step build bash scripts/build.sh
+if [ $# -eq 0 ] && [ "${TANDEM_LINT:-1}" != 0 ]; then
+  step lint bash scripts/lint.sh
+fi
 
 fuzz_s="${TANDEM_FUZZ_SECONDS:-20}"
 tiers=()
@@ -71,9 +74,6 @@ await_build() {
     return 1
   fi
 }
-if [ $# -eq 0 ] && [ "${TANDEM_LINT:-1}" != 0 ]; then
-  step lint bash scripts/lint.sh
-fi
 # Two tests at a time (the machine's two cores): an e2e test mostly waits on its servers, so the
 # e2e tier takes half as long (multinode tests are RUN_SERIAL: alone).
 step ctest ctest --test-dir build --output-on-failure --timeout 900 -j2 "$@"
