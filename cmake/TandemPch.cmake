@@ -6,9 +6,15 @@
 #
 # Only standard and third-party headers go in: the project's own headers are still parsed per
 # source, so an edit to one rebuilds only its includers, and tandem_header_check (never
-# precompiled) still proves that each src/ header compiles alone. -DTANDEM_PCH=OFF turns it off
-# (a build that also shows a .cpp leaning on a header it does not include).
-option(TANDEM_PCH "Precompile the standard and third-party headers (one PCH per target)" ON)
+# precompiled) still proves that each src/ header compiles alone.
+#
+# Off by default (-DTANDEM_PCH=ON turns it on): every tree is now a unity build (8 sources per
+# translation unit, scripts/build.sh), which already parses those headers once per 8 sources,
+# and a target has only 1-6 such units. Precompiling then cost more than it saved: a clean
+# release build on 2 cores took 630 s with PCHs (547 s of the jobs' time was the 32 PCHs, and
+# the units' own time barely moved) and 514 s without (docs/benchmarks.md "Build and test
+# tiers"). It pays in a build source by source (-DCMAKE_UNITY_BUILD=OFF).
+option(TANDEM_PCH "Precompile the standard and third-party headers (one PCH per target)" OFF)
 
 # The standard headers that more than a handful of sources include.
 set(TANDEM_PCH_std <algorithm> <array> <atomic> <chrono> <cmath> <condition_variable> <cstddef>
