@@ -21,8 +21,8 @@
 # on 2 cores about 13 minutes of build, 2 of unit + parity, 8 of e2e two tests at a time);
 # e.g. TANDEM_ASAN_TIERS=unit for a quick look.
 # The unit tiers run each test binary whole (all its tests in one process, two binaries at a
-# time; a failing binary's log is printed): under ASan a process start costs ~0.25 s, and the
-# 811 tests one process each took 246 s where the binaries whole take about a third of it.
+# time, as the release tier does): under ASan a process start costs ~0.25 s, and the 811 tests
+# one process each took 246 s where the binaries whole take about a third of it.
 # A second argument `build` only configures and builds (scripts/test.sh builds the sanitizer
 # folders in the background while the release tests run).
 set -euo pipefail
@@ -78,27 +78,13 @@ if [ ! -f "$BUILD/build.ninja" ]; then
 fi
 status=0
 
-# Runs the unit test binaries named (e.g. unit_http) whole, two at a time, each into
-# $BUILD/unit-logs/NAME.log; prints the log of each that failed. Returns 1 when any did.
+# Runs the unit test binaries named (e.g. unit_http) under ctest, each whole (one ctest test per
+# binary, tests/CMakeLists.txt), two at a time; ctest prints the output of each that failed.
 run_unit_binaries() {
-  local logs="$PWD/$BUILD/unit-logs" failed=() name
-  rm -rf "$logs"
-  mkdir -p "$logs"
-  # In the binaries' folder, as ctest runs them.
-  printf '%s\n' "$@" | xargs -P 2 -I{} sh -c \
-    'cd "$1/tests" && "./$2" --gtest_brief=1 >"$3/$2.log" 2>&1 || echo "$2" >"$3/$2.failed"' _ \
-    "$PWD/$BUILD" {} "$logs"
-  for name in "$@"; do
-    if [ -f "$logs/$name.failed" ] || [ ! -f "$logs/$name.log" ]; then
-      echo "== $name (failed under $NAME)"
-      cat "$logs/$name.log" 2>/dev/null || true
-      failed+=("$name")
-    else
-      echo "$name: $(grep -E '^\[  PASSED  \]' "$logs/$name.log" || echo passed)"
-    fi
-  done
-  if [ "${#failed[@]}" -gt 0 ]; then
-    echo "sanitize.sh: failed under $NAME: ${failed[*]}" >&2
+  local pattern
+  pattern="^($(IFS='|'; echo "$*"))\$"
+  if ! ctest --test-dir "$BUILD" --output-on-failure --timeout 900 -j2 -R "$pattern"; then
+    echo "sanitize.sh: unit tests failed under $NAME" >&2
     return 1
   fi
 }
