@@ -21,52 +21,12 @@ using OJson = nlohmann::ordered_json;
 
 namespace {
 
-// Top-level fields chat requests read (besides request_fields.h's); others are ignored and named
-// in one warning (vLLM's default).
-const std::set<std::string> kChatKnownFields = {"messages",
-                                                "model",
-                                                "max_tokens",
-                                                "max_completion_tokens",
-                                                "temperature",
-                                                "top_p",
-                                                "top_k",
-                                                "min_p",
-                                                "presence_penalty",
-                                                "frequency_penalty",
-                                                "repetition_penalty",
-                                                "seed",
-                                                "n",
-                                                "stop",
-                                                "stop_token_ids",
-                                                "ignore_eos",
-                                                "min_tokens",
-                                                "stream",
-                                                "stream_options",
-                                                "skip_special_tokens",
-                                                "include_stop_str_in_output",
-                                                "return_token_ids",
-                                                "user",
-                                                "logprobs",
-                                                "top_logprobs",
-                                                "add_generation_prompt",
-                                                "continue_final_message",
-                                                "chat_template_kwargs",
-                                                "tools",
-                                                "tool_choice",
-                                                "logit_bias",
-                                                "response_format",
-                                                "parallel_tool_calls",
-                                                "documents",
-                                                "reasoning_effort",
-                                                "chat_template",
-                                                "include_reasoning",
-                                                "structured_outputs",
-                                                "guided_json",
-                                                "guided_regex",
-                                                "guided_choice",
-                                                "guided_grammar",
-                                                "guided_decoding_backend",
-                                                "guided_whitespace_pattern"};
+// Top-level fields chat requests read: their own, those both endpoints read and request_fields.h's;
+// others are ignored and named in one warning (vLLM's default).
+const std::set<std::string> kChatKnownFields = WithGenerationFieldNames(
+    {"messages", "max_completion_tokens", "top_logprobs", "add_generation_prompt",
+     "continue_final_message", "chat_template_kwargs", "tools", "tool_choice",
+     "parallel_tool_calls", "documents", "reasoning_effort", "chat_template", "include_reasoning"});
 
 const std::set<std::string> kRoles = {"system",    "developer", "user",
                                       "assistant", "tool",      "function"};

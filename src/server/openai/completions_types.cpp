@@ -14,41 +14,9 @@ using nlohmann::json;
 
 namespace {
 
-// Top-level fields completions requests read (besides request_fields.h's): others are named in
-// one warning (vLLM's behaviour).
-const std::set<std::string> kCompletionKnownFields = {"prompt",
-                                                      "model",
-                                                      "max_tokens",
-                                                      "temperature",
-                                                      "top_p",
-                                                      "top_k",
-                                                      "min_p",
-                                                      "presence_penalty",
-                                                      "frequency_penalty",
-                                                      "repetition_penalty",
-                                                      "seed",
-                                                      "n",
-                                                      "stop",
-                                                      "stop_token_ids",
-                                                      "ignore_eos",
-                                                      "min_tokens",
-                                                      "stream",
-                                                      "stream_options",
-                                                      "skip_special_tokens",
-                                                      "include_stop_str_in_output",
-                                                      "return_token_ids",
-                                                      "user",
-                                                      "logprobs",
-                                                      "echo",
-                                                      "logit_bias",
-                                                      "response_format",
-                                                      "structured_outputs",
-                                                      "guided_json",
-                                                      "guided_regex",
-                                                      "guided_choice",
-                                                      "guided_grammar",
-                                                      "guided_decoding_backend",
-                                                      "guided_whitespace_pattern"};
+// Top-level fields completions requests read: their own, those both endpoints read and
+// request_fields.h's; others are named in one warning (vLLM's behaviour).
+const std::set<std::string> kCompletionKnownFields = WithGenerationFieldNames({"prompt", "echo"});
 
 constexpr size_t kMaxPrompts = 1024;  // prompts per request (each × n choices)
 

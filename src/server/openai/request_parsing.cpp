@@ -260,6 +260,43 @@ ApiResult<OrderedJson> ParseOrderedJsonObject(std::string_view body) {
   return ParseBody<OrderedJson>(body);
 }
 
+std::set<std::string> WithGenerationFieldNames(std::initializer_list<const char*> endpoint_fields) {
+  static constexpr const char* kShared[] = {"model",
+                                            "max_tokens",
+                                            "temperature",
+                                            "top_p",
+                                            "top_k",
+                                            "min_p",
+                                            "presence_penalty",
+                                            "frequency_penalty",
+                                            "repetition_penalty",
+                                            "seed",
+                                            "n",
+                                            "stop",
+                                            "stop_token_ids",
+                                            "ignore_eos",
+                                            "min_tokens",
+                                            "stream",
+                                            "stream_options",
+                                            "skip_special_tokens",
+                                            "include_stop_str_in_output",
+                                            "return_token_ids",
+                                            "user",
+                                            "logprobs",
+                                            "logit_bias",
+                                            "response_format",
+                                            "structured_outputs",
+                                            "guided_json",
+                                            "guided_regex",
+                                            "guided_choice",
+                                            "guided_grammar",
+                                            "guided_decoding_backend",
+                                            "guided_whitespace_pattern"};
+  std::set<std::string> names(std::begin(kShared), std::end(kShared));
+  names.insert(endpoint_fields.begin(), endpoint_fields.end());
+  return names;
+}
+
 ApiResult<GenerationRequest> ParseGenerationRequest(const json& body, Endpoint endpoint,
                                                     const ServerConfig& config,
                                                     const OrderedJson* ordered_body) {

@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <initializer_list>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,6 +86,11 @@ ApiResult<OrderedJson> ParseOrderedJsonObject(std::string_view body);
 ApiResult<GenerationRequest> ParseGenerationRequest(const nlohmann::json& body, Endpoint endpoint,
                                                     const ServerConfig& config,
                                                     const OrderedJson* ordered_body = nullptr);
+
+// `endpoint_fields` and the top-level fields both endpoints read (model, the sampling fields,
+// n, stop, stream, logprobs, logit_bias, user, response_format and the structured-output
+// fields): an endpoint's known fields for WarnIgnoredFields (request_fields.h).
+std::set<std::string> WithGenerationFieldNames(std::initializer_list<const char*> endpoint_fields);
 
 // 400 when stop_token_ids or logit_bias name a token outside [0, vocab_size) (the
 // tokenizer's vocabulary), naming the field and the id.
