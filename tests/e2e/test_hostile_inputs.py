@@ -17,7 +17,7 @@ import os
 import socket
 import time
 
-from harness import ASAN, MODELS, Server, check, check_error, run
+from harness import ASAN, MODELS, Server, check, check_error, run, shared_server
 
 QWEN3 = os.path.join(MODELS, "tiny-qwen3")
 KEY = "sk-hostile"
@@ -127,7 +127,7 @@ def test_response_format_holds_when_the_model_reasons_or_not():
         ({"type": "object", "properties": {"<think>": {"const": "</think>"}},
           "required": ["<think>"]}, lambda v: v == {"<think>": "</think>"}),
     ]
-    with Server(QWEN3, *FLAGS) as srv:
+    with shared_server(QWEN3, *FLAGS) as srv:
         finishes = []
         for schema, valid in schemas:
             for seed in range(4):
@@ -169,7 +169,7 @@ def read_status(s):
 
 
 def test_refused_requests_are_answered_before_their_bodies_are_read():
-    with Server(QWEN3, *FLAGS) as srv:
+    with shared_server(QWEN3, *FLAGS) as srv:
         big = 15_000_000
         cases = [
             ("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -204,7 +204,7 @@ def test_refused_requests_are_answered_before_their_bodies_are_read():
 
 def test_tokenize_runs_a_request_template_only_with_the_key():
     body = {"messages": USER, "chat_template": "{{ messages[0].content }}!"}
-    with Server(QWEN3, *FLAGS) as srv:
+    with shared_server(QWEN3, *FLAGS) as srv:
         status, out = srv.post_json("/tokenize", body)
         check_error(status, out, 401, ["needs an API key"], "a request template without the key")
         status, out = srv.post_json("/tokenize", body, headers=AUTH)

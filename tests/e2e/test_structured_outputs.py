@@ -10,7 +10,7 @@ import subprocess
 
 import jsonschema
 
-from harness import MODELS, STORIES_GGUF, Server, check, run
+from harness import MODELS, STORIES_GGUF, Server, check, run, shared_server
 
 TINY_QWEN3 = os.path.join(MODELS, "tiny-qwen3")
 NGRAM = json.dumps({"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3,
@@ -88,7 +88,7 @@ def check_schema_outputs(srv, label):
 
 
 def test_json_schema_outputs_validate_for_twenty_schemas_at_two_temperatures():
-    with Server(TINY_QWEN3) as srv:
+    with shared_server(TINY_QWEN3) as srv:
         check_schema_outputs(srv, "tiny-qwen3")
 
 
@@ -128,7 +128,7 @@ def test_choice_regex_grammar_and_json_object_rows():
             "required": ["zeta", "alpha"]}}}},
          lambda t: list(json.loads(t)) == ["zeta", "alpha"]),
     ]
-    with Server(TINY_QWEN3) as srv:
+    with shared_server(TINY_QWEN3) as srv:
         for fields, ok in rows:
             for temperature in (0, 1):
                 choices = completion(srv, {"temperature": temperature, "n": 2, "seed": 5,
@@ -154,7 +154,7 @@ def test_choice_regex_grammar_and_json_object_rows():
 
 
 def test_json_object_answers_an_object():
-    with Server(TINY_QWEN3) as srv:
+    with shared_server(TINY_QWEN3) as srv:
         status, out = srv.post_json("/v1/chat/completions", {
             "messages": [{"role": "user", "content": "JSON please"}], "max_tokens": 400,
             "temperature": 0, "response_format": {"type": "json_object"}})
@@ -176,7 +176,7 @@ def test_tool_choice_required_and_named_are_enforced():
     # "required" allows any number of calls; a random-weight model never closes the array, so
     # the rows bound it with parallel_tool_calls false (one call, as vLLM answers then).
     messages = [{"role": "user", "content": "Weather in Paris?"}]
-    with Server(TINY_QWEN3) as srv:
+    with shared_server(TINY_QWEN3) as srv:
         for temperature in (0, 1):
             status, out = srv.post_json("/v1/chat/completions", {
                 "messages": messages, "tools": [WEATHER, TIME], "tool_choice": "required",
