@@ -87,8 +87,7 @@ def test_deploy_clone_chat_through_the_gateway_with_api_keys():
         pid = inst["pid"]
         c.set_replicas(model["id"], 0)
         c.wait_for("the instance to go", lambda: c.instances("qwen-1") == [], 30)
-        c.wait_for("its process to end", lambda: not os.path.exists(f"/proc/{pid}")
-                   or open(f"/proc/{pid}/stat").read().split()[2] == "Z", 30)
+        c.wait_for("its process to end", lambda: _ended(pid), 30)
 
 
 def test_two_replicas_split_by_load_and_a_killed_one_restarts():
@@ -163,6 +162,16 @@ def test_two_replicas_split_by_load_and_a_killed_one_restarts():
         m = c.call("GET", "/metrics", headers={}).raw
         check('tandem_manager_gateway_requests_total{model_name="stories",code="200"}' in m, m[-2000:])
         check('tandem_manager_model_instances{state="RUNNING"} 2' in m, m[:2000])
+
+
+def _ended(pid):
+    """The process is gone or a zombie. Reading /proc/PID/stat while the process is being reaped
+    fails with ENOENT or ESRCH: gone too."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] == "Z"
+    except OSError:
+        return True
 
 
 def _check_follow(c, instance_id):
