@@ -18,11 +18,11 @@
 # builds at -O0 (half the compile time of -O1; the e2e tier still runs well within its
 # timeouts), TSan at -O1 (its run time grows most without optimization).
 # TANDEM_ASAN_TIERS picks the address mode's tiers: "unit parity e2e" by default (what CI runs;
-# on 2 cores about 13 minutes of build, 2 of unit + parity, 8 of e2e two tests at a time);
+# on 2 cores about 12 minutes of build, 3 of unit, 2 of parity, 7 of e2e two tests at a time);
 # e.g. TANDEM_ASAN_TIERS=unit for a quick look.
-# The unit tiers run each test binary whole (all its tests in one process, two binaries at a
-# time, as the release tier does): under ASan a process start costs ~0.25 s, and the 811 tests
-# one process each took 246 s where the binaries whole take about a third of it.
+# The unit tiers run each test binary as a few shards (a process each, two at a time, as the
+# release tier does): under ASan a process start costs ~0.25 s, and the 811 tests one process
+# each took 246 s.
 # A second argument `build` only configures and builds (scripts/test.sh builds the sanitizer
 # folders in the background while the release tests run).
 set -euo pipefail
@@ -78,11 +78,12 @@ if [ ! -f "$BUILD/build.ninja" ]; then
 fi
 status=0
 
-# Runs the unit test binaries named (e.g. unit_http) under ctest, each whole (one ctest test per
-# binary, tests/CMakeLists.txt), two at a time; ctest prints the output of each that failed.
+# Runs the unit test binaries named (e.g. unit_http) under ctest, each as its shards (a few ctest
+# tests per binary, tests/CMakeLists.txt), two at a time; ctest prints the output of each that
+# failed.
 run_unit_binaries() {
   local pattern
-  pattern="^($(IFS='|'; echo "$*"))\$"
+  pattern="^($(IFS='|'; echo "$*"))_[0-9]+\$"
   if ! ctest --test-dir "$BUILD" --output-on-failure --timeout 900 -j2 -R "$pattern"; then
     echo "sanitize.sh: unit tests failed under $NAME" >&2
     return 1
