@@ -2,6 +2,7 @@
 
 Environment (set by CTest): TANDEM_BIN = build/tandem, TANDEM_SHARED_DIR = ../shared.
 """
+import atexit
 import contextlib
 import http.client
 import json
@@ -249,13 +250,16 @@ def shared_server(model, *args):
     """A `with` target like Server(model, *args), started once per test file and kept for the
     next test that asks for the same model and flags: starting one loads the model and its
     tokenizer (a 151k-token vocabulary: ~1 s, ~8 s under AddressSanitizer), most of what many
-    tests cost. `run()` stops them at the end. For tests that leave the server as they found
-    it; a test that measures the process (memory, exit codes, signals) starts its own Server.
-    A shared server that has died is started again for the next test."""
+    tests cost. They are stopped when the test file's process exits (however it exits). For
+    tests that leave the server as they found it; a test that measures the process (memory,
+    exit codes, signals) starts its own Server. A shared server that has died is started again
+    for the next test."""
     key = (model, args)
     srv = _SHARED_SERVERS.get(key)
     if srv is None or srv.proc.poll() is not None:
         srv = Server(model, *args).__enter__()
+        if not _SHARED_SERVERS:
+            atexit.register(lambda: [s.stop() for s in _SHARED_SERVERS.values()])
         _SHARED_SERVERS[key] = srv
     return contextlib.nullcontext(srv)
 
@@ -284,7 +288,5 @@ def run(tests):
         except Exception as e:  # noqa: BLE001 - report every failure and go on
             failed += 1
             print(f"FAIL {t.__name__}: {e}", flush=True)
-    for srv in _SHARED_SERVERS.values():
-        srv.stop()
     print(f"{len(tests) - failed}/{len(tests)} passed")
     sys.exit(1 if failed else 0)
