@@ -18,7 +18,7 @@
 # builds at -O0 (half the compile time of -O1; the e2e tier still runs well within its
 # timeouts), TSan at -O1 (its run time grows most without optimization).
 # TANDEM_ASAN_TIERS picks the address mode's tiers: "unit parity e2e" by default (what CI runs;
-# on 2 cores about 12 minutes of build, 3 of unit, 2 of parity, 7 of e2e two tests at a time);
+# on 2 cores about 12 minutes of build, 2 of unit, 1 of parity, 6 of e2e two tests at a time);
 # e.g. TANDEM_ASAN_TIERS=unit for a quick look.
 # The unit tiers run each test binary as a few shards (a process each, two at a time, as the
 # release tier does): under ASan a process start costs ~0.25 s, and the 811 tests one process
