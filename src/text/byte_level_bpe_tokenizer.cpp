@@ -78,6 +78,8 @@ Status ByteLevelBpeTokenizer::BuildTables() {
   starts_added_token_.fill(false);
   token_bytes_.resize(vocab_.tokens.size());
   std::unordered_map<std::string_view, int32_t> id_of_piece;  // alphabet form, for the merges
+  id_of_piece.reserve(vocab_.tokens.size());                  // no rehash while 151k pieces go in
+  id_of_bytes_.reserve(vocab_.tokens.size());
   for (int32_t id = 0; id < vocab_size(); ++id) {
     const std::string& piece = vocab_.tokens[id];
     switch (static_cast<TokenType>(vocab_.token_types[id])) {

@@ -54,35 +54,19 @@ Status ReadPreTokenizer(const json& root, const std::string& path, ByteLevelBpeV
   return Status::Ok();
 }
 
-Status ReadMerges(const json& merges, const std::string& path, ByteLevelBpeVocab* vocab) {
-  if (!merges.is_array()) {
+// model.merges, read and checked by ReadTokenizerJson; a "merges" that is not a list is refused.
+Status TakeMerges(TokenizerJsonFile* file, const std::string& path, ByteLevelBpeVocab* vocab) {
+  const json& merges = file->root["model"].value("merges", json());
+  if (!file->has_merges && !merges.is_null()) {
     return InvalidArgument("'" + path + "': model.merges should be a list");
   }
-  vocab->merges.reserve(merges.size());
-  for (const json& merge : merges) {
-    if (merge.is_string()) {
-      const std::string& text = merge.get_ref<const std::string&>();
-      size_t space = text.find(' ');
-      if (space == std::string::npos || text.find(' ', space + 1) != std::string::npos) {
-        return InvalidArgument("'" + path + "': merge \"" + text +
-                               "\" should be two pieces separated by one space");
-      }
-      vocab->merges.emplace_back(text.substr(0, space), text.substr(space + 1));
-    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
-               merge[1].is_string()) {
-      vocab->merges.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());
-    } else {
-      return InvalidArgument("'" + path + "': merge " + merge.dump() +
-                             " should be \"a b\" or [\"a\", \"b\"]");
-    }
-  }
+  vocab->merges = std::move(file->merges);
   return Status::Ok();
 }
 
 // model.vocab and added_tokens into id-indexed tokens/types; ids not named are kUnused.
-Status ReadVocab(const json& root, const std::string& path, ByteLevelBpeVocab* vocab) {
-  const json& model_vocab = root["model"].value("vocab", json());
-  if (!model_vocab.is_object()) {
+Status ReadVocab(TokenizerJsonFile* file, const std::string& path, ByteLevelBpeVocab* vocab) {
+  if (!file->has_vocab) {
     return InvalidArgument("'" + path + "': model.vocab should be an object {piece: id}");
   }
   struct Entry {
@@ -91,14 +75,12 @@ Status ReadVocab(const json& root, const std::string& path, ByteLevelBpeVocab* v
     TokenType type;
   };
   std::vector<Entry> entries;
-  entries.reserve(model_vocab.size());
-  for (auto it = model_vocab.begin(); it != model_vocab.end(); ++it) {
-    if (!it.value().is_number_integer()) {
-      return InvalidArgument("'" + path + "': model.vocab[\"" + it.key() + "\"] should be an id");
-    }
-    entries.push_back({it.key(), it.value().get<int64_t>(), TokenType::kNormal});
+  entries.reserve(file->vocab.size());
+  for (auto& [piece, id] : file->vocab) {
+    entries.push_back({std::move(piece), id, TokenType::kNormal});
   }
-  for (const json& token : root.value("added_tokens", json::array())) {
+  file->vocab.clear();
+  for (const json& token : file->root.value("added_tokens", json::array())) {
     entries.push_back(
         {token.value("content", ""), token.value("id", int64_t{-1}),
          token.value("special", false) ? TokenType::kControl : TokenType::kUserDefined});
@@ -120,8 +102,8 @@ Status ReadVocab(const json& root, const std::string& path, ByteLevelBpeVocab* v
   return Status::Ok();
 }
 
-Status ReadModel(const json& root, const std::string& path, ByteLevelBpeVocab* vocab) {
-  const json& model = root["model"];
+Status ReadModel(TokenizerJsonFile* file, const std::string& path, ByteLevelBpeVocab* vocab) {
+  const json& model = file->root["model"];
   if (TokenizerNodeType(model) != "BPE") {
     return Unimplemented("'" + path + "': model.type '" + TokenizerNodeType(model) +
                          "' is not supported with a ByteLevel pre-tokenizer; expected \"BPE\"");
@@ -132,8 +114,8 @@ Status ReadModel(const json& root, const std::string& path, ByteLevelBpeVocab* v
     }
   }
   vocab->ignore_merges = model.value("ignore_merges", false);
-  TANDEM_RETURN_IF_ERROR(ReadVocab(root, path, vocab));
-  return ReadMerges(model.value("merges", json::array()), path, vocab);
+  TANDEM_RETURN_IF_ERROR(ReadVocab(file, path, vocab));
+  return TakeMerges(file, path, vocab);
 }
 
 int32_t FindAddedOrPiece(const ByteLevelBpeVocab& vocab, const std::string& text) {
@@ -195,11 +177,13 @@ Status ReadSpecialTokens(const json& root, const std::string& config_path,
 }  // namespace
 
 Result<std::unique_ptr<Tokenizer>> LoadHfByteLevelBpe(
-    const json& root, const std::string& path, const std::string& tokenizer_config_json_path) {
+    TokenizerJsonFile file, const std::string& path,
+    const std::string& tokenizer_config_json_path) {
+  const json& root = file.root;
   ByteLevelBpeVocab vocab;
   TANDEM_RETURN_IF_ERROR(ReadNormalizer(root, path, &vocab));
   TANDEM_RETURN_IF_ERROR(ReadPreTokenizer(root, path, &vocab));
-  TANDEM_RETURN_IF_ERROR(ReadModel(root, path, &vocab));
+  TANDEM_RETURN_IF_ERROR(ReadModel(&file, path, &vocab));
   TANDEM_RETURN_IF_ERROR(ReadSpecialTokens(root, tokenizer_config_json_path, &vocab));
   auto tokenizer = ByteLevelBpeTokenizer::Create(std::move(vocab));
   if (!tokenizer.ok()) {

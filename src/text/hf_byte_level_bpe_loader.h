@@ -3,15 +3,15 @@
 #pragma once
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/status.h"
 #include "text/tokenizer.h"
+#include "text/tokenizer_json_reader.h"
 
 namespace tandem::text {
 
-// `root` is the parsed tokenizer.json read from `path` (named in errors);
+// `file` is the tokenizer.json read from `path` (named in errors) by ReadTokenizerJson;
 // `tokenizer_config_json_path` may be empty. Supported: normalizer NFC (or none); pre-tokenizer
 // Split(Regex|String, behavior Isolated) steps followed by ByteLevel (use_regex adds the GPT-2
 // pattern); model BPE with merges as "a b" or ["a", "b"]; added_tokens with `special`;
@@ -20,7 +20,6 @@ namespace tandem::text {
 // Errors: kInvalidArgument (malformed fields, naming them), kUnimplemented (another normalizer,
 // pre-tokenizer step or BPE option), kNotFound (config file missing).
 Result<std::unique_ptr<Tokenizer>> LoadHfByteLevelBpe(
-    const nlohmann::json& root, const std::string& path,
-    const std::string& tokenizer_config_json_path);
+    TokenizerJsonFile file, const std::string& path, const std::string& tokenizer_config_json_path);
 
 }  // namespace tandem::text

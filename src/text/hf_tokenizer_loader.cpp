@@ -6,6 +6,7 @@
 #include "text/hf_byte_level_bpe_loader.h"
 #include "text/spm_bpe_tokenizer.h"
 #include "text/tokenizer_json.h"
+#include "text/tokenizer_json_reader.h"
 
 namespace tandem::text {
 namespace {
@@ -67,36 +68,22 @@ Status ReadSpacePrefix(const json& root, const std::string& path, bool* add_spac
   return Status::Ok();
 }
 
-Status ReadMerges(const json& merges, const std::string& path, SpmVocab* vocab) {
-  for (const json& merge : merges) {
-    if (merge.is_string()) {
-      std::string text = merge.get<std::string>();
-      size_t space = text.find(' ');
-      if (space == std::string::npos || text.find(' ', space + 1) != std::string::npos) {
-        return InvalidArgument("'" + path + "': merge \"" + text +
-                               "\" should be two pieces separated by one space");
-      }
-      vocab->merges.emplace_back(text.substr(0, space), text.substr(space + 1));
-    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
-               merge[1].is_string()) {
-      vocab->merges.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());
-    } else {
-      return InvalidArgument("'" + path + "': merge " + merge.dump() +
-                             " should be \"a b\" or [\"a\", \"b\"]");
-    }
+// model.merges, read and checked by ReadTokenizerJson; a "merges" that is not a list is refused.
+Status TakeMerges(TokenizerJsonFile* file, const std::string& path, SpmVocab* vocab) {
+  const json& merges = file->root["model"].value("merges", json());
+  if (!file->has_merges && !merges.is_null()) {
+    return InvalidArgument("'" + path + "': model.merges should be a list");
   }
+  vocab->merges = std::move(file->merges);
   return Status::Ok();
 }
 
-Status ReadVocab(const json& root, const std::string& path, SpmVocab* vocab) {
-  const json& model_vocab = root["model"]["vocab"];
-  if (!model_vocab.is_object()) {
+Status ReadVocab(TokenizerJsonFile* file, const std::string& path, SpmVocab* vocab) {
+  if (!file->has_vocab) {
     return InvalidArgument("'" + path + "': model.vocab should be an object {piece: id}");
   }
-  std::vector<std::pair<std::string, int64_t>> entries;
-  for (auto it = model_vocab.begin(); it != model_vocab.end(); ++it) {
-    entries.emplace_back(it.key(), it.value().get<int64_t>());
-  }
+  const json& root = file->root;
+  std::vector<std::pair<std::string, int64_t>> entries = std::move(file->vocab);
   std::vector<std::pair<std::string, bool>> added;  // id-indexed later
   std::vector<int64_t> added_ids;
   for (const json& token : root.value("added_tokens", json::array())) {
@@ -158,14 +145,15 @@ void ReadPostProcessor(const json& root, const SpmVocab& vocab, std::string* bos
 
 Result<std::unique_ptr<Tokenizer>> LoadHfTokenizerJson(
     const std::string& tokenizer_json_path, const std::string& tokenizer_config_json_path) {
-  TANDEM_ASSIGN_OR_RETURN(json root, ReadJsonFile(tokenizer_json_path));
+  TANDEM_ASSIGN_OR_RETURN(TokenizerJsonFile file, ReadTokenizerJson(tokenizer_json_path));
+  const json& root = file.root;
   const std::string& path = tokenizer_json_path;
   if (!root.is_object() || !root.contains("model") || !root["model"].is_object()) {
     return InvalidArgument("'" + path + "' has no \"model\" object; expected an HF tokenizer.json");
   }
   if (MentionsByteLevel(root.value("pre_tokenizer", json()), "pretokenizers") ||
       MentionsByteLevel(root.value("decoder", json()), "decoders")) {
-    return LoadHfByteLevelBpe(root, path, tokenizer_config_json_path);
+    return LoadHfByteLevelBpe(std::move(file), path, tokenizer_config_json_path);
   }
   std::string model_type = TokenizerNodeType(root["model"]);
   if (model_type != "BPE") {
@@ -173,8 +161,8 @@ Result<std::unique_ptr<Tokenizer>> LoadHfTokenizerJson(
                          "' is not supported; expected \"BPE\" (SentencePiece-style)");
   }
   SpmVocab vocab;
-  TANDEM_RETURN_IF_ERROR(ReadVocab(root, path, &vocab));
-  TANDEM_RETURN_IF_ERROR(ReadMerges(root["model"].value("merges", json::array()), path, &vocab));
+  TANDEM_RETURN_IF_ERROR(ReadVocab(&file, path, &vocab));
+  TANDEM_RETURN_IF_ERROR(TakeMerges(&file, path, &vocab));
   TANDEM_RETURN_IF_ERROR(ReadSpacePrefix(root, path, &vocab.add_space_prefix));
   const json& unk = root["model"].value("unk_token", json());
   vocab.unk_id = unk.is_string() ? FindId(vocab, unk.get<std::string>()) : -1;

@@ -1,0 +1,116 @@
+// ReadTokenizerJson: model.vocab and model.merges streamed into vectors, the rest a DOM; the
+// refusals name the piece or the merge's rank. Counts of the real Qwen3 file are those Python's
+// json module reads from it (151643 vocab entries, 151387 merges, 26 added tokens).
+#include "text/tokenizer_json_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "testing.h"
+
+namespace tandem::text {
+namespace {
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+Status ReadError(const std::string& text) {
+  auto file = ReadTokenizerJson(WriteFile("bad_tokenizer.json", text));
+  EXPECT_FALSE(file.ok()) << text;
+  return file.ok() ? Status::Ok() : file.status();
+}
+
+TEST(TokenizerJsonReaderTest, VocabAndMergesComeInFileOrderAndTheRestIsADom) {
+  const auto file = ReadTokenizerJson(WriteFile("tokenizer.json", R"({
+    "version": "1.0", "vocab": {"not": "the model's"},
+    "added_tokens": [{"id": 3, "content": "<s>", "special": true}],
+    "model": {"type": "BPE", "dropout": null, "vocab": {"b": 1, "a": 0, "ab": 2},
+              "merges": ["a b", ["ab", "b"]], "ignore_merges": false},
+    "decoder": {"type": "ByteLevel", "merges": ["x y"]}})"));
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  EXPECT_TRUE(file->has_vocab);
+  EXPECT_TRUE(file->has_merges);
+  const std::vector<std::pair<std::string, int64_t>> vocab = {{"b", 1}, {"a", 0}, {"ab", 2}};
+  EXPECT_EQ(file->vocab, vocab);
+  const std::vector<std::pair<std::string, std::string>> merges = {{"a", "b"}, {"ab", "b"}};
+  EXPECT_EQ(file->merges, merges);
+  const nlohmann::json& root = file->root;
+  EXPECT_TRUE(root["model"]["vocab"].is_null());
+  EXPECT_TRUE(root["model"]["merges"].is_null());
+  EXPECT_EQ(root["model"]["type"], "BPE");
+  EXPECT_EQ(root["model"]["ignore_merges"], false);
+  EXPECT_TRUE(root["model"].contains("dropout"));
+  // Only the model's tables are taken: same-named keys elsewhere stay in the DOM.
+  EXPECT_EQ(root["vocab"]["not"], "the model's");
+  EXPECT_EQ(root["decoder"]["merges"], nlohmann::json::array({"x y"}));
+  EXPECT_EQ(root["added_tokens"][0]["content"], "<s>");
+  EXPECT_EQ(root["version"], "1.0");
+}
+
+TEST(TokenizerJsonReaderTest, TablesOfAnotherShapeStayInTheDom) {
+  const auto file = ReadTokenizerJson(
+      WriteFile("odd_tokenizer.json", R"({"model": {"vocab": [["a", 0]], "merges": {"a": 1}}})"));
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  EXPECT_FALSE(file->has_vocab);
+  EXPECT_FALSE(file->has_merges);
+  EXPECT_EQ(file->root["model"]["vocab"][0][0], "a");
+  EXPECT_EQ(file->root["model"]["merges"]["a"], 1);
+}
+
+TEST(TokenizerJsonReaderTest, ABadEntryIsRefusedNamingThePieceOrTheMergeRank) {
+  struct Case {
+    const char* text;
+    const char* needle;
+  };
+  for (const Case& c : {
+           Case{R"({"model": {"vocab": {"a": 0, "b": "1"}}})",
+                R"(model.vocab["b"] should be an integer id, not a string)"},
+           Case{R"({"model": {"vocab": {"a": 0.5}}})", R"(model.vocab["a"] should be an integer)"},
+           Case{R"({"model": {"vocab": {"a": {"id": 0}}}})", "not an object"},
+           Case{R"({"model": {"merges": ["a b", "a b c"]}})",
+                R"(merge #1 "a b c" should be two pieces separated by one space)"},
+           Case{R"({"model": {"merges": ["ab"]}})", "merge #0 \"ab\" should be two pieces"},
+           Case{R"({"model": {"merges": [["a"]]}})",
+                R"(merge #0 should be "a b" or ["a", "b"], not an array of 1 strings)"},
+           Case{R"({"model": {"merges": [["a", "b", "c"]]}})", "not an array of more than two"},
+           Case{R"({"model": {"merges": [["a", 1]]}})", "not an array holding a number"},
+           Case{R"({"model": {"merges": ["a b", 7]}})", "merge #1 should be \"a b\""},
+           Case{R"({"model": {"merges": [{"a": "b"}]}})", "not an object"},
+           Case{R"({"model": {"vocab": {"a": 0})", "is not valid JSON"},
+       }) {
+    const Status status = ReadError(c.text);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << c.text;
+    EXPECT_NE(status.message().find(c.needle), std::string::npos)
+        << c.text << " → " << status.message();
+    EXPECT_NE(status.message().find("bad_tokenizer.json"), std::string::npos) << status.message();
+  }
+}
+
+TEST(TokenizerJsonReaderTest, AMissingFileIsNotFound) {
+  const auto file = ReadTokenizerJson("/nonexistent/tokenizer.json");
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(file.status().message().find("/nonexistent/tokenizer.json"), std::string::npos);
+}
+
+TEST(TokenizerJsonReaderTest, Qwen3TablesHaveWhatPythonReadsFromTheFile) {
+  const auto file = ReadTokenizerJson(testing::SharedPath("models/qwen3-tokenizer/tokenizer.json"));
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  ASSERT_EQ(file->vocab.size(), 151643u);
+  ASSERT_EQ(file->merges.size(), 151387u);
+  EXPECT_EQ(file->root["added_tokens"].size(), 26u);
+  EXPECT_EQ(file->vocab.front(), (std::pair<std::string, int64_t>{"!", 0}));
+  EXPECT_EQ(file->vocab.back(),
+            (std::pair<std::string, int64_t>{"\xC3\xA2\xC2\xBD\xC4\xB9", 151642}));
+  EXPECT_EQ(file->merges.front(), (std::pair<std::string, std::string>{"\xC4\xA0", "\xC4\xA0"}));
+  EXPECT_EQ(file->merges.back(),
+            (std::pair<std::string, std::string>{"\xC3\xA2\xC2\xBD", "\xC4\xB9"}));
+}
+
+}  // namespace
+}  // namespace tandem::text
