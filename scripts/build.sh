@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds tandem into build/ (Release, Ninja). The binary is build/tandem.
-# A unity build (CMAKE_UNITY_BUILD: each target's sources compiled 8 to a translation unit), as
-# the sanitizer trees: Boost.Beast, nlohmann::json and their templates are then parsed and
+# A unity build (CMAKE_UNITY_BUILD: each target's sources compiled 8 to a translation unit; the
+# sanitizer trees, rarely rebuilt one file at a time, put 16 in one): Boost.Beast, nlohmann::json and their templates are then parsed and
 # instantiated once per 8 sources, and a clean build takes ~5 minutes on 2 cores instead of
 # ~26 source by source (docs/benchmarks.md "Build and test tiers"). The header check below
 # stays one header per translation unit.
