@@ -111,15 +111,23 @@ def template_file(text):
     return f.name
 
 
-# The slowest /health or /metrics answer allowed while renders run. One that waited for a render
-# would take its whole time (seconds); under ASan two instrumented renders load both cores of
-# the CI machine, and a free answer still takes up to ~0.2 s.
+# The slowest /health or /metrics answer allowed while renders run: RESPONSIVE_S, or a quarter of
+# the time the renders took when that is more. One that waited for a render would take that
+# render's whole time (at least half of the work's). The floor is scheduling noise: under ASan
+# two instrumented renders load both cores of the CI machine and a free answer still takes up
+# to ~0.2 s; in the release tier the other tests beside this one made a free answer take 130 ms
+# during 10,000-message renders of several seconds.
 RESPONSIVE_S = 1.0 if ASAN else 0.1
+
+
+def responsive_bound(elapsed):
+    return max(RESPONSIVE_S, elapsed / 4)
 
 
 def polled_health_while(srv, work):
     """Runs `work` in a thread while polling /health and /metrics in turn on fresh connections;
-    returns the slowest answer in seconds and how many were polled (each must be a 200)."""
+    returns the slowest answer in seconds, how many were polled (each must be a 200) and the
+    slowest answer allowed for how long the work took (responsive_bound)."""
     done = threading.Event()
     box = {}
 
@@ -130,6 +138,7 @@ def polled_health_while(srv, work):
             done.set()
 
     t = threading.Thread(target=target)
+    began = time.monotonic()
     t.start()
     slowest, polls = 0.0, 0
     while not done.is_set():
@@ -140,7 +149,7 @@ def polled_health_while(srv, work):
         polls += 1
         check(status == 200, f"{path} {status} during renders")
     t.join()
-    return box.get("result"), slowest, polls
+    return box.get("result"), slowest, polls, responsive_bound(time.monotonic() - began)
 
 
 # The loop limit the bombs hit: the default, a million iterations, in the release tier. Under
@@ -182,12 +191,12 @@ def test_template_bombs_are_400s_naming_the_limit_and_health_keeps_answering():
                 t.join()
             return out
 
-        results, slowest, polls = polled_health_while(srv, two_bombs)
+        results, slowest, polls, bound = polled_health_while(srv, two_bombs)
         for status, body in results:
             check_error(status, body, 400, ["loop iterations"], "concurrent loop bomb")
         check(polls >= 4, f"only {polls} /health and /metrics polls during two renders")
-        check(slowest < RESPONSIVE_S,
-              f"/health or /metrics took {slowest * 1000:.0f} ms during two renders")
+        check(slowest < bound, f"/health or /metrics took {slowest * 1000:.0f} ms during two "
+                               f"renders (allowed: {bound * 1000:.0f} ms)")
         check_serves(srv)
 
 
@@ -249,15 +258,15 @@ def test_ten_thousand_messages_render_while_health_answers_and_limits_are_400s()
                     srv.post_json("/v1/chat/completions", {**body, "max_tokens": 4},
                                   headers=AUTH)]
 
-        (tok, chat), slowest, polls = polled_health_while(srv, both)
+        (tok, chat), slowest, polls, bound = polled_health_while(srv, both)
         status, out = tok
         check(status == 200 and out["count"] > 10000, f"10,000 messages: {status} {str(out)[:300]}")
         check(out["prompt"].endswith("message number 9999 of the conversation<|im_end|>\n"
                                      "<|im_start|>assistant\n"), out["prompt"][-200:])
         check_error(*chat, 400, ["maximum context length is 512 tokens"], "10,000-message chat")
-        check(polls >= 1 and slowest < RESPONSIVE_S,
+        check(polls >= 1 and slowest < bound,
               f"/health or /metrics took {slowest * 1000:.0f} ms during the renders "
-              f"({polls} polls)")
+              f"({polls} polls; allowed: {bound * 1000:.0f} ms)")
 
         status, out = srv.post_json("/tokenize", {"messages": many_messages(10001)})
         check_error(status, out, 400, ["10001 messages", "limit of 10000", "--max-chat-messages"],
