@@ -167,13 +167,19 @@ def check_head_answers_like_get(c, key):
 
 def check_expect_continue_on_a_path_that_reads_no_body(c, key):
     """No "100 Continue" for a body the manager would not read: the answer at once, then the
-    connection closes. That includes a body-reading route whose caller is refused anyway."""
+    connection closes. That includes a body-reading route whose caller is refused anyway: no key
+    or a wrong one (401), a key whose scope does not include management (403)."""
     auth = {"Authorization": f"Bearer {key}"}
     wrong_key = {"Authorization": "Bearer gpustack_0000_wrong"}
+    inference_key = c.create("/v2/api-keys", {"name": "expect-inference-only",
+                                              "scope": ["inference"]})["value"]
+    inference_only = {"Authorization": f"Bearer {inference_key}"}
     for path, headers, status in (("/", auth, 405), ("/v1/nothing-here", auth, 404),
                                   ("/v1/chat/completions", {}, 401),
                                   ("/v1/completions", wrong_key, 401),
-                                  ("/v2/models", {}, 401), ("/v2/models", wrong_key, 401)):
+                                  ("/v2/models", {}, 401), ("/v2/models", wrong_key, 401),
+                                  ("/v2/models", inference_only, 403),
+                                  ("/v2/users", inference_only, 403)):
         head = request_bytes("POST", path, headers={**headers, "Expect": "100-continue"})
         head = head.replace(b"Content-Length: 0", b"Content-Length: 5000")
         started = time.time()

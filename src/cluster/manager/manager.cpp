@@ -120,14 +120,20 @@ Status Manager::Start() {
                                       : ManagementErrorBody(http_status, message);
   };
   // Expect: 100-continue gets the answer at once, without "100 Continue", when the body would go
-  // unread: a route that reads none, or a /v1 or /v2 request whose caller is refused (401).
+  // unread: a route that reads none, a /v1 or /v2 request whose caller is refused (401), or a
+  // /v2 route the caller may not use (403: admin only, a worker key's or the registration
+  // token's routes; RestApi::Authorize).
   options.answers_without_body = [this](const http::HttpRequest& head) {
     if (RouteIgnoresBody(head)) {
       return true;
     }
-    const bool keyed_api = head.path == "/v1" || head.path.rfind("/v1/", 0) == 0 ||
-                           head.path == "/v2" || head.path.rfind("/v2/", 0) == 0;
-    return keyed_api && !auth_->Resolve(head, NowUnix()).authenticated();
+    const bool v2 = head.path == "/v2" || head.path.rfind("/v2/", 0) == 0;
+    const bool keyed_api = v2 || head.path == "/v1" || head.path.rfind("/v1/", 0) == 0;
+    if (!keyed_api) {
+      return false;
+    }
+    const Principal who = auth_->Resolve(head, NowUnix());
+    return !who.authenticated() || (v2 && !RestApi::Authorize(head.method, head.path, who).ok());
   };
   listener_ = std::make_unique<http::HttpListener>(
       std::move(options),

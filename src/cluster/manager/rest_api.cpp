@@ -173,6 +173,58 @@ Status RestApi::DeleteOne(Table table, int64_t id) {
   return store_.Delete(table, id);
 }
 
+Status RestApi::Authorize(const std::string& request_method, const std::string& path,
+                          const Principal& who) {
+  const Segments seg = PathSegments(path);  // seg[0] == "v2"
+  const std::string method = request_method == "HEAD" ? "GET" : request_method;
+  if (seg.size() < 2) {
+    return Status::Ok();  // no route: Handle's 404
+  }
+  const std::string& name = seg[1];
+  // Registration: the registration token creates a worker, nothing else.
+  if (who.kind == Principal::Kind::kRegistration) {
+    if (name == "workers" && seg.size() == 2 && method == "POST") {
+      return Status::Ok();
+    }
+    return Forbidden("the registration token only registers workers");
+  }
+  const bool worker = who.kind == Principal::Kind::kWorker;
+  if (!worker && !who.HasScope("management")) {
+    return Forbidden("this API key's scope does not include management");
+  }
+  if (name == "usage") {
+    return worker ? Forbidden("workers do not read usage") : Status::Ok();
+  }
+  if (name == "users" && seg.size() == 3 && seg[2] == "me") {
+    return worker ? Forbidden("a worker key belongs to no user") : Status::Ok();
+  }
+  const Resource* resource = FindResource(name);
+  if (!resource || (seg.size() >= 3 && !ParseId(seg[2])) || seg.size() > 4) {
+    return Status::Ok();  // Handle's 404
+  }
+  const Table table = resource->table;
+  const std::string sub = seg.size() >= 4 ? seg[3] : "";
+  // What each caller may do. Workers: read what they run, report heartbeats and status.
+  if (worker) {
+    const bool read = method == "GET" && sub.empty() &&
+                      (table == Table::kModelInstances || table == Table::kModels ||
+                       table == Table::kInferenceBackends || table == Table::kWorkers ||
+                       table == Table::kGpuDevices);
+    const bool heartbeat = method == "POST" && table == Table::kWorkers && sub == "heartbeat";
+    const bool status = method == "POST" && table == Table::kModelInstances && sub == "status";
+    if (!read && !heartbeat && !status) {
+      return Forbidden(fmt::format("a worker key cannot {} {}", method, path));
+    }
+  } else if (!who.is_admin) {
+    const bool own_keys = table == Table::kApiKeys && sub.empty();
+    const bool read_models = table == Table::kModels && method == "GET" && sub.empty();
+    if (!own_keys && !read_models) {
+      return Forbidden(fmt::format("{} {} needs an admin", method, path));
+    }
+  }
+  return Status::Ok();
+}
+
 void RestApi::Handle(const http::HttpRequest& request, const Principal& who,
                      const std::shared_ptr<http::ResponseSink>& sink) {
   const Segments seg = PathSegments(request.path);  // seg[0] == "v2"
@@ -195,23 +247,18 @@ void RestApi::Handle(const http::HttpRequest& request, const Principal& who,
   }
   const std::string& name = seg[1];
 
-  // Registration: the registration token (or an admin) creates a worker.
-  if (who.kind == Principal::Kind::kRegistration) {
-    if (name == "workers" && seg.size() == 2 && method == "POST") {
-      auto parsed = body();
-      reply(parsed.ok() ? RegisterWorker(*parsed, who) : Result<json>(parsed.status()), 201);
-    } else {
-      SendError(*sink, Forbidden("the registration token only registers workers"));
-    }
+  if (Status allowed = Authorize(method, request.path, who); !allowed.ok()) {
+    SendError(*sink, allowed);
     return;
   }
   const bool worker = who.kind == Principal::Kind::kWorker;
-  if (!worker && !who.HasScope("management")) {
-    SendError(*sink, Forbidden("this API key's scope does not include management"));
+  // Registration: the registration token (Authorize let it through) creates a worker.
+  if (who.kind == Principal::Kind::kRegistration) {
+    auto parsed = body();
+    reply(parsed.ok() ? RegisterWorker(*parsed, who) : Result<json>(parsed.status()), 201);
     return;
   }
   if (name == "usage") {
-    if (worker) return SendError(*sink, Forbidden("workers do not read usage"));
     if (method != "GET" || seg.size() != 2) {
       return method_not_allowed("GET, HEAD");
     }
@@ -219,7 +266,6 @@ void RestApi::Handle(const http::HttpRequest& request, const Principal& who,
     return;
   }
   if (name == "users" && seg.size() == 3 && seg[2] == "me") {
-    if (worker) return SendError(*sink, Forbidden("a worker key belongs to no user"));
     if (method != "GET") {
       return method_not_allowed("GET, HEAD");
     }
@@ -244,27 +290,6 @@ void RestApi::Handle(const http::HttpRequest& request, const Principal& who,
   if (seg.size() > 4) {
     SendError(*sink, NotFound(fmt::format("no route {}", request.path)));
     return;
-  }
-
-  // What each caller may do. Workers: read what they run, report heartbeats and status.
-  if (worker) {
-    const bool read = method == "GET" && sub.empty() &&
-                      (table == Table::kModelInstances || table == Table::kModels ||
-                       table == Table::kInferenceBackends || table == Table::kWorkers ||
-                       table == Table::kGpuDevices);
-    const bool heartbeat = method == "POST" && table == Table::kWorkers && sub == "heartbeat";
-    const bool status = method == "POST" && table == Table::kModelInstances && sub == "status";
-    if (!read && !heartbeat && !status) {
-      SendError(*sink, Forbidden(fmt::format("a worker key cannot {} {}", method, request.path)));
-      return;
-    }
-  } else if (!who.is_admin) {
-    const bool own_keys = table == Table::kApiKeys && sub.empty();
-    const bool read_models = table == Table::kModels && method == "GET" && sub.empty();
-    if (!own_keys && !read_models) {
-      SendError(*sink, Forbidden(fmt::format("{} {} needs an admin", method, request.path)));
-      return;
-    }
   }
 
   // What the collection and one item take, for a 405's Allow: devices and instances are made

@@ -31,6 +31,13 @@ class RestApi {
   void Handle(const http::HttpRequest& request, const Principal& who,
               const std::shared_ptr<http::ResponseSink>& sink);
 
+  // Whether `who` may send `method` (HEAD as GET) to /v2 `path`, from the request head alone:
+  // kPermissionDenied (403) naming why (a worker key's routes, the registration token's, admin
+  // only, an API key without scope management), else Ok — also for paths that do not exist,
+  // which Handle answers 404. The manager asks before reading a body (an Expect: 100-continue
+  // refused at once); Handle asks first.
+  static Status Authorize(const std::string& method, const std::string& path, const Principal& who);
+
   // The API's view of a row of `table` (password hashes and key secrets removed).
   static nlohmann::json PublicView(store::Table table, const store::Record& record);
 
