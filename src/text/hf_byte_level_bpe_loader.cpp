@@ -54,16 +54,6 @@ Status ReadPreTokenizer(const json& root, const std::string& path, ByteLevelBpeV
   return Status::Ok();
 }
 
-// model.merges, read and checked by ReadTokenizerJson; a "merges" that is not a list is refused.
-Status TakeMerges(TokenizerJsonFile* file, const std::string& path, ByteLevelBpeVocab* vocab) {
-  const json& merges = file->root["model"].value("merges", json());
-  if (!file->has_merges && !merges.is_null()) {
-    return InvalidArgument("'" + path + "': model.merges should be a list");
-  }
-  vocab->merges = std::move(file->merges);
-  return Status::Ok();
-}
-
 // model.vocab and added_tokens into id-indexed tokens/types; ids not named are kUnused.
 Status ReadVocab(TokenizerJsonFile* file, const std::string& path, ByteLevelBpeVocab* vocab) {
   if (!file->has_vocab) {
@@ -115,7 +105,8 @@ Status ReadModel(TokenizerJsonFile* file, const std::string& path, ByteLevelBpeV
   }
   vocab->ignore_merges = model.value("ignore_merges", false);
   TANDEM_RETURN_IF_ERROR(ReadVocab(file, path, vocab));
-  return TakeMerges(file, path, vocab);
+  TANDEM_ASSIGN_OR_RETURN(vocab->merges, TakeMerges(file, path));
+  return Status::Ok();
 }
 
 int32_t FindAddedOrPiece(const ByteLevelBpeVocab& vocab, const std::string& text) {

@@ -68,16 +68,6 @@ Status ReadSpacePrefix(const json& root, const std::string& path, bool* add_spac
   return Status::Ok();
 }
 
-// model.merges, read and checked by ReadTokenizerJson; a "merges" that is not a list is refused.
-Status TakeMerges(TokenizerJsonFile* file, const std::string& path, SpmVocab* vocab) {
-  const json& merges = file->root["model"].value("merges", json());
-  if (!file->has_merges && !merges.is_null()) {
-    return InvalidArgument("'" + path + "': model.merges should be a list");
-  }
-  vocab->merges = std::move(file->merges);
-  return Status::Ok();
-}
-
 Status ReadVocab(TokenizerJsonFile* file, const std::string& path, SpmVocab* vocab) {
   if (!file->has_vocab) {
     return InvalidArgument("'" + path + "': model.vocab should be an object {piece: id}");
@@ -162,7 +152,7 @@ Result<std::unique_ptr<Tokenizer>> LoadHfTokenizerJson(
   }
   SpmVocab vocab;
   TANDEM_RETURN_IF_ERROR(ReadVocab(&file, path, &vocab));
-  TANDEM_RETURN_IF_ERROR(TakeMerges(&file, path, &vocab));
+  TANDEM_ASSIGN_OR_RETURN(vocab.merges, TakeMerges(&file, path));
   TANDEM_RETURN_IF_ERROR(ReadSpacePrefix(root, path, &vocab.add_space_prefix));
   const json& unk = root["model"].value("unk_token", json());
   vocab.unk_id = unk.is_string() ? FindId(vocab, unk.get<std::string>()) : -1;

@@ -250,4 +250,13 @@ Result<TokenizerJsonFile> ReadTokenizerJson(const std::string& path) {
   return file;
 }
 
+Result<std::vector<std::pair<std::string, std::string>>> TakeMerges(TokenizerJsonFile* file,
+                                                                    const std::string& path) {
+  const json& model = file->root["model"];
+  if (!file->has_merges && model.is_object() && !model.value("merges", json()).is_null()) {
+    return InvalidArgument("'" + path + "': model.merges should be a list");
+  }
+  return std::move(file->merges);
+}
+
 }  // namespace tandem::text

@@ -40,4 +40,9 @@ struct TokenizerJsonFile {
 // Reference: HF tokenizers' serialized BPE model (tokenizers/src/models/bpe/serialization.rs).
 Result<TokenizerJsonFile> ReadTokenizerJson(const std::string& path);
 
+// file->merges, moved out (empty when the file has none). Errors: kInvalidArgument when
+// model.merges is present but not a list ("'<path>': model.merges should be a list").
+Result<std::vector<std::pair<std::string, std::string>>> TakeMerges(TokenizerJsonFile* file,
+                                                                    const std::string& path);
+
 }  // namespace tandem::text

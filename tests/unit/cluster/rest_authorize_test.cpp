@@ -52,7 +52,7 @@ std::string Refusal(const std::string& method, const std::string& path, const Pr
     return "";
   }
   EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s.message();
-  const std::string message(s.message());
+  const std::string& message = s.message();
   const std::string prefix = "not allowed: ";
   EXPECT_EQ(message.rfind(prefix, 0), 0u) << message;
   return message.substr(prefix.size());

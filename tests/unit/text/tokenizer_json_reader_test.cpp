@@ -53,13 +53,32 @@ TEST(TokenizerJsonReaderTest, VocabAndMergesComeInFileOrderAndTheRestIsADom) {
 }
 
 TEST(TokenizerJsonReaderTest, TablesOfAnotherShapeStayInTheDom) {
-  const auto file = ReadTokenizerJson(
+  auto file = ReadTokenizerJson(
       WriteFile("odd_tokenizer.json", R"({"model": {"vocab": [["a", 0]], "merges": {"a": 1}}})"));
   ASSERT_TRUE(file.ok()) << file.status().message();
   EXPECT_FALSE(file->has_vocab);
   EXPECT_FALSE(file->has_merges);
   EXPECT_EQ(file->root["model"]["vocab"][0][0], "a");
   EXPECT_EQ(file->root["model"]["merges"]["a"], 1);
+  TokenizerJsonFile odd = *file;
+  const auto merges = TakeMerges(&odd, "odd_tokenizer.json");
+  ASSERT_FALSE(merges.ok());
+  EXPECT_EQ(merges.status().message(), "'odd_tokenizer.json': model.merges should be a list");
+}
+
+TEST(TokenizerJsonReaderTest, TakeMergesMovesThemOutAndNoMergesIsNone) {
+  auto file = ReadTokenizerJson(
+      WriteFile("merges_tokenizer.json", R"({"model": {"vocab": {}, "merges": ["a b"]}})"));
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  auto merges = TakeMerges(&*file, "merges_tokenizer.json");
+  ASSERT_TRUE(merges.ok());
+  EXPECT_EQ(*merges, (std::vector<std::pair<std::string, std::string>>{{"a", "b"}}));
+  auto none = ReadTokenizerJson(WriteFile("no_merges_tokenizer.json", R"({"model": {}})"));
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_FALSE(none->has_vocab);
+  auto no_merges = TakeMerges(&*none, "no_merges_tokenizer.json");
+  ASSERT_TRUE(no_merges.ok());
+  EXPECT_TRUE(no_merges->empty());
 }
 
 TEST(TokenizerJsonReaderTest, ABadEntryIsRefusedNamingThePieceOrTheMergeRank) {
