@@ -252,8 +252,10 @@ Result<TokenizerJsonFile> ReadTokenizerJson(const std::string& path) {
 
 Result<std::vector<std::pair<std::string, std::string>>> TakeMerges(TokenizerJsonFile* file,
                                                                     const std::string& path) {
-  const json& model = file->root["model"];
-  if (!file->has_merges && model.is_object() && !model.value("merges", json()).is_null()) {
+  const json& root = file->root;
+  const auto model = root.is_object() ? root.find("model") : root.end();
+  if (!file->has_merges && model != root.end() && model->is_object() &&
+      !model->value("merges", json()).is_null()) {
     return InvalidArgument("'" + path + "': model.merges should be a list");
   }
   return std::move(file->merges);
