@@ -1,6 +1,5 @@
 #include "text/hf_byte_level_bpe_loader.h"
 
-#include "core/regular_file.h"
 #include "text/byte_level_bpe_tokenizer.h"
 #include "text/tokenizer_json.h"
 
@@ -136,14 +135,9 @@ Status ReadSpecialTokens(const json& root, const std::string& config_path,
     }
   }
   if (!config_path.empty()) {
-    auto text = ReadRegularFile(config_path);  // a FIFO is refused, not waited on
-    if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
-      return NotFound("cannot open '" + config_path + "'; expected tokenizer_config.json");
-    }
-    if (!text.ok()) {
-      return text.status();
-    }
-    json config = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    TANDEM_ASSIGN_OR_RETURN(const std::string text,
+                            ReadTokenizerFile(config_path, "tokenizer_config.json"));
+    json config = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (!config.is_object()) {
       return InvalidArgument("'" + config_path + "' is not a JSON object");
     }

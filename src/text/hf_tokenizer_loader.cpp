@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/regular_file.h"
 #include "text/hf_byte_level_bpe_loader.h"
 #include "text/spm_bpe_tokenizer.h"
 #include "text/tokenizer_json.h"
@@ -16,14 +15,9 @@ using nlohmann::json;
 constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";  // U+2581 '▁'
 
 Result<json> ReadJsonFile(const std::string& path) {
-  auto text = ReadRegularFile(path);  // a FIFO is refused, not waited on
-  if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
-    return NotFound("cannot open '" + path + "'; expected a tokenizer JSON file there");
-  }
-  if (!text.ok()) {
-    return text.status();
-  }
-  json parsed = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  TANDEM_ASSIGN_OR_RETURN(const std::string text,
+                          ReadTokenizerFile(path, "a tokenizer JSON file there"));
+  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {
     return InvalidArgument("'" + path + "' is not valid JSON");
   }

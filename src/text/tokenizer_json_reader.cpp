@@ -227,11 +227,16 @@ class TokenizerJsonSax {
 
 }  // namespace
 
-Result<TokenizerJsonFile> ReadTokenizerJson(const std::string& path) {
+Result<std::string> ReadTokenizerFile(const std::string& path, const std::string& expected) {
   auto text = ReadRegularFile(path);  // a FIFO is refused, not waited on
   if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
-    return NotFound("cannot open '" + path + "'; expected a tokenizer JSON file there");
+    return NotFound("cannot open '" + path + "'; expected " + expected);
   }
+  return text;
+}
+
+Result<TokenizerJsonFile> ReadTokenizerJson(const std::string& path) {
+  auto text = ReadTokenizerFile(path, "a tokenizer JSON file there");
   if (!text.ok()) {
     return text.status();
   }

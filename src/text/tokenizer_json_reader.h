@@ -31,6 +31,11 @@ struct TokenizerJsonFile {
   std::vector<std::pair<std::string, std::string>> merges;
 };
 
+// The bytes of the tokenizer file `path` (a regular file; a FIFO is refused, not waited on).
+// Errors: kNotFound "cannot open '<path>'; expected <expected>" (e.g. "tokenizer_config.json");
+// the others of ReadRegularFile (core/regular_file.h).
+Result<std::string> ReadTokenizerFile(const std::string& path, const std::string& expected);
+
 // Reads `path` (a regular file; a FIFO is refused, not waited on).
 // Errors: kNotFound (no such file, naming it and that a tokenizer JSON file was expected);
 // kInvalidArgument naming the file and what was wrong: not valid JSON (nlohmann's message, with
