@@ -69,10 +69,11 @@ Status ReadVocab(TokenizerJsonFile* file, const std::string& path, ByteLevelBpeV
     entries.push_back({std::move(piece), id, TokenType::kNormal});
   }
   file->vocab.clear();
-  for (const json& token : file->root.value("added_tokens", json::array())) {
+  TANDEM_ASSIGN_OR_RETURN(const std::vector<AddedTokenEntry> added_tokens,
+                          ReadAddedTokens(file->root, path));
+  for (const AddedTokenEntry& token : added_tokens) {
     entries.push_back(
-        {token.value("content", ""), token.value("id", int64_t{-1}),
-         token.value("special", false) ? TokenType::kControl : TokenType::kUserDefined});
+        {token.content, token.id, token.special ? TokenType::kControl : TokenType::kUserDefined});
   }
   int64_t size = 0;
   for (const Entry& entry : entries) {

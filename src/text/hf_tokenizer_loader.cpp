@@ -70,10 +70,12 @@ Status ReadVocab(TokenizerJsonFile* file, const std::string& path, SpmVocab* voc
   std::vector<std::pair<std::string, int64_t>> entries = std::move(file->vocab);
   std::vector<std::pair<std::string, bool>> added;  // id-indexed later
   std::vector<int64_t> added_ids;
-  for (const json& token : root.value("added_tokens", json::array())) {
-    entries.emplace_back(token.value("content", ""), token.value("id", int64_t{-1}));
-    added.emplace_back(token.value("content", ""), token.value("special", false));
-    added_ids.push_back(token.value("id", int64_t{-1}));
+  TANDEM_ASSIGN_OR_RETURN(const std::vector<AddedTokenEntry> added_tokens,
+                          ReadAddedTokens(root, path));
+  for (const AddedTokenEntry& token : added_tokens) {
+    entries.emplace_back(token.content, token.id);
+    added.emplace_back(token.content, token.special);
+    added_ids.push_back(token.id);
   }
   int64_t size = 0;
   for (const auto& [piece, id] : entries) {

@@ -1,5 +1,7 @@
 #include "text/tokenizer_json.h"
 
+#include <limits>
+
 namespace tandem::text {
 
 using nlohmann::json;
@@ -19,6 +21,42 @@ std::vector<json> SequenceSteps(const json& node, const char* list_key) {
     return node[list_key].get<std::vector<json>>();
   }
   return {node};
+}
+
+Result<std::vector<AddedTokenEntry>> ReadAddedTokens(const json& root, const std::string& path) {
+  std::vector<AddedTokenEntry> out;
+  const auto list = root.is_object() ? root.find("added_tokens") : root.end();
+  if (list == root.end() || list->is_null()) {
+    return out;
+  }
+  if (!list->is_array()) {
+    return InvalidArgument("'" + path + "': added_tokens should be a list");
+  }
+  for (size_t i = 0; i < list->size(); ++i) {
+    const json& token = (*list)[i];
+    const std::string at = "'" + path + "': added_tokens[" + std::to_string(i) + "]";
+    if (!token.is_object()) {
+      return InvalidArgument(at + " should be an object {\"id\", \"content\", ...}");
+    }
+    const auto content = token.find("content");
+    if (content == token.end() || !content->is_string()) {
+      return InvalidArgument(at + ".content should be a string");
+    }
+    const auto id = token.find("id");
+    if (id == token.end() || !id->is_number_integer()) {
+      return InvalidArgument(at + ".id should be an integer");
+    }
+    const auto special = token.find("special");
+    if (special != token.end() && !special->is_boolean()) {
+      return InvalidArgument(at + ".special should be true or false");
+    }
+    // An id past int64 is kept as its largest value: the loaders refuse ids >= 2^24.
+    constexpr int64_t kMaxId = std::numeric_limits<int64_t>::max();
+    const bool too_big = id->is_number_unsigned() && id->get<uint64_t>() > uint64_t{kMaxId};
+    out.push_back({content->get<std::string>(), too_big ? kMaxId : id->get<int64_t>(),
+                   special != token.end() && special->get<bool>()});
+  }
+  return out;
 }
 
 std::string AddedTokenContent(const json& node) {

@@ -4,10 +4,14 @@
 // Reference: HF tokenizers' serialized forms (tokenizers/src/{normalizers,pre_tokenizers}).
 #pragma once
 
+#include <cstdint>
+
 #include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
+
+#include "core/status.h"
 
 namespace tandem::text {
 
@@ -22,6 +26,20 @@ std::string TokenizerNodeType(const nlohmann::json& node);
 // {"type": "Sequence", <list_key>: [...]}; none for null (a Sequence whose list is not an array
 // is one step, which the caller then refuses by its type).
 std::vector<nlohmann::json> SequenceSteps(const nlohmann::json& node, const char* list_key);
+
+// One entry of tokenizer.json's added_tokens.
+struct AddedTokenEntry {
+  std::string content;
+  int64_t id = -1;
+  bool special = false;
+};
+
+// tokenizer.json's added_tokens (from `path`, named in errors): a list of objects with a string
+// "content", an integer "id" and an optional boolean "special"; none when the key is absent.
+// Errors: kInvalidArgument naming the entry's index and the field that is missing or of the
+// wrong type, e.g. "'<path>': added_tokens[0].id should be an integer".
+Result<std::vector<AddedTokenEntry>> ReadAddedTokens(const nlohmann::json& root,
+                                                     const std::string& path);
 
 // An AddedToken's text (tokenizer_config's bos_token, eos_token, ...): a string or an object
 // {"content": ...}; "" otherwise.

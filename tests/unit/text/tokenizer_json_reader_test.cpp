@@ -9,6 +9,8 @@
 #include <string>
 
 #include "testing.h"
+#include "text/hf_tokenizer_loader.h"
+#include "text/tokenizer_json.h"
 
 namespace tandem::text {
 namespace {
@@ -108,6 +110,63 @@ TEST(TokenizerJsonReaderTest, ABadEntryIsRefusedNamingThePieceOrTheMergeRank) {
         << c.text << " → " << status.message();
     EXPECT_NE(status.message().find("bad_tokenizer.json"), std::string::npos) << status.message();
   }
+}
+
+// Each of these made the loaders throw nlohmann::type_error out of `tandem tokenize` and
+// `tandem serve` (SIGABRT); a hostile-input pass found them.
+TEST(TokenizerJsonReaderTest, ABadAddedTokenIsRefusedNamingItsField) {
+  struct Case {
+    const char* added_tokens;
+    const char* needle;
+  };
+  for (const Case& c : {
+           Case{R"([{"id": "x", "content": "<s>"}])", "added_tokens[0].id should be an integer"},
+           Case{R"([{"id": null, "content": "<s>"}])", "added_tokens[0].id should be an integer"},
+           Case{R"([{"id": 0.5, "content": "<s>"}])", "added_tokens[0].id should be an integer"},
+           Case{R"([{"id": 1, "content": "<s>"}, {"id": 2, "content": 5}])",
+                "added_tokens[1].content should be a string"},
+           Case{R"([{"id": 1}])", "added_tokens[0].content should be a string"},
+           Case{R"([{"id": 1, "content": "<s>", "special": "yes"}])",
+                "added_tokens[0].special should be true or false"},
+           Case{R"([5])", R"(added_tokens[0] should be an object {"id", "content", ...})"},
+           Case{R"({"a": 1})", "added_tokens should be a list"},
+       }) {
+    const nlohmann::json root =
+        nlohmann::json::parse(std::string(R"({"added_tokens": )") + c.added_tokens + "}");
+    const auto added = ReadAddedTokens(root, "t.json");
+    ASSERT_FALSE(added.ok()) << c.added_tokens;
+    EXPECT_EQ(added.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(added.status().message(), std::string("'t.json': ") + c.needle) << c.added_tokens;
+  }
+  // Both loaders refuse such a file instead of throwing.
+  for (const char* pre_tokenizer : {"null", R"({"type": "ByteLevel"})"}) {
+    const std::string path =
+        WriteFile("bad_added_tokenizer.json",
+                  std::string(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},)") +
+                      R"("pre_tokenizer": )" + pre_tokenizer +
+                      R"(, "added_tokens": [{"id": "x", "content": "<s>"}]})");
+    const auto tokenizer = LoadHfTokenizerJson(path, "");
+    ASSERT_FALSE(tokenizer.ok()) << pre_tokenizer;
+    EXPECT_NE(tokenizer.status().message().find("added_tokens[0].id should be an integer"),
+              std::string::npos)
+        << tokenizer.status().message();
+  }
+}
+
+TEST(TokenizerJsonReaderTest, AddedTokensAreReadWithTheirFlags) {
+  const nlohmann::json root = nlohmann::json::parse(
+      R"({"added_tokens": [{"id": 7, "content": "<s>", "special": true}, {"id": 8, "content": "x"}]})");
+  auto added = ReadAddedTokens(root, "t.json");
+  ASSERT_TRUE(added.ok()) << added.status().message();
+  ASSERT_EQ(added->size(), 2u);
+  EXPECT_EQ((*added)[0].content, "<s>");
+  EXPECT_EQ((*added)[0].id, 7);
+  EXPECT_TRUE((*added)[0].special);
+  EXPECT_EQ((*added)[1].id, 8);
+  EXPECT_FALSE((*added)[1].special);
+  auto none = ReadAddedTokens(nlohmann::json::object(), "t.json");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
 }
 
 TEST(TokenizerJsonReaderTest, AMissingFileIsNotFound) {
