@@ -66,15 +66,17 @@ void DecoderModel::Draft(const ForwardContext& ctx, const int32_t* next_tokens, 
                          KvCache& kv, std::vector<float>& hidden_out, std::vector<float>& logits) {
   TANDEM_CHECK(mtp_ != nullptr) << "Draft on a model without an MTP head";
   if (ctx.num_tokens() == 0) {
-    mtp_->DummyForward();
+    hidden_ = {};
+    mtp_->DummyForward(*stream_, *activations_);
     hidden_out.clear();
     logits.clear();
     return;
   }
   LayerCache cache{kv.key_cache[num_kv_layers_].data(), kv.value_cache[num_kv_layers_].data()};
   cache.kv_dtype = kv.spec.kv_dtype;
-  mtp_->Forward(*stream_, ctx, next_tokens, hidden, w_.embedding, w_.lm_head, info_.vocab_size,
-                cache, hidden_out, logits);
+  hidden_ = {};  // the head reuses the activation arena
+  mtp_->Forward(*stream_, *activations_, ctx, next_tokens, hidden, w_.embedding, w_.lm_head,
+                info_.vocab_size, cache, hidden_out, logits);
 }
 
 Status DecoderModel::SetKvCacheDtype(tensor::DType dtype) {
@@ -105,7 +107,7 @@ void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, ForwardOutput
   const tensor::DType f32 = tensor::DType::kF32;
   const size_t step_bytes = 3 * arena.BytesFor({n, dim}, f32) +
                             arena.BytesFor({num_logits, dim}, f32) +
-                            arena.BytesFor({num_logits, local_vocab}, f32);
+                            arena.BytesFor({num_logits, local_vocab}, f32) + LayerScratchBytes(n);
   const Status reserved = arena.Reserve(step_bytes);
   TANDEM_CHECK(reserved.ok()) << reserved.message();
   hidden_ = arena.AllocateOrDie({n, dim}, f32);
@@ -119,7 +121,7 @@ void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, ForwardOutput
                            ? LayerCache{nullptr, nullptr, kv.state[c].data(), kv.spec.state_floats}
                            : LayerCache{kv.key_cache[c].data(), kv.value_cache[c].data()};
     cache.kv_dtype = kv.spec.kv_dtype;
-    w_.layers[l].Forward(ctx, tp_, cache, *stream_, hidden_, normed, delta);
+    w_.layers[l].Forward(ctx, tp_, cache, *stream_, hidden_, normed, delta, arena);
   }
   // Only the rows whose logits are wanted go through the final norm and lm_head.
   const tensor::TensorView last = arena.AllocateOrDie({num_logits, dim}, f32);
@@ -195,10 +197,24 @@ void DecoderModel::CommitSpeculativeStates(const ForwardContext& ctx,
   }
 }
 
+size_t DecoderModel::LayerScratchBytes(int64_t num_tokens) const {
+  size_t bytes = 0;
+  for (const DecoderLayer& layer : w_.layers) {
+    bytes = std::max(bytes, layer.scratch_bytes(num_tokens, *activations_));
+  }
+  return bytes;
+}
+
 void DecoderModel::DummyForward() {
+  hidden_ = {};
+  activations_->Reset();
+  const Status reserved = activations_->Reserve(LayerScratchBytes(0));
+  TANDEM_CHECK(reserved.ok()) << reserved.message();
   for (DecoderLayer& layer : w_.layers) {
     if (layer.ffn->expert_parallel()) {
-      layer.ffn->Forward(nullptr, nullptr, 0);
+      const tensor::TensorView none =
+          tensor::HostView({0, info_.hidden_size}, tensor::DType::kF32, nullptr);
+      layer.ffn->Forward(*stream_, none, none, *activations_);
     }
   }
 }

@@ -42,7 +42,8 @@ class DecoderModel : public Model, private DraftHead {
   const ModelInfo& info() const override { return info_; }
 
   // The final-normed hidden state of every row of the last Forward: [num_tokens, hidden] f32
-  // (what an MTP head reads as h_p). Only valid until the next Forward.
+  // (what an MTP head reads as h_p). Only valid until the next Forward, draft or dummy step
+  // (which reuse the activation arena); empty after those.
   void FinalNormedHidden(std::vector<float>* out) const;
   // Attaches an MTP head: the KV cache gains one paged layer (the last) for it, and
   // draft_head() answers it.
@@ -63,6 +64,8 @@ class DecoderModel : public Model, private DraftHead {
 
  private:
   void CheckContext(const ForwardContext& ctx, const KvCache& kv) const;
+  // The most layer scratch a step of `num_tokens` rows takes (device-seam.md §3.1).
+  size_t LayerScratchBytes(int64_t num_tokens) const;
   // DraftHead: the MTP head over ctx's rows (model/mtp_module.h), its KV layer the last paged one.
   void Draft(const ForwardContext& ctx, const int32_t* next_tokens, const float* hidden,
              KvCache& kv, std::vector<float>& hidden_out, std::vector<float>& logits) override;

@@ -39,28 +39,24 @@ class MtpModule {
   // x_{p+1} of each row; target_hidden [num_tokens, hidden] f32 = h_p (final-normed, or the
   // head's own h' for later draft steps); cache: the head's paged KV layer (ctx's slots).
   // Writes hidden_out [num_tokens, hidden] = h' and logits [ctx.logits_indices.size(), vocab]
-  // from `lm_head` (vocab-parallel under TP, gathered). The decoder layer runs on `stream`, the
-  // model's. Not thread-safe.
-  void Forward(kernels::Stream& stream, const ForwardContext& ctx, const int32_t* next_tokens,
-               const float* target_hidden, const Embedding& embedding, const Linear& lm_head,
-               int64_t vocab_size, LayerCache& cache, std::vector<float>& hidden_out,
-               std::vector<float>& logits);
+  // from `lm_head` (vocab-parallel under TP, gathered). Runs on `stream` (the model's) with its
+  // rows in `activations` (the model's arena: reset here, so nothing of an earlier step there
+  // survives). Not thread-safe.
+  void Forward(kernels::Stream& stream, tensor::DeviceArena& activations, const ForwardContext& ctx,
+               const int32_t* next_tokens, const float* target_hidden, const Embedding& embedding,
+               const Linear& lm_head, int64_t vocab_size, LayerCache& cache,
+               std::vector<float>& hidden_out, std::vector<float>& logits);
 
   size_t weight_bytes() const;
-  // No rows on this rank: enters the head's expert-parallel collectives only.
-  void DummyForward() {
-    if (w_.layer.ffn->expert_parallel()) {
-      w_.layer.ffn->Forward(nullptr, nullptr, 0);
-    }
-  }
+  // No rows on this rank: enters the head's expert-parallel collectives only (resets
+  // `activations`, as Forward).
+  void DummyForward(kernels::Stream& stream, tensor::DeviceArena& activations);
 
  private:
   MtpWeights w_;
   int64_t hidden_size_;
   TpContext tp_;
-  // Host scratch; moves into the model's activation arena with the layers
-  // (docs/design/device-seam.md §8 step 4).
-  std::vector<float> embedded_, concat_, normed_, delta_, rows_, local_logits_, gathered_;
+  std::vector<float> gathered_;  // the vocab-parallel lm_head's gather (host: the logits' edge)
 };
 
 }  // namespace tandem::model

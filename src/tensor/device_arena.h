@@ -65,4 +65,19 @@ class DeviceArena {
   size_t high_water_ = 0;
 };
 
+// Scratch for one scope: everything allocated from `arena` while it lives is released when it
+// ends (Mark at construction, Release at destruction). Scopes nest (a layer that calls another
+// stacks its scratch on its caller's); they must end in reverse order of their start.
+class ArenaScope {
+ public:
+  explicit ArenaScope(DeviceArena& arena) : arena_(arena), mark_(arena.Mark()) {}
+  ~ArenaScope() { arena_.Release(mark_); }
+  ArenaScope(const ArenaScope&) = delete;
+  ArenaScope& operator=(const ArenaScope&) = delete;
+
+ private:
+  DeviceArena& arena_;
+  size_t mark_;
+};
+
 }  // namespace tandem::tensor

@@ -37,6 +37,13 @@ struct TensorView {
     return static_cast<int32_t*>(data);
   }
 
+  // The same bytes as `shape` (the same number of elements; checked).
+  TensorView Reshaped(Shape to) const {
+    TANDEM_CHECK(NumElements(to) == numel())
+        << "reshape of " << ShapeToString(shape) << " to " << ShapeToString(to);
+    return TensorView{device, dtype, std::move(to), data};
+  }
+
   // Rows [first, first + count) of the outermost axis, as a view of the same bytes (an element
   // dtype; checked, as the range).
   TensorView Rows(int64_t first, int64_t count) const {

@@ -96,7 +96,8 @@ TEST(Qwen35MtpTest, FirstDraftsAlongEveryGoldenPathEqualTheReference) {
     }
     std::vector<float> head_hidden, head_logits;
     const std::unique_ptr<kernels::Stream> stream = kernels::CpuBackend().CreateStream();
-    (*mtp)->Forward(*stream, head_ctx, next.data(), hidden.data(), trunk->embedding(),
+    tensor::DeviceArena activations(kernels::CpuBackend().allocator(), "activations");
+    (*mtp)->Forward(*stream, activations, head_ctx, next.data(), hidden.data(), trunk->embedding(),
                     trunk->lm_head(), vocab, cache, head_hidden, head_logits);
     for (size_t j = 0; j < want.size(); ++j) {
       const auto row = std::span<const float>(head_logits).subspan(j * vocab, vocab);

@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "core/step_profile.h"
+#include "kernels/device_ops.h"
 #include "kernels/ops.h"
 
 namespace tandem::model {
@@ -65,50 +66,70 @@ Attention::Attention(const AttentionDims& dims, AttentionWeights w, RotaryEmbedd
   k_norm_ = RmsNormLayer{std::move(w.k_norm), w.qk_norm_eps};
 }
 
-void Attention::Forward(const float* x, const ForwardContext& ctx, LayerCache& cache, float* out) {
-  void* key_cache = cache.key_cache;
-  void* value_cache = cache.value_cache;
-  const int64_t num_tokens = ctx.num_tokens();
+size_t Attention::scratch_bytes(int64_t num_tokens, const tensor::DeviceArena& arena) const {
   const int64_t q_size = static_cast<int64_t>(dims_.num_heads) * dims_.head_dim;
   const int64_t kv_size = static_cast<int64_t>(dims_.num_kv_heads) * dims_.head_dim;
-  const int64_t q_rows = output_gate_ ? 2 * q_size : q_size;
-  const int64_t row = q_rows + 2 * kv_size;
-  thread_local std::vector<float> qkv_out_, q_, k_, v_, gate_, attn_out_;  // scratch
-  qkv_out_.resize(num_tokens * row);
-  q_.resize(num_tokens * q_size);
-  k_.resize(num_tokens * kv_size);
-  v_.resize(num_tokens * kv_size);
-  attn_out_.assign(num_tokens * q_size, 0.0f);
-  qkv_.Forward(x, qkv_out_.data(), num_tokens);
-  if (output_gate_) gate_.resize(num_tokens * q_size);
+  const tensor::DType f32 = tensor::DType::kF32;
+  // qkv rows, q, k, v, the attention output; with the output gate the q | gate rows and the gate.
+  const size_t gated = output_gate_ ? arena.BytesFor({num_tokens, 2 * q_size}, f32) +
+                                          arena.BytesFor({num_tokens, q_size}, f32)
+                                    : 0;
+  return arena.BytesFor({num_tokens, qkv_.out_features()}, f32) +
+         2 * arena.BytesFor({num_tokens, q_size}, f32) +
+         2 * arena.BytesFor({num_tokens, kv_size}, f32) + gated;
+}
+
+void Attention::Forward(kernels::Stream& stream, const tensor::TensorView& x,
+                        const ForwardContext& ctx, LayerCache& cache, const tensor::TensorView& out,
+                        tensor::DeviceArena& scratch) {
+  const int64_t num_tokens = ctx.num_tokens();
   const int64_t d = dims_.head_dim;
-  for (int64_t t = 0; t < num_tokens; ++t) {
-    const float* r = &qkv_out_[t * row];
-    if (output_gate_) {  // per head [q_h | gate_h]
-      for (int64_t h = 0; h < dims_.num_heads; ++h) {
-        std::memcpy(&q_[t * q_size + h * d], r + 2 * h * d, d * sizeof(float));
-        std::memcpy(&gate_[t * q_size + h * d], r + 2 * h * d + d, d * sizeof(float));
-      }
-    } else {
-      std::memcpy(&q_[t * q_size], r, q_size * sizeof(float));
-    }
-    std::memcpy(&k_[t * kv_size], r + q_rows, kv_size * sizeof(float));
-    std::memcpy(&v_[t * kv_size], r + q_rows + kv_size, kv_size * sizeof(float));
+  const int64_t q_size = static_cast<int64_t>(dims_.num_heads) * d;
+  const int64_t kv_size = static_cast<int64_t>(dims_.num_kv_heads) * d;
+  const int64_t q_rows = output_gate_ ? 2 * q_size : q_size;
+  const tensor::DType f32 = tensor::DType::kF32;
+  const tensor::ArenaScope scope(scratch);
+  const tensor::TensorView qkv = scratch.AllocateOrDie({num_tokens, qkv_.out_features()}, f32);
+  const tensor::TensorView q = scratch.AllocateOrDie({num_tokens, q_size}, f32);
+  const tensor::TensorView k = scratch.AllocateOrDie({num_tokens, kv_size}, f32);
+  const tensor::TensorView v = scratch.AllocateOrDie({num_tokens, kv_size}, f32);
+  const tensor::TensorView attn = scratch.AllocateOrDie({num_tokens, q_size}, f32);
+  qkv_.Forward(stream, x, qkv);
+  tensor::TensorView gate;
+  if (output_gate_) {  // per head [q_h | gate_h]: the q part as [tokens · heads, 2 · head_dim]
+    const tensor::TensorView q_and_gate = scratch.AllocateOrDie({num_tokens, q_rows}, f32);
+    kernels::CopyColumns(stream, qkv, 0, q_and_gate);
+    const tensor::TensorView per_head = q_and_gate.Reshaped({num_tokens * dims_.num_heads, 2 * d});
+    gate = scratch.AllocateOrDie({num_tokens, q_size}, f32);
+    kernels::CopyColumns(stream, per_head, 0, q.Reshaped({num_tokens * dims_.num_heads, d}));
+    kernels::CopyColumns(stream, per_head, d, gate.Reshaped({num_tokens * dims_.num_heads, d}));
+  } else {
+    kernels::CopyColumns(stream, qkv, 0, q);
   }
+  kernels::CopyColumns(stream, qkv, q_rows, k);
+  kernels::CopyColumns(stream, qkv, q_rows + kv_size, v);
   // Qwen3: RMSNorm over head_dim of every head, before RoPE (rows = tokens × heads).
-  if (!q_norm_.weight.empty()) q_norm_.Forward(q_.data(), q_.data(), num_tokens * dims_.num_heads);
-  if (!k_norm_.weight.empty()) {
-    k_norm_.Forward(k_.data(), k_.data(), num_tokens * dims_.num_kv_heads);
+  if (!q_norm_.weight.empty()) {
+    const tensor::TensorView heads = q.Reshaped({num_tokens * dims_.num_heads, d});
+    q_norm_.Forward(stream, heads, heads);
   }
+  if (!k_norm_.weight.empty()) {
+    const tensor::TensorView heads = k.Reshaped({num_tokens * dims_.num_kv_heads, d});
+    k_norm_.Forward(stream, heads, heads);
+  }
+  // RoPE and the paged cache's kernels are host code so far; the caches become views with the
+  // cache arena (docs/design/device-seam.md §8 step 7).
+  kernels::CheckCpuOp("Attention (RoPE, paged KV cache)", stream, {&q, &k, &v, &attn});
   {
     const core::ScopedPhase phase(core::StepPhase::kNormAct);
-    rope_.Apply(q_.data(), ctx.positions.data(), num_tokens, dims_.num_heads);
-    rope_.Apply(k_.data(), ctx.positions.data(), num_tokens, dims_.num_kv_heads);
+    rope_.Apply(q.f32(), ctx.positions.data(), num_tokens, dims_.num_heads);
+    rope_.Apply(k.f32(), ctx.positions.data(), num_tokens, dims_.num_kv_heads);
   }
+  kernels::Fill(stream, attn, 0.0f);
   {
     const core::ScopedPhase phase(core::StepPhase::kAttention);
-    kernels::WriteKvCache(k_.data(), v_.data(), ctx.slot_mapping.data(), num_tokens, kv_size,
-                          key_cache, value_cache, cache.kv_dtype);
+    kernels::WriteKvCache(k.f32(), v.f32(), ctx.slot_mapping.data(), num_tokens, kv_size,
+                          cache.key_cache, cache.value_cache, cache.kv_dtype);
     kernels::PagedAttentionParams p;
     p.num_heads = dims_.num_heads;
     p.num_kv_heads = dims_.num_kv_heads;
@@ -116,16 +137,13 @@ void Attention::Forward(const float* x, const ForwardContext& ctx, LayerCache& c
     p.block_size = ctx.block_size;
     p.scale = 1.0f / std::sqrt(static_cast<float>(dims_.head_dim));
     p.kv_dtype = cache.kv_dtype;
-    kernels::PagedAttention(q_.data(), key_cache, value_cache, ctx.query_start_loc.data(),
-                            ctx.seq_lens.data(), ctx.num_seqs(), ctx.block_tables, p,
-                            attn_out_.data());
+    kernels::PagedAttention(q.f32(), cache.key_cache, cache.value_cache, ctx.query_start_loc.data(),
+                            ctx.seq_lens.data(), ctx.num_seqs(), ctx.block_tables, p, attn.f32());
   }
   if (output_gate_) {
-    for (size_t i = 0; i < attn_out_.size(); ++i) {
-      attn_out_[i] *= 1.0f / (1.0f + std::exp(-gate_[i]));
-    }
+    kernels::MulSigmoid(stream, attn, gate);
   }
-  o_.Forward(attn_out_.data(), out, num_tokens);
+  o_.Forward(stream, attn, out);
 }
 
 }  // namespace tandem::model

@@ -64,9 +64,11 @@ class Attention : public TokenMixer {
   Attention(const AttentionDims& dims, AttentionWeights weights, RotaryEmbedding rope);
 
   // x: [num_tokens, hidden] (normed input); out: [num_tokens, hidden]; cache: this layer's
-  // paged key_cache / value_cache. Scratch is per thread, shared by every Attention of the
-  // thread (not one set per layer); Forward must not be re-entered on one thread.
-  void Forward(const float* x, const ForwardContext& ctx, LayerCache& cache, float* out) override;
+  // paged key_cache / value_cache. Scratch from `scratch` (scratch_bytes).
+  void Forward(kernels::Stream& stream, const tensor::TensorView& x, const ForwardContext& ctx,
+               LayerCache& cache, const tensor::TensorView& out,
+               tensor::DeviceArena& scratch) override;
+  size_t scratch_bytes(int64_t num_tokens, const tensor::DeviceArena& arena) const override;
   size_t weight_bytes() const override {
     return qkv_.weight_bytes() + o_.weight_bytes() +
            (q_norm_.weight.size() + k_norm_.weight.size()) * sizeof(float);

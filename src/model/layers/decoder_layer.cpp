@@ -1,21 +1,27 @@
 #include "model/layers/decoder_layer.h"
 
+#include <algorithm>
+
 #include "kernels/device_ops.h"
 
 namespace tandem::model {
 
 void DecoderLayer::Forward(const ForwardContext& ctx, const TpContext& tp, LayerCache& cache,
                            kernels::Stream& stream, const tensor::TensorView& hidden,
-                           const tensor::TensorView& normed, const tensor::TensorView& delta) {
-  const int64_t n = ctx.num_tokens();
+                           const tensor::TensorView& normed, const tensor::TensorView& delta,
+                           tensor::DeviceArena& scratch) {
   attn_norm.Forward(stream, hidden, normed);
-  mixer->Forward(normed.f32(), ctx, cache, delta.f32());
+  mixer->Forward(stream, normed, ctx, cache, delta, scratch);
   tp.AllReduceSum(delta.f32(), delta.numel());
   kernels::AddInPlace(stream, hidden, delta);
   ffn_norm.Forward(stream, hidden, normed);
-  ffn->Forward(normed.f32(), delta.f32(), n);
+  ffn->Forward(stream, normed, delta, scratch);
   tp.AllReduceSum(delta.f32(), delta.numel());
   kernels::AddInPlace(stream, hidden, delta);
+}
+
+size_t DecoderLayer::scratch_bytes(int64_t num_tokens, const tensor::DeviceArena& arena) const {
+  return std::max(mixer->scratch_bytes(num_tokens, arena), ffn->scratch_bytes(num_tokens, arena));
 }
 
 size_t DecoderLayer::weight_bytes() const {

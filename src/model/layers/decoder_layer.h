@@ -26,13 +26,17 @@ struct DecoderLayer {
 
   // hidden: [num_tokens, dim] f32 residual stream, updated in place; normed, delta: scratch
   // views of the same shape, all on `stream`'s device; cache: this layer's cache (paged KV of
-  // this TP rank's KV heads, or its state slots). The mixer and the feed-forward still take host
-  // pointers (docs/design/device-seam.md §8 step 4). Under TP the
-  // mixer's and the FFN's partial outputs are each summed by ONE all-reduce over `tp` (for a
-  // sparse layer: after the experts and the shared expert). Not thread-safe.
+  // this TP rank's KV heads, or its state slots); scratch: the activation arena the mixer and the
+  // feed-forward take their scratch from (scratch_bytes). Under TP the mixer's and the FFN's
+  // partial outputs are each summed by ONE all-reduce over `tp` (for a sparse layer: after the
+  // experts and the shared expert). Not thread-safe.
   void Forward(const ForwardContext& ctx, const TpContext& tp, LayerCache& cache,
                kernels::Stream& stream, const tensor::TensorView& hidden,
-               const tensor::TensorView& normed, const tensor::TensorView& delta);
+               const tensor::TensorView& normed, const tensor::TensorView& delta,
+               tensor::DeviceArena& scratch);
+  // The most scratch Forward takes for `num_tokens` rows: the larger of the mixer's and the
+  // feed-forward's (they run one after the other).
+  size_t scratch_bytes(int64_t num_tokens, const tensor::DeviceArena& arena) const;
   size_t weight_bytes() const;
 };
 

@@ -1,5 +1,6 @@
 #include "model/layers/feed_forward.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "model/layers/moe.h"
@@ -15,11 +16,15 @@ class MoeWithSharedExpert : public FeedForward {
   MoeWithSharedExpert(Moe moe, SharedExpert shared)
       : moe_(std::move(moe)), shared_(std::move(shared)) {}
 
-  void Forward(const float* x, float* out, int64_t rows) override {
-    moe_.Forward(x, out, rows);
-    if (rows > 0) {
-      shared_.AddForward(x, out, rows);
+  void Forward(kernels::Stream& stream, const tensor::TensorView& x, const tensor::TensorView& out,
+               tensor::DeviceArena& scratch) override {
+    moe_.Forward(stream, x, out, scratch);
+    if (x.dim(0) > 0) {
+      shared_.AddForward(stream, x, out, scratch);
     }
+  }
+  size_t scratch_bytes(int64_t rows, const tensor::DeviceArena& arena) const override {
+    return std::max(moe_.scratch_bytes(rows, arena), shared_.scratch_bytes(rows, arena));
   }
   size_t weight_bytes() const override { return moe_.weight_bytes() + shared_.weight_bytes(); }
   bool expert_parallel() const override { return moe_.expert_parallel(); }

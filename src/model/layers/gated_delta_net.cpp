@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "core/step_profile.h"
+#include "kernels/device_ops.h"
 #include "kernels/ops.h"
 
 namespace tandem::model {
@@ -59,30 +60,43 @@ size_t GatedDeltaNet::weight_bytes() const {
          (conv1d_.size() + dt_bias_.size() + a_log_.size() + norm_.size()) * sizeof(float);
 }
 
-void GatedDeltaNet::Forward(const float* x, const ForwardContext& ctx, LayerCache& cache,
-                            float* out) {
+size_t GatedDeltaNet::scratch_bytes(int64_t n, const tensor::DeviceArena& arena) const {
+  const int64_t hv = dims_.num_v_heads, dv = dims_.value_dim;
+  const int64_t qk = int64_t{dims_.num_k_heads} * dims_.key_dim;
+  const tensor::DType f32 = tensor::DType::kF32;
+  // mixed, conv_out; z, v, o; b, a, g, beta; q, k; the conv snapshots of speculative rows.
+  return 2 * arena.BytesFor({n, dims_.conv_channels()}, f32) +
+         3 * arena.BytesFor({n, hv * dv}, f32) + 4 * arena.BytesFor({n, hv}, f32) +
+         2 * arena.BytesFor({n, qk}, f32) +
+         arena.BytesFor({n, dims_.conv_channels() * (dims_.conv_kernel - 1)}, f32);
+}
+
+void GatedDeltaNet::Forward(kernels::Stream& stream, const tensor::TensorView& x,
+                            const ForwardContext& ctx, LayerCache& cache,
+                            const tensor::TensorView& out, tensor::DeviceArena& scratch) {
   const int64_t n = ctx.num_tokens();
   const int64_t hv = dims_.num_v_heads, dv = dims_.value_dim;
+  const int64_t qk = int64_t{dims_.num_k_heads} * dims_.key_dim;
   TANDEM_CHECK(cache.state != nullptr && cache.state_floats == dims_.state_floats() &&
                ctx.state_slots.size() == ctx.seq_lens.size())
       << "GatedDeltaNet: state cache of " << cache.state_floats << " floats per slot (expected "
       << dims_.state_floats() << "), " << ctx.state_slots.size() << " slots for "
       << ctx.seq_lens.size() << " sequences";
-  mixed_.resize(n * dims_.conv_channels());
-  conv_out_.resize(mixed_.size());
-  z_.resize(n * hv * dv);
-  b_.resize(n * hv);
-  a_.resize(n * hv);
-  q_.resize(n * dims_.num_k_heads * dims_.key_dim);
-  k_.resize(q_.size());
-  v_.resize(n * hv * dv);
-  g_.resize(n * hv);
-  beta_.resize(n * hv);
-  o_.resize(n * hv * dv);
-  in_proj_qkv_.Forward(x, mixed_.data(), n);
-  in_proj_z_.Forward(x, z_.data(), n);
-  in_proj_b_.Forward(x, b_.data(), n);
-  in_proj_a_.Forward(x, a_.data(), n);
+  const tensor::DType f32 = tensor::DType::kF32;
+  const tensor::ArenaScope scope(scratch);
+  const auto rows = [&](int64_t width) { return scratch.AllocateOrDie({n, width}, f32); };
+  const tensor::TensorView mixed = rows(dims_.conv_channels()), z = rows(hv * dv), b = rows(hv),
+                           a = rows(hv), o = rows(hv * dv);
+  in_proj_qkv_.Forward(stream, x, mixed);
+  in_proj_z_.Forward(stream, x, z);
+  in_proj_b_.Forward(stream, x, b);
+  in_proj_a_.Forward(stream, x, a);
+  const tensor::TensorView conv_out = rows(dims_.conv_channels()), q = rows(qk), k = rows(qk),
+                           v = rows(hv * dv), g = rows(hv), beta = rows(hv);
+  // The recurrence, the convolution and the gated norm are host loops so far.
+  kernels::CheckCpuOp("GatedDeltaNet", stream, {&x, &out, &mixed, &conv_out, &o});
+  const StepRows step{mixed.f32(), conv_out.f32(), z.f32(), b.f32(),    a.f32(), q.f32(),
+                      k.f32(),     v.f32(),        g.f32(), beta.f32(), o.f32()};
   // Speculative steps keep the state after every verified position (drafts + 1 per sequence).
   snapshot_offset_.assign(ctx.num_seqs(), -1);
   int64_t num_snapshot_floats = 0;
@@ -94,26 +108,34 @@ void GatedDeltaNet::Forward(const float* x, const ForwardContext& ctx, LayerCach
     num_snapshot_floats += (drafts + 1) * dims_.state_floats();
   }
   snapshots_.resize(num_snapshot_floats);
+  const tensor::TensorView conv_snapshots = rows(dims_.conv_channels() * (dims_.conv_kernel - 1));
   for (int32_t s = 0; s < ctx.num_seqs(); ++s) {
     const int64_t first = ctx.query_start_loc[s];
-    const int64_t rows = ctx.query_start_loc[s + 1] - first;
-    if (rows == 0) continue;
-    const bool fresh = ctx.seq_lens[s] - rows == 0;
+    const int64_t seq_rows = ctx.query_start_loc[s + 1] - first;
+    if (seq_rows == 0) {
+      continue;
+    }
+    const bool fresh = ctx.seq_lens[s] - seq_rows == 0;
     const bool spec = snapshot_offset_[s] >= 0;
-    ForwardSequence(first, rows, fresh, cache.state + ctx.state_slots[s] * cache.state_floats,
+    ForwardSequence(step, first, seq_rows, fresh,
+                    cache.state + ctx.state_slots[s] * cache.state_floats,
                     spec ? ctx.num_draft_tokens[s] + 1 : 0,
-                    spec ? snapshots_.data() + snapshot_offset_[s] : nullptr);
+                    spec ? snapshots_.data() + snapshot_offset_[s] : nullptr, conv_snapshots.f32());
   }
   // Gated RMSNorm per token and value head ("norm before gate"), then out_proj.
   for (int64_t r = 0; r < n * hv; ++r) {
-    float* o = o_.data() + r * dv;
-    const float* z = z_.data() + r * dv;
+    float* orow = step.o + r * dv;
+    const float* zrow = step.z + r * dv;
     double sum = 0;
-    for (int64_t c = 0; c < dv; ++c) sum += static_cast<double>(o[c]) * o[c];
+    for (int64_t c = 0; c < dv; ++c) {
+      sum += static_cast<double>(orow[c]) * orow[c];
+    }
     const float inv = 1.0f / static_cast<float>(std::sqrt(sum / dv + dims_.eps));
-    for (int64_t c = 0; c < dv; ++c) o[c] = o[c] * inv * norm_[c] * (z[c] * Sigmoid(z[c]));
+    for (int64_t c = 0; c < dv; ++c) {
+      orow[c] = orow[c] * inv * norm_[c] * (zrow[c] * Sigmoid(zrow[c]));
+    }
   }
-  out_proj_.Forward(o_.data(), out, n);
+  out_proj_.Forward(stream, o, out);
 }
 
 void GatedDeltaNet::CommitSpeculativeState(const ForwardContext& ctx, int32_t seq,
@@ -129,8 +151,9 @@ void GatedDeltaNet::CommitSpeculativeState(const ForwardContext& ctx, int32_t se
             cache.state + ctx.state_slots[seq] * cache.state_floats);
 }
 
-void GatedDeltaNet::ForwardSequence(int64_t first, int64_t rows, bool fresh, float* state,
-                                    int64_t num_snapshots, float* snapshots) {
+void GatedDeltaNet::ForwardSequence(const StepRows& step, int64_t first, int64_t rows, bool fresh,
+                                    float* state, int64_t num_snapshots, float* snapshots,
+                                    float* conv_snapshots) {
   const core::ScopedPhase phase(core::StepPhase::kAttention);
   const int64_t channels = dims_.conv_channels(), hk = dims_.num_k_heads, hv = dims_.num_v_heads;
   const int64_t dk = dims_.key_dim, dv = dims_.value_dim, kernel = dims_.conv_kernel;
@@ -140,29 +163,28 @@ void GatedDeltaNet::ForwardSequence(int64_t first, int64_t rows, bool fresh, flo
   // Rows whose state is snapshotted (the verified positions) go one at a time.
   const int64_t plain_rows = rows - num_snapshots;
   if (plain_rows > 0) {
-    kernels::CausalConv1dSilu(mixed_.data() + first * channels, conv1d_.data(), conv_state,
-                              conv_out_.data() + first * channels, plain_rows, channels, kernel);
+    kernels::CausalConv1dSilu(step.mixed + first * channels, conv1d_.data(), conv_state,
+                              step.conv_out + first * channels, plain_rows, channels, kernel);
   }
-  std::vector<float> conv_snapshots(num_snapshots * channels * (kernel - 1));
   for (int64_t t = plain_rows; t < rows; ++t) {
-    kernels::CausalConv1dSilu(mixed_.data() + (first + t) * channels, conv1d_.data(), conv_state,
-                              conv_out_.data() + (first + t) * channels, 1, channels, kernel);
+    kernels::CausalConv1dSilu(step.mixed + (first + t) * channels, conv1d_.data(), conv_state,
+                              step.conv_out + (first + t) * channels, 1, channels, kernel);
     std::copy(conv_state, conv_state + channels * (kernel - 1),
-              conv_snapshots.begin() + (t - plain_rows) * channels * (kernel - 1));
+              conv_snapshots + (t - plain_rows) * channels * (kernel - 1));
   }
   const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
   for (int64_t t = first; t < first + rows; ++t) {
-    const float* row = conv_out_.data() + t * channels;
-    std::copy(row, row + hk * dk, q_.data() + t * hk * dk);
-    std::copy(row + hk * dk, row + 2 * hk * dk, k_.data() + t * hk * dk);
-    std::copy(row + 2 * hk * dk, row + channels, v_.data() + t * hv * dv);
+    const float* row = step.conv_out + t * channels;
+    std::copy(row, row + hk * dk, step.q + t * hk * dk);
+    std::copy(row + hk * dk, row + 2 * hk * dk, step.k + t * hk * dk);
+    std::copy(row + 2 * hk * dk, row + channels, step.v + t * hv * dv);
     for (int64_t h = 0; h < hk; ++h) {
-      L2Normalize(q_.data() + (t * hk + h) * dk, dk, q_scale);
-      L2Normalize(k_.data() + (t * hk + h) * dk, dk, 1.0f);
+      L2Normalize(step.q + (t * hk + h) * dk, dk, q_scale);
+      L2Normalize(step.k + (t * hk + h) * dk, dk, 1.0f);
     }
     for (int64_t j = 0; j < hv; ++j) {
-      beta_[t * hv + j] = Sigmoid(b_[t * hv + j]);
-      g_[t * hv + j] = -std::exp(a_log_[j]) * Softplus(a_[t * hv + j] + dt_bias_[j]);
+      step.beta[t * hv + j] = Sigmoid(step.b[t * hv + j]);
+      step.g[t * hv + j] = -std::exp(a_log_[j]) * Softplus(step.a[t * hv + j] + dt_bias_[j]);
     }
   }
   auto run = [&](int64_t from, int64_t count) {
@@ -170,13 +192,11 @@ void GatedDeltaNet::ForwardSequence(int64_t first, int64_t rows, bool fresh, flo
     const int64_t t = first + from;
     const int64_t kr = t * hk * dk, vr = t * hv * dv, gr = t * hv;
     if (count == 1) {
-      kernels::GatedDeltaRuleRecurrent(q_.data() + kr, k_.data() + kr, v_.data() + vr,
-                                       g_.data() + gr, beta_.data() + gr, recurrent_state,
-                                       o_.data() + vr, d);
+      kernels::GatedDeltaRuleRecurrent(step.q + kr, step.k + kr, step.v + vr, step.g + gr,
+                                       step.beta + gr, recurrent_state, step.o + vr, d);
     } else {
-      kernels::GatedDeltaRuleChunked(q_.data() + kr, k_.data() + kr, v_.data() + vr, g_.data() + gr,
-                                     beta_.data() + gr, recurrent_state, o_.data() + vr, d,
-                                     kChunkSize);
+      kernels::GatedDeltaRuleChunked(step.q + kr, step.k + kr, step.v + vr, step.g + gr,
+                                     step.beta + gr, recurrent_state, step.o + vr, d, kChunkSize);
     }
   };
   if (plain_rows > 0) run(0, plain_rows);
@@ -185,8 +205,8 @@ void GatedDeltaNet::ForwardSequence(int64_t first, int64_t rows, bool fresh, flo
   for (int64_t t = plain_rows; t < rows; ++t) {
     run(t, 1);
     float* snapshot = snapshots + (t - plain_rows) * state_floats;
-    std::copy(conv_snapshots.begin() + (t - plain_rows) * conv_floats,
-              conv_snapshots.begin() + (t - plain_rows + 1) * conv_floats, snapshot);
+    std::copy(conv_snapshots + (t - plain_rows) * conv_floats,
+              conv_snapshots + (t - plain_rows + 1) * conv_floats, snapshot);
     std::copy(recurrent_state, recurrent_state + (state_floats - conv_floats),
               snapshot + conv_floats);
   }

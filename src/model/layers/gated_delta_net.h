@@ -58,8 +58,12 @@ class GatedDeltaNet : public TokenMixer {
 
   // x: [num_tokens, hidden]; out: [num_tokens, hidden]; cache.state: [num_slots,
   // dims.state_floats()] with ctx.state_slots naming each sequence's slot. Sequences whose step
-  // starts at position 0 (seq_lens − their rows == 0) start from a zero state.
-  void Forward(const float* x, const ForwardContext& ctx, LayerCache& cache, float* out) override;
+  // starts at position 0 (seq_lens − their rows == 0) start from a zero state. Scratch from
+  // `scratch` (scratch_bytes).
+  void Forward(kernels::Stream& stream, const tensor::TensorView& x, const ForwardContext& ctx,
+               LayerCache& cache, const tensor::TensorView& out,
+               tensor::DeviceArena& scratch) override;
+  size_t scratch_bytes(int64_t num_tokens, const tensor::DeviceArena& arena) const override;
   size_t weight_bytes() const override;
   int64_t state_floats() const override { return dims_.state_floats(); }
   void CommitSpeculativeState(const ForwardContext& ctx, int32_t seq, int32_t num_accepted,
@@ -71,17 +75,23 @@ class GatedDeltaNet : public TokenMixer {
   static constexpr int64_t kChunkSize = 64;
 
  private:
-  // `snapshots`: null, or room for the state after each of the last `num_snapshots` rows.
-  void ForwardSequence(int64_t first_row, int64_t num_rows, bool fresh, float* state,
-                       int64_t num_snapshots, float* snapshots);
+  // One step's rows ([num_tokens, ...] f32, from the activation arena): the projections, the
+  // convolution's output, q/k/v, the gates and the rule's output.
+  struct StepRows {
+    float *mixed, *conv_out, *z, *b, *a, *q, *k, *v, *g, *beta, *o;
+  };
+  // `snapshots`: null, or room for the state after each of the last `num_snapshots` rows;
+  // `conv_snapshots`: room for num_snapshots conv states.
+  void ForwardSequence(const StepRows& step, int64_t first_row, int64_t num_rows, bool fresh,
+                       float* state, int64_t num_snapshots, float* snapshots,
+                       float* conv_snapshots);
 
   GatedDeltaNetDims dims_;
   Linear in_proj_qkv_, in_proj_z_, in_proj_b_, in_proj_a_, out_proj_;
   std::vector<float> conv1d_, dt_bias_, a_log_, norm_;
-  // Scratch for one step: [num_tokens, ...] rows.
-  std::vector<float> mixed_, conv_out_, z_, b_, a_, q_, k_, v_, g_, beta_, o_;
   // Speculative steps: per sequence of the last Forward, the offset of its state snapshots in
-  // snapshots_ (-1 = none) — one state per verified position, drafts + 1 of them.
+  // snapshots_ (-1 = none) — one state per verified position, drafts + 1 of them. Kept from
+  // Forward to CommitSpeculativeState: state, not scratch (device-seam.md §3.1).
   std::vector<int64_t> snapshot_offset_;
   std::vector<float> snapshots_;
 };

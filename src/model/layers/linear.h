@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "core/check.h"
+#include "kernels/device_ops.h"
 #include "kernels/ops.h"
 #include "model/layers/weight_matmul.h"
 #include "tensor/tensor.h"
+#include "tensor/tensor_view.h"
 
 namespace tandem::model {
 
@@ -58,6 +60,21 @@ class Linear {
       float* yr = y + r * out_features_;
       for (int64_t o = 0; o < out_features_; ++o) yr[o] += bias_[o];
     }
+  }
+  // The same over views on the stream's device: x [rows, in_features], y [rows, out_features]
+  // f32 (checked). The weight kernels are host code so far: CPU streams only (kernels::
+  // CheckCpuOp).
+  void Forward(kernels::Stream& stream, const tensor::TensorView& x,
+               const tensor::TensorView& y) const {
+    kernels::CheckCpuOp("Linear", stream, {&x, &y});
+    TANDEM_CHECK(x.rank() == 2 && y.rank() == 2 && x.dim(0) == y.dim(0) &&
+                 x.dim(1) == in_features_ && y.dim(1) == out_features_)
+        << "Linear [" << out_features_ << ", " << in_features_ << "]: x "
+        << tensor::ShapeToString(x.shape) << ", y " << tensor::ShapeToString(y.shape);
+    if (x.dim(0) == 0) {
+      return;
+    }
+    Forward(x.f32(), y.f32(), x.dim(0));
   }
   int64_t out_features() const { return out_features_; }
   int64_t in_features() const { return in_features_; }

@@ -1,6 +1,6 @@
 #include "model/layers/mlp.h"
 
-#include "core/step_profile.h"
+#include "kernels/device_ops.h"
 
 namespace tandem::model {
 
@@ -18,16 +18,20 @@ Mlp::Mlp(const tensor::Tensor& gate, const tensor::Tensor& up, tensor::Tensor do
       << "] do not fit together";
 }
 
-void Mlp::Forward(const float* x, float* out, int64_t rows) {
-  thread_local std::vector<float> gate_up_out, act;  // [rows, 2 * ff], [rows, ff]
-  gate_up_out.resize(rows * 2 * ff_);
-  act.resize(rows * ff_);
-  gate_up_.Forward(x, gate_up_out.data(), rows);
-  {
-    const core::ScopedPhase phase(core::StepPhase::kNormAct);
-    kernels::SiluMul(gate_up_out.data(), act.data(), rows, ff_);
-  }
-  down_.Forward(act.data(), out, rows);
+size_t Mlp::scratch_bytes(int64_t rows, const tensor::DeviceArena& arena) const {
+  return arena.BytesFor({rows, 2 * ff_}, tensor::DType::kF32) +
+         arena.BytesFor({rows, ff_}, tensor::DType::kF32);
+}
+
+void Mlp::Forward(kernels::Stream& stream, const tensor::TensorView& x,
+                  const tensor::TensorView& out, tensor::DeviceArena& scratch) {
+  const int64_t rows = x.dim(0);
+  const tensor::ArenaScope scope(scratch);
+  const tensor::TensorView gate_up = scratch.AllocateOrDie({rows, 2 * ff_}, tensor::DType::kF32);
+  const tensor::TensorView act = scratch.AllocateOrDie({rows, ff_}, tensor::DType::kF32);
+  gate_up_.Forward(stream, x, gate_up);
+  kernels::SiluMul(stream, gate_up, act);
+  down_.Forward(stream, act, out);
 }
 
 }  // namespace tandem::model

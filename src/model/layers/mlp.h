@@ -5,6 +5,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/backend.h"
+#include "tensor/device_arena.h"
+#include "tensor/tensor_view.h"
+
 #include "model/layers/feed_forward.h"
 #include "model/layers/linear.h"
 #include "tensor/tensor.h"
@@ -20,10 +24,10 @@ class Mlp : public FeedForward {
   // The same in one stored dtype (F32/F16/BF16, kept): gate, up [ff, dim], down [dim, ff].
   Mlp(const tensor::Tensor& gate, const tensor::Tensor& up, tensor::Tensor down);
 
-  // x, out: [rows, dim] (must not alias). Scratch is per thread and shared by every Mlp of the
-  // thread (one set for all layers, not one per layer: a 2048-token step needs ~70 MB of it on a
-  // 1024-wide model); Forward must not be re-entered on one thread.
-  void Forward(const float* x, float* out, int64_t rows) override;
+  // x, out: [rows, dim] (must not alias); scratch: [rows, 3 * ff] f32 from `scratch`.
+  void Forward(kernels::Stream& stream, const tensor::TensorView& x, const tensor::TensorView& out,
+               tensor::DeviceArena& scratch) override;
+  size_t scratch_bytes(int64_t rows, const tensor::DeviceArena& arena) const override;
   size_t weight_bytes() const override { return gate_up_.weight_bytes() + down_.weight_bytes(); }
 
  private:

@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "core/step_profile.h"
+#include "kernels/device_ops.h"
 
 namespace tandem::model {
 
@@ -72,69 +73,120 @@ size_t Moe::weight_bytes() const {
   return bytes;
 }
 
-void Moe::Route(const float* x, int64_t rows) {
+size_t Moe::route_bytes(int64_t rows, const tensor::DeviceArena& arena) const {
+  const tensor::DType f32 = tensor::DType::kF32;
+  return arena.BytesFor({rows, top_k_}, tensor::DType::kI32) + arena.BytesFor({rows, top_k_}, f32) +
+         (norm_topk_prob_ ? 1 : 2) * arena.BytesFor({rows, num_experts_}, f32);
+}
+
+size_t Moe::expert_bytes(int64_t rows, const tensor::DeviceArena& arena) const {
+  return arena.BytesFor({rows, 2 * ff_}, tensor::DType::kF32) +
+         arena.BytesFor({rows, ff_}, tensor::DType::kF32);
+}
+
+size_t Moe::scratch_bytes(int64_t rows, const tensor::DeviceArena& arena) const {
+  const tensor::DType f32 = tensor::DType::kF32;
+  if (ep_.enabled()) {  // routing of at most `rows`, then the experts a chunk at a time
+    return route_bytes(rows, arena) + 2 * arena.BytesFor({kEpChunkRows, dim_}, f32) +
+           expert_bytes(kEpChunkRows, arena);
+  }
+  // Routing, the (row, weight) pairs grouped by expert, one expert's rows in and out (at most
+  // every row), and its intermediate.
+  return route_bytes(rows, arena) + arena.BytesFor({rows * top_k_}, tensor::DType::kI32) +
+         arena.BytesFor({rows * top_k_}, f32) + 2 * arena.BytesFor({rows, dim_}, f32) +
+         expert_bytes(rows, arena);
+}
+
+Moe::Routing Moe::Route(kernels::Stream& stream, const tensor::TensorView& x,
+                        tensor::DeviceArena& scratch) {
   const core::ScopedPhase phase(core::StepPhase::kRouting);
-  logits_.resize(rows * num_experts_);
-  expert_ids_.resize(rows * top_k_);
-  weights_.resize(rows * top_k_);
-  if (rows == 0) return;
-  router_.Forward(x, logits_.data(), rows);
-  kernels::TopKRouting(logits_.data(), rows, num_experts_, top_k_, expert_ids_.data(),
-                       weights_.data());
+  const int64_t rows = x.dim(0);
+  Routing r{scratch.AllocateOrDie({rows, top_k_}, tensor::DType::kI32),
+            scratch.AllocateOrDie({rows, top_k_}, tensor::DType::kF32)};
+  if (rows == 0) {
+    return r;
+  }
+  const tensor::ArenaScope scope(scratch);  // the logits go; the routing stays
+  const tensor::TensorView logits =
+      scratch.AllocateOrDie({rows, num_experts_}, tensor::DType::kF32);
+  router_.Forward(stream, x, logits);
+  kernels::CheckCpuOp("MoE routing", stream, {&logits, &r.expert_ids, &r.weights});
+  int32_t* ids = r.expert_ids.i32();
+  float* weights = r.weights.f32();
+  kernels::TopKRouting(logits.f32(), rows, num_experts_, top_k_, ids, weights);
   if (!norm_topk_prob_) {
     // TopKRouting renormalises; without norm_topk_prob the weights are the softmax
     // probabilities themselves (same selection, same softmax, only the division is dropped).
-    probs_.assign(logits_.begin(), logits_.end());
-    kernels::Softmax(probs_.data(), rows, num_experts_);
+    const tensor::TensorView probs =
+        scratch.AllocateOrDie({rows, num_experts_}, tensor::DType::kF32);
+    std::copy(logits.f32(), logits.f32() + logits.numel(), probs.f32());
+    kernels::Softmax(probs.f32(), rows, num_experts_);
+    const float* p = probs.f32();
     for (int64_t t = 0; t < rows; ++t) {
       for (int64_t i = 0; i < top_k_; ++i) {
-        weights_[t * top_k_ + i] = probs_[t * num_experts_ + expert_ids_[t * top_k_ + i]];
+        weights[t * top_k_ + i] = p[t * num_experts_ + ids[t * top_k_ + i]];
       }
     }
   }
+  return r;
 }
 
-void Moe::RunExpert(int64_t local_e, const float* xe, float* ye, int64_t n) {
-  gu_.resize(n * 2 * ff_);
-  act_.resize(n * ff_);
-  MultiplyWeight(gate_up_, gate_up_plan_, xe, gu_.data(), n, local_e * 2 * ff_, 2 * ff_);
-  {
-    const core::ScopedPhase phase(core::StepPhase::kNormAct);
-    kernels::SiluMul(gu_.data(), act_.data(), n, ff_);
-  }
-  MultiplyWeight(down_, down_plan_, act_.data(), ye, n, local_e * dim_, dim_);
+void Moe::RunExpert(kernels::Stream& stream, int64_t local_e, const tensor::TensorView& xe,
+                    const tensor::TensorView& ye, tensor::DeviceArena& scratch) {
+  const int64_t n = xe.dim(0);
+  const tensor::ArenaScope scope(scratch);
+  const tensor::TensorView gu = scratch.AllocateOrDie({n, 2 * ff_}, tensor::DType::kF32);
+  const tensor::TensorView act = scratch.AllocateOrDie({n, ff_}, tensor::DType::kF32);
+  kernels::CheckCpuOp("MoE experts", stream, {&xe, &ye, &gu, &act});
+  MultiplyWeight(gate_up_, gate_up_plan_, xe.f32(), gu.f32(), n, local_e * 2 * ff_, 2 * ff_);
+  kernels::SiluMul(stream, gu, act);
+  MultiplyWeight(down_, down_plan_, act.f32(), ye.f32(), n, local_e * dim_, dim_);
 }
 
-void Moe::Forward(const float* x, float* out, int64_t rows) {
+void Moe::Forward(kernels::Stream& stream, const tensor::TensorView& x,
+                  const tensor::TensorView& out, tensor::DeviceArena& scratch) {
   if (ep_.enabled()) {
-    ForwardExpertParallel(x, out, rows);
+    ForwardExpertParallel(stream, x, out, scratch);
     return;
   }
+  const int64_t rows = x.dim(0);
   if (rows == 0) return;
-  Route(x, rows);
-  rows_of_expert_.resize(num_experts_);
-  for (auto& r : rows_of_expert_) r.clear();
-  for (int64_t t = 0; t < rows; ++t) {
-    for (int64_t i = 0; i < top_k_; ++i) {
-      rows_of_expert_[expert_ids_[t * top_k_ + i]].emplace_back(t, weights_[t * top_k_ + i]);
+  const tensor::ArenaScope scope(scratch);
+  const Routing routing = Route(stream, x, scratch);
+  // The (row, weight) pairs grouped by expert, rows ascending within each (a counting sort).
+  const int64_t num_pairs = rows * top_k_;
+  const tensor::TensorView pair_rows = scratch.AllocateOrDie({num_pairs}, tensor::DType::kI32);
+  const tensor::TensorView pair_weights = scratch.AllocateOrDie({num_pairs}, tensor::DType::kF32);
+  kernels::CheckCpuOp("MoE routing", stream, {&pair_rows, &pair_weights});
+  const int32_t* ids = routing.expert_ids.i32();
+  const float* weights = routing.weights.f32();
+  expert_offsets_.assign(num_experts_ + 1, 0);
+  for (int64_t p = 0; p < num_pairs; ++p) {
+    ++expert_offsets_[ids[p] + 1];
+  }
+  for (int64_t e = 0; e < num_experts_; ++e) {
+    expert_offsets_[e + 1] += expert_offsets_[e];
+  }
+  {
+    std::vector<int64_t> next(expert_offsets_.begin(), expert_offsets_.end() - 1);
+    int32_t* to_row = pair_rows.i32();
+    float* to_weight = pair_weights.f32();
+    for (int64_t p = 0; p < num_pairs; ++p) {
+      const int64_t slot = next[ids[p]]++;
+      to_row[slot] = static_cast<int32_t>(p / top_k_);
+      to_weight[slot] = weights[p];
     }
   }
-  std::fill(out, out + rows * dim_, 0.0f);
+  const tensor::TensorView xe = scratch.AllocateOrDie({rows, dim_}, tensor::DType::kF32);
+  const tensor::TensorView ye = scratch.AllocateOrDie({rows, dim_}, tensor::DType::kF32);
+  kernels::Fill(stream, out, 0.0f);
   for (int64_t e = 0; e < num_experts_; ++e) {
-    const auto& routed = rows_of_expert_[e];
-    const int64_t n = static_cast<int64_t>(routed.size());
+    const int64_t first = expert_offsets_[e], n = expert_offsets_[e + 1] - first;
     if (n == 0) continue;
-    xe_.resize(n * dim_);
-    ye_.resize(n * dim_);
-    for (int64_t i = 0; i < n; ++i) {
-      std::memcpy(&xe_[i * dim_], x + routed[i].first * dim_, dim_ * sizeof(float));
-    }
-    RunExpert(e, xe_.data(), ye_.data(), n);
-    for (int64_t i = 0; i < n; ++i) {
-      float* o = out + routed[i].first * dim_;
-      const float w = routed[i].second;
-      for (int64_t d = 0; d < dim_; ++d) o[d] += w * ye_[i * dim_ + d];
-    }
+    const tensor::TensorView routed = pair_rows.Rows(first, n);
+    kernels::GatherRows(stream, x, routed, xe.Rows(0, n));
+    RunExpert(stream, e, xe.Rows(0, n), ye.Rows(0, n), scratch);
+    kernels::ScatterAddScaled(stream, ye.Rows(0, n), routed, pair_weights.Rows(first, n), out);
   }
 }
 

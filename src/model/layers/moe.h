@@ -12,6 +12,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/backend.h"
+#include "tensor/device_arena.h"
+#include "tensor/tensor_view.h"
+
 #include "model/layers/expert_parallel.h"
 #include "model/layers/feed_forward.h"
 #include "model/layers/linear.h"
@@ -36,22 +40,36 @@ class Moe : public FeedForward {
   Moe(std::vector<float> router, tensor::Tensor gate_up, tensor::Tensor down, int64_t num_experts,
       int64_t top_k, int64_t dim, int64_t ff, bool norm_topk_prob = true, const EpContext& ep = {});
 
-  // x, out: [rows, dim] f32 (must not alias). Without EP: out = the block's output. With EP:
-  // out holds the output of this TP rank's DispatchRowsOf rows and zeros elsewhere (the
-  // layer's TP all-reduce completes it), and every rank of the EP group must call Forward the
-  // same number of times, with rows = 0 when it has no tokens (a dummy step).
-  // A failed collective aborts (the step cannot finish without the other ranks' experts).
-  // Not thread-safe (scratch buffers).
-  void Forward(const float* x, float* out, int64_t rows) override;
+  // x, out: [rows, dim] f32 (must not alias), on `stream`'s device. Without EP: out = the
+  // block's output. With EP: out holds the output of this TP rank's DispatchRowsOf rows and
+  // zeros elsewhere (the layer's TP all-reduce completes it), and every rank of the EP group
+  // must call Forward the same number of times, with rows = 0 when it has no tokens (a dummy
+  // step). Scratch from `scratch` (scratch_bytes). A failed collective aborts (the step cannot
+  // finish without the other ranks' experts). Not thread-safe.
+  void Forward(kernels::Stream& stream, const tensor::TensorView& x, const tensor::TensorView& out,
+               tensor::DeviceArena& scratch) override;
+  size_t scratch_bytes(int64_t rows, const tensor::DeviceArena& arena) const override;
   bool expert_parallel() const override { return ep_.enabled(); }
   size_t weight_bytes() const override;
 
+  // Expert-parallel ranks run their experts over the rows they received this many at a time
+  // (what other ranks send is unknown when the arena is sized; docs/design/device-seam.md §3.1).
+  static constexpr int64_t kEpChunkRows = 256;
+
  private:
-  // expert_ids_ / weights_ [rows, top_k] of the rows x[0 … rows).
-  void Route(const float* x, int64_t rows);
-  // ye[n, dim] = expert(local expert `local_e`)(xe[n, dim]).
-  void RunExpert(int64_t local_e, const float* xe, float* ye, int64_t n);
-  void ForwardExpertParallel(const float* x, float* out, int64_t rows);
+  // Top-k routing of x's rows: expert ids [rows, top_k] I32 and weights [rows, top_k] F32,
+  // allocated from `scratch` in the caller's scope.
+  struct Routing {
+    tensor::TensorView expert_ids, weights;
+  };
+  Routing Route(kernels::Stream& stream, const tensor::TensorView& x, tensor::DeviceArena& scratch);
+  size_t route_bytes(int64_t rows, const tensor::DeviceArena& arena) const;
+  // ye[n, dim] = expert(local expert `local_e`)(xe[n, dim]); [n, 3 * ff] f32 of scratch.
+  void RunExpert(kernels::Stream& stream, int64_t local_e, const tensor::TensorView& xe,
+                 const tensor::TensorView& ye, tensor::DeviceArena& scratch);
+  size_t expert_bytes(int64_t rows, const tensor::DeviceArena& arena) const;
+  void ForwardExpertParallel(kernels::Stream& stream, const tensor::TensorView& x,
+                             const tensor::TensorView& out, tensor::DeviceArena& scratch);
 
   Linear router_;
   tensor::Tensor gate_up_;  // [local experts, 2 * ff, dim], stored dtype
@@ -62,12 +80,13 @@ class Moe : public FeedForward {
   ExpertRange local_;  // the experts held here
   bool norm_topk_prob_ = true;
   EpContext ep_;
-  // scratch
-  std::vector<float> logits_, probs_, weights_, xe_, gu_, act_, ye_;
-  std::vector<int32_t> expert_ids_;
-  std::vector<std::vector<std::pair<int32_t, float>>> rows_of_expert_;  // (row, weight)
+  // Host routing metadata: the first (row, k) pair of each expert in expert order, [E + 1]
+  // (a device backend routes with its own kernel, device-seam.md §7).
+  std::vector<int64_t> expert_offsets_;
+  // Expert-parallel dispatch / combine buffers, sized by what the other ranks send (§3.1).
   std::vector<float> send_, recv_, answers_, returned_, counts_;
-  std::vector<int64_t> pair_order_;  // send order → (row · top_k + k)
+  std::vector<int64_t> pair_order_;                   // send order → (row · top_k + k)
+  std::vector<std::vector<int32_t>> rows_of_expert_;  // received rows per local expert
 };
 
 }  // namespace tandem::model

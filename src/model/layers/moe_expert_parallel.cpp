@@ -13,6 +13,7 @@
 
 #include "core/check.h"
 #include "core/step_profile.h"
+#include "kernels/device_ops.h"
 #include "model/layers/moe.h"
 
 namespace tandem::model {
@@ -25,17 +26,28 @@ void CheckOk(const Status& s, const char* what, const EpContext& ep) {
 
 }  // namespace
 
-void Moe::ForwardExpertParallel(const float* x, float* out, int64_t rows) {
+void Moe::ForwardExpertParallel(kernels::Stream& stream, const tensor::TensorView& x_view,
+                                const tensor::TensorView& out_view, tensor::DeviceArena& scratch) {
   const int32_t size = ep_.size, me = ep_.rank;
+  const int64_t rows = x_view.dim(0);
   const RowRange mine = DispatchRowsOf(rows, ep_.tp_rank, ep_.tp_size);
-  if (rows > 0) std::fill(out, out + rows * dim_, 0.0f);
-  Route(mine.count > 0 ? x + mine.first * dim_ : x, mine.count);
+  kernels::Fill(stream, out_view, 0.0f);
+  const tensor::ArenaScope scope(scratch);
+  const Routing routing = Route(stream, x_view.Rows(mine.first, mine.count), scratch);
+  // The dispatch and combine below are host code over host buffers (device-seam.md §3.1).
+  kernels::CheckCpuOp("expert-parallel MoE", stream,
+                      {&x_view, &out_view, &routing.expert_ids, &routing.weights});
+  const float* x = x_view.data == nullptr ? nullptr : x_view.f32();
+  float* out = out_view.data == nullptr ? nullptr : out_view.f32();
+  const int32_t* expert_ids =
+      routing.expert_ids.data == nullptr ? nullptr : routing.expert_ids.i32();
+  const float* weights = routing.weights.data == nullptr ? nullptr : routing.weights.f32();
 
   // Pairs in destination order.
   const int64_t num_pairs = mine.count * top_k_;
   std::vector<size_t> pairs_to(size, 0);
   for (int64_t p = 0; p < num_pairs; ++p) {
-    ++pairs_to[ExpertOwner(expert_ids_[p], num_experts_, size)];
+    ++pairs_to[ExpertOwner(expert_ids[p], num_experts_, size)];
   }
   std::vector<size_t> first_of(size, 0);
   for (int32_t r = 1; r < size; ++r) first_of[r] = first_of[r - 1] + pairs_to[r - 1];
@@ -43,7 +55,7 @@ void Moe::ForwardExpertParallel(const float* x, float* out, int64_t rows) {
   {
     std::vector<size_t> next = first_of;
     for (int64_t p = 0; p < num_pairs; ++p) {
-      pair_order_[next[ExpertOwner(expert_ids_[p], num_experts_, size)]++] = p;
+      pair_order_[next[ExpertOwner(expert_ids[p], num_experts_, size)]++] = p;
     }
   }
   // [source][destination] pair counts.
@@ -67,7 +79,7 @@ void Moe::ForwardExpertParallel(const float* x, float* out, int64_t rows) {
   send_.resize(std::max<int64_t>(1, num_pairs * stride));
   for (int64_t j = 0; j < num_pairs; ++j) {
     const int64_t p = pair_order_[j];
-    const int32_t expert = expert_ids_[p];
+    const int32_t expert = expert_ids[p];
     std::memcpy(&send_[j * stride], &expert, sizeof(float));
     std::memcpy(&send_[j * stride + 1], x + (mine.first + p / top_k_) * dim_, dim_ * sizeof(float));
   }
@@ -83,7 +95,7 @@ void Moe::ForwardExpertParallel(const float* x, float* out, int64_t rows) {
             ep_);
   }
 
-  // Local experts over everything received, grouped per expert.
+  // Local experts over everything received, grouped per expert, kEpChunkRows rows at a time.
   answers_.resize(std::max<size_t>(1, num_received * dim_));
   rows_of_expert_.resize(local_.count);
   for (auto& r : rows_of_expert_) r.clear();
@@ -93,20 +105,24 @@ void Moe::ForwardExpertParallel(const float* x, float* out, int64_t rows) {
     TANDEM_CHECK(expert >= local_.first && expert < local_.first + local_.count)
         << "EP rank " << me << " received a row for expert " << expert << "; it owns "
         << local_.first << " … " << local_.first + local_.count - 1;
-    rows_of_expert_[expert - local_.first].emplace_back(static_cast<int32_t>(i), 0.0f);
+    rows_of_expert_[expert - local_.first].push_back(static_cast<int32_t>(i));
   }
+  const tensor::TensorView xe = scratch.AllocateOrDie({kEpChunkRows, dim_}, tensor::DType::kF32);
+  const tensor::TensorView ye = scratch.AllocateOrDie({kEpChunkRows, dim_}, tensor::DType::kF32);
   for (int64_t e = 0; e < local_.count; ++e) {
-    const auto& routed = rows_of_expert_[e];
-    const int64_t n = static_cast<int64_t>(routed.size());
-    if (n == 0) continue;
-    xe_.resize(n * dim_);
-    ye_.resize(n * dim_);
-    for (int64_t i = 0; i < n; ++i) {
-      std::memcpy(&xe_[i * dim_], &recv_[routed[i].first * stride + 1], dim_ * sizeof(float));
-    }
-    RunExpert(e, xe_.data(), ye_.data(), n);
-    for (int64_t i = 0; i < n; ++i) {
-      std::memcpy(&answers_[routed[i].first * dim_], &ye_[i * dim_], dim_ * sizeof(float));
+    const std::vector<int32_t>& routed = rows_of_expert_[e];
+    const int64_t total = static_cast<int64_t>(routed.size());
+    for (int64_t first = 0; first < total; first += kEpChunkRows) {
+      const int64_t n = std::min(kEpChunkRows, total - first);
+      float* xs = xe.f32();
+      for (int64_t i = 0; i < n; ++i) {
+        std::memcpy(xs + i * dim_, &recv_[routed[first + i] * stride + 1], dim_ * sizeof(float));
+      }
+      RunExpert(stream, e, xe.Rows(0, n), ye.Rows(0, n), scratch);
+      const float* ys = ye.f32();
+      for (int64_t i = 0; i < n; ++i) {
+        std::memcpy(&answers_[routed[first + i] * dim_], ys + i * dim_, dim_ * sizeof(float));
+      }
     }
   }
 
@@ -129,10 +145,10 @@ void Moe::ForwardExpertParallel(const float* x, float* out, int64_t rows) {
   for (int64_t t = 0; t < mine.count; ++t) {
     for (int64_t k = 0; k < top_k_; ++k) ks[k] = t * top_k_ + k;
     std::sort(ks.begin(), ks.end(),
-              [&](int64_t a, int64_t b) { return expert_ids_[a] < expert_ids_[b]; });
+              [&](int64_t a, int64_t b) { return expert_ids[a] < expert_ids[b]; });
     float* o = out + (mine.first + t) * dim_;
     for (int64_t p : ks) {
-      const float w = weights_[p];
+      const float w = weights[p];
       const float* y = &returned_[slot_of_pair[p] * dim_];
       for (int64_t d = 0; d < dim_; ++d) o[d] += w * y[d];
     }

@@ -1,30 +1,34 @@
 #include "model/layers/shared_expert.h"
 
-#include <cmath>
+#include "kernels/device_ops.h"
 
 namespace tandem::model {
 
 SharedExpert::SharedExpert(Mlp mlp, std::vector<float> gate, int64_t dim, const EpContext& ep)
     : mlp_(std::move(mlp)), gate_(std::move(gate), 1, dim), dim_(dim), ep_(ep) {}
 
-void SharedExpert::AddForward(const float* x, float* out, int64_t rows) {
+size_t SharedExpert::scratch_bytes(int64_t rows, const tensor::DeviceArena& arena) const {
+  return arena.BytesFor({rows, dim_}, tensor::DType::kF32) +
+         arena.BytesFor({rows, 1}, tensor::DType::kF32) + mlp_.scratch_bytes(rows, arena);
+}
+
+void SharedExpert::AddForward(kernels::Stream& stream, const tensor::TensorView& x,
+                              const tensor::TensorView& out, tensor::DeviceArena& scratch) {
+  int64_t first = 0, rows = x.dim(0);
   if (ep_.enabled()) {
     const RowRange mine = DispatchRowsOf(rows, ep_.tp_rank, ep_.tp_size);
-    x += mine.first * dim_;
-    out += mine.first * dim_;
+    first = mine.first;
     rows = mine.count;
   }
   if (rows == 0) return;
-  y_.resize(rows * dim_);
-  g_.resize(rows);
-  mlp_.Forward(x, y_.data(), rows);
-  gate_.Forward(x, g_.data(), rows);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float s = 1.0f / (1.0f + std::exp(-g_[r]));
-    float* o = out + r * dim_;
-    const float* y = &y_[r * dim_];
-    for (int64_t d = 0; d < dim_; ++d) o[d] += s * y[d];
-  }
+  const tensor::TensorView my_x = x.Rows(first, rows);
+  const tensor::TensorView my_out = out.Rows(first, rows);
+  const tensor::ArenaScope scope(scratch);
+  const tensor::TensorView y = scratch.AllocateOrDie({rows, dim_}, tensor::DType::kF32);
+  const tensor::TensorView g = scratch.AllocateOrDie({rows, 1}, tensor::DType::kF32);
+  mlp_.Forward(stream, my_x, y, scratch);
+  gate_.Forward(stream, my_x, g);
+  kernels::SigmoidGatedAdd(stream, my_out, y, g);
 }
 
 }  // namespace tandem::model

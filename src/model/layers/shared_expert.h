@@ -22,9 +22,11 @@ class SharedExpert {
   // experts (vLLM's sequence-parallel MoE); the layer's TP all-reduce completes the rows.
   SharedExpert(Mlp mlp, std::vector<float> gate, int64_t dim, const EpContext& ep = {});
 
-  // x: [rows, dim] (normed input); out: [rows, dim], the expert's gated output is ADDED to it.
-  // Not thread-safe (scratch buffers).
-  void AddForward(const float* x, float* out, int64_t rows);
+  // x: [rows, dim] (normed input); out: [rows, dim], the expert's gated output is ADDED to it;
+  // both on `stream`'s device. Scratch from `scratch` (scratch_bytes). Not thread-safe.
+  void AddForward(kernels::Stream& stream, const tensor::TensorView& x,
+                  const tensor::TensorView& out, tensor::DeviceArena& scratch);
+  size_t scratch_bytes(int64_t rows, const tensor::DeviceArena& arena) const;
   size_t weight_bytes() const { return mlp_.weight_bytes() + gate_.weight_bytes(); }
 
  private:
@@ -32,7 +34,6 @@ class SharedExpert {
   Linear gate_;  // [1, dim]
   int64_t dim_ = 0;
   EpContext ep_;
-  std::vector<float> y_, g_;  // scratch: [rows, dim], [rows]
 };
 
 }  // namespace tandem::model

@@ -6,8 +6,11 @@
 
 #include <cstddef>
 
+#include "kernels/backend.h"
 #include "model/forward_context.h"
+#include "tensor/device_arena.h"
 #include "tensor/dtype.h"
+#include "tensor/tensor_view.h"
 
 namespace tandem::model {
 
@@ -28,10 +31,16 @@ class TokenMixer {
   virtual ~TokenMixer() = default;
 
   // x: [num_tokens, hidden] f32, the normed input rows of ctx's flat batch; out: [num_tokens,
-  // hidden] f32, this TP rank's partial output (the caller all-reduces it over TP). Writes this
-  // step's state into `cache`. Not thread-safe (scratch buffers).
-  virtual void Forward(const float* x, const ForwardContext& ctx, LayerCache& cache,
-                       float* out) = 0;
+  // hidden] f32, this TP rank's partial output (the caller all-reduces it over TP); both on
+  // `stream`'s device. Writes this step's state into `cache`. Scratch comes from `scratch` (the
+  // model's activation arena) inside an ArenaScope, at most scratch_bytes(num_tokens, scratch);
+  // the caller reserved that much. Not thread-safe.
+  virtual void Forward(kernels::Stream& stream, const tensor::TensorView& x,
+                       const ForwardContext& ctx, LayerCache& cache, const tensor::TensorView& out,
+                       tensor::DeviceArena& scratch) = 0;
+  // The most bytes Forward takes from `arena` for a step of `num_tokens` rows (alignment
+  // padding included; docs/design/device-seam.md §3.1).
+  virtual size_t scratch_bytes(int64_t num_tokens, const tensor::DeviceArena& arena) const = 0;
 
   // Bytes of this rank's weights.
   virtual size_t weight_bytes() const = 0;

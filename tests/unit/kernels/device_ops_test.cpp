@@ -96,6 +96,61 @@ TEST(DeviceOpsTest, AViewOnAnotherDeviceIsRefusedByName) {
   on_gpu.device = tensor::Device{tensor::DeviceKind::kCuda, 0};
   EXPECT_DEATH(RmsNorm(*stream, on_gpu, HostView({4}, DType::kF32, w.data()), on_gpu, 1e-6f),
                "RmsNorm: a view on cuda:0, the stream on cpu");
+  EXPECT_DEATH(CheckCpuOp("GatedDeltaNet", *stream, {&on_gpu}),
+               "GatedDeltaNet: a view on cuda:0, the stream on cpu");
+}
+
+// The layer ops of step 4 (device-seam.md §8), on values worked out by hand.
+TEST(DeviceOpsTest, LayerOpsGiveHandComputedValues) {
+  auto stream = CpuBackend().CreateStream();
+  const float sigmoid_1 = 1.0f / (1.0f + std::exp(-1.0f));
+  const float ln3 = std::log(3.0f);  // sigmoid(ln 3) = 3/4
+
+  std::vector<float> gate_up = {0, 1, 2, 3}, act(2);  // one row: gate (0, 1), up (2, 3)
+  SiluMul(*stream, HostView({1, 4}, DType::kF32, gate_up.data()),
+          HostView({1, 2}, DType::kF32, act.data()));
+  EXPECT_FLOAT_EQ(act[0], 0.0f);
+  EXPECT_FLOAT_EQ(act[1], 3.0f * sigmoid_1);
+
+  std::vector<float> x = {2, 4}, gate = {0, ln3};
+  MulSigmoid(*stream, HostView({2}, DType::kF32, x.data()),
+             HostView({2}, DType::kF32, gate.data()));
+  EXPECT_FLOAT_EQ(x[0], 1.0f);
+  EXPECT_NEAR(x[1], 3.0f, 1e-6f);
+
+  std::vector<float> out = {1, 1, 0, 0}, y = {2, 4, 6, 8};
+  SigmoidGatedAdd(*stream, HostView({2, 2}, DType::kF32, out.data()),
+                  HostView({2, 2}, DType::kF32, y.data()),
+                  HostView({2, 1}, DType::kF32, gate.data()));
+  EXPECT_FLOAT_EQ(out[0], 2.0f);
+  EXPECT_FLOAT_EQ(out[1], 3.0f);
+  EXPECT_NEAR(out[2], 4.5f, 1e-6f);
+  EXPECT_NEAR(out[3], 6.0f, 1e-6f);
+
+  Fill(*stream, HostView({2, 2}, DType::kF32, out.data()), 7.0f);
+  EXPECT_EQ(out, std::vector<float>(4, 7.0f));
+
+  std::vector<float> src = {0, 1, 2, 3, 4, 5, 6, 7}, cols(4);
+  CopyColumns(*stream, HostView({2, 4}, DType::kF32, src.data()), 1,
+              HostView({2, 2}, DType::kF32, cols.data()));
+  EXPECT_EQ(cols, std::vector<float>({1, 2, 5, 6}));
+  EXPECT_DEATH(CopyColumns(*stream, HostView({2, 4}, DType::kF32, src.data()), 3,
+                           HostView({2, 2}, DType::kF32, cols.data())),
+               "CopyColumns: src, dst \\[2, 4\\], \\[2, 2\\] from column 3");
+
+  std::vector<float> dst(6, 0.0f), expert_out = {1, 2, 3, 4}, weights = {0.5f, 2.0f};
+  std::vector<int32_t> rows = {2, 0};
+  ScatterAddScaled(*stream, HostView({2, 2}, DType::kF32, expert_out.data()),
+                   HostView({2}, DType::kI32, rows.data()),
+                   HostView({2}, DType::kF32, weights.data()),
+                   HostView({3, 2}, DType::kF32, dst.data()));
+  EXPECT_EQ(dst, std::vector<float>({6, 8, 0, 0, 0.5f, 1}));
+  rows[1] = 3;
+  EXPECT_DEATH(ScatterAddScaled(*stream, HostView({2, 2}, DType::kF32, expert_out.data()),
+                                HostView({2}, DType::kI32, rows.data()),
+                                HostView({2}, DType::kF32, weights.data()),
+                                HostView({3, 2}, DType::kF32, dst.data())),
+               "ScatterAddScaled: row 3 of 3");
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <random>
 #include <vector>
 
+#include "layer_harness.h"
+
 namespace tandem::model {
 namespace {
 
@@ -81,6 +83,16 @@ void ExpectNear(const float* got, const float* want, int64_t n) {
 
 TEST(GatedDeltaNetTest, OneStepChunkThenDecodeAndBatchedSequencesAgree) {
   GatedDeltaNet layer = MakeLayer();
+  layer_testing::LayerHarness harness;
+  // One step of ctx's rows from x into out, with the scratch the layer declares.
+  const auto forward = [&](const float* x, const ForwardContext& ctx, LayerCache& cache,
+                           float* out) {
+    const int64_t n = ctx.num_tokens();
+    tensor::DeviceArena& arena = harness.Arena(layer.scratch_bytes(n, harness.probe()));
+    layer.Forward(harness.stream(), layer_testing::Rows(x, n, kHidden), ctx, cache,
+                  layer_testing::Rows(out, n, kHidden), arena);
+    harness.ExpectReleased();
+  };
   const int64_t state_floats = Dims().state_floats();
   std::vector<float> states(3 * state_floats, 0.0f);
   LayerCache cache{nullptr, nullptr, states.data(), state_floats};
@@ -90,14 +102,14 @@ TEST(GatedDeltaNetTest, OneStepChunkThenDecodeAndBatchedSequencesAgree) {
   const std::vector<float> other = Random(5 * kHidden, rng, 1.0f);
 
   std::vector<float> whole(kTokens * kHidden);
-  layer.Forward(x.data(), Context({{0, kTokens, 0}}), cache, whole.data());
+  forward(x.data(), Context({{0, kTokens, 0}}), cache, whole.data());
 
   // Slot 1: 70 tokens (a chunked step), then 10 decode steps; slot 0 still holds the state
   // above, and a new sequence on it must not see that.
   std::vector<float> split(kTokens * kHidden);
-  layer.Forward(x.data(), Context({{0, 70, 1}}), cache, split.data());
+  forward(x.data(), Context({{0, 70, 1}}), cache, split.data());
   for (int32_t t = 70; t < kTokens; ++t) {
-    layer.Forward(x.data() + t * kHidden, Context({{t, 1, 1}}), cache, split.data() + t * kHidden);
+    forward(x.data() + t * kHidden, Context({{t, 1, 1}}), cache, split.data() + t * kHidden);
   }
   ExpectNear(split.data(), whole.data(), whole.size());
 
@@ -105,10 +117,10 @@ TEST(GatedDeltaNetTest, OneStepChunkThenDecodeAndBatchedSequencesAgree) {
   std::vector<float> batch_x(other);
   batch_x.insert(batch_x.end(), x.begin(), x.end());
   std::vector<float> batched(batch_x.size());
-  layer.Forward(batch_x.data(), Context({{0, 5, 2}, {0, kTokens, 0}}), cache, batched.data());
+  forward(batch_x.data(), Context({{0, 5, 2}, {0, kTokens, 0}}), cache, batched.data());
   ExpectNear(batched.data() + 5 * kHidden, whole.data(), whole.size());
   std::vector<float> alone(5 * kHidden);
-  layer.Forward(other.data(), Context({{0, 5, 2}}), cache, alone.data());
+  forward(other.data(), Context({{0, 5, 2}}), cache, alone.data());
   ExpectNear(batched.data(), alone.data(), alone.size());
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "layer_harness.h"
 #include "model/config/qwen_config.h"
 #include "model/layers/moe.h"
 #include "model/layers/shared_expert.h"
@@ -184,7 +185,10 @@ TEST(QwenLayersTest, MoeWithoutNormTopkProbWeighsByTheRawSoftmaxProbability) {
     Moe moe({1.0f, 0.0f}, {1.0f, 1.0f}, {1.0f, 1.0f}, {1.0f, 1.0f}, /*num_experts=*/2,
             /*top_k=*/1, /*dim=*/1, /*ff=*/1, norm);
     float out = 0.0f;
-    moe.Forward(&x, &out, 1);
+    layer_testing::LayerHarness harness;
+    moe.Forward(harness.stream(), layer_testing::Rows(&x, 1, 1), layer_testing::Rows(&out, 1, 1),
+                harness.Arena(moe.scratch_bytes(1, harness.probe())));
+    harness.ExpectReleased();
     EXPECT_NEAR(out, norm ? expert : p0 * expert, 1e-6f) << "norm_topk_prob " << norm;
   }
 }
@@ -194,7 +198,11 @@ TEST(QwenLayersTest, SharedExpertIsScaledBySigmoidOfItsGateAndAdded) {
   SharedExpert shared(Mlp({2.0f}, {3.0f}, {0.5f}, 1, 1), {0.25f}, 1);
   const float x = 1.5f;
   float out = 10.0f;
-  shared.AddForward(&x, &out, 1);
+  layer_testing::LayerHarness harness;
+  shared.AddForward(harness.stream(), layer_testing::Rows(&x, 1, 1),
+                    layer_testing::Rows(&out, 1, 1),
+                    harness.Arena(shared.scratch_bytes(1, harness.probe())));
+  harness.ExpectReleased();
   const float mlp = (2 * x) / (1 + std::exp(-2 * x)) * (3 * x) * 0.5f;
   const float gate = 1.0f / (1.0f + std::exp(-0.25f * x));
   EXPECT_NEAR(out, 10.0f + gate * mlp, 1e-5f);

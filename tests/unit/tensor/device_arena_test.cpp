@@ -114,6 +114,31 @@ TEST(TensorViewTest, RowsIsAViewOfTheSameBytes) {
   EXPECT_EQ(mid.f32()[5], 8.0f);
   EXPECT_DEATH((void)all.Rows(3, 2), "rows \\[3, 5\\) of a view of shape \\[4, 3\\]");
   EXPECT_DEATH((void)all.i32(), "view is F32, not I32");
+  const TensorView flat = all.Reshaped({12});
+  EXPECT_EQ(flat.f32()[11], 11.0f);
+  EXPECT_DEATH((void)all.Reshaped({5, 2}), "reshape of \\[4, 3\\] to \\[5, 2\\]");
+}
+
+// A layer's scratch: a scope releases what was taken inside it, nested scopes stack.
+TEST(DeviceArenaTest, ScopesReleaseTheirAllocationsInNestingOrder) {
+  CountingAllocator alloc;
+  DeviceArena arena(alloc, "activations");
+  ASSERT_TRUE(arena.Reserve(1024).ok());
+  const TensorView kept = arena.AllocateOrDie({4}, DType::kF32);
+  const size_t before = arena.used();
+  {
+    const ArenaScope outer(arena);
+    (void)arena.AllocateOrDie({16}, DType::kF32);
+    {
+      const ArenaScope inner(arena);
+      (void)arena.AllocateOrDie({32}, DType::kF32);
+      EXPECT_EQ(arena.used(), before + 64 + 128);
+    }
+    EXPECT_EQ(arena.used(), before + 64);
+  }
+  EXPECT_EQ(arena.used(), before);
+  EXPECT_EQ(arena.high_water(), before + 64 + 128);
+  EXPECT_NE(kept.data, nullptr);
 }
 
 TEST(DeviceTest, ParsesVllmsDeviceFlagAndNamesDevices) {
