@@ -49,8 +49,8 @@ void LogModel(const EngineCoreConfig& cfg, const model::Model& model, int32_t nu
       "KV cache: {} blocks of {} tokens ({} tokens, {:.1f} MiB, {} from --kv-cache-dtype "
       "{})",
       num_blocks, cfg.block_size, int64_t{num_blocks} * cfg.block_size,
-      num_blocks * model.kv_cache_spec().BytesPerBlock(cfg.block_size) / 1048576.0,
-      tensor::DTypeName(model.kv_cache_spec().kv_dtype), cfg.kv_cache_dtype);
+      num_blocks * model::BytesPerBlock(model.cache_groups(), cfg.block_size) / 1048576.0,
+      tensor::DTypeName(model::KvDtypeOf(model.cache_groups())), cfg.kv_cache_dtype);
 }
 
 // --enable-expert-parallel as applied: each MoE layer's experts split over all DP x TP ranks
@@ -175,10 +175,11 @@ Result<int32_t> ComputeKvBlocks(const EngineCoreConfig& cfg, const model::Model&
   }
   // A hybrid model's state slots (one per running sequence, --max-num-seqs of them) come first;
   // the KV blocks get the rest of the budget.
-  const size_t state_bytes = model.kv_cache_spec().BytesPerStateSlot() * cfg.max_num_seqs;
-  int32_t num_blocks = worker::ComputeNumKvBlocks(model.kv_cache_spec(), cfg.block_size,
-                                                  model.info().weight_bytes + state_bytes,
-                                                  cfg.gpu_memory_utilization, kv_bytes);
+  const model::CacheGroups groups = model.cache_groups();
+  const size_t state_bytes = model::BytesPerStateSlot(groups) * cfg.max_num_seqs;
+  int32_t num_blocks =
+      worker::ComputeNumKvBlocks(groups, cfg.block_size, model.info().weight_bytes + state_bytes,
+                                 cfg.gpu_memory_utilization, kv_bytes);
   const int64_t blocks_needed = (cfg.max_model_len + cfg.block_size - 1) / cfg.block_size;
   if (!kv_bytes) {
     // On CPU, memory the pool can never use is memory taken from everything else on the
@@ -265,8 +266,9 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& co
   // Expert-parallel MoE over DP ranks: the ranks step together (DP waves).
   const bool lockstep = cfg.dp_size > 1 && model->NeedsLockstep();
   if (cfg.enable_expert_parallel) LogExpertParallel(cfg, model->info());
-  const model::KvCacheSpec spec = model->kv_cache_spec();
-  if (spec.num_state_layers > 0) {
+  const model::CacheGroups groups = model->cache_groups();
+  const int32_t num_state_layers = model::NumLayersOf(groups, model::CacheGroupKind::kStateSlot);
+  if (num_state_layers > 0) {
     // A cached block says nothing about the recurrent state at its end: a prefix hit would
     // compute from a wrong state. (Speculation rolls the state back itself: the layers keep
     // one per verified position.)
@@ -286,7 +288,7 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& co
     TLOG_INFO(
         "recurrent state: {} slots (--max-num-seqs) x {:.2f} MiB ({} linear-attention "
         "layers)",
-        cfg.max_num_seqs, spec.BytesPerStateSlot() / 1048576.0, spec.num_state_layers);
+        cfg.max_num_seqs, model::BytesPerStateSlot(groups) / 1048576.0, num_state_layers);
   }
   TANDEM_ASSIGN_OR_RETURN(stack->num_kv_blocks, ComputeKvBlocks(cfg, *model));
   LogModel(cfg, *model, stack->num_kv_blocks);
@@ -308,7 +310,7 @@ Result<std::unique_ptr<EngineStack>> BuildEngineStack(const EngineCoreConfig& co
   }
   TANDEM_ASSIGN_OR_RETURN(engine::SchedulerConfig sched,
                           MakeSchedulerConfig(cfg, stack->num_kv_blocks,
-                                              /*has_state=*/spec.num_state_layers > 0));
+                                              /*has_state=*/num_state_layers > 0));
   stack->core = std::make_unique<engine::EngineCore>(sched, std::move(executor), cfg.dp_rank);
   stack->core->set_lockstep(lockstep);
   if (lockstep) {

@@ -7,12 +7,17 @@
 namespace tandem::engine {
 
 KvCacheManager::KvCacheManager(int32_t num_blocks, int32_t block_size, int32_t max_model_len,
-                               bool enable_prefix_caching)
+                               bool enable_prefix_caching, int32_t num_state_slots)
     : block_size_(block_size),
       max_model_len_(max_model_len),
       enable_prefix_caching_(enable_prefix_caching),
-      block_pool_(num_blocks, enable_prefix_caching) {
+      block_pool_(num_blocks, enable_prefix_caching),
+      num_state_slots_(num_state_slots) {
   TANDEM_CHECK(block_size > 0) << "block_size must be positive, got " << block_size;
+  TANDEM_CHECK(num_state_slots >= 0) << "num_state_slots " << num_state_slots;
+  for (int32_t slot = num_state_slots - 1; slot >= 0; --slot) {
+    free_state_slots_.push_back(slot);
+  }
 }
 
 ComputedBlocks KvCacheManager::GetComputedBlocks(Request& request) {
@@ -65,8 +70,17 @@ std::optional<std::vector<int32_t>> KvCacheManager::AllocateSlots(
       std::count_if(new_computed.block_ids.begin(), new_computed.block_ids.end(),
                     [&](int32_t id) { return block_pool_.block(id).ref_cnt == 0; }));
   if (num_new_blocks + num_evictable_hits > block_pool_.num_free_blocks()) return std::nullopt;
+  const bool needs_slot =
+      num_state_slots_ > 0 && (it == request_blocks_.end() || it->second.state_slot < 0);
+  if (needs_slot && free_state_slots_.empty()) {
+    return std::nullopt;
+  }
 
   RequestBlocks& blocks = request_blocks_[request.request_id()];
+  if (needs_slot) {
+    blocks.state_slot = free_state_slots_.back();
+    free_state_slots_.pop_back();
+  }
   if (num_hit_blocks > 0) {
     block_pool_.Touch(new_computed.block_ids);
     blocks.block_ids = new_computed.block_ids;
@@ -98,7 +112,15 @@ void KvCacheManager::Free(const Request& request) {
   if (it == request_blocks_.end()) return;
   std::vector<int32_t> reversed(it->second.block_ids.rbegin(), it->second.block_ids.rend());
   block_pool_.FreeBlocks(reversed);
+  if (it->second.state_slot >= 0) {
+    free_state_slots_.push_back(it->second.state_slot);
+  }
   request_blocks_.erase(it);
+}
+
+int32_t KvCacheManager::GetStateSlot(const std::string& request_id) const {
+  auto it = request_blocks_.find(request_id);
+  return it == request_blocks_.end() ? -1 : it->second.state_slot;
 }
 
 const std::vector<int32_t>& KvCacheManager::GetBlockIds(const std::string& request_id) const {

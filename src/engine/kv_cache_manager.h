@@ -1,5 +1,7 @@
-// KvCacheManager: maps requests to KV block tables on top of the BlockPool, and finds cached
-// prefixes. Works in token counts and block ids; the KV itself lives in the worker.
+// KvCacheManager: maps requests to KV block tables on top of the BlockPool, finds cached
+// prefixes, and for a hybrid model gives each running request a recurrent-state slot — the
+// coordinator of both cache groups (docs/design/hybrid-and-speculative.md §2). Works in token
+// counts, block ids and slot ids; the caches themselves live in the worker.
 //
 // Life of a request's blocks: GetComputedBlocks (longest cached prefix, at admission) →
 // AllocateSlots each step (touch the hits, add blocks for the new tokens) → CacheComputedBlocks
@@ -35,8 +37,9 @@ struct PrefixCacheStats {
 
 class KvCacheManager {
  public:
+  // num_state_slots: recurrent-state slots of a hybrid model's state group (0: none).
   KvCacheManager(int32_t num_blocks, int32_t block_size, int32_t max_model_len,
-                 bool enable_prefix_caching);
+                 bool enable_prefix_caching, int32_t num_state_slots = 0);
 
   // Longest prefix of `request`'s full blocks found in the prefix cache. Never the whole
   // request: at least its last token is left to compute (to get logits), so the hit is capped
@@ -52,8 +55,9 @@ class KvCacheManager {
   // Makes `request`'s block table cover request.num_computed_tokens +
   // new_computed.num_computed_tokens + num_new_tokens tokens (capped at max_model_len):
   // takes a reference on `new_computed` blocks (only at admission) and allocates what is
-  // missing. Returns the newly allocated block ids (not the cache hits), or nullopt when the
-  // pool has too few free blocks — then nothing changed.
+  // missing; with state slots, a request without one takes a free slot too. Returns the newly
+  // allocated block ids (not the cache hits), or nullopt when the pool has too few free blocks
+  // or no slot is free — then nothing changed.
   // Reference: vLLM KVCacheManager.allocate_slots.
   std::optional<std::vector<int32_t>> AllocateSlots(Request& request, int32_t num_new_tokens,
                                                     const ComputedBlocks& new_computed = {});
@@ -62,13 +66,19 @@ class KvCacheManager {
   // (request.num_computed_tokens); call after a step advanced it.
   void CacheComputedBlocks(Request& request);
 
-  // Releases `request`'s blocks (last block first, so its tail is evicted first). Cached
-  // blocks stay findable until evicted. No-op for a request without blocks.
+  // Releases `request`'s blocks (last block first, so its tail is evicted first) and its state
+  // slot. Cached blocks stay findable until evicted. No-op for a request without blocks.
   void Free(const Request& request);
 
   // Block table of `request_id`, in order; empty when it holds no blocks.
   const std::vector<int32_t>& GetBlockIds(const std::string& request_id) const;
 
+  // The state slot of `request_id`: [0, num_state_slots), or -1 when it holds none.
+  int32_t GetStateSlot(const std::string& request_id) const;
+  int32_t num_state_slots() const { return num_state_slots_; }
+  int32_t num_state_slots_used() const {
+    return num_state_slots_ - static_cast<int32_t>(free_state_slots_.size());
+  }
   float Usage() const { return block_pool_.Usage(); }
   const PrefixCacheStats& prefix_cache_stats() const { return prefix_cache_stats_; }
   const BlockPool& block_pool() const { return block_pool_; }
@@ -78,12 +88,15 @@ class KvCacheManager {
   struct RequestBlocks {
     std::vector<int32_t> block_ids;
     int32_t num_cached_blocks = 0;  // leading blocks already published (or hit)
+    int32_t state_slot = -1;        // hybrid models: its recurrent-state slot
   };
 
   int32_t block_size_;
   int32_t max_model_len_;
   bool enable_prefix_caching_;
   BlockPool block_pool_;
+  int32_t num_state_slots_;
+  std::vector<int32_t> free_state_slots_;  // taken from the back: slot 0 first
   std::unordered_map<std::string, RequestBlocks> request_blocks_;
   PrefixCacheStats prefix_cache_stats_;
 };

@@ -54,7 +54,7 @@ Status ValidateRequest(const protocol::EngineRequest& request, int32_t max_model
 Scheduler::Scheduler(const SchedulerConfig& config)
     : config_(config),
       kv_cache_manager_(config.num_gpu_blocks, config.block_size, config.max_model_len,
-                        config.enable_prefix_caching),
+                        config.enable_prefix_caching, config.num_state_slots),
       waiting_(config.policy) {
   Status status = config.Validate();
   TANDEM_CHECK(status.ok()) << status.ToString();
@@ -226,6 +226,7 @@ protocol::StepPlan Scheduler::BuildPlan(const std::vector<ScheduledRequest>& new
     data.sampling = request.sampling();
     data.block_ids = kv_cache_manager_.GetBlockIds(request.request_id());
     data.num_computed_tokens = request.num_computed_tokens;
+    data.state_slot = kv_cache_manager_.GetStateSlot(request.request_id());
     plan.new_requests.push_back(std::move(data));
     plan.scheduled_request_ids.push_back(request.request_id());
     plan.num_scheduled_tokens.push_back(s.num_new_tokens);
@@ -427,7 +428,7 @@ protocol::EngineStats Scheduler::MakeStats() const {
   stats.num_gpu_blocks = config_.num_gpu_blocks;
   stats.block_size = config_.block_size;
   stats.num_state_slots = config_.num_state_slots;
-  stats.num_state_slots_used = config_.num_state_slots > 0 ? num_running() : 0;
+  stats.num_state_slots_used = kv_cache_manager_.num_state_slots_used();
   stats.num_preemptions = num_preemptions_;
   stats.prefix_cache_queries = kv_cache_manager_.prefix_cache_stats().num_query_tokens;
   stats.prefix_cache_hits = kv_cache_manager_.prefix_cache_stats().num_hit_tokens;

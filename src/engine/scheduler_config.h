@@ -29,8 +29,9 @@ struct SchedulerConfig {
   int32_t block_size = 16;
   // KV blocks in the pool; computed by the worker from the memory budget. Must be set (> 0).
   int32_t num_gpu_blocks = 0;
-  // Recurrent-state slots (hybrid models: one per running request, --max-num-seqs of them,
-  // held by the workers); 0 = the model keeps no state. Reported in the stats only.
+  // Recurrent-state slots (hybrid models: --max-num-seqs of them); 0 = the model keeps no
+  // state. The KvCacheManager gives each running request one (NewRequestData::state_slot); a
+  // request is admitted only with a free slot.
   int32_t num_state_slots = 0;
   // Reuse KV blocks of identical prompt prefixes (--enable-prefix-caching).
   bool enable_prefix_caching = true;

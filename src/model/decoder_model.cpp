@@ -39,9 +39,6 @@ DecoderModel::DecoderModel(ModelInfo info, DecoderWeights weights, TpContext tp,
           << "DecoderModel: recurrent layers of " << state_floats_ << " and " << floats
           << " state values";
       state_floats_ = floats;
-      cache_index_.push_back(num_state_layers_++);
-    } else {
-      cache_index_.push_back(num_kv_layers_++);
     }
   }
   info_.weight_bytes = bytes;
@@ -72,9 +69,8 @@ void DecoderModel::Draft(const ForwardContext& ctx, const int32_t* next_tokens, 
     logits.clear();
     return;
   }
-  LayerCache cache{kv.key_cache[num_kv_layers_].data(), kv.value_cache[num_kv_layers_].data()};
-  cache.kv_dtype = kv.spec.kv_dtype;
-  hidden_ = {};  // the head reuses the activation arena
+  LayerCache cache = kv.ForLayer(info_.num_layers);  // the head's own paged layer
+  hidden_ = {};                                      // the head reuses the activation arena
   mtp_->Forward(*stream_, *activations_, ctx, next_tokens, hidden, w_.embedding, w_.lm_head,
                 info_.vocab_size, cache, hidden_out, logits);
 }
@@ -89,12 +85,22 @@ Status DecoderModel::SetKvCacheDtype(tensor::DType dtype) {
   return Status::Ok();
 }
 
-KvCacheSpec DecoderModel::kv_cache_spec() const {
-  KvCacheSpec spec{num_kv_layers_ + (mtp_ ? 1 : 0), info_.num_kv_heads, info_.head_dim};
-  spec.num_state_layers = num_state_layers_;
-  spec.state_floats = state_floats_;
-  spec.kv_dtype = kv_dtype_;
-  return spec;
+CacheGroups DecoderModel::cache_groups() const {
+  std::vector<int32_t> paged, state;
+  for (int32_t l = 0; l < info_.num_layers; ++l) {
+    (state_layer_[l] ? state : paged).push_back(l);
+  }
+  if (mtp_) {
+    paged.push_back(info_.num_layers);
+  }
+  CacheGroups groups;
+  if (!paged.empty()) {
+    groups.push_back(PagedKvGroup(std::move(paged), info_.num_kv_heads, info_.head_dim, kv_dtype_));
+  }
+  if (!state.empty()) {
+    groups.push_back(StateSlotGroup(std::move(state), state_floats_));
+  }
+  return groups;
 }
 
 void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, ForwardOutput& out) {
@@ -116,11 +122,7 @@ void DecoderModel::Forward(const ForwardContext& ctx, KvCache& kv, ForwardOutput
   w_.embedding.Forward(ctx.token_ids.data(), n, hidden_.f32());
   tp_.AllReduceSum(hidden_.f32(), n * dim);  // vocab-parallel: other ranks' rows were zeros
   for (size_t l = 0; l < w_.layers.size(); ++l) {
-    const int32_t c = cache_index_[l];
-    LayerCache cache = state_layer_[l]
-                           ? LayerCache{nullptr, nullptr, kv.state[c].data(), kv.spec.state_floats}
-                           : LayerCache{kv.key_cache[c].data(), kv.value_cache[c].data()};
-    cache.kv_dtype = kv.spec.kv_dtype;
+    LayerCache cache = kv.ForLayer(static_cast<int32_t>(l));
     w_.layers[l].Forward(ctx, tp_, cache, *stream_, hidden_, normed, delta, arena);
   }
   // Only the rows whose logits are wanted go through the final norm and lm_head.
@@ -151,25 +153,21 @@ void DecoderModel::CheckContext(const ForwardContext& ctx, const KvCache& kv) co
       << " query_start_loc entries and " << ctx.block_tables.size() << " block tables";
   TANDEM_CHECK(ctx.query_start_loc.back() <= static_cast<int32_t>(n))
       << "ForwardContext: query_start_loc ends at " << ctx.query_start_loc.back() << " > " << n;
-  const int32_t num_paged = num_kv_layers_ + (mtp_ ? 1 : 0);  // the MTP head's layer last
-  TANDEM_CHECK(static_cast<int32_t>(kv.key_cache.size()) == num_paged &&
-               kv.block_size == ctx.block_size)
-      << "KvCache has " << kv.key_cache.size() << " layers, block_size " << kv.block_size
-      << "; model has " << num_kv_layers_ << " attention layers, ctx block_size " << ctx.block_size;
-  if (num_state_layers_ > 0) {
-    TANDEM_CHECK(static_cast<int32_t>(kv.state.size()) == num_state_layers_ &&
-                 ctx.state_slots.size() == ctx.seq_lens.size())
-        << "KvCache has " << kv.state.size() << " state layers (model: " << num_state_layers_
-        << "); ctx has " << ctx.state_slots.size() << " state slots for " << ctx.seq_lens.size()
-        << " sequences";
+  TANDEM_CHECK(kv.groups == cache_groups() && kv.block_size == ctx.block_size)
+      << "KvCache allocated for other cache groups (" << kv.groups.size() << " groups, "
+      << NumLayersOf(kv.groups, CacheGroupKind::kPagedKv) << " paged and "
+      << NumLayersOf(kv.groups, CacheGroupKind::kStateSlot)
+      << " state layers) than this model's TP rank " << tp_.rank << " has, or block_size "
+      << kv.block_size << " vs ctx's " << ctx.block_size;
+  if (state_floats_ > 0) {
+    TANDEM_CHECK(ctx.state_slots.size() == ctx.seq_lens.size())
+        << "ForwardContext has " << ctx.state_slots.size() << " state slots for "
+        << ctx.seq_lens.size() << " sequences";
     for (int32_t slot : ctx.state_slots) {
       TANDEM_CHECK(slot >= 0 && slot < kv.num_state_slots)
           << "state slot " << slot << " outside the cache's " << kv.num_state_slots;
     }
   }
-  TANDEM_CHECK(kv.spec.num_kv_heads == info_.num_kv_heads && kv.spec.head_dim == info_.head_dim)
-      << "KvCache has " << kv.spec.num_kv_heads << " KV heads of " << kv.spec.head_dim
-      << "; TP rank " << tp_.rank << " holds " << info_.num_kv_heads << " of " << info_.head_dim;
   const int64_t num_slots = static_cast<int64_t>(kv.num_blocks) * kv.block_size;
   for (int64_t s : ctx.slot_mapping) {
     TANDEM_CHECK(s < num_slots) << "slot " << s << " beyond the KV cache's " << num_slots;
@@ -181,14 +179,14 @@ void DecoderModel::CheckContext(const ForwardContext& ctx, const KvCache& kv) co
 
 void DecoderModel::CommitSpeculativeStates(const ForwardContext& ctx,
                                            const std::vector<int32_t>& num_accepted, KvCache& kv) {
-  if (num_state_layers_ == 0) {
+  if (state_floats_ == 0) {
     return;
   }
   for (size_t l = 0; l < w_.layers.size(); ++l) {
     if (!state_layer_[l]) {
       continue;
     }
-    LayerCache cache{nullptr, nullptr, kv.state[cache_index_[l]].data(), kv.spec.state_floats};
+    LayerCache cache = kv.ForLayer(static_cast<int32_t>(l));
     for (int32_t s = 0; s < ctx.num_seqs(); ++s) {
       if (s < static_cast<int32_t>(ctx.num_draft_tokens.size()) && ctx.num_draft_tokens[s] > 0) {
         w_.layers[l].mixer->CommitSpeculativeState(ctx, s, num_accepted[s], cache);

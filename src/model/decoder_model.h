@@ -51,7 +51,9 @@ class DecoderModel : public Model, private DraftHead {
   DraftHead* draft_head() override { return mtp_ ? static_cast<DraftHead*>(this) : nullptr; }
   const Embedding& embedding() const { return w_.embedding; }
   const Linear& lm_head() const { return w_.lm_head; }
-  KvCacheSpec kv_cache_spec() const override;
+  // Paged KV for the attention layers (and the MTP head's layer, index info.num_layers, when
+  // attached), a state slot for the linear-attention ones.
+  CacheGroups cache_groups() const override;
   Status SetKvCacheDtype(tensor::DType dtype) override;
   // See Model::Forward. An inconsistent ctx/kv (sizes, slots beyond the cache) is a caller bug
   // and aborts via TANDEM_CHECK naming the mismatch.
@@ -73,12 +75,8 @@ class DecoderModel : public Model, private DraftHead {
   ModelInfo info_;
   DecoderWeights w_;
   TpContext tp_;
-  // Per layer: its index among the paged-KV layers, or among the state-slot layers when
-  // state_layer_[l] (hybrid models).
-  std::vector<int32_t> cache_index_;
+  // Per layer: whether its cache is a state slot (a linear-attention layer) rather than paged KV.
   std::vector<bool> state_layer_;
-  int32_t num_kv_layers_ = 0;
-  int32_t num_state_layers_ = 0;
   int64_t state_floats_ = 0;
   tensor::DType kv_dtype_ = tensor::DType::kF32;
   std::unique_ptr<MtpModule> mtp_;  // null: no MTP head

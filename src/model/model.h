@@ -20,7 +20,7 @@ struct ModelInfo {
   int32_t hidden_size = 0;
   int32_t num_layers = 0;
   int32_t num_heads = 0;     // query heads on this TP rank
-  int32_t num_kv_heads = 0;  // KV heads on this TP rank (KvCacheSpec's)
+  int32_t num_kv_heads = 0;  // KV heads on this TP rank (the paged cache group's)
   int32_t head_dim = 0;
   int32_t max_position_embeddings = 0;  // context length the model was built for
   int32_t num_experts = 0;              // 0 = dense
@@ -79,8 +79,11 @@ class Model {
  public:
   virtual ~Model() = default;
   virtual const ModelInfo& info() const = 0;
-  virtual KvCacheSpec kv_cache_spec() const = 0;
-  // The element type of the paged K/V blocks kv_cache_spec() will ask for (--kv-cache-dtype):
+  // The model's cache groups (model/kv_cache.h): which layers keep paged K/V blocks, which a
+  // state slot per sequence, and their sizes on this TP rank. The worker allocates a KvCache of
+  // exactly these groups for Forward.
+  virtual CacheGroups cache_groups() const = 0;
+  // The element type of the paged K/V blocks cache_groups() will ask for (--kv-cache-dtype):
   // F32 (default), F16 or BF16. Call before the cache is allocated. Errors: kInvalidArgument for
   // another dtype or a model that keeps no paged KV in another type.
   virtual Status SetKvCacheDtype(tensor::DType dtype) {

@@ -22,7 +22,11 @@ struct NewRequestData {
   SamplingParams sampling;
   std::vector<int32_t> block_ids;   // block table so far (KV block ids, in order)
   int32_t num_computed_tokens = 0;  // tokens whose KV is already in those blocks (cache hits)
-  MSGPACK_DEFINE(request_id, token_ids, num_prompt_tokens, sampling, block_ids, num_computed_tokens)
+  // Hybrid models: the recurrent-state slot the engine's cache manager gave this request (the
+  // same in every state-slot layer and on every TP rank); -1 when the model keeps no state.
+  int32_t state_slot = -1;
+  MSGPACK_DEFINE(request_id, token_ids, num_prompt_tokens, sampling, block_ids, num_computed_tokens,
+                 state_slot)
 };
 
 // A request the worker already holds: only what changed.

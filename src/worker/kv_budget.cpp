@@ -99,15 +99,15 @@ std::optional<size_t> ReadAddressSpaceRoomBytes() {
   return limit.rlim_cur > mapped ? static_cast<size_t>(limit.rlim_cur) - mapped : 0;
 }
 
-int32_t NumKvBlocksForBudget(const model::KvCacheSpec& spec, int32_t block_size,
+int32_t NumKvBlocksForBudget(const model::CacheGroups& groups, int32_t block_size,
                              size_t weight_bytes, double memory_utilization,
                              std::optional<size_t> kv_cache_memory_bytes,
                              size_t usable_memory_bytes,
                              std::optional<size_t> address_space_room_bytes) {
-  const size_t bytes_per_block = spec.BytesPerBlock(block_size);
+  const size_t bytes_per_block = model::BytesPerBlock(groups, block_size);
   TANDEM_CHECK(bytes_per_block > 0)
-      << "KV cache spec with zero bytes per block (layers " << spec.num_layers << ", kv heads "
-      << spec.num_kv_heads << ", head dim " << spec.head_dim << ")";
+      << "cache groups with zero bytes per KV block ("
+      << model::NumLayersOf(groups, model::CacheGroupKind::kPagedKv) << " paged layers)";
   size_t kv_bytes = 0;
   if (kv_cache_memory_bytes) {
     kv_bytes = *kv_cache_memory_bytes;
@@ -126,14 +126,15 @@ int32_t NumKvBlocksForBudget(const model::KvCacheSpec& spec, int32_t block_size,
   return static_cast<int32_t>(std::min<size_t>(num_blocks, std::numeric_limits<int32_t>::max()));
 }
 
-int32_t ComputeNumKvBlocks(const model::KvCacheSpec& spec, int32_t block_size, size_t weight_bytes,
-                           double memory_utilization, std::optional<size_t> kv_cache_memory_bytes) {
+int32_t ComputeNumKvBlocks(const model::CacheGroups& groups, int32_t block_size,
+                           size_t weight_bytes, double memory_utilization,
+                           std::optional<size_t> kv_cache_memory_bytes) {
   const size_t usable = kv_cache_memory_bytes ? 0 : ReadUsableMemoryBytes();
   const std::optional<size_t> room = ReadAddressSpaceRoomBytes();
   const int32_t num_blocks = NumKvBlocksForBudget(
-      spec, block_size, weight_bytes, memory_utilization, kv_cache_memory_bytes, usable, room);
+      groups, block_size, weight_bytes, memory_utilization, kv_cache_memory_bytes, usable, room);
   if (room && !kv_cache_memory_bytes &&
-      num_blocks < NumKvBlocksForBudget(spec, block_size, weight_bytes, memory_utilization,
+      num_blocks < NumKvBlocksForBudget(groups, block_size, weight_bytes, memory_utilization,
                                         std::nullopt, usable)) {
     TLOG_WARN(
         "KV cache budget cut to {} blocks: the address-space limit (ulimit -v) leaves {} bytes "

@@ -9,7 +9,7 @@
 //                limit (RLIMIT_AS, `ulimit -v`: room = the soft limit − VmSize), or exactly
 //                kv_cache_memory_bytes when given (--kv-cache-memory-bytes; the app refuses one
 //                past the room);
-//   num_blocks = floor(kv_bytes / spec.BytesPerBlock(block_size)), never more (the pool never
+//   num_blocks = floor(kv_bytes / BytesPerBlock(groups, block_size)), never more (the pool never
 //                exceeds what was asked), 0 when the budget is negative.
 // Whether that holds one max-length sequence is the app's check, with its own error message.
 // Several engine processes on one machine each read MemAvailable at their own start; start
@@ -40,7 +40,7 @@ std::optional<size_t> ReadAddressSpaceRoomBytes();
 
 // The pure rule above for a given `usable_memory_bytes` and `address_space_room_bytes`
 // (nullopt: no address-space limit). memory_utilization in (0, 1].
-int32_t NumKvBlocksForBudget(const model::KvCacheSpec& spec, int32_t block_size,
+int32_t NumKvBlocksForBudget(const model::CacheGroups& groups, int32_t block_size,
                              size_t weight_bytes, double memory_utilization,
                              std::optional<size_t> kv_cache_memory_bytes,
                              size_t usable_memory_bytes,
@@ -49,7 +49,8 @@ int32_t NumKvBlocksForBudget(const model::KvCacheSpec& spec, int32_t block_size,
 // NumKvBlocksForBudget with ReadUsableMemoryBytes() (not read when kv_cache_memory_bytes is
 // given) and ReadAddressSpaceRoomBytes() (a budget it cuts is logged). Thread: any; call once
 // at start, after the weights are loaded.
-int32_t ComputeNumKvBlocks(const model::KvCacheSpec& spec, int32_t block_size, size_t weight_bytes,
-                           double memory_utilization, std::optional<size_t> kv_cache_memory_bytes);
+int32_t ComputeNumKvBlocks(const model::CacheGroups& groups, int32_t block_size,
+                           size_t weight_bytes, double memory_utilization,
+                           std::optional<size_t> kv_cache_memory_bytes);
 
 }  // namespace tandem::worker

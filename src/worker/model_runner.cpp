@@ -26,10 +26,7 @@ ModelRunner::ModelRunner(std::unique_ptr<model::Model> model, int32_t num_blocks
       engine_seed_(engine_seed) {
   TANDEM_CHECK(model_ != nullptr) << "ModelRunner needs a model";
   TANDEM_CHECK(num_blocks > 0) << "ModelRunner needs at least one KV block, got " << num_blocks;
-  kv_cache_.Allocate(model_->kv_cache_spec(), num_blocks, block_size, num_state_slots);
-  for (int32_t slot = kv_cache_.num_state_slots - 1; slot >= 0; --slot) {
-    free_state_slots_.push_back(slot);
-  }
+  kv_cache_.Allocate(model_->cache_groups(), num_blocks, block_size, num_state_slots);
   if (speculative.enabled() && speculative.method == "ngram") {
     proposer_ = std::make_unique<NgramProposer>(speculative.prompt_lookup_min,
                                                 speculative.prompt_lookup_max,
@@ -45,7 +42,8 @@ ModelRunner::ModelRunner(std::unique_ptr<model::Model> model, int32_t num_blocks
 
 Status ModelRunner::ValidatePlan(const protocol::StepPlan& plan) const {
   return ValidateStepPlan(plan, requests_,
-                          {kv_cache_.num_blocks, kv_cache_.block_size, sampler_.vocab_size()});
+                          {kv_cache_.num_blocks, kv_cache_.block_size, sampler_.vocab_size(),
+                           kv_cache_.num_state_slots});
 }
 
 protocol::StepResult ModelRunner::Execute(const protocol::StepPlan& plan) {
@@ -90,9 +88,6 @@ void ModelRunner::UpdateStates(const protocol::StepPlan& plan) {
     if (it == requests_.end()) {
       continue;
     }
-    if (it->second.state_slot >= 0) {
-      free_state_slots_.push_back(it->second.state_slot);
-    }
     requests_.erase(it);
   }
   for (const protocol::NewRequestData& data : plan.new_requests) {
@@ -122,13 +117,9 @@ void ModelRunner::AddRequest(const protocol::NewRequestData& data) {
   generator.Skip(data.token_ids.size() - data.num_prompt_tokens);
   RequestState state{data.token_ids, data.num_prompt_tokens, data.num_computed_tokens,
                      data.block_ids, data.sampling,          generator};
-  if (kv_cache_.num_state_slots > 0) {
-    // The engine runs at most max_num_seqs requests, and there are that many slots.
-    TANDEM_CHECK(!free_state_slots_.empty())
-        << "no free recurrent-state slot for request '" << data.request_id << "'";
-    state.state_slot = free_state_slots_.back();
-    free_state_slots_.pop_back();
-  }
+  // The engine's cache manager chose the slot (ValidateStepPlan checked it is in range and
+  // free); a sequence starting at position 0 starts from zeros whatever the slot held.
+  state.state_slot = data.state_slot;
   state.grammar = structured_.ForRequest(data.sampling, state.output_token_ids(), eos_token_id_,
                                          data.request_id);
   requests_.insert_or_assign(data.request_id, std::move(state));

@@ -36,9 +36,10 @@ namespace tandem::worker {
 class ModelRunner {
  public:
   // Allocates a KV cache of `num_blocks` blocks of `block_size` tokens for the model's
-  // kv_cache_spec(). engine_seed (`--seed`) seeds the streams of unseeded requests.
+  // cache_groups(). engine_seed (`--seed`) seeds the streams of unseeded requests.
   // `speculative` (off by default): the drafter whose proposals StepResult carries.
-  // `num_state_slots`: recurrent-state slots of a hybrid model (one per running request).
+  // `num_state_slots`: recurrent-state slots of a hybrid model (the engine's cache manager
+  // gives each running request one: NewRequestData::state_slot).
   ModelRunner(std::unique_ptr<model::Model> model, int32_t num_blocks, int32_t block_size,
               uint64_t engine_seed, const protocol::SpeculativeConfig& speculative = {},
               int32_t num_state_slots = 256);
@@ -96,11 +97,10 @@ class ModelRunner {
   uint64_t engine_seed_;
   int32_t eos_token_id_ = -1;
   StructuredOutputs structured_{nullptr, 1};
-  std::vector<uint32_t> token_bitmask_;    // [BitmaskWords(vocab)] scratch for grammar masks
-  std::unique_ptr<Proposer> proposer_;     // null: no speculative decoding
-  std::vector<int32_t> free_state_slots_;  // hybrid models: slots no running request holds
-  uint64_t num_requests_added_ = 0;        // counter mixed into unseeded requests' streams
-  model::ForwardOutput output_;            // the last step's logits (+ hidden rows for MTP)
+  std::vector<uint32_t> token_bitmask_;  // [BitmaskWords(vocab)] scratch for grammar masks
+  std::unique_ptr<Proposer> proposer_;   // null: no speculative decoding
+  uint64_t num_requests_added_ = 0;      // counter mixed into unseeded requests' streams
+  model::ForwardOutput output_;          // the last step's logits (+ hidden rows for MTP)
 };
 
 }  // namespace tandem::worker

@@ -44,6 +44,17 @@ Status CheckNewRequest(const protocol::StepPlan& plan, const protocol::NewReques
                                          data.request_id, token_id, limits.vocab_size));
     }
   }
+  const bool has_state = limits.num_state_slots > 0;
+  if (has_state ? data.state_slot < 0 || data.state_slot >= limits.num_state_slots
+                : data.state_slot != -1) {
+    return PlanError(
+        plan, has_state ? fmt::format("new request '{}' has state slot {}; expected "
+                                      "[0, {})",
+                                      data.request_id, data.state_slot, limits.num_state_slots)
+                        : fmt::format("new request '{}' has state slot {}; this "
+                                      "worker's model keeps no recurrent state",
+                                      data.request_id, data.state_slot));
+  }
   return CheckBlockIds(plan, data.request_id, data.block_ids, limits);
 }
 
@@ -75,12 +86,27 @@ Status ValidateStepPlan(const protocol::StepPlan& plan, const RequestTable& requ
     return requests.contains(id) && !finished.contains(id);
   };
   std::unordered_map<std::string, Extent> extents;
+  // State slots held once the plan applies: by the requests still running, then the new ones.
+  std::unordered_map<int32_t, std::string> slot_holders;
+  for (const auto& [id, state] : requests) {
+    if (state.state_slot >= 0 && !finished.contains(id)) {
+      slot_holders.emplace(state.state_slot, id);
+    }
+  }
   for (const protocol::NewRequestData& data : plan.new_requests) {
     if (is_running(data.request_id) || extents.contains(data.request_id)) {
       return PlanError(
           plan, fmt::format("new request '{}' is already running on this worker", data.request_id));
     }
     TANDEM_RETURN_IF_ERROR(CheckNewRequest(plan, data, limits));
+    if (data.state_slot >= 0) {
+      const auto [holder, fresh] = slot_holders.emplace(data.state_slot, data.request_id);
+      if (!fresh) {
+        return PlanError(plan, fmt::format("new request '{}' has state slot {}, which request "
+                                           "'{}' holds",
+                                           data.request_id, data.state_slot, holder->second));
+      }
+    }
     extents[data.request_id] = {static_cast<int64_t>(data.token_ids.size()),
                                 data.num_computed_tokens,
                                 static_cast<int64_t>(data.block_ids.size())};

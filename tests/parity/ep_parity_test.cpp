@@ -56,7 +56,7 @@ class CountingModel : public Model {
  public:
   CountingModel(Model& inner, std::atomic<int64_t>* started) : inner_(inner), started_(started) {}
   const ModelInfo& info() const override { return inner_.info(); }
-  KvCacheSpec kv_cache_spec() const override { return inner_.kv_cache_spec(); }
+  CacheGroups cache_groups() const override { return inner_.cache_groups(); }
   using Model::Forward;
   void Forward(const ForwardContext& ctx, KvCache& kv, ForwardOutput& out) override {
     if (started_ != nullptr) started_->fetch_add(1);

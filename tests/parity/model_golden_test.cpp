@@ -157,7 +157,7 @@ TEST(ModelGoldenTest, ModelInfoDescribesStories260k) {
   EXPECT_EQ(info.num_kv_heads, 4);
   EXPECT_EQ(info.head_dim, 8);
   EXPECT_EQ(info.max_position_embeddings, 2048);
-  EXPECT_EQ(model->kv_cache_spec().BytesPerBlock(16), 5u * 2 * 16 * 4 * 8 * 4);
+  EXPECT_EQ(BytesPerBlock(model->cache_groups(), 16), 5u * 2 * 16 * 4 * 8 * 4);
   auto moe = Load(kMoe);
   ASSERT_NE(moe, nullptr);
   EXPECT_EQ(moe->info().num_experts, 8);

@@ -74,7 +74,7 @@ TEST(Qwen35MtpTest, FirstDraftsAlongEveryGoldenPathEqualTheReference) {
     const int32_t n = static_cast<int32_t>(seq.size());
     const int32_t num_blocks = n / testing::kBlockSize + 1;
     KvCache kv;
-    kv.Allocate((*model)->kv_cache_spec(), num_blocks, testing::kBlockSize, 1);
+    kv.Allocate((*model)->cache_groups(), num_blocks, testing::kBlockSize, 1);
     ForwardContext ctx = Prefill(seq, num_blocks);
     ctx.logits_indices = {n - 1};
     std::vector<float> logits, hidden;
@@ -84,10 +84,10 @@ TEST(Qwen35MtpTest, FirstDraftsAlongEveryGoldenPathEqualTheReference) {
     // prompt_len + j - 2.
     std::vector<int32_t> next(seq.begin() + 1, seq.end());
     next.push_back((*found)["generated_ids"].back().get<int32_t>());
-    KvCacheSpec head_spec{1, (*model)->info().num_kv_heads, (*model)->info().head_dim};
     KvCache head_kv;
-    head_kv.Allocate(head_spec, num_blocks, testing::kBlockSize);
-    LayerCache cache{head_kv.key_cache[0].data(), head_kv.value_cache[0].data()};
+    head_kv.Allocate({PagedKvGroup({0}, (*model)->info().num_kv_heads, (*model)->info().head_dim)},
+                     num_blocks, testing::kBlockSize);
+    LayerCache cache = head_kv.ForLayer(0);
     const auto want = expected["draft_ids_vllm_convention"].get<std::vector<int32_t>>();
     ForwardContext head_ctx = ctx;
     head_ctx.logits_indices.clear();

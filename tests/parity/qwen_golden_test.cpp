@@ -90,7 +90,7 @@ TEST(QwenGoldenTest, ModelInfoDescribesTinyQwen3AndItsMoe) {
   EXPECT_EQ(dense->info().hidden_size, 16);
   EXPECT_EQ(dense->info().num_heads, 4);
   EXPECT_EQ(dense->info().head_dim, 16);  // != hidden / heads
-  EXPECT_EQ(dense->kv_cache_spec().BytesPerBlock(16), 3u * 2 * 16 * 2 * 16 * 4);
+  EXPECT_EQ(BytesPerBlock(dense->cache_groups(), 16), 3u * 2 * 16 * 2 * 16 * 4);
   auto moe = Load(kQwen3Moe);
   ASSERT_NE(moe, nullptr);
   EXPECT_EQ(moe->info().num_experts, 8);

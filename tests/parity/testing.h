@@ -46,8 +46,9 @@ class GreedyRunner {
   GreedyRunner(Model& model, int32_t stop_token_id, int32_t num_blocks = 64)
       : model_(model), stop_token_id_(stop_token_id), next_block_(num_blocks - 1) {
     // Hybrid models (linear-attention layers): one state slot per sequence of a Run, in order.
-    const bool hybrid = model.kv_cache_spec().num_state_layers > 0;
-    kv_.Allocate(model.kv_cache_spec(), num_blocks, kBlockSize, hybrid ? kMaxStateSlots : 0);
+    const CacheGroups groups = model.cache_groups();
+    const bool hybrid = NumLayersOf(groups, CacheGroupKind::kStateSlot) > 0;
+    kv_.Allocate(groups, num_blocks, kBlockSize, hybrid ? kMaxStateSlots : 0);
   }
   static constexpr int32_t kMaxStateSlots = 16;
 

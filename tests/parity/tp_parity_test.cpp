@@ -125,7 +125,7 @@ TEST(TpParityTest, TinyQwen3MoeTp2MatchesTp1Tokens) {
   ExpectTpMatchesTp1(kQwen3Moe, QwenGolden(kQwen3Moe), 2, 0, kNoStop, kQwenLogitTolerance);
 }
 
-TEST(TpParityTest, KvCacheSpecAndInfoReportThisRanksShard) {
+TEST(TpParityTest, CacheGroupsAndInfoReportThisRanksShard) {
   for (const auto& shape : {std::pair{2, 2}, std::pair{4, 1}}) {
     // Named copies, not a structured binding: clang (clang-tidy) cannot capture those in lambdas.
     const int tp = shape.first;
@@ -133,7 +133,7 @@ TEST(TpParityTest, KvCacheSpecAndInfoReportThisRanksShard) {
     // stories: 8 query heads, 4 KV heads → TP=2: 4 + 2 per rank; TP=4: 2 + 1 per rank.
     const auto runs = [&] {
       std::vector<ModelInfo> infos(tp);
-      std::vector<KvCacheSpec> specs(tp);
+      std::vector<CacheGroups> groups(tp);
       const std::string name = "tp-info-" + std::to_string(g_group_id++);
       rank_threads::RunRankThreads(tp, [&](int rank, const std::atomic<bool>&) {
         auto g = comm::CreateProcessGroup(rank_threads::LocalGroupSpec(name, rank, tp));
@@ -145,9 +145,9 @@ TEST(TpParityTest, KvCacheSpecAndInfoReportThisRanksShard) {
         auto model = LoadModel(kGguf, options);
         ASSERT_TRUE(model.ok()) << model.status().ToString();
         infos[rank] = (*model)->info();
-        specs[rank] = (*model)->kv_cache_spec();
+        groups[rank] = (*model)->cache_groups();
       });
-      return std::pair{infos, specs};
+      return std::pair{infos, groups};
     }();
     for (int rank = 0; rank < tp; ++rank) {
       EXPECT_EQ(runs.first[rank].num_heads, 8 / tp);
@@ -155,7 +155,8 @@ TEST(TpParityTest, KvCacheSpecAndInfoReportThisRanksShard) {
       EXPECT_EQ(runs.first[rank].vocab_size, 512);  // logits stay full
       EXPECT_EQ(runs.first[rank].tp_rank, rank);
       EXPECT_EQ(runs.first[rank].tp_size, tp);
-      EXPECT_EQ(runs.second[rank].num_kv_heads, kv_heads);
+      ASSERT_EQ(runs.second[rank].size(), 1u);
+      EXPECT_EQ(runs.second[rank][0].num_kv_heads, kv_heads);
     }
   }
 }

@@ -8,23 +8,12 @@
 
 #include "kernels/backend.h"
 #include "model/forward_context.h"
+#include "model/kv_cache.h"
 #include "tensor/device_arena.h"
 #include "tensor/dtype.h"
 #include "tensor/tensor_view.h"
 
 namespace tandem::model {
-
-// The cache one layer's mixer reads and writes across steps. Paged attention: this layer's
-// key_cache / value_cache, each [num_blocks, block_size, num_kv_heads, head_dim] f32, addressed
-// through ForwardContext::slot_mapping and block_tables. Linear attention: this layer's state
-// slots, [num_slots, state_floats] f32; sequence s of a batch owns slot ctx.state_slots[s].
-struct LayerCache {
-  void* key_cache = nullptr;  // elements of kv_dtype
-  void* value_cache = nullptr;
-  float* state = nullptr;
-  int64_t state_floats = 0;                      // floats per slot
-  tensor::DType kv_dtype = tensor::DType::kF32;  // --kv-cache-dtype
-};
 
 class TokenMixer {
  public:

@@ -127,6 +127,35 @@ TEST(SchedulerTest, StatsCountTheStateSlotsOfRunningRequests) {
   EXPECT_EQ(scheduler.MakeStats().num_state_slots_used, 0);
 }
 
+// The cache manager coordinates both cache groups: a request is admitted only with a state
+// slot, the plan names it, and a finished request's slot goes to the next one.
+TEST(SchedulerTest, StateSlotsLimitAdmissionAndTravelInThePlan) {
+  SchedulerConfig config = MakeConfig(64, 64, /*max_num_seqs=*/3);
+  config.num_state_slots = 2;  // fewer slots than sequences: the slots are the limit
+  Scheduler scheduler(config);
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("a", Iota(4), /*max_tokens=*/1)).ok());
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("b", Iota(4, 10), 3)).ok());
+  ASSERT_TRUE(scheduler.AddRequest(MakeRequest("c", Iota(5, 20), 9)).ok());
+  StepPlan plan;
+  RunStep(scheduler, 7, &plan);  // a and b run (a finishes); c waits for a slot
+  ASSERT_EQ(plan.new_requests.size(), 2u);
+  EXPECT_EQ(plan.new_requests[0].request_id, "a");
+  EXPECT_EQ(plan.new_requests[0].state_slot, 0);
+  EXPECT_EQ(plan.new_requests[1].state_slot, 1);
+  EXPECT_EQ(scheduler.MakeStats().num_state_slots_used, 1);
+  RunStep(scheduler, 7, &plan);  // c takes a's slot
+  ASSERT_EQ(plan.new_requests.size(), 1u);
+  EXPECT_EQ(plan.new_requests[0].request_id, "c");
+  EXPECT_EQ(plan.new_requests[0].state_slot, 0);
+  EXPECT_EQ(scheduler.MakeStats().num_state_slots_used, 2);
+  // Without a state group no request carries a slot.
+  Scheduler plain(MakeConfig(64, 64, 2));
+  ASSERT_TRUE(plain.AddRequest(MakeRequest("d", Iota(4), 1)).ok());
+  RunStep(plain, 7, &plan);
+  ASSERT_EQ(plan.new_requests.size(), 1u);
+  EXPECT_EQ(plan.new_requests[0].state_slot, -1);
+}
+
 TEST(SchedulerTest, PreemptsTheNewestRequestAndResumesItWithAllItsTokens) {
   // 6 blocks of 4 tokens; two requests of 8 prompt + up to 12 generated tokens cannot both
   // reach 13 tokens (4 blocks each).

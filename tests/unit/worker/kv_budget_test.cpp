@@ -6,11 +6,11 @@ namespace tandem::worker {
 namespace {
 
 // 2 layers × K,V × 16 tokens × 2 heads × 2 dims × 4 bytes = 1024 bytes per block.
-const model::KvCacheSpec kSpec = {/*num_layers=*/2, /*num_kv_heads=*/2, /*head_dim=*/2};
+const model::CacheGroups kSpec = {model::PagedKvGroup({0, 1}, /*num_kv_heads=*/2, /*head_dim=*/2)};
 constexpr size_t kMiB = size_t{1} << 20;
 
 TEST(KvBudgetTest, ExplicitKvCacheBytesGiveExactlyThatManyWholeBlocks) {
-  ASSERT_EQ(kSpec.BytesPerBlock(16), 1024u);
+  ASSERT_EQ(model::BytesPerBlock(kSpec, 16), 1024u);
   EXPECT_EQ(NumKvBlocksForBudget(kSpec, 16, 0, 0.9, 10 * 1024 + 5, 0), 10);
   EXPECT_EQ(ComputeNumKvBlocks(kSpec, 16, 0, 0.9, 3 * 1024), 3);
 }

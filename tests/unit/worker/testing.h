@@ -18,10 +18,10 @@ class FakeModel : public model::Model {
   explicit FakeModel(int32_t vocab_size, bool uniform = false) : uniform_(uniform) {
     info_.architecture = "fake";
     info_.vocab_size = vocab_size;
-    spec_ = {/*num_layers=*/1, /*num_kv_heads=*/1, /*head_dim=*/2};
+    groups_ = {model::PagedKvGroup({0}, /*num_kv_heads=*/1, /*head_dim=*/2)};
   }
   const model::ModelInfo& info() const override { return info_; }
-  model::KvCacheSpec kv_cache_spec() const override { return spec_; }
+  model::CacheGroups cache_groups() const override { return groups_; }
   using model::Model::Forward;
   void Forward(const model::ForwardContext& ctx, model::KvCache& kv,
                model::ForwardOutput& out) override {
@@ -40,7 +40,7 @@ class FakeModel : public model::Model {
  private:
   bool uniform_;
   model::ModelInfo info_;
-  model::KvCacheSpec spec_;
+  model::CacheGroups groups_;
 };
 
 inline protocol::SamplingParams Greedy() {
