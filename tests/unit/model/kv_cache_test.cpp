@@ -44,7 +44,9 @@ TEST(KvCacheTest, EachLayerGetsItsGroupsStorageZeroed) {
   ASSERT_NE(state.state, nullptr);
   EXPECT_EQ(state.key_cache, nullptr);
   EXPECT_EQ(state.state_floats, 10);
-  for (int i = 0; i < 2 * 10; ++i) EXPECT_EQ(state.state[i], 0.0f);
+  for (int i = 0; i < 2 * 10; ++i) {
+    EXPECT_EQ(state.state[i], 0.0f);
+  }
   // Layer 4's blocks: 3 blocks × 16 tokens × 1 head × 4 floats, all writable and zero.
   auto* k4 = static_cast<float*>(kv.ForLayer(4).key_cache);
   EXPECT_EQ(k4[3 * 16 * 4 - 1], 0.0f);
