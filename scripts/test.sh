@@ -2,7 +2,8 @@
 # Installs what is missing, builds, and runs every tier:
 #   lint       clang-format over the tree, clang-tidy on recently changed lines (scripts/lint.sh;
 #              TANDEM_LINT=0 skips it)
-#   ctest      unit, parity, e2e; multinode when run as root, else those report SKIP
+#   ctest      unit, parity, e2e; multinode when run as root, oracle (tandem vs llama.cpp,
+#              tests/oracle/) when the peer llama.cpp is built; else those report SKIP
 #   TSan       the threaded modules' unit tests in build-tsan/ (TANDEM_TSAN=0 skips it)
 #   ASan+UBSan the whole tree's unit, parity and e2e tiers in build-asan/ (TANDEM_ASAN=0 skips it;
 #              TANDEM_ASAN_TIERS picks tiers)

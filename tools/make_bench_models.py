@@ -56,6 +56,11 @@ def main():
                          "the peer's llama.cpp refuses a GGUF with it)")
     for flag in ("hidden", "layers", "intermediate", "heads", "kv-heads"):
         ap.add_argument("--" + flag, type=int, help="llama only: override the shape")
+    ap.add_argument("--lm-head-std", type=float,
+                    help="llama only: an lm_head of its own, N(0, STD²), instead of the embedding "
+                         "table (whose logits are so peaked that greedy text repeats one token "
+                         "with probability 1: useless to compare logprobs; tests/oracle uses "
+                         "hidden^-1/2)")
     args = ap.parse_args()
     if args.list:
         for name, module in sorted(ARCHS.items()):
@@ -73,10 +78,10 @@ def main():
                  "tokenizers the models use)")
     module = ARCHS[args.arch]
     overrides = {k: getattr(args, k.replace("-", "_")) for k in
-                 ("hidden", "layers", "intermediate", "heads", "kv_heads")
+                 ("hidden", "layers", "intermediate", "heads", "kv_heads", "lm_head_std")
                  if getattr(args, k.replace("-", "_")) is not None}
     if overrides and module is not llama:
-        ap.error("--hidden/--layers/... apply to --arch llama only")
+        ap.error("--hidden/--layers/.../--lm-head-std apply to --arch llama only")
     if args.gguf_mtp and module is llama:
         ap.error("--gguf-mtp applies to the qwen35moe models only")
     model = (module.Model(args.arch, args.seed, args.shared_models, gguf, overrides)

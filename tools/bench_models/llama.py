@@ -69,9 +69,14 @@ class Model:
         return np.array([t == 1 for t in src.fields["tokenizer.ggml.token_type"].contents()])
 
     def _lm_head(self):
-        """The embedding table with the rows of control and byte ids zeroed (greedy text stays
-        valid UTF-8): an untied head, the same in the HF folder and the GGUF."""
-        w = common.normal(self.seed, "model.embed_tokens.weight", (self.vocab, self.c["hidden"]), 1)
+        """The embedding table (or, with lm_head_std, a head of its own) with the rows of control
+        and byte ids zeroed (greedy text stays valid UTF-8): an untied head, the same in the HF
+        folder and the GGUF."""
+        shape = (self.vocab, self.c["hidden"])
+        if self.c.get("lm_head_std") is not None:
+            w = common.normal(self.seed, "lm_head.weight", shape, self.c["lm_head_std"])
+        else:
+            w = common.normal(self.seed, "model.embed_tokens.weight", shape, 1)
         w[~self._valid_ids()] = 0
         return w
 
