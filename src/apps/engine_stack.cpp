@@ -45,12 +45,13 @@ void LogModel(const EngineCoreConfig& cfg, const model::Model& model, int32_t nu
             cfg.tensor_parallel_size > 1
                 ? " (TP rank 0 of " + std::to_string(cfg.tensor_parallel_size) + ")"
                 : "");
+  const model::CacheGroups groups = model.cache_groups();
   TLOG_INFO(
       "KV cache: {} blocks of {} tokens ({} tokens, {:.1f} MiB, {} from --kv-cache-dtype "
       "{})",
       num_blocks, cfg.block_size, int64_t{num_blocks} * cfg.block_size,
-      num_blocks * model::BytesPerBlock(model.cache_groups(), cfg.block_size) / 1048576.0,
-      tensor::DTypeName(model::KvDtypeOf(model.cache_groups())), cfg.kv_cache_dtype);
+      num_blocks * model::BytesPerBlock(groups, cfg.block_size) / 1048576.0,
+      tensor::DTypeName(model::KvDtypeOf(groups)), cfg.kv_cache_dtype);
 }
 
 // --enable-expert-parallel as applied: each MoE layer's experts split over all DP x TP ranks

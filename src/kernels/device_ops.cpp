@@ -28,11 +28,6 @@ void CheckCpuOp(const char* op, const Stream& stream,
 
 namespace {
 
-void CheckOnStream(const char* op, const Stream& stream,
-                   std::initializer_list<const TensorView*> views) {
-  CheckCpuOp(op, stream, views);
-}
-
 std::string Shapes(std::initializer_list<const TensorView*> views) {
   std::string out;
   for (const TensorView* v : views) {
@@ -48,7 +43,7 @@ std::string Shapes(std::initializer_list<const TensorView*> views) {
 
 void RmsNorm(Stream& stream, const TensorView& x, const TensorView& weight, const TensorView& y,
              float eps) {
-  CheckOnStream("RmsNorm", stream, {&x, &weight, &y});
+  CheckCpuOp("RmsNorm", stream, {&x, &weight, &y});
   const int64_t dim = weight.numel();
   TANDEM_CHECK(x.numel() == y.numel() && dim > 0 && x.numel() % dim == 0)
       << "RmsNorm: x " << tensor::ShapeToString(x.shape) << ", y " << tensor::ShapeToString(y.shape)
@@ -58,7 +53,7 @@ void RmsNorm(Stream& stream, const TensorView& x, const TensorView& weight, cons
 }
 
 void AddInPlace(Stream& stream, const TensorView& x, const TensorView& d) {
-  CheckOnStream("AddInPlace", stream, {&x, &d});
+  CheckCpuOp("AddInPlace", stream, {&x, &d});
   TANDEM_CHECK(x.numel() == d.numel()) << "AddInPlace: x " << tensor::ShapeToString(x.shape)
                                        << ", d " << tensor::ShapeToString(d.shape);
   const core::ScopedPhase phase(core::StepPhase::kNormAct);
@@ -72,7 +67,7 @@ void AddInPlace(Stream& stream, const TensorView& x, const TensorView& d) {
 
 void GatherRows(Stream& stream, const TensorView& src, const TensorView& rows,
                 const TensorView& dst) {
-  CheckOnStream("GatherRows", stream, {&src, &rows, &dst});
+  CheckCpuOp("GatherRows", stream, {&src, &rows, &dst});
   TANDEM_CHECK(src.rank() == 2 && dst.rank() == 2 && src.dim(1) == dst.dim(1) &&
                rows.numel() == dst.dim(0))
       << "GatherRows: src " << tensor::ShapeToString(src.shape) << ", rows "
@@ -88,7 +83,7 @@ void GatherRows(Stream& stream, const TensorView& src, const TensorView& rows,
 }
 
 void SiluMul(Stream& stream, const TensorView& gate_up, const TensorView& out) {
-  CheckOnStream("SiluMul", stream, {&gate_up, &out});
+  CheckCpuOp("SiluMul", stream, {&gate_up, &out});
   TANDEM_CHECK(gate_up.rank() == 2 && out.rank() == 2 && gate_up.dim(0) == out.dim(0) &&
                gate_up.dim(1) == 2 * out.dim(1))
       << "SiluMul: gate_up, out " << Shapes({&gate_up, &out});
@@ -97,7 +92,7 @@ void SiluMul(Stream& stream, const TensorView& gate_up, const TensorView& out) {
 }
 
 void MulSigmoid(Stream& stream, const TensorView& x, const TensorView& gate) {
-  CheckOnStream("MulSigmoid", stream, {&x, &gate});
+  CheckCpuOp("MulSigmoid", stream, {&x, &gate});
   TANDEM_CHECK(x.numel() == gate.numel()) << "MulSigmoid: x, gate " << Shapes({&x, &gate});
   const core::ScopedPhase phase(core::StepPhase::kNormAct);
   float* xs = x.f32();
@@ -109,7 +104,7 @@ void MulSigmoid(Stream& stream, const TensorView& x, const TensorView& gate) {
 
 void SigmoidGatedAdd(Stream& stream, const TensorView& out, const TensorView& y,
                      const TensorView& gate) {
-  CheckOnStream("SigmoidGatedAdd", stream, {&out, &y, &gate});
+  CheckCpuOp("SigmoidGatedAdd", stream, {&out, &y, &gate});
   TANDEM_CHECK(out.rank() == 2 && out.shape == y.shape && gate.numel() == out.dim(0))
       << "SigmoidGatedAdd: out, y, gate " << Shapes({&out, &y, &gate});
   const core::ScopedPhase phase(core::StepPhase::kNormAct);
@@ -126,7 +121,7 @@ void SigmoidGatedAdd(Stream& stream, const TensorView& out, const TensorView& y,
 }
 
 void Fill(Stream& stream, const TensorView& x, float value) {
-  CheckOnStream("Fill", stream, {&x});
+  CheckCpuOp("Fill", stream, {&x});
   if (x.numel() == 0) {
     return;
   }
@@ -134,7 +129,7 @@ void Fill(Stream& stream, const TensorView& x, float value) {
 }
 
 void CopyColumns(Stream& stream, const TensorView& src, int64_t first_col, const TensorView& dst) {
-  CheckOnStream("CopyColumns", stream, {&src, &dst});
+  CheckCpuOp("CopyColumns", stream, {&src, &dst});
   TANDEM_CHECK(src.rank() == 2 && dst.rank() == 2 && src.dim(0) == dst.dim(0) && first_col >= 0 &&
                first_col + dst.dim(1) <= src.dim(1))
       << "CopyColumns: src, dst " << Shapes({&src, &dst}) << " from column " << first_col;
@@ -151,7 +146,7 @@ void CopyColumns(Stream& stream, const TensorView& src, int64_t first_col, const
 
 void ScatterAddScaled(Stream& stream, const TensorView& src, const TensorView& rows,
                       const TensorView& weights, const TensorView& dst) {
-  CheckOnStream("ScatterAddScaled", stream, {&src, &rows, &weights, &dst});
+  CheckCpuOp("ScatterAddScaled", stream, {&src, &rows, &weights, &dst});
   TANDEM_CHECK(src.rank() == 2 && dst.rank() == 2 && src.dim(1) == dst.dim(1) &&
                rows.numel() == src.dim(0) && weights.numel() == src.dim(0))
       << "ScatterAddScaled: src, rows, weights, dst " << Shapes({&src, &rows, &weights, &dst});

@@ -204,16 +204,9 @@ size_t DecoderModel::LayerScratchBytes(int64_t num_tokens) const {
 }
 
 void DecoderModel::DummyForward() {
-  hidden_ = {};
-  activations_->Reset();
-  const Status reserved = activations_->Reserve(LayerScratchBytes(0));
-  TANDEM_CHECK(reserved.ok()) << reserved.message();
+  hidden_ = {};  // the layers reuse the activation arena
   for (DecoderLayer& layer : w_.layers) {
-    if (layer.ffn->expert_parallel()) {
-      const tensor::TensorView none =
-          tensor::HostView({0, info_.hidden_size}, tensor::DType::kF32, nullptr);
-      layer.ffn->Forward(*stream_, none, none, *activations_);
-    }
+    layer.DummyForward(*stream_, info_.hidden_size, *activations_);
   }
 }
 

@@ -66,14 +66,7 @@ void MtpModule::Forward(kernels::Stream& stream, tensor::DeviceArena& activation
 }
 
 void MtpModule::DummyForward(kernels::Stream& stream, tensor::DeviceArena& activations) {
-  if (!w_.layer.ffn->expert_parallel()) {
-    return;
-  }
-  activations.Reset();
-  const Status reserved = activations.Reserve(w_.layer.ffn->scratch_bytes(0, activations));
-  TANDEM_CHECK(reserved.ok()) << reserved.message();
-  const tensor::TensorView none = tensor::HostView({0, hidden_size_}, tensor::DType::kF32, nullptr);
-  w_.layer.ffn->Forward(stream, none, none, activations);
+  w_.layer.DummyForward(stream, hidden_size_, activations);
 }
 
 }  // namespace tandem::model

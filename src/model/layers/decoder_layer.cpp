@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/check.h"
 #include "kernels/device_ops.h"
 
 namespace tandem::model {
@@ -18,6 +19,18 @@ void DecoderLayer::Forward(const ForwardContext& ctx, const TpContext& tp, Layer
   ffn->Forward(stream, normed, delta, scratch);
   tp.AllReduceSum(delta.f32(), delta.numel());
   kernels::AddInPlace(stream, hidden, delta);
+}
+
+void DecoderLayer::DummyForward(kernels::Stream& stream, int64_t hidden_size,
+                                tensor::DeviceArena& scratch) {
+  if (!ffn->expert_parallel()) {
+    return;
+  }
+  scratch.Reset();
+  const Status reserved = scratch.Reserve(ffn->scratch_bytes(0, scratch));
+  TANDEM_CHECK(reserved.ok()) << reserved.message();
+  const tensor::TensorView none = tensor::HostView({0, hidden_size}, tensor::DType::kF32, nullptr);
+  ffn->Forward(stream, none, none, scratch);
 }
 
 size_t DecoderLayer::scratch_bytes(int64_t num_tokens, const tensor::DeviceArena& arena) const {

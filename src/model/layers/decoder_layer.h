@@ -34,6 +34,10 @@ struct DecoderLayer {
                kernels::Stream& stream, const tensor::TensorView& hidden,
                const tensor::TensorView& normed, const tensor::TensorView& delta,
                tensor::DeviceArena& scratch);
+  // A step with no rows on this rank: an expert-parallel feed-forward still enters its EP
+  // group's collectives (every rank calls it as often); any other layer does nothing. Resets
+  // `scratch` (nothing may be held in it) and reserves what the empty step needs.
+  void DummyForward(kernels::Stream& stream, int64_t hidden_size, tensor::DeviceArena& scratch);
   // The most scratch Forward takes for `num_tokens` rows: the larger of the mixer's and the
   // feed-forward's (they run one after the other).
   size_t scratch_bytes(int64_t num_tokens, const tensor::DeviceArena& arena) const;
